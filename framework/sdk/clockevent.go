@@ -1,0 +1,74 @@
+package sdk
+
+import "github.com/tickemu/tickemu/framework/ktime"
+
+// DeviceFeatures mirror CLOCK_EVT_FEAT_* (include/linux/clockchips.h).
+type DeviceFeatures uint32
+
+// Device features.
+const (
+	FeatPeriodic DeviceFeatures = 1 << iota // CLOCK_EVT_FEAT_PERIODIC
+	FeatOneshot                             // CLOCK_EVT_FEAT_ONESHOT
+	FeatC3Stop                              // CLOCK_EVT_FEAT_C3STOP: stops in deep idle
+	FeatPerCPU                              // one channel per CPU (a local timer)
+)
+
+// DeviceState mirrors enum clock_event_state.
+type DeviceState int
+
+// Device states.
+const (
+	StateDetached DeviceState = iota
+	StateShutdown
+	StatePeriodic
+	StateOneshot
+	StateOneshotStopped
+)
+
+// String returns the kernel's name of the state.
+func (s DeviceState) String() string {
+	return [...]string{"detached", "shutdown", "periodic", "oneshot", "oneshot_stopped"}[s]
+}
+
+// DeviceSpec describes a configured clockevent device: what clockevents_config()
+// needs to compute mult/shift and the delta limits.
+type DeviceSpec struct {
+	Name     string // e.g. "lapic-deadline", "hpet", "arch_sys_timer"
+	Features DeviceFeatures
+	FreqHz   float64 // rate of the ticks set_next_event() counts
+	// MinDeltaTicks and MaxDeltaTicks are the limits passed to
+	// clockevents_config_and_register().
+	MinDeltaTicks, MaxDeltaTicks uint64
+	Rating                       int
+	// Channels: 1 for a global device, CPUs for a per-CPU one (or the number
+	// of HPET comparators).
+	Channels int
+}
+
+// ProgramResult is the result of SetNextEvent.
+type ProgramResult struct {
+	// ETIME: set_next_event() returned -ETIME (the event is already in the past,
+	// e.g. the HPET counter passed the comparator during the write). FireAt is
+	// then meaningless.
+	ETIME  bool
+	FireAt ktime.Time // when the interrupt will be raised
+	Cost   int64      // ns the write took on the programming CPU
+}
+
+// ClockEventDevice models a clock_event_device and its driver. A channel is a CPU
+// for per-CPU devices, or a comparator.
+type ClockEventDevice interface {
+	Plugin
+	// Spec describes the device; valid after Configure.
+	Spec() DeviceSpec
+	// SetNextEvent is ->set_next_event(delta ticks) on channel ch at now.
+	SetNextEvent(ch int, now ktime.Time, ticks uint64) ProgramResult
+	// SetState is ->set_state_*(); for StatePeriodic, period is the period in
+	// ns. It returns the cost and, for periodic mode, the first fire time
+	// (ktime.Max otherwise).
+	SetState(ch int, now ktime.Time, st DeviceState, period int64) (cost int64, firstFire ktime.Time)
+	// Ack is the driver's interrupt handler prologue when the device fires at
+	// now (EOI, status read); in periodic mode it also returns the next fire
+	// time (ktime.Max otherwise).
+	Ack(ch int, now ktime.Time) (cost int64, nextFire ktime.Time)
+}

@@ -1,0 +1,140 @@
+package sdk
+
+import "github.com/tickemu/tickemu/framework/ktime"
+
+// ClockID is a POSIX clock id, with Linux's values.
+type ClockID int
+
+// Clock ids (include/uapi/linux/time.h).
+const (
+	ClockRealtime  ClockID = 0
+	ClockMonotonic ClockID = 1
+	ClockBoottime  ClockID = 7
+	ClockTAI       ClockID = 11
+)
+
+// String returns the kernel's name, as ftrace prints it.
+func (c ClockID) String() string {
+	switch c {
+	case ClockRealtime:
+		return "CLOCK_REALTIME"
+	case ClockMonotonic:
+		return "CLOCK_MONOTONIC"
+	case ClockBoottime:
+		return "CLOCK_BOOTTIME"
+	case ClockTAI:
+		return "CLOCK_TAI"
+	}
+	return "CLOCK_UNKNOWN"
+}
+
+// HRMode mirrors enum hrtimer_mode (include/linux/hrtimer.h).
+type HRMode uint32
+
+// hrtimer modes; composites are ORs (REL|SOFT = 0x05).
+const (
+	HRModeAbs    HRMode = 0x00
+	HRModeRel    HRMode = 0x01
+	HRModePinned HRMode = 0x02
+	HRModeSoft   HRMode = 0x04
+	HRModeHard   HRMode = 0x08
+)
+
+// String returns the name ftrace's hrtimer_start event prints (decode_hrtimer_mode).
+func (m HRMode) String() string {
+	names := map[HRMode]string{
+		0x00: "ABS", 0x01: "REL", 0x02: "ABS|PINNED", 0x03: "REL|PINNED",
+		0x04: "ABS|SOFT", 0x05: "REL|SOFT", 0x06: "ABS|PINNED|SOFT", 0x07: "REL|PINNED|SOFT",
+		0x08: "ABS|HARD", 0x09: "REL|HARD", 0x0A: "ABS|PINNED|HARD", 0x0B: "REL|PINNED|HARD",
+	}
+	if s, ok := names[m]; ok {
+		return s
+	}
+	return "UNKNOWN"
+}
+
+// ClockOffsets are the timekeeper's offsets from CLOCK_MONOTONIC
+// (offs_real, offs_boot, offs_tai), in ns.
+type ClockOffsets struct {
+	Real, Boot, TAI int64
+}
+
+// HRTimer is a struct hrtimer as the plugin sees it: its clock, mode and a
+// declaration of what its callback does.
+type HRTimer struct {
+	ID    TimerID
+	Clock ClockID
+	Mode  HRMode // SOFT selects a soft base; REL is resolved by the plugin
+	// CallbackCost is how long the host's callback runs, in ns.
+	CallbackCost int64
+	// Period > 0 declares that the callback calls hrtimer_forward_now(timer,
+	// Period) and returns HRTIMER_RESTART; 0 means HRTIMER_NORESTART.
+	Period int64
+}
+
+// HROpResult is the result of a host-initiated hrtimer operation.
+type HROpResult struct {
+	Cost int64
+	// Program lists the clockevent writes the operation made, in order
+	// (tick_program_event(t, force=1) each); ktime.Max stops the device.
+	// The host performs each through the clockevents core.
+	Program []ktime.Time
+	// Ret is hrtimer_try_to_cancel()'s return for Cancel (-1 callback running,
+	// 0 not active, 1 removed); for Start, 1 if the timer was queued before.
+	Ret int
+	// Expires and SoftExpires are the timer's resolved expiry in its own clock
+	// (for Start): what the hrtimer_start trace event prints.
+	Expires, SoftExpires ktime.Time
+}
+
+// HRExpiry is one callback run by an interrupt or softirq pass.
+type HRExpiry struct {
+	ID TimerID
+	// Now is the CLOCK_MONOTONIC time the callback started (host side effects
+	// apply then); BaseNow is the same instant in the timer's clock, what
+	// hrtimer_expire_entry prints as now=.
+	Now, BaseNow ktime.Time
+	Soft         bool
+	Restarted    bool       // a declared Period re-armed it
+	NewExpires   ktime.Time // when Restarted, in the timer's clock
+	Overruns     int64      // hrtimer_forward()'s return when Restarted
+}
+
+// InterruptResult is the result of Interrupt, RunSoftirq and RunQueues.
+type InterruptResult struct {
+	Expired []HRExpiry
+	// End is when the handler returns (entry time plus the plugin's own costs
+	// and the declared callback costs).
+	End ktime.Time
+	// Program lists the clockevent writes made, in order.
+	Program []ktime.Time
+	// RaiseSoftirq: HRTIMER_SOFTIRQ must be raised on this CPU.
+	RaiseSoftirq bool
+	Retries      int   // extra passes of the retry loop
+	Hang         bool  // a hang was detected in this interrupt
+	HangDelay    int64 // ns the next event was pushed out by, when Hang
+}
+
+// HRTimerBase models the per-CPU hrtimer_cpu_base with its 8 clock bases
+// (kernel/time/hrtimer.c). All times are CLOCK_MONOTONIC ns unless said.
+type HRTimerBase interface {
+	Plugin
+	// Start is hrtimer_start_range_ns() on cpu: expires is in the timer's clock
+	// (absolute, or relative for REL modes), slack the range delta in ns.
+	Start(cpu int, now ktime.Time, t HRTimer, expires ktime.Time, slack int64) HROpResult
+	// Cancel is hrtimer_try_to_cancel().
+	Cancel(cpu int, now ktime.Time, id TimerID) HROpResult
+	// Interrupt is hrtimer_interrupt() (high-res mode), entered at now.
+	Interrupt(cpu int, now ktime.Time) InterruptResult
+	// RunSoftirq is hrtimer_run_softirq() (HRTIMER_SOFTIRQ), entered at now.
+	RunSoftirq(cpu int, now ktime.Time) InterruptResult
+	// RunQueues is hrtimer_run_queues() from the tick in low-res mode.
+	RunQueues(cpu int, now ktime.Time) InterruptResult
+	// ClockWasSet is retrigger_next_event() on cpu after the timekeeper's
+	// offsets changed (clock_settime): the new offsets apply from now on.
+	ClockWasSet(cpu int, now ktime.Time, off ClockOffsets) HROpResult
+	// NextEvent is the earliest expiry on cpu in CLOCK_MONOTONIC, ignoring the
+	// timer exclude (hrtimer_next_event_without(); exclude 0 = none), or
+	// ktime.Max: what tick-sched and the idle governor ask.
+	NextEvent(cpu int, now ktime.Time, exclude TimerID) ktime.Time
+}

@@ -1,0 +1,200 @@
+package sdk
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Kind names a plugin kind; it is also the HCL block type that configures it.
+type Kind string
+
+// The plugin kinds.
+const (
+	KindTimerBase  Kind = "wheel"      // TimerBase
+	KindHRTimer    Kind = "hrtimer"    // HRTimerBase
+	KindClockEvent Kind = "clockevent" // ClockEventDevice
+)
+
+// Kinds lists every kind in a stable order.
+var Kinds = []Kind{KindTimerBase, KindHRTimer, KindClockEvent}
+
+// ProtocolVersion is the go-plugin application protocol version of this SDK.
+const ProtocolVersion = 1
+
+// Info describes a plugin.
+type Info struct {
+	Kind        Kind
+	Name        string // what `plugin = "NAME"` in HCL selects
+	Version     string // the plugin's own semantic version
+	Description string
+}
+
+// Plugin is embedded in every kind.
+type Plugin interface {
+	// Info describes the plugin; it may be called before Configure.
+	Info() Info
+	// Schema declares the plugin's HCL attributes; the host decodes the
+	// plugin's block with it. It may be called before Configure.
+	Schema() Schema
+	// Configure is called once, before any simulation call, with the machine
+	// and the decoded, validated attributes. Errors in the result end the run
+	// with the block's source position.
+	Configure(s Setup, c Config) Diagnostics
+	// Counters reports the plugin's own counters (Varghese & Lauck style:
+	// starts, stops, per-tick bookkeeping, expiries; plus model-specific ones),
+	// in a stable order. Called at the end of a run.
+	Counters() []Counter
+}
+
+// Setup is what a plugin knows of the machine.
+type Setup struct {
+	CPUs    int
+	HZ      int
+	HighRes bool   // high-resolution (oneshot) mode is active; false = low-res, periodic tick
+	Seed    uint64 // run seed; derive any randomness from it (and Role) only
+	// Role is the label of the block that loaded the plugin ("local", "broadcast"
+	// for clockevent blocks; empty for other kinds).
+	Role string
+}
+
+// Counter is one named count, per CPU (CPU >= 0) or machine-wide (CPU == -1).
+type Counter struct {
+	Name  string
+	CPU   int
+	Value int64
+}
+
+// Severity of a Diagnostic.
+type Severity int
+
+// Severities.
+const (
+	SeverityError Severity = iota + 1
+	SeverityWarning
+)
+
+// Diagnostic is a problem a plugin reports to the user. Attribute, when set, names
+// the HCL attribute at fault so the host can point at its source range.
+type Diagnostic struct {
+	Severity  Severity
+	Summary   string
+	Detail    string
+	Attribute string
+}
+
+// Diagnostics is a list of Diagnostic.
+type Diagnostics []Diagnostic
+
+// HasErrors reports whether any diagnostic is an error.
+func (d Diagnostics) HasErrors() bool {
+	for _, x := range d {
+		if x.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// Errorf appends an error diagnostic about attribute attr.
+func (d Diagnostics) Errorf(attr, summary string, args ...any) Diagnostics {
+	return append(d, Diagnostic{Severity: SeverityError, Summary: fmt.Sprintf(summary, args...), Attribute: attr})
+}
+
+// Error implements error so diagnostics can travel as one.
+func (d Diagnostics) Error() string {
+	var b strings.Builder
+	for i, x := range d {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if x.Attribute != "" {
+			b.WriteString(x.Attribute + ": ")
+		}
+		b.WriteString(x.Summary)
+		if x.Detail != "" {
+			b.WriteString(" (" + x.Detail + ")")
+		}
+	}
+	return b.String()
+}
+
+// AttrType is the type of a schema attribute.
+type AttrType string
+
+// Attribute types. Durations and frequencies are strings with units in HCL
+// ("250us", "14.318180MHz") and arrive in Config as integer nanoseconds and Hz.
+const (
+	TypeString    AttrType = "string"
+	TypeNumber    AttrType = "number"
+	TypeBool      AttrType = "bool"
+	TypeDuration  AttrType = "duration"
+	TypeFrequency AttrType = "frequency"
+)
+
+// Attribute declares one HCL attribute of a plugin block.
+type Attribute struct {
+	Name     string
+	Type     AttrType
+	Required bool
+	// Default, in HCL source form without quotes ("250us", "true", "3",
+	// "per_jiffy"); used when the attribute is absent.
+	Default string
+	// OneOf lists the allowed values of a string attribute (a strategy).
+	OneOf []string
+	Doc   string
+}
+
+// Schema is a plugin's config schema. The attribute "plugin" (which plugin to
+// load) and "isolation" are the host's and must not be declared.
+type Schema struct {
+	Attributes []Attribute
+}
+
+// Lookup returns the attribute called name.
+func (s Schema) Lookup(name string) (Attribute, bool) {
+	for _, a := range s.Attributes {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Attribute{}, false
+}
+
+// Config holds decoded attribute values in canonical text form: strings as
+// written, numbers in Go's 'g' float format, bools "true"/"false", durations as
+// integer nanoseconds, frequencies as Hz in 'g' format. Every attribute of the
+// schema is present (defaults are filled in by the host).
+type Config map[string]string
+
+// String returns a string attribute.
+func (c Config) String(name string) string { return c[name] }
+
+// Bool returns a bool attribute.
+func (c Config) Bool(name string) bool { return c[name] == "true" }
+
+// Float returns a number or frequency attribute.
+func (c Config) Float(name string) float64 {
+	v, _ := strconv.ParseFloat(c[name], 64)
+	return v
+}
+
+// Int returns a number attribute truncated to an integer.
+func (c Config) Int(name string) int64 { return int64(c.Float(name)) }
+
+// Duration returns a duration attribute in nanoseconds.
+func (c Config) Duration(name string) int64 {
+	v, _ := strconv.ParseInt(c[name], 10, 64)
+	return v
+}
+
+// Keys returns the attribute names in sorted order.
+func (c Config) Keys() []string {
+	k := make([]string, 0, len(c))
+	for n := range c {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return k
+}

@@ -1,0 +1,95 @@
+package sdk
+
+// TimerID identifies a timer for the life of a run. The host allocates IDs; a
+// plugin uses them only as keys (and to break ties deterministically).
+type TimerID uint64
+
+// NoExpiry is the "nothing pending" jiffy value a TimerBase reports.
+const NoExpiry = ^uint64(0)
+
+// TimerFlags mirror timer_list.flags bits (include/linux/timer.h).
+type TimerFlags uint32
+
+// Timer flags.
+const (
+	TimerDeferrable TimerFlags = 1 << iota // TIMER_DEFERRABLE: never wakes an idle CPU
+	TimerPinned                            // TIMER_PINNED: stays on the CPU it was added on
+)
+
+// WheelTimer is a struct timer_list as the wheel sees it.
+type WheelTimer struct {
+	ID      TimerID
+	Expires uint64 // absolute jiffies
+	Flags   TimerFlags
+	// CallbackCost is how long the host's callback runs, in ns.
+	CallbackCost int64
+	// Period > 0 declares that the callback re-arms the timer with
+	// mod_timer(timer, jiffies + Period), jiffies being the global jiffies
+	// of the run; the plugin does it in place.
+	Period uint64
+}
+
+// WheelState is the part of a CPU's base the host caches after every call, so
+// that the tick and NO_HZ decisions need no call of their own.
+type WheelState struct {
+	// RaiseAt: run_local_timers() raises TIMER_SOFTIRQ on a tick whose jiffies
+	// is >= RaiseAt (3.10: the base clock, i.e. every tick; 5.9+: next_expiry).
+	RaiseAt uint64
+	// NextExpiry is the jiffy at which the earliest non-deferrable timer fires
+	// (its bucket expiry), NoExpiry if none: what get_next_timer_interrupt()
+	// would answer, without its side effects.
+	NextExpiry uint64
+	// Pending counts queued timers, deferrable ones included.
+	Pending int
+}
+
+// WheelOpResult is the result of ModTimer and DelTimer.
+type WheelOpResult struct {
+	Cost       int64 // ns
+	WasPending bool  // the return value of mod_timer()/del_timer()
+	State      WheelState
+}
+
+// WheelExpiry is one timer callback run by RunTimers.
+type WheelExpiry struct {
+	ID     TimerID
+	Offset int64  // ns from the start of RunTimers to the start of the callback
+	Jiffy  uint64 // the base clock the timer was collected at
+	// Rearmed is true when a declared Period re-armed the timer; NewExpires is then its new expiry.
+	Rearmed    bool
+	NewExpires uint64
+}
+
+// RunTimersResult is the result of RunTimers.
+type RunTimersResult struct {
+	Expired    []WheelExpiry
+	Cost       int64  // ns, callbacks included
+	Gap        uint64 // jiffies between the base clock and jiffies at entry
+	Iterations uint64 // catch-up loop iterations (3.10: one per jiffy)
+	Cascades   uint64 // cascade() calls (legacy wheel)
+	State      WheelState
+}
+
+// NextTimerResult is the result of NextTimerInterrupt.
+type NextTimerResult struct {
+	Next  uint64 // jiffy of the next non-deferrable expiry, NoExpiry if none
+	Cost  int64
+	State WheelState
+}
+
+// TimerBase models the per-CPU timer wheel bases of kernel/time/timer.c.
+// Jiffies passed in are the global jiffies at the time of the call.
+type TimerBase interface {
+	Plugin
+	// ModTimer adds or modifies a timer on cpu (mod_timer / __mod_timer).
+	ModTimer(cpu int, jiffies uint64, t WheelTimer) WheelOpResult
+	// DelTimer removes a timer (del_timer / timer_delete).
+	DelTimer(cpu int, jiffies uint64, id TimerID) WheelOpResult
+	// RunTimers is run_timer_softirq(): catch the base up to jiffies with the
+	// configured strategy and run the due timers.
+	RunTimers(cpu int, jiffies uint64) RunTimersResult
+	// NextTimerInterrupt is get_next_timer_interrupt() at idle entry, with its
+	// side effects (marking the base idle, forwarding its clock) in the eras that
+	// have them.
+	NextTimerInterrupt(cpu int, jiffies uint64) NextTimerResult
+}

@@ -1,0 +1,171 @@
+// Package sim is tickemu's discrete-event core: a queue of events ordered by
+// (simulated time, sequence number) and seeded random streams. It has no goroutines
+// and never reads the wall clock, so a run is a pure function of its inputs.
+package sim
+
+import (
+	"fmt"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+)
+
+// Event is one pending action. Owners allocate their events once and re-arm them
+// with Queue.Schedule, as the kernel re-arms an embedded struct hrtimer; this keeps
+// the hot path free of allocations.
+//
+// Invariant: index is the event's position in the queue's heap, or -1 when it is
+// not queued. Only Queue writes at, seq and index.
+type Event struct {
+	Fire  func(now ktime.Time) // called when the event is popped
+	Name  string               // for invariant panics and debugging only
+	at    ktime.Time
+	seq   uint64
+	index int
+}
+
+// NewEvent returns an unqueued event that calls fire.
+func NewEvent(name string, fire func(now ktime.Time)) *Event {
+	return &Event{Fire: fire, Name: name, index: -1}
+}
+
+// Queued reports whether e is waiting in a queue.
+func (e *Event) Queued() bool { return e.index >= 0 }
+
+// When returns the time e is queued for; only meaningful while Queued.
+func (e *Event) When() ktime.Time { return e.at }
+
+// Queue is a min-heap of events keyed by (at, seq). Events at the same instant
+// fire in the order they were scheduled: seq is a global counter, so ties never
+// depend on heap layout or map order.
+type Queue struct {
+	heap []*Event
+	seq  uint64
+	now  ktime.Time
+	pops uint64
+}
+
+// Now is the time of the event being fired, or of the last one fired.
+func (q *Queue) Now() ktime.Time { return q.now }
+
+// Len is the number of queued events.
+func (q *Queue) Len() int { return len(q.heap) }
+
+// Pops is the number of events fired so far.
+func (q *Queue) Pops() uint64 { return q.pops }
+
+// Schedule queues e at time at, or moves it there if it is already queued.
+// Scheduling in the past is an invariant violation: the simulation never goes back.
+func (q *Queue) Schedule(e *Event, at ktime.Time) {
+	if at < q.now {
+		panic(fmt.Sprintf("sim: event %q scheduled in the past: at=%v now=%v", e.Name, at, q.now))
+	}
+	q.seq++
+	e.at, e.seq = at, q.seq
+	if e.index >= 0 {
+		q.fix(e.index)
+		return
+	}
+	e.index = len(q.heap)
+	q.heap = append(q.heap, e)
+	q.up(e.index)
+}
+
+// Cancel removes e from the queue if it is queued.
+func (q *Queue) Cancel(e *Event) {
+	i := e.index
+	if i < 0 {
+		return
+	}
+	last := len(q.heap) - 1
+	if i != last {
+		q.swap(i, last)
+	}
+	q.heap[last] = nil
+	q.heap = q.heap[:last]
+	e.index = -1
+	if i != last {
+		q.fix(i)
+	}
+}
+
+// Peek returns the time of the earliest event, or ktime.Max when the queue is empty.
+func (q *Queue) Peek() ktime.Time {
+	if len(q.heap) == 0 {
+		return ktime.Max
+	}
+	return q.heap[0].at
+}
+
+// Step fires the earliest event if it is due no later than limit. It reports
+// whether an event fired.
+func (q *Queue) Step(limit ktime.Time) bool {
+	if len(q.heap) == 0 || q.heap[0].at > limit {
+		return false
+	}
+	e := q.heap[0]
+	q.Cancel(e)
+	q.now = e.at
+	q.pops++
+	e.Fire(e.at)
+	return true
+}
+
+// RunUntil fires events in order until the queue is empty or the next event is
+// later than limit; then the clock stands at limit (if limit is finite).
+func (q *Queue) RunUntil(limit ktime.Time) {
+	for q.Step(limit) {
+	}
+	if limit != ktime.Max && limit > q.now {
+		q.now = limit
+	}
+}
+
+func (q *Queue) less(i, j int) bool {
+	a, b := q.heap[i], q.heap[j]
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.seq < b.seq
+}
+
+func (q *Queue) swap(i, j int) {
+	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
+	q.heap[i].index = i
+	q.heap[j].index = j
+}
+
+func (q *Queue) fix(i int) {
+	if !q.down(i) {
+		q.up(i)
+	}
+}
+
+func (q *Queue) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !q.less(j, i) {
+			break
+		}
+		q.swap(i, j)
+		j = i
+	}
+}
+
+func (q *Queue) down(i0 int) bool {
+	i, n := i0, len(q.heap)
+	for {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if r := j + 1; r < n && q.less(r, j) {
+			j = r
+		}
+		if !q.less(j, i) {
+			break
+		}
+		q.swap(i, j)
+		i = j
+	}
+	return i > i0
+}
