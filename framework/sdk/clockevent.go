@@ -43,6 +43,11 @@ type DeviceSpec struct {
 	// Channels: 1 for a global device, CPUs for a per-CPU one (or the number
 	// of HPET comparators).
 	Channels int
+	// Mult and Shift are set (Mult != 0) only by drivers that compute their
+	// ns->ticks factors themselves instead of letting clockevents_config() do
+	// it, e.g. lapic_init_clockevent() (div_sc(), shift 32); the core then
+	// derives the delta limits with clockevent_delta2ns().
+	Mult, Shift uint32
 }
 
 // ProgramResult is the result of SetNextEvent.
@@ -64,8 +69,9 @@ type ClockEventDevice interface {
 	// SetNextEvent is ->set_next_event(delta ticks) on channel ch at now.
 	SetNextEvent(ch int, now ktime.Time, ticks uint64) ProgramResult
 	// SetState is ->set_state_*(); for StatePeriodic, period is the period in
-	// ns. It returns the cost and, for periodic mode, the first fire time
-	// (ktime.Max otherwise).
+	// ns. It returns the cost and when the device will next raise its
+	// interrupt after the transition: the first periodic tick, an event left
+	// armed by a driver without that state's callback, or ktime.Max.
 	SetState(ch int, now ktime.Time, st DeviceState, period int64) (cost int64, firstFire ktime.Time)
 	// Ack is the driver's interrupt handler prologue when the device fires at
 	// now (EOI, status read); in periodic mode it also returns the next fire
