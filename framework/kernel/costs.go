@@ -1,0 +1,133 @@
+package kernel
+
+import (
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Costs are the framework's own simulated costs, in ns. Plugins charge theirs.
+// Defaults are order-of-magnitude bare-metal x86 figures; sources are in
+// ../shared/reference/workloads-and-calibration.md section 3 and docs/costs.md.
+type Costs struct {
+	IRQEntry       int64 // idtentry + irq_enter_rcu
+	IRQExit        int64 // irq_exit_rcu, without softirqs
+	SoftirqEntry   int64 // one __do_softirq() pass
+	Tick           int64 // tick_sched_timer(): update_process_times, scheduler_tick, accounting
+	JiffiesUpdate  int64 // tick_do_update_jiffies64() under jiffies_lock
+	NohzStop       int64 // tick_nohz_idle_stop_tick() bookkeeping (the wheel scan is the wheel's cost)
+	NohzRestart    int64 // tick_nohz_restart_sched_tick() bookkeeping
+	Syscall        int64 // syscall entry + exit
+	ContextSwitch  int64 // __schedule() + switch_to, direct cost (reference 3.8: ~1.1-2.4 us)
+	Wakeup         int64 // try_to_wake_up()
+	IPISend        int64 // sending a reschedule / call-function IPI
+	IPILatency     int64 // from send to the target's irq entry
+	SignalGenerate int64 // posix_timer_fn() -> send_sigqueue() (excluding the wakeup)
+	SignalDeliver  int64 // get_signal() + frame setup + rt_sigreturn (reference 3.9: 0.5-1.5 us)
+	ClockRead      int64 // vDSO clock_gettime()
+	TimerSlack     int64 // default current->timer_slack_ns for SCHED_OTHER tasks
+	TimerCallback  int64 // a background wheel timer's callback
+}
+
+// DefaultCosts returns the defaults documented on Costs.
+func DefaultCosts() Costs {
+	return Costs{
+		IRQEntry: 250, IRQExit: 150, SoftirqEntry: 100, Tick: 700, JiffiesUpdate: 60,
+		NohzStop: 350, NohzRestart: 300, Syscall: 150, ContextSwitch: 1200, Wakeup: 400,
+		IPISend: 200, IPILatency: 1500, SignalGenerate: 350, SignalDeliver: 800, ClockRead: 25,
+		TimerSlack: 50000, TimerCallback: 500,
+	}
+}
+
+// costAttrs binds each Costs field to its kernel-block attribute.
+func (c *Costs) costAttrs() []struct {
+	name string
+	p    *int64
+	doc  string
+} {
+	return []struct {
+		name string
+		p    *int64
+		doc  string
+	}{
+		{"irq_entry", &c.IRQEntry, "irq entry (idtentry, irq_enter_rcu)"},
+		{"irq_exit", &c.IRQExit, "irq exit without softirqs (irq_exit_rcu)"},
+		{"softirq_entry", &c.SoftirqEntry, "one __do_softirq() pass"},
+		{"tick", &c.Tick, "tick_sched_timer(): update_process_times, scheduler_tick"},
+		{"jiffies_update", &c.JiffiesUpdate, "tick_do_update_jiffies64()"},
+		{"nohz_stop", &c.NohzStop, "tick_nohz_idle_stop_tick() bookkeeping"},
+		{"nohz_restart", &c.NohzRestart, "tick_nohz_restart_sched_tick() bookkeeping"},
+		{"syscall", &c.Syscall, "syscall entry and exit"},
+		{"context_switch", &c.ContextSwitch, "__schedule() and switch_to()"},
+		{"wakeup", &c.Wakeup, "try_to_wake_up()"},
+		{"ipi_send", &c.IPISend, "sending an IPI"},
+		{"ipi_latency", &c.IPILatency, "IPI delivery latency to the target's irq entry"},
+		{"signal_generate", &c.SignalGenerate, "posix_timer_fn() queueing a signal"},
+		{"signal_deliver", &c.SignalDeliver, "get_signal(), frame setup and rt_sigreturn"},
+		{"clock_read", &c.ClockRead, "vDSO clock_gettime()"},
+		{"timer_slack", &c.TimerSlack, "default timer_slack_ns of SCHED_OTHER tasks"},
+		{"timer_callback", &c.TimerCallback, "a background wheel timer callback"},
+	}
+}
+
+// KernelSettings are the framework strategies and costs set in the HCL kernel block.
+type KernelSettings struct {
+	// PosixTimerSignals is "legacy" (before 513793bc6ab3: a queued timer signal is
+	// delivered even when the timer was re-armed or deleted since) or "consistent"
+	// (6.13+: a signal whose sequence no longer matches its timer is dropped).
+	PosixTimerSignals string
+	// TimerSoftirqRaise overrides the wheel's raise rule: "" keeps the wheel's.
+	Costs Costs
+}
+
+// KernelSchema is the schema of the kernel block.
+func KernelSchema() sdk.Schema {
+	s := sdk.Schema{Attributes: []sdk.Attribute{
+		{Name: "posix_timer_signals", Type: sdk.TypeString, Default: "consistent", OneOf: []string{"legacy", "consistent"},
+			Doc: "legacy: deliver stale POSIX timer signals (<= 6.12); consistent: drop them at dequeue (513793bc6ab3, 6.13+)"},
+	}}
+	d := DefaultCosts()
+	for _, a := range d.costAttrs() {
+		s.Attributes = append(s.Attributes, sdk.Attribute{Name: a.name + "_cost", Type: sdk.TypeDuration,
+			Default: fmtNS(*a.p), Doc: "cost of " + a.doc})
+	}
+	return s
+}
+
+// ParseKernelSettings reads a decoded kernel block.
+func ParseKernelSettings(c sdk.Config) KernelSettings {
+	ks := KernelSettings{PosixTimerSignals: c.String("posix_timer_signals"), Costs: DefaultCosts()}
+	if ks.PosixTimerSignals == "" {
+		ks.PosixTimerSignals = "consistent"
+	}
+	for _, a := range ks.Costs.costAttrs() {
+		if v, ok := c[a.name+"_cost"]; ok && v != "" {
+			*a.p = c.Duration(a.name + "_cost")
+		}
+	}
+	return ks
+}
+
+func fmtNS(ns int64) string {
+	return itoa(ns) + "ns"
+}
+
+func itoa(v int64) string {
+	if v == 0 {
+		return "0"
+	}
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	var b [20]byte
+	i := len(b)
+	for v > 0 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,523 @@
+package kernel
+
+import (
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sim"
+	"github.com/tickemu/tickemu/framework/trace"
+)
+
+// Contexts a CPU spends time in.
+type ctxKind int
+
+const (
+	ctxIdle ctxKind = iota
+	ctxTask
+	ctxIRQ
+	ctxSoftirq
+	numCtx
+)
+
+var ctxNames = [numCtx]string{"idle", "task", "irq", "softirq"}
+
+type cpuMode int
+
+const (
+	modeFree cpuMode = iota // between activities; kick decides
+	modeBusy                // irq/softirq/idle-transition activity until busyUntil
+	modeTask                // running c.curr's segment
+	modeIdle                // in an idle state
+)
+
+// IPI kinds.
+const (
+	ipiResched  = 1 << iota // scheduler_ipi
+	ipiTimer                // tick broadcast: run the local timer handler
+	ipiCallFunc             // smp_call_function: clock_was_set retrigger
+)
+
+// Softirq vectors (include/linux/interrupt.h).
+const (
+	TimerSoftirq   = 1
+	NetRxSoftirq   = 3
+	HRTimerSoftirq = 8
+	nrSoftirqs     = 10
+)
+
+var softirqNames = [nrSoftirqs]string{"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"}
+
+// CPU is one simulated CPU.
+type CPU struct {
+	k  *Kernel
+	id int
+
+	mode      cpuMode
+	busyUntil ktime.Time
+	actEv     *sim.Event // end of the current activity
+	devEv     *sim.Event // local clockevent interrupt
+	taskEv    *sim.Event // end of the current task segment
+
+	pendTimerIRQ bool
+	pendIPI      int
+	softirqs     uint32
+	softirqFns   [nrSoftirqs]func(c *CPU, now ktime.Time) ktime.Time
+
+	// tick-sched (struct tick_sched).
+	tick         *HRTimer // ts->sched_timer in high-res mode
+	tickStopped  bool
+	tickExpires  ktime.Time // what the stopped tick is programmed for
+	doTimerLast  bool
+	nohzFull     bool
+	lowresNext   ktime.Time // low-res: next tick programmed on the device
+	inIdleLoop   bool       // the idle task owns the CPU (do_idle())
+	idleState    int        // index into Machine.IdleStates, -1 = polling
+	idleSince    ktime.Time
+	inBroadcast  bool
+	wheel        sdk.WheelState
+	wheelIsDirty bool
+	// pendingIdleEntry: the idle-entry bookkeeping activity is running; when it
+	// ends with nothing to do, the CPU enters its idle state directly.
+	pendingIdleEntry bool
+
+	// Scheduler.
+	curr        *Task
+	rq          runqueue
+	lastRan     *Task
+	needResched bool
+	segStart    ktime.Time
+
+	// Accounting.
+	ctx      ctxKind
+	ctxSince ktime.Time
+	irqNest  bool // inside an activity: trace flags
+	inSoft   bool
+}
+
+func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
+	c := &CPU{k: k, id: id, nohzFull: nohzFull, idleState: -1}
+	c.actEv = sim.NewEvent("activity-end", c.activityEnd)
+	c.devEv = sim.NewEvent("local-timer", c.deviceFired)
+	c.taskEv = sim.NewEvent("task-segment", c.segmentDone)
+	c.softirqFns[TimerSoftirq] = runTimerSoftirq
+	c.softirqFns[HRTimerSoftirq] = runHRTimerSoftirq
+	c.wheel = sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry}
+	return c
+}
+
+// ID is the CPU number.
+func (c *CPU) ID() int { return c.id }
+
+// Kernel returns the machine the CPU belongs to.
+func (c *CPU) Kernel() *Kernel { return c.k }
+
+// Curr is the task owning the CPU, nil for idle.
+func (c *CPU) Curr() *Task { return c.curr }
+
+// RaiseSoftirq marks softirq vec pending on c (raise_softirq_irqoff()).
+func (c *CPU) RaiseSoftirq(now ktime.Time, vec int) {
+	if c.softirqs&(1<<vec) == 0 {
+		c.softirqs |= 1 << vec
+		if c.k.tr.Enabled("softirq_raise") {
+			c.k.tr.Event(now, c.traceCtx(), "softirq_raise", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
+		}
+	}
+	if c.mode == modeIdle || c.mode == modeFree && c.curr == nil {
+		// Raised outside irq context on an idle CPU: ksoftirqd would run it now.
+		c.wakeForWork(now)
+	}
+}
+
+// SetSoftirqHandler installs the handler of softirq vec (open_softirq()); it
+// returns the time the handler finishes.
+func (c *CPU) SetSoftirqHandler(vec int, fn func(c *CPU, now ktime.Time) ktime.Time) {
+	c.softirqFns[vec] = fn
+}
+
+func (c *CPU) traceCtx() trace.Ctx {
+	comm, pid := "<idle>", 0
+	if c.curr != nil {
+		comm, pid = c.curr.Comm, c.curr.Pid
+	}
+	flags := "....."
+	switch {
+	case c.irqNest:
+		flags = "d.h1."
+	case c.inSoft:
+		flags = "..s1."
+	}
+	return trace.Ctx{Comm: comm, Pid: pid, CPU: c.id, Flags: flags}
+}
+
+func (c *CPU) setCtx(now ktime.Time, ctx ctxKind) {
+	if now > c.ctxSince {
+		d := int64(now - c.ctxSince)
+		c.k.ctxNS[c.id][c.ctx] += d
+		if c.ctx == ctxTask && c.curr != nil {
+			c.curr.cpuTime += d
+			c.curr.Proc.cpuTime += d
+		}
+		c.ctxSince = now
+	}
+	c.ctx = ctx
+}
+
+// addKernelCost charges cost to the current task's pending work (kernel work
+// done on its behalf, e.g. re-arming a timer while dequeuing a signal).
+func (c *CPU) addKernelCost(cost int64) {
+	if c.curr != nil {
+		c.curr.segRemaining += cost
+	}
+}
+
+func (c *CPU) accountUntil(t ktime.Time) {
+	if t > c.ctxSince {
+		c.k.ctxNS[c.id][c.ctx] += int64(t - c.ctxSince)
+		c.ctxSince = t
+	}
+	if c.mode == modeIdle && c.idleState >= 0 && t > c.idleSince {
+		c.k.Counters.Add("idle_residency_ns:"+c.k.m.IdleStates[c.idleState].Name, c.id, int64(t-c.idleSince))
+		c.idleSince = t
+	}
+}
+
+// boot starts the CPU's clockevent device and tick at t.
+func (c *CPU) boot(t ktime.Time) {
+	k := c.k
+	cost, _ := k.local.SetState(c.id, t, sdk.StateOneshot, 0)
+	_ = cost
+	first := ktime.Time(k.tickNsec) // the tick grid: multiples of TICK_NSEC (tick_init_jiffy_update)
+	if k.m.HighRes {
+		c.tick = k.NewHRTimer("tick_sched_timer", sdk.ClockMonotonic, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard,
+			k.costs.Tick+k.costs.JiffiesUpdate, c.tickCallback)
+		c.tick.Period = k.tickNsec
+		k.hrStart(c, t, c.tick, first, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
+	} else {
+		c.lowresNext = first
+		c.programDevice(t, first)
+	}
+	c.ctxSince = t
+}
+
+// programDevice is tick_program_event(at, force=1) on the local device.
+func (c *CPU) programDevice(now, at ktime.Time) int64 {
+	o := c.k.local.Program(c.id, now, at, true)
+	c.k.Counters.Add("device_writes", c.id, int64(o.Writes))
+	c.k.Counters.Add("device_write_cost_ns", c.id, o.Cost)
+	if o.Retries > 0 {
+		c.k.Counters.Add("device_retries", c.id, int64(o.Retries))
+	}
+	if o.ETIME {
+		c.k.Counters.Add("device_etime", c.id, 1)
+	}
+	if o.FireAt == ktime.Max {
+		c.k.q.Cancel(c.devEv)
+	} else {
+		if o.FireAt < c.k.q.Now() {
+			o.FireAt = c.k.q.Now()
+		}
+		c.k.q.Schedule(c.devEv, o.FireAt)
+	}
+	return o.Cost
+}
+
+// deviceFired: the local clockevent raised its interrupt.
+func (c *CPU) deviceFired(now ktime.Time) {
+	c.pendTimerIRQ = true
+	c.interruptArrived(now)
+}
+
+// ipiArrived: an IPI reached this CPU.
+func (c *CPU) ipiArrived(now ktime.Time, kind int) {
+	c.pendIPI |= kind
+	c.interruptArrived(now)
+}
+
+// interruptArrived takes a pending interrupt now, or latches it until the
+// current activity ends.
+func (c *CPU) interruptArrived(now ktime.Time) {
+	switch c.mode {
+	case modeBusy:
+		return // latched: taken when the activity ends (irqs disabled)
+	case modeTask:
+		c.preemptSegment(now)
+		c.startInterrupts(now)
+	case modeIdle:
+		// Leave the idle state: its exit latency passes before the handler runs.
+		lat := c.leaveIdleState(now)
+		c.beginActivity(now, now+ktime.Time(lat))
+	case modeFree:
+		c.startInterrupts(now)
+	}
+}
+
+// wakeForWork makes an idle CPU re-run its dispatcher (a wakeup from this CPU's own context).
+func (c *CPU) wakeForWork(now ktime.Time) {
+	if c.mode == modeIdle {
+		lat := c.leaveIdleState(now)
+		c.beginActivity(now, now+ktime.Time(lat))
+	}
+}
+
+// beginActivity marks the CPU busy until end; activityEnd runs then.
+func (c *CPU) beginActivity(now, end ktime.Time) {
+	c.mode = modeBusy
+	c.busyUntil = end
+	c.k.q.Schedule(c.actEv, end)
+}
+
+func (c *CPU) activityEnd(now ktime.Time) {
+	c.mode = modeFree
+	if c.pendingIdleEntry {
+		c.pendingIdleEntry = false
+		if !c.pendTimerIRQ && c.pendIPI == 0 && c.softirqs == 0 && c.pickNext() == nil {
+			c.enterIdleState(now)
+			return
+		}
+	}
+	c.kick(now)
+}
+
+// startInterrupts runs every pending interrupt as one activity starting at now.
+func (c *CPU) startInterrupts(now ktime.Time) {
+	end := c.handleInterrupts(now)
+	c.beginActivity(now, end)
+}
+
+// kick is the CPU's dispatcher: run pending interrupts, then the best task, or
+// go idle.
+func (c *CPU) kick(now ktime.Time) {
+	if c.mode != modeFree {
+		return
+	}
+	if c.pendTimerIRQ || c.pendIPI != 0 {
+		c.startInterrupts(now)
+		return
+	}
+	if c.softirqs != 0 {
+		// Left over from a capped __do_softirq(): ksoftirqd runs them.
+		c.setCtx(now, ctxSoftirq)
+		end := c.doSoftirqs(now)
+		c.beginActivity(now, end)
+		return
+	}
+	next := c.pickNext()
+	if next == nil {
+		c.enterIdle(now)
+		return
+	}
+	if c.inIdleLoop {
+		// do_idle() saw need_resched(): tick_nohz_idle_exit() before schedule_idle().
+		c.inIdleLoop = false
+		if cost := c.idleExit(now); cost > 0 {
+			c.setCtx(now, ctxIdle)
+			c.beginActivity(now, now+ktime.Time(cost))
+			return
+		}
+	}
+	c.switchTo(now, next)
+	next.interruptedCompute(now)
+	c.runCurr(now)
+}
+
+// runCurr (re)starts the current task's segment.
+func (c *CPU) runCurr(now ktime.Time) {
+	t := c.curr
+	c.setCtx(now, ctxTask)
+	c.mode = modeTask
+	c.segStart = now
+	c.k.q.Schedule(c.taskEv, now+ktime.Time(t.segRemaining))
+}
+
+// preemptSegment stops the current task segment at now, keeping what is left.
+func (c *CPU) preemptSegment(now ktime.Time) {
+	t := c.curr
+	t.segRemaining -= int64(now - c.segStart)
+	if t.segRemaining < 0 {
+		t.segRemaining = 0
+	}
+	c.k.q.Cancel(c.taskEv)
+	c.mode = modeFree
+}
+
+// segmentDone: the current task finished its segment; run its continuation.
+func (c *CPU) segmentDone(now ktime.Time) {
+	t := c.curr
+	c.mode = modeFree
+	t.segRemaining = 0
+	done := t.segDone
+	t.segDone = nil
+	done(now)
+	c.kick(now)
+}
+
+// handleInterrupts is one hard interrupt activity starting at now (after any
+// idle exit latency): irq entry, the pending handlers, irq exit with softirqs.
+// It returns when the CPU is free again.
+func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
+	k := c.k
+	wasIdle := c.inIdleLoop
+	c.setCtx(now, ctxIRQ)
+	c.irqNest = true
+	now += ktime.Time(k.costs.IRQEntry)
+	if wasIdle && c.tickStopped {
+		// tick_nohz_irq_enter() -> tick_nohz_update_jiffies(): jiffies are stale
+		// while every CPU sleeps.
+		k.doUpdateJiffies(now)
+		now += ktime.Time(k.costs.JiffiesUpdate)
+	}
+	for c.pendTimerIRQ || c.pendIPI != 0 {
+		if c.pendTimerIRQ || c.pendIPI&ipiTimer != 0 {
+			c.pendTimerIRQ = false
+			c.pendIPI &^= ipiTimer
+			now = c.localTimerInterrupt(now)
+		}
+		if c.pendIPI&ipiCallFunc != 0 {
+			c.pendIPI &^= ipiCallFunc
+			now = c.clockWasSetIPI(now)
+		}
+		if c.pendIPI&ipiResched != 0 {
+			c.pendIPI &^= ipiResched
+			k.Counters.Add("ipi_resched", c.id, 1)
+		}
+	}
+	now += ktime.Time(k.costs.IRQExit)
+	c.irqNest = false
+	if c.softirqs != 0 {
+		c.setCtx(now, ctxSoftirq)
+		now = c.doSoftirqs(now)
+	}
+	if c.curr != nil {
+		c.setCtx(now, ctxTask)
+	} else {
+		c.setCtx(now, ctxIdle)
+	}
+	return now
+}
+
+// localTimerInterrupt is the local APIC timer vector: the device's event
+// handler, hrtimer_interrupt() in high-res mode or the tick in low-res mode.
+func (c *CPU) localTimerInterrupt(now ktime.Time) ktime.Time {
+	k := c.k
+	k.Counters.Add("local_timer_interrupts", c.id, 1)
+	k.tr.Event(now, c.traceCtx(), "local_timer_entry", "vector=236")
+	ack, nextPeriodic := k.local.Ack(c.id, now)
+	now += ktime.Time(ack)
+	if nextPeriodic != ktime.Max {
+		k.q.Schedule(c.devEv, nextPeriodic)
+	}
+	if k.m.HighRes {
+		r := k.hrt.Interrupt(c.id, now)
+		k.Counters.Add("hrtimer_interrupts", c.id, 1)
+		if r.Hang {
+			k.Counters.Add("hrtimer_hangs", c.id, 1)
+			k.Counters.Max("hrtimer_max_hang_delay_ns", c.id, r.HangDelay)
+		}
+		k.Counters.Add("hrtimer_retries", c.id, int64(r.Retries))
+		k.runHRExpiries(c, &r)
+		now = r.End
+		now += ktime.Time(k.programLocal(c, now, r.Program))
+		if r.RaiseSoftirq {
+			c.RaiseSoftirq(now, HRTimerSoftirq)
+		}
+	} else {
+		now = c.lowresTick(now)
+	}
+	k.tr.Event(now, c.traceCtx(), "local_timer_exit", "vector=236")
+	return now
+}
+
+// doSoftirqs is __do_softirq(): run pending vectors lowest first, restarting
+// while they are re-raised, at most MAX_SOFTIRQ_RESTART (10) passes.
+func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
+	k := c.k
+	c.inSoft = true
+	for pass := 0; c.softirqs != 0 && pass < 10; pass++ {
+		now += ktime.Time(k.costs.SoftirqEntry)
+		pending := c.softirqs
+		c.softirqs = 0
+		for vec := 0; vec < nrSoftirqs; vec++ {
+			if pending&(1<<vec) == 0 {
+				continue
+			}
+			k.Counters.Add("softirq_"+softirqNames[vec], c.id, 1)
+			k.tr.Event(now, c.traceCtx(), "softirq_entry", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
+			if fn := c.softirqFns[vec]; fn != nil {
+				now = fn(c, now)
+			}
+			k.tr.Event(now, c.traceCtx(), "softirq_exit", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
+		}
+	}
+	c.inSoft = false
+	return now
+}
+
+// runTimerSoftirq is run_timer_softirq(): the wheel catches up and runs its timers.
+func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
+	k := c.k
+	start := now
+	r := k.wheel.RunTimers(c.id, k.jiffies)
+	c.wheel = r.State
+	k.Counters.Add("wheel_runs", c.id, 1)
+	k.Counters.Add("wheel_iterations", c.id, int64(r.Iterations))
+	k.Counters.Add("wheel_cascades", c.id, int64(r.Cascades))
+	k.Counters.Max("wheel_max_gap_jiffies", c.id, int64(r.Gap))
+	k.Counters.Max("wheel_max_run_ns", c.id, r.Cost)
+	if r.Gap > 1 {
+		k.CatchupGaps.Add(int64(r.Gap))
+	}
+	for _, e := range r.Expired {
+		t := k.wtimers[e.ID]
+		if t == nil {
+			panic("kernel: wheel plugin expired an unknown timer")
+		}
+		at := start + ktime.Time(e.Offset)
+		t.pending = e.Rearmed
+		k.Counters.Add("timer_expire", c.id, 1)
+		if k.tr.Enabled("timer_expire_entry") {
+			k.tr.Event(at, c.traceCtx(), "timer_expire_entry", "timer="+trace.Ptr(uint64(t.ID))+" function="+t.Function+
+				" now="+utoa(k.jiffies)+" baseclk="+utoa(e.Jiffy))
+		}
+		if t.Callback != nil {
+			t.Callback(c, at)
+		}
+		k.tr.Event(at+ktime.Time(t.Cost), c.traceCtx(), "timer_expire_exit", "timer="+trace.Ptr(uint64(t.ID)))
+	}
+	return start + ktime.Time(r.Cost)
+}
+
+// runHRTimerSoftirq is hrtimer_run_softirq(): the soft bases' timers.
+func runHRTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
+	k := c.k
+	r := k.hrt.RunSoftirq(c.id, now)
+	k.runHRExpiries(c, &r)
+	now = r.End
+	now += ktime.Time(k.programLocal(c, now, r.Program))
+	if r.RaiseSoftirq {
+		c.softirqs |= 1 << HRTimerSoftirq
+	}
+	return now
+}
+
+// wheelChanged is called after a wheel operation on c: a newly earlier timer on
+// an idle CPU with a stopped tick must be seen (trigger_dyntick_cpu() sends
+// an IPI when the target is remote).
+func (c *CPU) wheelChanged(now ktime.Time) {
+	if c.tickStopped && c.wheel.NextExpiry != sdk.NoExpiry {
+		at := c.k.jiffyTime(c.wheel.NextExpiry)
+		if at < c.tickExpires {
+			c.wheelIsDirty = true
+			if c.mode == modeIdle {
+				c.k.sendIPI(now, c, ipiResched)
+			}
+		}
+	}
+}
+
+func (c *CPU) wheelDirty() { c.wheelIsDirty = true }
+
+func utoa(v uint64) string {
+	if v < 1<<63 {
+		return itoa(int64(v))
+	}
+	return itoa(int64(v/10)) + itoa(int64(v%10))
+}

@@ -1,0 +1,244 @@
+// Package kernel is tickemu's model of the Linux timekeeping path around the
+// plugins: CPUs and their contexts (irq, softirq, task, idle), the local timer
+// interrupt, softirqs, tick-sched with NO_HZ, idle states and tick broadcast,
+// a scheduler, tasks running workload programs, nanosleep, POSIX timers and
+// signals. It is one package because these parts call each other constantly, as
+// the kernel's do; each file holds one of them and names the kernel code it follows.
+//
+// Execution model. Each CPU is a state machine driven by events of a sim.Queue.
+// Interrupt and softirq work runs to completion as one "activity": the engine
+// computes its whole timeline at once (asking plugins for their parts), the CPU
+// is then busy until the activity ends, and interrupts that arrive meanwhile are
+// latched and taken when it ends, as with interrupts disabled. Divergence:
+// softirqs run with interrupts enabled in Linux, except under locks such as the
+// timer base lock that __run_timers() holds for its catch-up walk; the model keeps
+// the whole softirq pass non-interruptible. Task work is preemptible: an interrupt
+// pushes the rest of the current task segment back by the activity's length.
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/metrics"
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sim"
+	"github.com/tickemu/tickemu/framework/trace"
+)
+
+// Machine is the simulated hardware and boot configuration.
+type Machine struct {
+	CPUs       int
+	HZ         int
+	NoHZ       string // "off", "idle" or "full"
+	NoHZFull   []int
+	IsolCPUs   []int
+	HighRes    bool
+	IdleStates []IdleState
+}
+
+// IdleState is one cpuidle state (drivers/idle/intel_idle.c tables).
+type IdleState struct {
+	Name            string
+	ExitLatency     int64 // ns
+	TargetResidency int64 // ns
+	StopsLocalTimer bool  // entering it needs the tick broadcast when the local device has C3STOP
+}
+
+// ProgramOutcome is what the clockevents core reports for one
+// clockevents_program_event() call.
+type ProgramOutcome struct {
+	FireAt  ktime.Time // ktime.Max when the device is not armed
+	Cost    int64
+	Writes  int
+	Retries int
+	ETIME   bool
+}
+
+// EventDevice is the clockevents core over one clockevent device
+// (kernel/time/clockevents.c), as the engine uses it.
+type EventDevice interface {
+	Spec() sdk.DeviceSpec
+	// Program is clockevents_program_event(dev, expires, force) on channel ch.
+	Program(ch int, now, expires ktime.Time, force bool) ProgramOutcome
+	// SetState switches channel ch's state; for periodic mode period is the tick.
+	SetState(ch int, now ktime.Time, st sdk.DeviceState, period int64) (cost int64, firstFire ktime.Time)
+	// Ack runs the driver's interrupt prologue; nextFire is set in periodic mode.
+	Ack(ch int, now ktime.Time) (cost int64, nextFire ktime.Time)
+}
+
+// Plugins are the plugin instances a kernel runs with.
+type Plugins struct {
+	Wheel     sdk.TimerBase
+	HRTimer   sdk.HRTimerBase
+	Local     EventDevice // per-CPU local timer
+	Broadcast EventDevice // tick broadcast device, or nil
+}
+
+// Options configure a Kernel.
+type Options struct {
+	Machine  Machine
+	Settings KernelSettings
+	Plugins  Plugins
+	Seed     uint64
+	Trace    *trace.Writer // nil: no trace
+	Log      zerolog.Logger
+}
+
+// Kernel is one simulated machine.
+type Kernel struct {
+	q        sim.Queue
+	m        Machine
+	costs    Costs
+	settings KernelSettings
+	seed     uint64
+	log      zerolog.Logger
+	tr       *trace.Writer
+
+	wheel sdk.TimerBase
+	hrt   sdk.HRTimerBase
+	local EventDevice
+	bcast EventDevice
+
+	cpus     []*CPU
+	tickNsec int64
+
+	// Timekeeping (kernel/time/tick-sched.c, timekeeping.c).
+	jiffies           uint64
+	jiffiesBase       uint64     // jiffies at boot (INITIAL_JIFFIES)
+	lastJiffiesUpdate ktime.Time // last_jiffies_update
+	tickNextPeriod    ktime.Time // tick_next_period
+	tickDoTimerCPU    int        // tick_do_timer_cpu; -1 = TICK_DO_TIMER_NONE
+	offsets           sdk.ClockOffsets
+	clockSeq          uint64 // clock_was_set sequence
+
+	nextTimerID sdk.TimerID
+	hrtimers    map[sdk.TimerID]*HRTimer
+	wtimers     map[sdk.TimerID]*WheelTimer
+
+	tasks   []*Task
+	procs   []*Process
+	nextPid int
+
+	bc         broadcaster
+	qosLatency *int64
+
+	// Stats.
+	Counters    metrics.Counters
+	CatchupGaps metrics.Dist
+	ctxNS       [][numCtx]int64 // per CPU, time spent by context
+	end         ktime.Time
+	fault       error
+}
+
+// New builds a kernel; call Boot, add workloads, then Run.
+func New(o Options) (*Kernel, error) {
+	m := o.Machine
+	if m.CPUs <= 0 {
+		return nil, fmt.Errorf("kernel: machine has %d CPUs", m.CPUs)
+	}
+	if !ktime.ValidHZ(m.HZ) {
+		return nil, fmt.Errorf("kernel: HZ %d is not one of 100, 250, 300, 1000", m.HZ)
+	}
+	if o.Plugins.Wheel == nil || o.Plugins.HRTimer == nil || o.Plugins.Local == nil {
+		return nil, fmt.Errorf("kernel: wheel, hrtimer and local clockevent plugins are required")
+	}
+	if m.NoHZ == "" {
+		m.NoHZ = "idle"
+	}
+	k := &Kernel{
+		m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace,
+		wheel: o.Plugins.Wheel, hrt: o.Plugins.HRTimer, local: o.Plugins.Local, bcast: o.Plugins.Broadcast,
+		tickNsec: ktime.TickNsec(m.HZ), hrtimers: map[sdk.TimerID]*HRTimer{}, wtimers: map[sdk.TimerID]*WheelTimer{},
+		nextPid: 1000, tickDoTimerCPU: 0,
+	}
+	if k.costs == (Costs{}) {
+		k.costs = DefaultCosts()
+	}
+	k.jiffiesBase = ktime.InitialJiffies(m.HZ)
+	k.jiffies = k.jiffiesBase
+	k.tickNextPeriod = ktime.Time(k.tickNsec)
+	k.ctxNS = make([][numCtx]int64, m.CPUs)
+	nohzFull := map[int]bool{}
+	for _, c := range m.NoHZFull {
+		nohzFull[c] = true
+	}
+	for i := 0; i < m.CPUs; i++ {
+		k.cpus = append(k.cpus, newCPU(k, i, nohzFull[i]))
+	}
+	return k, nil
+}
+
+// Now is the current simulated time.
+func (k *Kernel) Now() ktime.Time { return k.q.Now() }
+
+// CPUs is the number of CPUs.
+func (k *Kernel) CPUs() int { return len(k.cpus) }
+
+// HZ is the tick rate.
+func (k *Kernel) HZ() int { return k.m.HZ }
+
+// TickNsec is TICK_NSEC.
+func (k *Kernel) TickNsec() int64 { return k.tickNsec }
+
+// Jiffies is the global jiffies value.
+func (k *Kernel) Jiffies() uint64 { return k.jiffies }
+
+// Costs returns the framework costs in force.
+func (k *Kernel) Costs() Costs { return k.costs }
+
+// Rand returns a random stream derived from the run seed and name.
+func (k *Kernel) Rand(name string) *sim.Rand { return sim.NewRand(k.seed, name) }
+
+// Trace returns the trace writer (nil when tracing is off).
+func (k *Kernel) Trace() *trace.Writer { return k.tr }
+
+// At schedules fn at time at (for workloads: external events such as a clock
+// jump or a packet arrival). fn runs outside any CPU context.
+func (k *Kernel) At(at ktime.Time, name string, fn func(now ktime.Time)) {
+	k.q.Schedule(sim.NewEvent(name, fn), at)
+}
+
+// Boot brings every CPU up at time 0: clockevent devices in oneshot (high-res)
+// or periodic/oneshot low-res mode, and the tick started on its TICK_NSEC grid
+// (tick_setup_sched_timer(), tick_init_jiffy_update()).
+func (k *Kernel) Boot() {
+	for _, c := range k.cpus {
+		c.boot(0)
+	}
+	for _, c := range k.cpus {
+		c.kick(0)
+	}
+}
+
+// Run simulates until the given time. A plugin transport failure ends the run
+// with an error; completed state stays readable.
+func (k *Kernel) Run(until ktime.Time) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if te, ok := r.(*sdk.TransportError); ok {
+				err = te
+				k.fault = te
+				return
+			}
+			panic(r)
+		}
+	}()
+	k.q.RunUntil(until)
+	k.end = until
+	for _, c := range k.cpus {
+		c.accountUntil(until)
+	}
+	return nil
+}
+
+// Events is the number of simulation events processed.
+func (k *Kernel) Events() uint64 { return k.q.Pops() }
+
+// allocTimerID returns a fresh timer id.
+func (k *Kernel) allocTimerID() sdk.TimerID {
+	k.nextTimerID++
+	return k.nextTimerID
+}

@@ -1,0 +1,314 @@
+package kernel
+
+import (
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// maxIdleNS is timekeeping_max_deferment() for a TSC clocksource: the
+// timekeeper CPU may not sleep longer (dmesg "tsc: ... max_idle_ns: 440795202938 ns").
+const maxIdleNS = 440795202938
+
+// doUpdateJiffies is tick_do_update_jiffies64(): advance jiffies by the whole
+// ticks elapsed since last_jiffies_update, in one step (kernel/time/tick-sched.c).
+func (k *Kernel) doUpdateJiffies(now ktime.Time) {
+	if now < k.tickNextPeriod {
+		return
+	}
+	delta := int64(now - k.lastJiffiesUpdate)
+	ticks := delta / k.tickNsec
+	k.lastJiffiesUpdate += ktime.Time(ticks * k.tickNsec)
+	k.jiffies += uint64(ticks)
+	k.tickNextPeriod = k.lastJiffiesUpdate + ktime.Time(k.tickNsec)
+}
+
+// jiffyTime converts an absolute jiffy to CLOCK_MONOTONIC time on the jiffies
+// grid (basemono + (j - basejiff) * TICK_NSEC, as tick_nohz_next_event() does).
+func (k *Kernel) jiffyTime(j uint64) ktime.Time {
+	if j == sdk.NoExpiry {
+		return ktime.Max
+	}
+	if j <= k.jiffies {
+		return k.lastJiffiesUpdate
+	}
+	d := j - k.jiffies
+	if d > uint64(1<<62)/uint64(k.tickNsec) {
+		return ktime.Max
+	}
+	return k.lastJiffiesUpdate.Add(int64(d) * k.tickNsec)
+}
+
+// tickSchedDoTimer is tick_sched_do_timer(): take over the jiffies duty if
+// nobody has it, and update jiffies when we have it.
+func (c *CPU) tickSchedDoTimer(now ktime.Time) {
+	k := c.k
+	if k.tickDoTimerCPU < 0 && !c.nohzFull {
+		k.tickDoTimerCPU = c.id
+	}
+	if k.tickDoTimerCPU == c.id {
+		k.doUpdateJiffies(now)
+	}
+}
+
+// tickHandle is tick_sched_handle() -> update_process_times(): run_local_timers()
+// raises TIMER_SOFTIRQ when the wheel says so; CPU-time timers are checked.
+func (c *CPU) tickHandle(now ktime.Time) {
+	k := c.k
+	k.Counters.Add("ticks", c.id, 1)
+	if k.jiffies >= c.wheel.RaiseAt {
+		c.RaiseSoftirq(now, TimerSoftirq)
+	}
+	k.runCPUTimers(c, now)
+	c.schedulerTick(now)
+}
+
+// tickCallback is tick_sched_timer() (high-res mode), run by hrtimer_interrupt().
+func (c *CPU) tickCallback(_ *CPU, now ktime.Time, e *sdk.HRExpiry) {
+	c.tickSchedDoTimer(now)
+	c.tickHandle(now)
+}
+
+// lowresTick is tick_nohz_handler() / tick_handle_periodic() in low-res mode:
+// the tick itself, hrtimer_run_queues(), then the next tick programmed on the
+// device unless the tick is stopped.
+func (c *CPU) lowresTick(now ktime.Time) ktime.Time {
+	k := c.k
+	now += ktime.Time(k.costs.Tick)
+	c.tickSchedDoTimer(now)
+	c.tickHandle(now)
+	r := k.hrt.RunQueues(c.id, now)
+	k.runHRExpiries(c, &r)
+	if r.End > now {
+		now = r.End
+	}
+	if r.RaiseSoftirq {
+		c.RaiseSoftirq(now, HRTimerSoftirq)
+	}
+	if !c.tickStopped {
+		tick := ktime.Time(k.tickNsec)
+		next := (now/tick + 1) * tick
+		c.lowresNext = next
+		now += ktime.Time(c.programDevice(now, next))
+	}
+	return now
+}
+
+// enterIdle is do_idle(): stop the tick if NO_HZ allows
+// (tick_nohz_idle_stop_tick()), pick an idle state (cpuidle governor), enter it.
+func (c *CPU) enterIdle(now ktime.Time) {
+	k := c.k
+	cost := int64(0)
+	if !c.inIdleLoop {
+		c.inIdleLoop = true
+		if c.lastRan != nil {
+			// schedule() switching to the idle task.
+			cost += k.costs.ContextSwitch
+			k.traceSwitch(now, c, c.lastRan, nil)
+			c.lastRan = nil
+		}
+	}
+	c.setCtx(now, ctxIdle)
+	if k.m.NoHZ != "off" {
+		cost += c.nohzStopTick(now + ktime.Time(cost))
+	}
+	if cost > 0 {
+		// The bookkeeping takes time; the CPU enters the state afterwards.
+		// Interrupts arriving meanwhile are latched; kick re-runs this path.
+		c.beginActivity(now, now+ktime.Time(cost))
+		c.mode = modeBusy
+		c.pendingIdleEntry = true
+		return
+	}
+	c.enterIdleState(now)
+}
+
+// enterIdleState is cpuidle_idle_call(): the governor picks the deepest state
+// whose target residency fits the predicted sleep and whose exit latency
+// meets the PM QoS limit.
+func (c *CPU) enterIdleState(now ktime.Time) {
+	k := c.k
+	next := k.hrt.NextEvent(c.id, now, 0)
+	if c.tickStopped && c.tickExpires < next {
+		next = c.tickExpires
+	} else if !c.tickStopped && k.m.HighRes {
+		// tick_nohz_get_sleep_length(): the tick is still running.
+		if t := c.tick.expires; t < next {
+			next = t
+		}
+	}
+	predicted := int64(ktime.Max)
+	if next != ktime.Max {
+		predicted = int64(next - now)
+	}
+	c.idleState = -1
+	qos := k.pmQoS()
+	for i := len(k.m.IdleStates) - 1; i >= 0; i-- {
+		s := k.m.IdleStates[i]
+		if s.TargetResidency > predicted || s.ExitLatency > qos {
+			continue
+		}
+		if s.StopsLocalTimer && k.local.Spec().Features&sdk.FeatC3Stop != 0 {
+			if k.bc == nil || !k.bc.enter(c, now, next) {
+				continue // tick_broadcast_enter() failed: a shallower state
+			}
+			c.inBroadcast = true
+		}
+		c.idleState = i
+		break
+	}
+	c.mode = modeIdle
+	c.idleSince = now
+	if c.idleState >= 0 {
+		k.Counters.Add("idle_enter:"+k.m.IdleStates[c.idleState].Name, c.id, 1)
+	} else {
+		k.Counters.Add("idle_enter:poll", c.id, 1)
+	}
+}
+
+// leaveIdleState wakes the CPU from its idle state; it returns the exit latency.
+func (c *CPU) leaveIdleState(now ktime.Time) int64 {
+	k := c.k
+	lat := int64(0)
+	if c.idleState >= 0 {
+		s := k.m.IdleStates[c.idleState]
+		lat = s.ExitLatency
+		k.Counters.Add("idle_residency_ns:"+s.Name, c.id, int64(now-c.idleSince))
+		k.Counters.Add("idle_exit_latency_ns", c.id, lat)
+	}
+	if c.inBroadcast {
+		c.inBroadcast = false
+		lat += k.bc.exit(c, now+ktime.Time(lat))
+	}
+	c.idleState = -1
+	c.setCtx(now, ctxIdle)
+	return lat
+}
+
+// nohzStopTick is tick_nohz_next_event() + tick_nohz_stop_tick() (v6.x
+// kernel/time/tick-sched.c); it returns its cost.
+func (c *CPU) nohzStopTick(now ktime.Time) int64 {
+	k := c.k
+	tick := k.tickNsec
+	basemono, basejiff := k.lastJiffiesUpdate, k.jiffies
+	var cost int64
+	var next ktime.Time
+	if c.softirqs&(1<<TimerSoftirq) != 0 {
+		// local_timer_softirq_pending(): keep ticking.
+		next = basemono + ktime.Time(tick)
+	} else {
+		r := k.wheel.NextTimerInterrupt(c.id, basejiff)
+		c.wheel = r.State
+		cost += r.Cost
+		next = k.jiffyTime(r.Next)
+		if !k.m.HighRes {
+			// Low-res: hrtimers expire from the tick, so the next one counts,
+			// rounded up to the tick grid (cmp_next_hrtimer_event()).
+			if h := k.hrt.NextEvent(c.id, now, 0); h != ktime.Max {
+				if int64(h-basemono) <= tick {
+					h = basemono
+				} else {
+					h = ((h + ktime.Time(tick) - 1) / ktime.Time(tick)) * ktime.Time(tick)
+				}
+				if h < next {
+					next = h
+				}
+			}
+		}
+	}
+	c.wheelIsDirty = false
+	if next < basemono {
+		next = basemono
+	}
+	if int64(next-basemono) <= tick && !c.tickStopped {
+		return cost // a timer in the next period: keep the tick
+	}
+	delta := int64(maxIdleNS)
+	tcpu := k.tickDoTimerCPU
+	if tcpu != c.id && (tcpu >= 0 || !c.doTimerLast) {
+		delta = int64(ktime.Max)
+	}
+	expires := basemono.Add(delta)
+	if next < expires {
+		expires = next
+	}
+	// tick_nohz_stop_tick()
+	if tcpu == c.id {
+		k.tickDoTimerCPU = -1
+		c.doTimerLast = true
+	} else if tcpu >= 0 {
+		c.doTimerLast = false
+	}
+	if c.tickStopped && expires == c.tickExpires {
+		return cost
+	}
+	cost += k.costs.NohzStop
+	if !c.tickStopped {
+		c.tickStopped = true
+		k.Counters.Add("tick_stops", c.id, 1)
+		k.tr.Event(now, c.traceCtx(), "tick_stop", "success=1 dependency=NONE")
+	}
+	c.tickExpires = expires
+	at := now + ktime.Time(cost)
+	if k.m.HighRes {
+		if expires == ktime.Max {
+			cost += k.hrCancel(c, at, c.tick)
+		} else {
+			c.tick.Period = 0 // tick_sched_timer() returns HRTIMER_NORESTART while stopped
+			cost += k.hrStart(c, at, c.tick, expires, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
+		}
+	} else {
+		c.lowresNext = expires
+		cost += c.programDevice(at, expires)
+	}
+	return cost
+}
+
+// idleExit is tick_nohz_idle_exit() -> tick_nohz_restart_sched_tick(): update
+// jiffies and restart the tick on its grid. It returns the cost.
+func (c *CPU) idleExit(now ktime.Time) int64 {
+	k := c.k
+	if !c.tickStopped {
+		return 0
+	}
+	k.doUpdateJiffies(now)
+	c.tickStopped = false
+	c.tickExpires = 0
+	cost := k.costs.NohzRestart + k.costs.JiffiesUpdate
+	tick := ktime.Time(k.tickNsec)
+	next := (now/tick + 1) * tick // hrtimer_forward(sched_timer, now, TICK_NSEC) from last_tick
+	at := now + ktime.Time(cost)
+	if k.m.HighRes {
+		c.tick.Period = k.tickNsec
+		cost += k.hrStart(c, at, c.tick, next, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
+	} else {
+		c.lowresNext = next
+		cost += c.programDevice(at, next)
+	}
+	k.Counters.Add("tick_restarts", c.id, 1)
+	return cost
+}
+
+// sendIPI sends an IPI of kind from (nil: from outside any CPU) to target; it
+// arrives after the IPI latency.
+func (k *Kernel) sendIPI(now ktime.Time, target *CPU, kind int) {
+	k.Counters.Add("ipi_sent", target.id, 1)
+	at := now + ktime.Time(k.costs.IPILatency)
+	k.q.Schedule(newOneShot("ipi", func(t ktime.Time) { target.ipiArrived(t, kind) }), at)
+}
+
+// pmQoS is the CPU latency QoS limit in ns (/dev/cpu_dma_latency): the lowest
+// request of any workload, or no limit.
+func (k *Kernel) pmQoS() int64 {
+	if k.qosLatency == nil {
+		return int64(ktime.Max)
+	}
+	return *k.qosLatency
+}
+
+// SetPMQoS records a /dev/cpu_dma_latency request (cyclictest writes 0).
+func (k *Kernel) SetPMQoS(ns int64) {
+	if k.qosLatency == nil || ns < *k.qosLatency {
+		v := ns
+		k.qosLatency = &v
+	}
+}

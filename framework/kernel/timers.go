@@ -1,0 +1,174 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/trace"
+)
+
+// HRTimer is the host's half of a struct hrtimer: identity, callback and trace
+// name. Queue state lives in the hrtimer plugin; the host mirrors only whether
+// the timer is queued and where, which it needs for hrtimer_active() checks.
+type HRTimer struct {
+	ID       sdk.TimerID
+	Function string // callback name as ftrace prints it
+	Clock    sdk.ClockID
+	Mode     sdk.HRMode
+	Cost     int64 // declared callback cost
+	Period   int64 // declared forward period (HRTIMER_RESTART), 0 = NORESTART
+	// Callback applies the callback's side effects on cpu at now.
+	Callback func(cpu *CPU, now ktime.Time, e *sdk.HRExpiry)
+
+	queued  bool
+	cpu     int
+	expires ktime.Time
+}
+
+// Queued reports whether the timer is enqueued (hrtimer_is_queued()).
+func (t *HRTimer) Queued() bool { return t.queued }
+
+// NewHRTimer registers an hrtimer (hrtimer_setup()).
+func (k *Kernel) NewHRTimer(function string, clock sdk.ClockID, mode sdk.HRMode, cost int64,
+	cb func(cpu *CPU, now ktime.Time, e *sdk.HRExpiry)) *HRTimer {
+	t := &HRTimer{ID: k.allocTimerID(), Function: function, Clock: clock, Mode: mode, Cost: cost, Callback: cb, cpu: -1}
+	// __hrtimer_setup(): a relative CLOCK_REALTIME timer is a CLOCK_MONOTONIC timer.
+	if clock == sdk.ClockRealtime && mode&sdk.HRModeRel != 0 {
+		t.Clock = sdk.ClockMonotonic
+	}
+	k.hrtimers[t.ID] = t
+	return t
+}
+
+// hrStart is hrtimer_start_range_ns() on cpu c at now; it performs the device
+// writes the plugin asks for and returns the total cost.
+func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time, slack int64, mode sdk.HRMode) int64 {
+	t.Mode = mode
+	r := k.hrt.Start(c.id, now, sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period}, expires, slack)
+	t.queued, t.cpu, t.expires = true, c.id, r.Expires
+	k.Counters.Add("hrtimer_start", c.id, 1)
+	if k.tr.Enabled("hrtimer_start") {
+		k.tr.Event(now, c.traceCtx(), "hrtimer_start", fmt.Sprintf("hrtimer=%s function=%s expires=%d softexpires=%d mode=%s",
+			trace.Ptr(uint64(t.ID)), t.Function, int64(r.Expires), int64(r.SoftExpires), mode))
+	}
+	return r.Cost + k.programLocal(c, now+ktime.Time(r.Cost), r.Program)
+}
+
+// hrCancel is hrtimer_try_to_cancel() on cpu c; it returns the cost.
+func (k *Kernel) hrCancel(c *CPU, now ktime.Time, t *HRTimer) int64 {
+	if !t.queued {
+		return 0 // the lockless hrtimer_active() fast path: nothing to do
+	}
+	r := k.hrt.Cancel(c.id, now, t.ID)
+	if r.Ret == 1 {
+		t.queued = false
+		k.Counters.Add("hrtimer_cancel", c.id, 1)
+		k.tr.Event(now, c.traceCtx(), "hrtimer_cancel", "hrtimer="+trace.Ptr(uint64(t.ID)))
+	}
+	return r.Cost + k.programLocal(c, now+ktime.Time(r.Cost), r.Program)
+}
+
+// runHRExpiries applies the side effects of the callbacks an interrupt or
+// softirq pass ran, in order, and traces them.
+func (k *Kernel) runHRExpiries(c *CPU, res *sdk.InterruptResult) {
+	for i := range res.Expired {
+		e := &res.Expired[i]
+		t := k.hrtimers[e.ID]
+		if t == nil {
+			panic(fmt.Sprintf("kernel: hrtimer plugin expired unknown timer %d on cpu %d", e.ID, c.id))
+		}
+		t.queued = e.Restarted
+		if e.Restarted {
+			t.expires = e.NewExpires
+		}
+		if e.Soft {
+			k.Counters.Add("hrtimer_expire_soft", c.id, 1)
+		} else {
+			k.Counters.Add("hrtimer_expire", c.id, 1)
+		}
+		if k.tr.Enabled("hrtimer_expire_entry") {
+			k.tr.Event(e.Now, c.traceCtx(), "hrtimer_expire_entry", fmt.Sprintf("hrtimer=%s function=%s now=%d",
+				trace.Ptr(uint64(t.ID)), t.Function, int64(e.BaseNow)))
+		}
+		if t.Callback != nil {
+			t.Callback(c, e.Now, e)
+		}
+		k.tr.Event(e.Now+ktime.Time(t.Cost), c.traceCtx(), "hrtimer_expire_exit", "hrtimer="+trace.Ptr(uint64(t.ID)))
+	}
+}
+
+// programLocal performs the clockevent writes an hrtimer operation asked for on
+// cpu c's local device, starting at now; it returns their cost.
+func (k *Kernel) programLocal(c *CPU, now ktime.Time, writes []ktime.Time) int64 {
+	var cost int64
+	for _, at := range writes {
+		cost += c.programDevice(now+ktime.Time(cost), at)
+	}
+	return cost
+}
+
+// WheelTimer is the host's half of a struct timer_list.
+type WheelTimer struct {
+	ID       sdk.TimerID
+	Function string
+	Flags    sdk.TimerFlags
+	Cost     int64
+	Period   uint64 // declared re-arm period in jiffies
+	Callback func(cpu *CPU, now ktime.Time)
+
+	pending bool
+	cpu     int
+}
+
+// NewWheelTimer registers a timer_list (timer_setup()).
+func (k *Kernel) NewWheelTimer(function string, flags sdk.TimerFlags, cost int64, period uint64, cb func(cpu *CPU, now ktime.Time)) *WheelTimer {
+	t := &WheelTimer{ID: k.allocTimerID(), Function: function, Flags: flags, Cost: cost, Period: period, Callback: cb, cpu: -1}
+	k.wtimers[t.ID] = t
+	return t
+}
+
+// ModTimer is mod_timer() on cpu c at now; it returns the cost.
+func (k *Kernel) modTimer(c *CPU, now ktime.Time, t *WheelTimer, expires uint64) int64 {
+	if t.pending && t.cpu != c.id {
+		// The timer moves: detach it from its old base first (__mod_timer()).
+		k.wheel.DelTimer(t.cpu, k.jiffies, t.ID)
+		k.cpus[t.cpu].wheelDirty()
+	}
+	r := k.wheel.ModTimer(c.id, k.jiffies, sdk.WheelTimer{ID: t.ID, Expires: expires, Flags: t.Flags, CallbackCost: t.Cost, Period: t.Period})
+	t.pending, t.cpu = true, c.id
+	c.wheel = r.State
+	k.Counters.Add("timer_start", c.id, 1)
+	if k.tr.Enabled("timer_start") {
+		k.tr.Event(now, c.traceCtx(), "timer_start", fmt.Sprintf("timer=%s function=%s expires=%d [timeout=%d] cpu=%d idx=0 flags=%s",
+			trace.Ptr(uint64(t.ID)), t.Function, expires, int64(expires-k.jiffies), c.id, timerFlags(t.Flags)))
+	}
+	c.wheelChanged(now)
+	return r.Cost
+}
+
+// delTimer is del_timer(); it returns the cost.
+func (k *Kernel) delTimer(c *CPU, now ktime.Time, t *WheelTimer) int64 {
+	if !t.pending {
+		return 0
+	}
+	owner := k.cpus[t.cpu]
+	r := k.wheel.DelTimer(owner.id, k.jiffies, t.ID)
+	owner.wheel = r.State
+	t.pending = false
+	k.Counters.Add("timer_cancel", owner.id, 1)
+	k.tr.Event(now, c.traceCtx(), "timer_cancel", "timer="+trace.Ptr(uint64(t.ID)))
+	return r.Cost
+}
+
+func timerFlags(f sdk.TimerFlags) string {
+	switch {
+	case f&sdk.TimerDeferrable != 0 && f&sdk.TimerPinned != 0:
+		return "D|P"
+	case f&sdk.TimerDeferrable != 0:
+		return "D"
+	case f&sdk.TimerPinned != 0:
+		return "P"
+	}
+	return ""
+}
