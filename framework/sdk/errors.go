@@ -1,38 +1,76 @@
 package sdk
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
 
-// TransportError reports that an out-of-process plugin can no longer be reached:
-// it exited, was killed, or did not answer in time. The kind interfaces have no
-// error returns, so a client shim panics with a *TransportError and the run loop
-// recovers it into an ordinary error; in-process plugins never raise it.
+// Causes of a TransportError, for errors.Is.
+var (
+	// ErrPluginExited: the plugin's process ended (or its server stopped)
+	// while the host still needed it.
+	ErrPluginExited = errors.New("sdk: plugin exited")
+	// ErrPluginTimeout: the plugin did not answer a call within the host's
+	// call timeout.
+	ErrPluginTimeout = errors.New("sdk: plugin did not answer in time")
+)
+
+// TransportError is the value a plugin client panics with when the transport to
+// an out-of-process plugin fails. The kind interfaces have no error returns (a
+// call is on the simulation's hot path), so a failed call cannot return
+// normally; the host's run loop recovers the panic and ends the run with this
+// error. In-process plugins never produce one.
 type TransportError struct {
-	Kind   Kind
-	Name   string
-	Pid    int
-	Exit   string   // how the process ended, e.g. "signal: killed"; empty if unknown
-	Stderr []string // the last lines of its stderr
-	Err    error
+	Kind Kind
+	Name string
+	// Call is the sdk method that failed ("SetNextEvent").
+	Call string
+	// Pid is the plugin's process id, 0 when it is not a separate process
+	// (an in-process gRPC pair in tests).
+	Pid int
+	// Exit says how the process ended, as os.ProcessState prints it
+	// ("signal: killed", "exit status 2"); empty if it had not ended.
+	Exit string
+	// Stderr holds the last lines the process wrote to its stderr, oldest
+	// first.
+	Stderr []string
+	// Err is the cause: it wraps ErrPluginExited or ErrPluginTimeout when the
+	// failure was mapped to one, else it is the error the call received.
+	Err error
 }
 
+// Error returns one line: the plugin, what happened, and its last stderr line.
 func (e *TransportError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "plugin %s %q", e.Kind, e.Name)
-	if e.Pid > 0 {
+	fmt.Fprintf(&b, "%s plugin %q", e.Kind, e.Name)
+	if e.Pid != 0 {
 		fmt.Fprintf(&b, " (pid %d)", e.Pid)
 	}
-	if e.Exit != "" {
-		fmt.Fprintf(&b, " exited: %s", e.Exit)
-	} else if e.Err != nil {
+	switch {
+	case e.Exit != "":
+		fmt.Fprintf(&b, " exited (%s)", e.Exit)
+	case errors.Is(e.Err, ErrPluginExited):
+		b.WriteString(" exited")
+	case errors.Is(e.Err, ErrPluginTimeout):
+		b.WriteString(" stopped answering")
+	default:
+		b.WriteString(" failed")
+	}
+	if e.Call != "" {
+		fmt.Fprintf(&b, " during %s", e.Call)
+	}
+	if e.Err != nil {
 		fmt.Fprintf(&b, ": %v", e.Err)
 	}
-	if len(e.Stderr) > 0 {
-		fmt.Fprintf(&b, "; last stderr: %s", strings.Join(e.Stderr, " | "))
+	for i := len(e.Stderr) - 1; i >= 0; i-- {
+		if line := strings.TrimSpace(e.Stderr[i]); line != "" {
+			fmt.Fprintf(&b, "; last stderr line: %s", line)
+			break
+		}
 	}
 	return b.String()
 }
 
+// Unwrap returns Err.
 func (e *TransportError) Unwrap() error { return e.Err }
