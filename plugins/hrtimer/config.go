@@ -1,0 +1,201 @@
+package hrtimer
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// HangDelay selects how hrtimer_interrupt() backs off after a hang.
+type HangDelay int
+
+// Hang delay strategies (see the package doc for the commits).
+const (
+	// HangProportional: next event = now + min(time spent in the interrupt,
+	// 100 ms); hang_detected kept until the next successful programming.
+	HangProportional HangDelay = iota
+	// HangFixed100ms: next event = now + 100 ms; hang_detected cleared at once
+	// (2889243848560).
+	HangFixed100ms
+	// HangMaxHangTime: next event = ktime_get() + min(100 ms, max_hang_time);
+	// hang_detected kept until the next interrupt (the 2026 fix).
+	HangMaxHangTime
+)
+
+var hangDelayNames = []string{"proportional", "fixed_100ms", "max_hang_time"}
+
+// String returns the HCL value.
+func (h HangDelay) String() string { return hangDelayNames[h] }
+
+// SoftirqNext selects how softirq_expires_next is maintained.
+type SoftirqNext int
+
+// softirq_expires_next strategies.
+const (
+	// SoftirqStale: v4.16..v5.12-rc2. hrtimer_force_reprogram() refreshes the
+	// cache only when the overall first timer is soft; hrtimer_interrupt()
+	// never refreshes it.
+	SoftirqStale SoftirqNext = iota
+	// SoftirqUpdated: 46eb1701c046 and later, hrtimer_update_next_event().
+	SoftirqUpdated
+)
+
+var softirqNextNames = []string{"stale", "updated"}
+
+// String returns the HCL value.
+func (s SoftirqNext) String() string { return softirqNextNames[s] }
+
+// Restart selects how restarting a queued timer reprograms the device.
+type Restart int
+
+// Restart reprogramming strategies.
+const (
+	// RestartDouble: before 627ef5ae2df8, remove_hrtimer() reprograms when the
+	// first timer is removed and hrtimer_reprogram() may program again after
+	// the enqueue: up to 2 device writes.
+	RestartDouble Restart = iota
+	// RestartDeferred: 627ef5ae2df8, force_local keeps the first timer local
+	// and one hrtimer_force_reprogram(skip_equal) follows the enqueue.
+	RestartDeferred
+)
+
+var restartNames = []string{"double", "deferred"}
+
+// String returns the HCL value.
+func (r Restart) String() string { return restartNames[r] }
+
+// ClockWasSetIPI selects which CPUs clock_was_set() interrupts.
+type ClockWasSetIPI int
+
+// clock_was_set() strategies.
+const (
+	// IPIAll: before 1e7f7fbcd40c, on_each_cpu(retrigger_next_event).
+	IPIAll ClockWasSetIPI = iota
+	// IPINeeded: 1e7f7fbcd40c and later, update_needs_ipi() per CPU (with the
+	// soft base check as fixed by 05dc4a9fc8b3).
+	IPINeeded
+)
+
+var ipiNames = []string{"all", "needed"}
+
+// String returns the HCL value.
+func (c ClockWasSetIPI) String() string { return ipiNames[c] }
+
+// Costs are the plugin's own simulated costs in ns. Device writes are not
+// here: the host charges them per Program entry.
+//
+// Defaults are estimates ([EST]) from
+// reference/workloads-and-calibration.md §3.1-3.2: an APIC timer interrupt with
+// one cheap callback costs 0.5-2 us in total on bare metal, of which irq
+// entry/exit and the device write are the host's; hrtimer_start/cancel are
+// 0.1-0.3 us each.
+type Costs struct {
+	Start       int64 // hrtimer_start_range_ns(): lock, rbtree erase+insert, ktime_get for REL
+	Cancel      int64 // hrtimer_try_to_cancel(): lock, rbtree erase
+	Entry       int64 // hrtimer_interrupt() entry: nr_events, lock, hrtimer_update_base()
+	Pass        int64 // one pass of the retry loop: raise check, next-event evaluation of 8 bases
+	Expiry      int64 // __run_hrtimer() bookkeeping around one callback
+	Softirq     int64 // hrtimer_run_softirq() fixed part
+	ClockWasSet int64 // retrigger_next_event() body on the interrupted CPU
+}
+
+// costAttr describes one cost attribute of the schema.
+type costAttr struct {
+	name string
+	def  float64
+	doc  string
+	set  func(*Costs, int64)
+}
+
+var costAttrs = []costAttr{
+	{"start_ns", 200, "hrtimer_start_range_ns() cost; [EST] 0.1-0.3 us (workloads-and-calibration.md §3.2)",
+		func(c *Costs, v int64) { c.Start = v }},
+	{"cancel_ns", 150, "hrtimer_try_to_cancel() cost; [EST] 0.1-0.3 us, no ktime_get (§3.2)",
+		func(c *Costs, v int64) { c.Cancel = v }},
+	{"interrupt_entry_ns", 100, "hrtimer_interrupt() entry (lock, hrtimer_update_base); [EST] share of the 0.5-2 us interrupt (§3.1)",
+		func(c *Costs, v int64) { c.Entry = v }},
+	{"pass_ns", 100, "one pass of the hrtimer_interrupt() retry loop and of hrtimer_run_queues(); [EST] (§3.1)",
+		func(c *Costs, v int64) { c.Pass = v }},
+	{"expiry_ns", 50, "__run_hrtimer() overhead per expired timer, callback excluded; [EST] (§3.1)",
+		func(c *Costs, v int64) { c.Expiry = v }},
+	{"softirq_ns", 150, "hrtimer_run_softirq() fixed cost; [EST] (§3.2)",
+		func(c *Costs, v int64) { c.Softirq = v }},
+	{"clock_was_set_ns", 300, "retrigger_next_event() on an interrupted CPU, IPI delivery excluded; [EST] (§3.2)",
+		func(c *Costs, v int64) { c.ClockWasSet = v }},
+}
+
+// Config is the decoded plugin configuration.
+type Config struct {
+	HangDelay   HangDelay
+	SoftirqNext SoftirqNext
+	Restart     Restart
+	IPI         ClockWasSetIPI
+	Costs       Costs
+}
+
+// DefaultConfig is the mainline behaviour with the documented default costs.
+func DefaultConfig() Config {
+	c := Config{HangDelay: HangMaxHangTime, SoftirqNext: SoftirqUpdated, Restart: RestartDeferred, IPI: IPINeeded}
+	for _, a := range costAttrs {
+		a.set(&c.Costs, int64(a.def))
+	}
+	return c
+}
+
+func schema() sdk.Schema {
+	d := DefaultConfig()
+	attrs := []sdk.Attribute{
+		{Name: "hang_delay", Type: sdk.TypeString, Default: d.HangDelay.String(), OneOf: hangDelayNames,
+			Doc: "hrtimer_interrupt() hang back-off: proportional (pre-2026), fixed_100ms (2889243848560), max_hang_time (its fix)"},
+		{Name: "softirq_next", Type: sdk.TypeString, Default: d.SoftirqNext.String(), OneOf: softirqNextNames,
+			Doc: "softirq_expires_next upkeep: stale (before 46eb1701c046) or updated"},
+		{Name: "restart", Type: sdk.TypeString, Default: d.Restart.String(), OneOf: restartNames,
+			Doc: "restart of the first timer: double (before 627ef5ae2df8, up to 2 writes) or deferred (one write or none)"},
+		{Name: "clock_was_set_ipi", Type: sdk.TypeString, Default: d.IPI.String(), OneOf: ipiNames,
+			Doc: "clock_was_set(): all (retrigger every CPU, before 1e7f7fbcd40c) or needed (update_needs_ipi)"},
+	}
+	for _, a := range costAttrs {
+		attrs = append(attrs, sdk.Attribute{Name: a.name, Type: sdk.TypeNumber,
+			Default: strconv.FormatFloat(a.def, 'g', -1, 64), Doc: a.doc})
+	}
+	return sdk.Schema{Attributes: attrs}
+}
+
+// decodeConfig turns decoded attributes into a Config, reporting unknown
+// strategy names and negative or non-finite costs.
+func decodeConfig(c sdk.Config) (Config, sdk.Diagnostics) {
+	cfg := DefaultConfig()
+	var diags sdk.Diagnostics
+	pick := func(attr string, names []string, set func(int)) {
+		v, ok := c[attr]
+		if !ok {
+			return
+		}
+		for i, n := range names {
+			if n == v {
+				set(i)
+				return
+			}
+		}
+		diags = diags.Errorf(attr, "unknown %s %q (want one of %v)", attr, v, names)
+	}
+	pick("hang_delay", hangDelayNames, func(i int) { cfg.HangDelay = HangDelay(i) })
+	pick("softirq_next", softirqNextNames, func(i int) { cfg.SoftirqNext = SoftirqNext(i) })
+	pick("restart", restartNames, func(i int) { cfg.Restart = Restart(i) })
+	pick("clock_was_set_ipi", ipiNames, func(i int) { cfg.IPI = ClockWasSetIPI(i) })
+	for _, a := range costAttrs {
+		s, ok := c[a.name]
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e15 {
+			diags = diags.Errorf(a.name, "%s must be a finite number of ns in [0, 1e15], got %q", a.name, s)
+			continue
+		}
+		// Sub-nanosecond fractions are rounded: simulated time is integer ns.
+		a.set(&cfg.Costs, int64(math.Round(v)))
+	}
+	return cfg, diags
+}

@@ -1,0 +1,291 @@
+package hrtimer
+
+import (
+	"math"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Clock base indexes: enum hrtimer_base_type (include/linux/hrtimer_defs.h).
+// The index is also the bit number in active_bases.
+const (
+	baseMonotonic = iota
+	baseRealtime
+	baseBoottime
+	baseTAI
+	baseMonotonicSoft
+	baseRealtimeSoft
+	baseBoottimeSoft
+	baseTAISoft
+	maxClockBases
+)
+
+// Masks over active_bases (top of kernel/time/hrtimer.c).
+const (
+	maskShift  = baseMonotonicSoft
+	activeHard = uint8(1<<maskShift - 1) // HRTIMER_ACTIVE_HARD 0x0F
+	activeSoft = activeHard << maskShift // HRTIMER_ACTIVE_SOFT 0xF0
+	activeAll  = activeHard | activeSoft // HRTIMER_ACTIVE_ALL 0xFF
+)
+
+// Bases a clock change moves (kernel/time/tick-internal.h).
+const (
+	// wallBases is CLOCK_SET_WALL: REALTIME and TAI, hard and soft.
+	wallBases = uint8(1<<baseRealtime | 1<<baseRealtimeSoft | 1<<baseTAI | 1<<baseTAISoft)
+	// bootBases is CLOCK_SET_BOOT: BOOTTIME, hard and soft.
+	bootBases = uint8(1<<baseBoottime | 1<<baseBoottimeSoft)
+)
+
+// hangDelayCap is the 100 ms cap of every hang back-off strategy.
+const hangDelayCap = 100 * ktime.Millisecond
+
+// never is KTIME_MAX in the int64 domain used for monotonic comparisons.
+const never = int64(ktime.Max)
+
+// cpuBase models struct hrtimer_cpu_base (include/linux/hrtimer_defs.h) for one
+// CPU. All fields are owned by the plugin; the simulator is single-threaded, so
+// the kernel's cpu_base->lock has no counterpart.
+type cpuBase struct {
+	cpu   int
+	bases [maxClockBases]timerQueue
+	// activeBases has bit i set while bases[i] holds a timer.
+	activeBases uint8
+
+	// off are this CPU's copies of the timekeeper offsets (clock_base[].offset)
+	// and cwsSeq the clock_was_set_seq they belong to; hrtimer_update_base()
+	// refreshes them when the timekeeper's sequence moved.
+	off    sdk.ClockOffsets
+	cwsSeq uint64
+
+	// expiresNext is the CLOCK_MONOTONIC time the clockevent is believed to be
+	// programmed for (KTIME_MAX: nothing). nextTimer is the timer that defined
+	// it; like the kernel's pointer it may be stale after a remote removal.
+	expiresNext ktime.Time
+	nextTimer   *timer
+	// softirqExpiresNext caches the first soft expiry; the interrupt raises
+	// HRTIMER_SOFTIRQ when now >= it. Its staleness is regression 46eb1701c046.
+	softirqExpiresNext ktime.Time
+	softirqNextTimer   *timer
+
+	inHrtirq         bool // inside hrtimer_interrupt() (never true between calls)
+	hangDetected     bool // the last interrupt declared a hang; blocks __hrtimer_reprogram()
+	softirqActivated bool // HRTIMER_SOFTIRQ raised and not yet run
+
+	// Kernel statistics with the kernel's widths (/proc/timer_list shows them).
+	nrEvents    uint32
+	nrRetries   uint16
+	nrHangs     uint16
+	maxHangTime uint32
+
+	stats stats
+
+	// prog is the Program buffer of the call in progress; device writes are
+	// only ever made by the CPU the call runs on.
+	prog    *[]ktime.Time
+	opProg  []ktime.Time
+	irqProg []ktime.Time
+	irqExp  []sdk.HRExpiry
+
+	// reclaim lists timers that went inactive on this CPU and may be recycled.
+	reclaim []*timer
+}
+
+// stats are the plugin's own 64-bit counters.
+type stats struct {
+	starts, cancels             int64
+	expiriesHard, expiriesSoft  int64
+	deviceWrites, softirqRaises int64
+	retryPasses                 int64
+}
+
+func newCPUBase(cpu int) *cpuBase {
+	// hrtimers_cpu_starting(): nothing programmed, nothing cached.
+	return &cpuBase{cpu: cpu, expiresNext: ktime.Max, softirqExpiresNext: ktime.Max}
+}
+
+// offset is clock_base[idx].offset: the base clock minus CLOCK_MONOTONIC.
+func (cb *cpuBase) offset(idx int) int64 {
+	switch idx & 3 {
+	case baseRealtime:
+		return cb.off.Real
+	case baseBoottime:
+		return cb.off.Boot
+	case baseTAI:
+		return cb.off.TAI
+	}
+	return 0
+}
+
+func (cb *cpuBase) setNextTimer(t *timer) {
+	if cb.nextTimer == t {
+		return
+	}
+	if cb.nextTimer != nil {
+		cb.nextTimer.refs--
+	}
+	cb.nextTimer = t
+	if t != nil {
+		t.refs++
+	}
+}
+
+func (cb *cpuBase) setSoftirqNextTimer(t *timer) {
+	if cb.softirqNextTimer == t {
+		return
+	}
+	if cb.softirqNextTimer != nil {
+		cb.softirqNextTimer.refs--
+	}
+	cb.softirqNextTimer = t
+	if t != nil {
+		t.refs++
+	}
+}
+
+// toMono converts an expiry in a base's clock to CLOCK_MONOTONIC
+// (ktime_sub(expires, base->offset)). KTIME_MAX stays "never".
+//
+// Divergence: the kernel subtracts the offset from KTIME_MAX too; a REALTIME
+// timer at KTIME_MAX then looks like a (very distant) real expiry.
+func toMono(exp ktime.Time, off int64) int64 {
+	if exp == ktime.Max {
+		return never
+	}
+	v := int64(exp) - off
+	switch {
+	case off < 0 && v < int64(exp): // overflow past KTIME_MAX
+		return never
+	case off > 0 && v > int64(exp): // wrapped below the minimum
+		return math.MinInt64
+	}
+	return v
+}
+
+// addSafe is ktime_add_safe() on raw int64 values, saturating at KTIME_MAX.
+func addSafe(a, b int64) int64 {
+	if a == never || b == never {
+		return never
+	}
+	s := a + b
+	if b > 0 && s < a {
+		return never
+	}
+	if b < 0 && s > a {
+		return math.MinInt64
+	}
+	return s
+}
+
+// clampTime turns a raw monotonic value into a ktime.Time, clamped at 0 as the
+// kernel clamps negative next events (clock_was_set() can move them below 0).
+func clampTime(v int64) ktime.Time {
+	if v < 0 {
+		return 0
+	}
+	return ktime.Time(v)
+}
+
+// nextEventBase models __hrtimer_next_event_base(): the earliest expiry of the
+// active bases in mask, seeded with expiresNext. With update set (and no
+// exclude) it records the winner in next_timer or softirq_next_timer, as the
+// kernel does; queries pass update=false.
+func (cb *cpuBase) nextEventBase(exclude *timer, active uint8, expiresNext int64, update bool) int64 {
+	for idx := 0; idx < maxClockBases; idx++ {
+		if active&(1<<idx) == 0 {
+			continue
+		}
+		q := &cb.bases[idx]
+		t := q.first()
+		if t == nil {
+			continue
+		}
+		if t == exclude {
+			if t = q.second(); t == nil {
+				continue
+			}
+		}
+		e := toMono(t.expires, cb.offset(idx))
+		if e < expiresNext {
+			expiresNext = e
+			if exclude != nil || !update {
+				continue
+			}
+			if t.soft {
+				cb.setSoftirqNextTimer(t)
+			} else {
+				cb.setNextTimer(t)
+			}
+		}
+	}
+	if expiresNext < 0 {
+		expiresNext = 0
+	}
+	return expiresNext
+}
+
+// getNextEvent models __hrtimer_get_next_event(cpu_base, mask): it recomputes
+// the next_timer pointers but not the expires_next caches.
+func (cb *cpuBase) getNextEvent(mask uint8) ktime.Time {
+	var next *timer
+	e := never
+	if !cb.softirqActivated && mask&activeSoft != 0 {
+		cb.setSoftirqNextTimer(nil)
+		e = cb.nextEventBase(nil, cb.activeBases&activeSoft, never, true)
+		next = cb.softirqNextTimer
+	}
+	if mask&activeHard != 0 {
+		cb.setNextTimer(next)
+		e = cb.nextEventBase(nil, cb.activeBases&activeHard, e, true)
+	}
+	return ktime.Time(e)
+}
+
+// updateNextEvent models hrtimer_update_next_event() (46eb1701c046): the soft
+// and hard minima are computed separately and softirq_expires_next is always
+// refreshed unless the softirq is already raised.
+func (cb *cpuBase) updateNextEvent() ktime.Time {
+	soft := ktime.Max
+	if !cb.softirqActivated {
+		soft = cb.getNextEvent(activeSoft)
+		cb.softirqExpiresNext = soft
+	}
+	e := cb.getNextEvent(activeHard)
+	if e > soft {
+		cb.setNextTimer(cb.softirqNextTimer)
+		e = soft
+	}
+	return e
+}
+
+// staleForceNextEvent is the next-event evaluation of hrtimer_force_reprogram()
+// before 46eb1701c046 (v5.10): the cache is refreshed only when the overall
+// first timer is soft.
+func (cb *cpuBase) staleForceNextEvent() ktime.Time {
+	e := cb.getNextEvent(activeAll)
+	if cb.nextTimer != nil && cb.nextTimer.soft {
+		// "When the softirq is activated, hrtimer has to be programmed with
+		// the first hard hrtimer because soft timer interrupt could occur
+		// too late."
+		if cb.softirqActivated {
+			e = cb.getNextEvent(activeHard)
+		} else {
+			cb.softirqExpiresNext = e
+		}
+	}
+	return e
+}
+
+// queryNextEvent is the side-effect-free minimum over the bases in mask,
+// skipping exclude, with soft bases ignored while the softirq is pending
+// (hrtimer_next_event_without()).
+func (cb *cpuBase) queryNextEvent(exclude *timer, mask uint8) ktime.Time {
+	e := never
+	if !cb.softirqActivated && mask&activeSoft != 0 {
+		e = cb.nextEventBase(exclude, cb.activeBases&activeSoft, e, false)
+	}
+	if mask&activeHard != 0 {
+		e = cb.nextEventBase(exclude, cb.activeBases&activeHard, e, false)
+	}
+	return ktime.Time(e)
+}

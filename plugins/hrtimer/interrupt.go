@@ -1,0 +1,296 @@
+package hrtimer
+
+import (
+	"fmt"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// beginIRQ prepares cb's interrupt-family buffers for a new call.
+func (p *Plugin) beginIRQ(cb *cpuBase, now ktime.Time) {
+	cb.irqProg = cb.irqProg[:0]
+	cb.irqExp = cb.irqExp[:0]
+	cb.prog = &cb.irqProg
+	p.reclaim(cb, now)
+}
+
+// updateBase models hrtimer_update_base(): read the time and, when the
+// timekeeper's clock_was_set_seq moved, refresh this CPU's base offsets
+// (ktime_get_update_offsets_now()).
+//
+// Divergence: the leap-second adjustment of offs_real is not modelled.
+func (p *Plugin) updateBase(cb *cpuBase, now ktime.Time) ktime.Time {
+	p.refreshOffsets(cb)
+	return now
+}
+
+// refreshOffsets is the offset half of hrtimer_update_base().
+func (p *Plugin) refreshOffsets(cb *cpuBase) {
+	if cb.cwsSeq != p.tkSeq {
+		cb.off = p.tk
+		cb.cwsSeq = p.tkSeq
+	}
+}
+
+// forward models hrtimer_forward(timer, now, interval) on a dequeued timer:
+// move both expiries past now by whole intervals and return the overrun count.
+// now is in the timer's clock.
+//
+// Divergence: when now is before the hard expiry (a callback that ran early
+// inside its slack range) the kernel returns 0 without moving the timer, and a
+// restarting callback would then run again in the same pass, forever. The model
+// forwards from the expiry instead (one interval, overrun 1).
+func (p *Plugin) forward(t *timer, now int64, interval int64) int64 {
+	exp := int64(t.expires)
+	if now < exp {
+		now = exp
+	}
+	delta := now - exp
+	if interval < p.resolution {
+		interval = p.resolution
+	}
+	orun := int64(1)
+	if delta >= interval {
+		orun = delta / interval
+		incr := orun * interval
+		if incr/interval != orun { // overflow: the timer ends at KTIME_MAX
+			incr = never
+		}
+		t.expires = ktime.Time(addSafe(exp, incr))
+		t.softexpires = ktime.Time(addSafe(int64(t.softexpires), incr))
+		if int64(t.expires) > now {
+			return orun
+		}
+		orun++ // "the correction for exact"
+	}
+	t.expires = ktime.Time(addSafe(int64(t.expires), interval))
+	t.softexpires = ktime.Time(addSafe(int64(t.softexpires), interval))
+	return orun
+}
+
+// runQueues models __hrtimer_run_queues(cpu_base, now, flags, mask) with
+// __run_hrtimer(): for each active base in index order, run every timer whose
+// softexpires has been reached at the pass's sampled time passNow, stopping at
+// the first one that has not (even if later ones have). t is the simulated
+// clock on entry; the clock on return includes every expiry's overhead and
+// declared callback cost.
+func (p *Plugin) runQueues(cb *cpuBase, passNow, t ktime.Time, mask uint8) ktime.Time {
+	active := cb.activeBases & mask
+	for idx := 0; idx < maxClockBases; idx++ {
+		if active&(1<<idx) == 0 {
+			continue
+		}
+		q := &cb.bases[idx]
+		off := cb.offset(idx)
+		basenow := ktime.Time(addSafe(int64(passNow), off))
+		for {
+			tm := q.first()
+			if tm == nil || basenow < tm.softexpires {
+				break
+			}
+			t = t.Add(p.cfg.Costs.Expiry)
+			// base->running = timer; __remove_hrtimer(..., reprogram=0).
+			p.removeTimer(cb, tm, false)
+			exp := sdk.HRExpiry{ID: tm.id, Now: t, BaseNow: ktime.Time(addSafe(int64(t), off)), Soft: tm.soft}
+			if tm.period > 0 {
+				// The declared callback starts with hrtimer_forward_now().
+				exp.Overruns = p.forward(tm, int64(exp.BaseNow), tm.period)
+			}
+			t = t.Add(tm.cbCost)
+			tm.runEnd = t
+			if tm.period > 0 {
+				// HRTIMER_RESTART: re-enqueue ABS, no device write here.
+				p.enqueue(cb, tm)
+				exp.Restarted = true
+				exp.NewExpires = tm.expires
+			} else {
+				p.markInactive(tm)
+			}
+			if tm.soft {
+				cb.stats.expiriesSoft++
+			} else {
+				cb.stats.expiriesHard++
+			}
+			cb.irqExp = append(cb.irqExp, exp)
+		}
+	}
+	return t
+}
+
+// raiseIfDue is the softirq check at the top of every interrupt pass and of
+// hrtimer_run_queues(): raise HRTIMER_SOFTIRQ when now has reached the cached
+// softirq_expires_next.
+func (p *Plugin) raiseIfDue(cb *cpuBase, now ktime.Time) bool {
+	if now < cb.softirqExpiresNext {
+		return false
+	}
+	cb.softirqExpiresNext = ktime.Max
+	cb.softirqActivated = true
+	cb.stats.softirqRaises++
+	return true
+}
+
+// Interrupt models hrtimer_interrupt() entered at now, with the retry loop
+// and hang handling of the configured era (see the package doc):
+//
+//	proportional  kernel/time/hrtimer.c:hrtimer_interrupt() as of v6.15 (unchanged
+//	              since 41d2e4949377, 2009): up to 3 passes, each ending with
+//	              tick_program_event(expires_next, force=0); a pass fails when
+//	              expires_next is not in the future (the modelled -ETIME rule);
+//	              after the third failure: nr_hangs++, hang_detected = 1, next
+//	              event = now + min(now - entry_time, 100 ms).
+//	fixed_100ms   2889243848560: the pass fails when expires_next < now (no
+//	              device involved, nr_retries no longer counted); after the third
+//	              failure hrtimer_rearm() programs now + 100 ms and clears
+//	              hang_detected at once, leaving expires_next in the past.
+//	max_hang_time the fix: hang_detected is cleared at each pass and set on the
+//	              third failure; hrtimer_rearm() programs
+//	              ktime_get() + min(100 ms, max_hang_time) and keeps the flag
+//	              until the next interrupt.
+//
+// Divergence: CONFIG_HRTIMER_REARM_DEFERRED (E-2026) moves the final device
+// write to the interrupt return path; the model writes at the end of the
+// interrupt, which is the same instant for the host.
+func (p *Plugin) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
+	cb := p.cpu(cpu)
+	if !p.highRes {
+		panic(fmt.Sprintf("hrtimer: Interrupt on cpu %d in low-res mode (hrtimer_interrupt BUG_ON(!hres_active)); use RunQueues", cpu))
+	}
+	p.beginIRQ(cb, now)
+	defer func() { cb.prog = nil }()
+
+	res := sdk.InterruptResult{}
+	cb.nrEvents++
+	t := now.Add(p.cfg.Costs.Entry)
+	entry := p.updateBase(cb, t)
+	passNow := entry
+	retries := 0
+	for {
+		cb.inHrtirq = true
+		// expires_next = KTIME_MAX keeps remote CPUs from queueing a first
+		// timer here while the bases are being expired.
+		cb.expiresNext = ktime.Max
+		t = t.Add(p.cfg.Costs.Pass)
+		if p.raiseIfDue(cb, passNow) {
+			res.RaiseSoftirq = true
+		}
+		t = p.runQueues(cb, passNow, t, activeHard)
+
+		if p.cfg.HangDelay == HangProportional {
+			e := p.interruptNextEvent(cb)
+			cb.expiresNext = e
+			cb.inHrtirq = false
+			// tick_program_event(expires_next, 0): KTIME_MAX stops the
+			// device and succeeds; otherwise -ETIME unless e is after t.
+			if e == ktime.Max || e > t {
+				p.write(cb, e)
+				cb.hangDetected = false
+				break
+			}
+			passNow = p.updateBase(cb, t)
+			cb.nrRetries++
+			if retries++; retries < 3 {
+				continue
+			}
+			cb.nrHangs++
+			cb.hangDetected = true
+			delta := t.Sub(entry)
+			if uint32(delta) > cb.maxHangTime {
+				cb.maxHangTime = uint32(delta)
+			}
+			res.HangDelay = min(delta, hangDelayCap)
+			res.Hang = true
+			p.write(cb, t.Add(res.HangDelay))
+			break
+		}
+
+		now2 := p.updateBase(cb, t)
+		e := p.interruptNextEvent(cb)
+		if p.cfg.HangDelay == HangMaxHangTime {
+			cb.hangDetected = false
+		}
+		if e < now2 {
+			if retries++; retries < 3 {
+				passNow = now2
+				continue
+			}
+			if d := uint32(now2.Sub(entry)); d > cb.maxHangTime {
+				cb.maxHangTime = d
+			}
+			cb.nrHangs++
+			cb.hangDetected = true
+		}
+		// hrtimer_rearm()
+		cb.expiresNext = e
+		cb.inHrtirq = false
+		target := e
+		if cb.hangDetected {
+			if p.cfg.HangDelay == HangFixed100ms {
+				res.HangDelay = hangDelayCap
+				cb.hangDetected = false
+			} else {
+				res.HangDelay = min(hangDelayCap, int64(cb.maxHangTime))
+			}
+			res.Hang = true
+			target = t.Add(res.HangDelay)
+		}
+		p.write(cb, target)
+		break
+	}
+	res.Retries = retries
+	if res.Hang {
+		// Every pass failed; retries counts them all, the extra passes are 2.
+		res.Retries = 2
+	}
+	cb.stats.retryPasses += int64(res.Retries)
+	res.End = t
+	res.Expired = cb.irqExp
+	res.Program = cb.irqProg
+	return res
+}
+
+// RunSoftirq models hrtimer_run_softirq() (HRTIMER_SOFTIRQ) entered at now:
+// expire the soft bases, clear softirq_activated and re-arm the soft expiry
+// with hrtimer_update_softirq_timer(cpu_base, reprogram=true).
+func (p *Plugin) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptResult {
+	cb := p.cpu(cpu)
+	p.beginIRQ(cb, now)
+	defer func() { cb.prog = nil }()
+
+	t := now.Add(p.cfg.Costs.Softirq)
+	passNow := p.updateBase(cb, t)
+	t = p.runQueues(cb, passNow, t, activeSoft)
+	cb.softirqActivated = false
+	// hrtimer_update_softirq_timer(): "reprogramming needs to be triggered,
+	// even if the next soft hrtimer expires at the same time than the next
+	// hard hrtimer".
+	if cb.getNextEvent(activeSoft) != ktime.Max {
+		p.hrtimerReprogram(cb, cb.softirqNextTimer, true)
+	}
+	return sdk.InterruptResult{End: t, Expired: cb.irqExp, Program: cb.irqProg}
+}
+
+// RunQueues models hrtimer_run_queues(), called from the tick in low-res mode:
+// raise the softirq when due and expire the hard bases. It does nothing once
+// high-res mode is active, and it never writes the device.
+//
+// Divergence: the periodic tick_check_oneshot_change() switch to high-res mode
+// is not modelled; the mode is fixed by Setup.HighRes for the whole run.
+func (p *Plugin) RunQueues(cpu int, now ktime.Time) sdk.InterruptResult {
+	cb := p.cpu(cpu)
+	if p.highRes {
+		return sdk.InterruptResult{End: now}
+	}
+	p.beginIRQ(cb, now)
+	defer func() { cb.prog = nil }()
+
+	passNow := p.updateBase(cb, now)
+	t := now.Add(p.cfg.Costs.Pass)
+	res := sdk.InterruptResult{RaiseSoftirq: p.raiseIfDue(cb, passNow)}
+	t = p.runQueues(cb, passNow, t, activeHard)
+	res.End = t
+	res.Expired = cb.irqExp
+	res.Program = cb.irqProg
+	return res
+}

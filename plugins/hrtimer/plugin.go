@@ -1,0 +1,212 @@
+package hrtimer
+
+import (
+	"fmt"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Name is the plugin name HCL selects with plugin = "hrtimer".
+const Name = "hrtimer"
+
+// Version is the plugin's own semantic version.
+const Version = "1.0.0"
+
+// Plugin models every CPU's struct hrtimer_cpu_base. It implements
+// sdk.HRTimerBase. The zero value is not usable; call New, then Configure.
+type Plugin struct {
+	cfg     Config
+	setup   sdk.Setup
+	highRes bool
+	// resolution is hrtimer_resolution: TICK_NSEC until the CPUs switch to
+	// high-res mode, then 1 ns (HIGH_RES_NSEC). hrtimer_forward() clamps the
+	// interval to it.
+	resolution int64
+
+	cpus   []*cpuBase
+	timers map[sdk.TimerID]*timer
+	free   []*timer
+	seq    uint64 // enqueue sequence for FIFO ties
+
+	// tk and tkSeq model the timekeeper's offsets and clock_was_set_seq;
+	// cwsMask are the bases the latest offset change affected.
+	tk      sdk.ClockOffsets
+	tkSeq   uint64
+	cwsMask uint8
+}
+
+var _ sdk.HRTimerBase = (*Plugin)(nil)
+
+// New returns an unconfigured hrtimer plugin (the sdk.Factory constructor).
+func New() sdk.Plugin { return &Plugin{} }
+
+// Info describes the plugin.
+func (p *Plugin) Info() sdk.Info {
+	return sdk.Info{
+		Kind:        sdk.KindHRTimer,
+		Name:        Name,
+		Version:     Version,
+		Description: "kernel/time/hrtimer.c per-CPU hrtimer_cpu_base with 8 clock bases, era-selectable hang handling, softirq cache and restart reprogramming",
+	}
+}
+
+// Schema declares the strategies and cost parameters.
+func (p *Plugin) Schema() sdk.Schema { return schema() }
+
+// Configure applies the machine setup and the decoded attributes.
+func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
+	cfg, diags := decodeConfig(c)
+	if s.CPUs < 1 {
+		diags = diags.Errorf("", "hrtimer needs at least one CPU, got %d", s.CPUs)
+	}
+	if !ktime.ValidHZ(s.HZ) {
+		diags = diags.Errorf("", "HZ=%d is not a CONFIG_HZ value (100, 250, 300, 1000)", s.HZ)
+	}
+	if diags.HasErrors() {
+		return diags
+	}
+	p.cfg = cfg
+	p.setup = s
+	p.highRes = s.HighRes
+	p.resolution = 1
+	if !s.HighRes {
+		// LOW_RES_NSEC = TICK_NSEC (include/linux/hrtimer_defs.h).
+		p.resolution = ktime.TickNsec(s.HZ)
+	}
+	p.cpus = make([]*cpuBase, s.CPUs)
+	for i := range p.cpus {
+		p.cpus[i] = newCPUBase(i)
+	}
+	p.timers = make(map[sdk.TimerID]*timer)
+	p.free = nil
+	p.seq = 0
+	p.tk, p.tkSeq, p.cwsMask = sdk.ClockOffsets{}, 0, 0
+	return diags
+}
+
+// counterNames is the per-CPU counter order of Counters.
+var counterNames = []string{
+	"nr_events", "nr_retries", "nr_hangs", "max_hang_time",
+	"starts", "cancels", "expiries_hard", "expiries_soft",
+	"device_writes", "softirq_raises", "retry_passes",
+}
+
+// Counters reports, per CPU in CPU order, the kernel's statistics with their
+// kernel widths (nr_events u32, nr_retries and nr_hangs u16, max_hang_time u32
+// in ns: what /proc/timer_list prints) and the plugin's own counts: starts
+// (Start calls), cancels (Cancel calls that dequeued a timer), hard and soft
+// expiries, device_writes (Program entries), softirq_raises and retry_passes
+// (extra passes of the interrupt retry loop, in every era; nr_retries follows
+// the kernel, which stopped counting with 2889243848560).
+func (p *Plugin) Counters() []sdk.Counter {
+	out := make([]sdk.Counter, 0, len(p.cpus)*len(counterNames))
+	for _, cb := range p.cpus {
+		vals := []int64{
+			int64(cb.nrEvents), int64(cb.nrRetries), int64(cb.nrHangs), int64(cb.maxHangTime),
+			cb.stats.starts, cb.stats.cancels, cb.stats.expiriesHard, cb.stats.expiriesSoft,
+			cb.stats.deviceWrites, cb.stats.softirqRaises, cb.stats.retryPasses,
+		}
+		for i, n := range counterNames {
+			out = append(out, sdk.Counter{Name: n, CPU: cb.cpu, Value: vals[i]})
+		}
+	}
+	return out
+}
+
+// CPUState is a snapshot of one hrtimer_cpu_base, for traces and debugging
+// (the fields /proc/timer_list prints).
+type CPUState struct {
+	ExpiresNext, SoftirqExpiresNext ktime.Time
+	NextTimer, SoftirqNextTimer     sdk.TimerID // 0 when the pointer is NULL
+	HresActive, InHrtirq            bool
+	HangDetected, SoftirqActivated  bool
+	ActiveBases                     uint8
+	NrEvents                        uint32
+	NrRetries, NrHangs              uint16
+	MaxHangTime                     uint32
+	Queued                          int // timers queued on all 8 bases
+}
+
+// CPUState returns a snapshot of cpu's base.
+func (p *Plugin) CPUState(cpu int) CPUState {
+	cb := p.cpu(cpu)
+	s := CPUState{
+		ExpiresNext: cb.expiresNext, SoftirqExpiresNext: cb.softirqExpiresNext,
+		HresActive: p.highRes, InHrtirq: cb.inHrtirq, HangDetected: cb.hangDetected,
+		SoftirqActivated: cb.softirqActivated, ActiveBases: cb.activeBases,
+		NrEvents: cb.nrEvents, NrRetries: cb.nrRetries, NrHangs: cb.nrHangs, MaxHangTime: cb.maxHangTime,
+	}
+	if cb.nextTimer != nil {
+		s.NextTimer = cb.nextTimer.id
+	}
+	if cb.softirqNextTimer != nil {
+		s.SoftirqNextTimer = cb.softirqNextTimer.id
+	}
+	for i := range cb.bases {
+		s.Queued += cb.bases[i].len()
+	}
+	return s
+}
+
+// cpu returns cpu's base; an out-of-range CPU is a host bug.
+func (p *Plugin) cpu(cpu int) *cpuBase {
+	if cpu < 0 || cpu >= len(p.cpus) {
+		panic(fmt.Sprintf("hrtimer: cpu %d out of range [0,%d) (Configure not called?)", cpu, len(p.cpus)))
+	}
+	return p.cpus[cpu]
+}
+
+// lookup returns the timer with id, or nil.
+func (p *Plugin) lookup(id sdk.TimerID) *timer { return p.timers[id] }
+
+// timerFor returns the timer with id, creating it on cpu as __hrtimer_setup()
+// does (timer->base = this CPU's base) when it is new.
+func (p *Plugin) timerFor(id sdk.TimerID, cpu int) *timer {
+	if t := p.timers[id]; t != nil {
+		return t
+	}
+	var t *timer
+	if n := len(p.free); n > 0 {
+		t = p.free[n-1]
+		p.free = p.free[:n-1]
+		*t = timer{}
+	} else {
+		t = new(timer)
+	}
+	t.id, t.cpu, t.idx = id, cpu, -1
+	p.timers[id] = t
+	return t
+}
+
+// markInactive queues t for recycling once it is no longer referenced.
+func (p *Plugin) markInactive(t *timer) {
+	if t.candidate {
+		return
+	}
+	t.candidate = true
+	cb := p.cpus[t.cpu]
+	cb.reclaim = append(cb.reclaim, t)
+}
+
+// reclaim recycles cb's inactive timers whose callbacks have returned by now
+// and that no next pointer references. The host passes IDs it may never reuse
+// (one per nanosleep, say); without this the timer map would grow for the
+// whole run. A recycled ID simply starts afresh if the host uses it again.
+func (p *Plugin) reclaim(cb *cpuBase, now ktime.Time) {
+	kept := cb.reclaim[:0]
+	for _, t := range cb.reclaim {
+		switch {
+		case t.enqueued:
+			t.candidate = false // active again; re-listed when it goes inactive
+		case t.refs == 0 && t.runEnd <= now:
+			delete(p.timers, t.id)
+			t.candidate = false
+			p.free = append(p.free, t)
+		default:
+			kept = append(kept, t)
+		}
+	}
+	clear(cb.reclaim[len(kept):])
+	cb.reclaim = kept
+}

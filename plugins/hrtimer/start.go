@@ -1,0 +1,166 @@
+package hrtimer
+
+import (
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// baseIndex models the base selection of __hrtimer_setup(): a relative
+// CLOCK_REALTIME timer becomes CLOCK_MONOTONIC (POSIX: relative timers do not
+// move when the clock is set) and HRTIMER_MODE_SOFT selects the soft half.
+//
+// Divergence: the kernel selects the base once, at hrtimer_setup(); the model
+// re-derives it from the clock and mode of every Start, so a host should pass
+// the same Clock and SOFT bit every time it starts a given timer.
+func baseIndex(clock sdk.ClockID, mode sdk.HRMode) int {
+	if clock == sdk.ClockRealtime && mode&sdk.HRModeRel != 0 {
+		clock = sdk.ClockMonotonic
+	}
+	idx := baseMonotonic // hrtimer_clockid_to_base(): unknown ids WARN and use MONOTONIC
+	switch clock {
+	case sdk.ClockRealtime:
+		idx = baseRealtime
+	case sdk.ClockBoottime:
+		idx = baseBoottime
+	case sdk.ClockTAI:
+		idx = baseTAI
+	}
+	if mode&sdk.HRModeSoft != 0 {
+		idx += maxClockBases / 2
+	}
+	return idx
+}
+
+// clockNow models __hrtimer_cb_get_time(): the base clock's current time read
+// from the timekeeper (ktime_get_real() and friends), not from the possibly
+// stale per-CPU base offsets.
+func (p *Plugin) clockNow(now ktime.Time, idx int) int64 {
+	var off int64
+	switch idx & 3 {
+	case baseRealtime:
+		off = p.tk.Real
+	case baseBoottime:
+		off = p.tk.Boot
+	case baseTAI:
+		off = p.tk.TAI
+	}
+	return addSafe(int64(now), off)
+}
+
+// enqueue models enqueue_hrtimer(): mark the base active, queue t, and report
+// whether it became the base's leftmost timer. It never touches the hardware.
+func (p *Plugin) enqueue(cb *cpuBase, t *timer) bool {
+	cb.activeBases |= 1 << t.base
+	t.enqueued = true
+	p.seq++
+	t.seq = p.seq
+	return cb.bases[t.base].push(t)
+}
+
+// removeTimer models __remove_hrtimer(timer, base, newstate, reprogram):
+// dequeue t and, when asked and t defined expires_next, re-evaluate the
+// device with hrtimer_force_reprogram(cpu_base, skip_equal=1).
+func (p *Plugin) removeTimer(cb *cpuBase, t *timer, reprogram bool) {
+	if !t.enqueued {
+		return
+	}
+	t.enqueued = false
+	if !cb.bases[t.base].remove(t) {
+		cb.activeBases &^= 1 << t.base
+	}
+	// With reprogram false next_timer is left pointing at t, as in the
+	// kernel ("No harm as we never dereference cpu_base->next_timer").
+	if reprogram && t == cb.nextTimer {
+		p.forceReprogram(cb, true)
+	}
+}
+
+// Start models hrtimer_start_range_ns() called on cpu at now:
+// __hrtimer_start_range_ns() with the configured restart strategy, then
+// hrtimer_reprogram() when the timer became a new leftmost timer.
+//
+// Divergence: switch_hrtimer_base() may pick get_nohz_timer_target(); the model
+// always queues on the calling CPU (the host chooses cpu), except that a timer
+// whose callback is still running stays on its base, as in the kernel.
+func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
+	this := p.cpu(cpu)
+	this.opProg = this.opProg[:0]
+	this.prog = &this.opProg
+	defer func() { this.prog = nil }()
+	this.stats.starts++
+
+	t := p.timerFor(ht.ID, cpu)
+	t.cbCost, t.period = ht.CallbackCost, ht.Period
+	old := p.cpus[t.cpu]
+
+	// 627ef5ae2df8: restarting this CPU's first timer keeps it local and
+	// defers the reprogramming until after the enqueue.
+	forceLocal := p.cfg.Restart == RestartDeferred && old == this && this.nextTimer == t
+
+	// remove_hrtimer(timer, base, restart=true, keep_local=force_local):
+	// reprogram on removal only for a local base, and not when force_local.
+	ret := 0
+	if t.enqueued {
+		ret = 1
+		p.removeTimer(old, t, old == this && !forceLocal)
+	}
+
+	t.base = baseIndex(ht.Clock, ht.Mode)
+	t.soft = t.base >= baseMonotonicSoft
+
+	tim := int64(expires)
+	if ht.Mode&sdk.HRModeRel != 0 {
+		tim = addSafe(tim, p.clockNow(now, t.base))
+	}
+	if slack < 0 {
+		slack = 0 // delta_ns is u64 in the kernel; a negative slack is a host bug
+	}
+	t.softexpires = ktime.Time(tim)
+	t.expires = ktime.Time(addSafe(tim, slack))
+
+	// switch_hrtimer_base(): move to the calling CPU unless the callback runs.
+	target := old
+	if !forceLocal && !(now < t.runEnd) {
+		target = this
+	}
+	t.cpu = target.cpu
+
+	first := p.enqueue(target, t)
+	if forceLocal {
+		p.forceReprogram(this, true)
+	} else if first {
+		p.hrtimerReprogram(this, t, true)
+	}
+	return sdk.HROpResult{
+		Cost: p.cfg.Costs.Start, Program: this.opProg, Ret: ret,
+		Expires: t.expires, SoftExpires: t.softexpires,
+	}
+}
+
+// Cancel models hrtimer_try_to_cancel(): 0 when the timer is neither queued
+// nor running, -1 while its callback runs (now before the callback's end),
+// otherwise remove_hrtimer(restart=false) and 1. Removal from another CPU's
+// base never reprograms that CPU; its stale interrupt re-evaluates.
+func (p *Plugin) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult {
+	this := p.cpu(cpu)
+	this.opProg = this.opProg[:0]
+	this.prog = &this.opProg
+	defer func() { this.prog = nil }()
+
+	res := sdk.HROpResult{Cost: p.cfg.Costs.Cancel}
+	t := p.lookup(id)
+	switch {
+	case t == nil || (!t.enqueued && !(now < t.runEnd)):
+		res.Ret = 0
+	case now < t.runEnd:
+		res.Ret = -1
+	default:
+		owner := p.cpus[t.cpu]
+		p.removeTimer(owner, t, owner == this)
+		p.markInactive(t)
+		this.stats.cancels++
+		res.Ret = 1
+	}
+	res.Program = this.opProg
+	return res
+}
