@@ -1,0 +1,222 @@
+package workload
+
+import (
+	"fmt"
+
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/metrics"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// cyclictest follows rt-tests src/cyclictest/cyclictest.c (v2.x; the loop is
+// unchanged since the 3.10-era v0.85): thread i sleeps with
+// clock_nanosleep(TIMER_ABSTIME) on CLOCK_MONOTONIC for interval + i*distance,
+// reads the clock on wakeup, and records now - next in whole microseconds.
+type cyclictest struct {
+	name     string
+	threads  int
+	cpus     []int
+	interval int64
+	distance int64
+	prio     int
+	clock    sdk.ClockID
+	mode     string
+	histMax  int
+	dmaLat   bool
+	userWork int64
+	warmup   ktime.Time
+	stats    []*ctThread
+}
+
+type ctThread struct {
+	tid      int
+	pid      int
+	cpu      int
+	interval int64
+	lat      *metrics.Latency
+}
+
+func init() {
+	register(Type{
+		Name: "cyclictest",
+		Doc:  "rt-tests cyclictest: periodic clock_nanosleep wakeups, latency = wakeup - target",
+		Schema: sdk.Schema{Attributes: []sdk.Attribute{
+			attr("threads", sdk.TypeNumber, "1", "number of measurement threads (-t)"),
+			attr("cpus", sdk.TypeString, "", "cpulist the threads are pinned to round robin (-a); empty: thread i on CPU i"),
+			attr("interval", sdk.TypeDuration, "1000us", "base interval (-i)"),
+			attr("distance", sdk.TypeDuration, "500us", "interval increment per thread (-d)"),
+			attr("priority", sdk.TypeNumber, "0", "SCHED_FIFO priority (-p); 0 = SCHED_OTHER"),
+			attr("clock", sdk.TypeString, "monotonic", "clock (-c)", "monotonic", "realtime"),
+			attr("mode", sdk.TypeString, "clock_nanosleep", "sleep mode: absolute clock_nanosleep (default) or relative (-r)", "clock_nanosleep", "relative"),
+			attr("histogram", sdk.TypeNumber, "0", "histogram buckets in us (-h); 0 = off"),
+			attr("dma_latency", sdk.TypeBool, "true", "write 0 to /dev/cpu_dma_latency (cyclictest's default): no C-state exit latency"),
+			attr("user_work", sdk.TypeDuration, "1us", "user-space work per loop (stats update, clock read)"),
+		}},
+		New: newCyclictest,
+	})
+}
+
+func newCyclictest(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+	w := &cyclictest{name: name, threads: int(c.Int("threads")), interval: c.Duration("interval"),
+		distance: c.Duration("distance"), prio: int(c.Int("priority")), mode: c.String("mode"),
+		histMax: int(c.Int("histogram")), dmaLat: c.Bool("dma_latency"), userWork: c.Duration("user_work")}
+	if w.threads < 1 {
+		return nil, fmt.Errorf("threads must be at least 1, got %d", w.threads)
+	}
+	if w.interval <= 0 {
+		return nil, fmt.Errorf("interval must be positive")
+	}
+	if w.prio < 0 || w.prio > 99 {
+		return nil, fmt.Errorf("priority %d outside 0..99", w.prio)
+	}
+	w.clock = sdk.ClockMonotonic
+	if c.String("clock") == "realtime" {
+		w.clock = sdk.ClockRealtime
+	}
+	if s := c.String("cpus"); s != "" {
+		cpus, err := ParseCPUList(s, m.CPUs)
+		if err != nil {
+			return nil, err
+		}
+		w.cpus = cpus
+	} else {
+		for i := 0; i < w.threads; i++ {
+			w.cpus = append(w.cpus, i%m.CPUs)
+		}
+	}
+	if w.histMax > 0 {
+		w.distance = 0 // cyclictest -h forces distance 0
+	}
+	return w, nil
+}
+
+func (w *cyclictest) Setup(k *kernel.Kernel, warmup ktime.Time) error {
+	w.warmup = warmup
+	if w.dmaLat {
+		k.SetPMQoS(0)
+	}
+	p := k.NewProcess("cyclictest")
+	pol := kernel.SchedOther
+	if w.prio > 0 {
+		pol = kernel.SchedFIFO
+	}
+	buckets := w.histMax
+	if buckets == 0 {
+		buckets = 10000
+	}
+	for i := 0; i < w.threads; i++ {
+		st := &ctThread{tid: i, cpu: w.cpus[i%len(w.cpus)], interval: w.interval + int64(i)*w.distance, lat: metrics.NewLatency(buckets)}
+		w.stats = append(w.stats, st)
+		t, err := k.Spawn(p, "cyclictest", st.cpu, pol, w.prio, w.program(k, st))
+		if err != nil {
+			return err
+		}
+		st.pid = t.Pid
+	}
+	return nil
+}
+
+// program is cyclictest's timerthread() loop.
+func (w *cyclictest) program(k *kernel.Kernel, st *ctThread) kernel.Program {
+	var next, now int64
+	state := 0
+	return kernel.ProgramFunc(func(t *kernel.Task, r kernel.Result) kernel.Action {
+		switch state {
+		case 0: // clock_gettime(&now) before the loop
+			state = 1
+			return kernel.ClockGettime{Clock: w.clock}
+		case 1: // next = now + interval; first sleep
+			now = r.Ret
+			next = now + st.interval
+			state = 2
+			return w.sleep(next, now)
+		case 2: // clock_nanosleep returned: clock_gettime(&now)
+			state = 3
+			return kernel.ClockGettime{Clock: w.clock}
+		case 3: // diff = now - next; next += interval (skipping missed periods)
+			now = r.Ret
+			if r.Now >= w.warmup {
+				st.lat.Add(now - next)
+			}
+			next += st.interval
+			for now > next {
+				next += st.interval
+			}
+			if w.userWork > 0 {
+				state = 4
+				return kernel.Compute{NS: w.userWork}
+			}
+			state = 2
+			return w.sleep(next, now)
+		default: // the statistics work is done: sleep again
+			state = 2
+			return w.sleep(next, now+w.userWork)
+		}
+	})
+}
+
+func (w *cyclictest) sleep(next, now int64) kernel.Action {
+	if w.mode == "relative" {
+		d := next - now
+		if d < 0 {
+			d = 0
+		}
+		return kernel.ClockNanosleep{Clock: w.clock, T: d}
+	}
+	return kernel.ClockNanosleep{Clock: w.clock, Abs: true, T: next}
+}
+
+func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
+	rep := Report{Type: "cyclictest", Name: w.name, Extra: map[string]any{}}
+	for _, st := range w.stats {
+		h := st.lat
+		rep.Text = append(rep.Text, fmt.Sprintf("T:%2d (%5d) P:%2d I:%d C:%7d Min:%7d Act:%5d Avg:%5d Max:%8d",
+			st.tid, st.pid, w.prio, st.interval/1000, h.Count, h.MinOrZero()/1000, h.Last/1000, int64(h.Avg())/1000, h.Max/1000))
+		rep.Bench = append(rep.Bench, BenchLine{Name: "Cyclictest", Sub: fmt.Sprintf("thread=%d", st.tid), Metrics: []Metric{
+			{"max-latency-ns", float64(h.Max), "lower"},
+			{"avg-latency-ns", h.Avg(), "lower"},
+			{"min-latency-ns", float64(h.MinOrZero()), "lower"},
+			{"p99-latency-us", float64(h.PercentileUS(0.99)), "lower"},
+			{"cycles", float64(h.Count), "higher"},
+		}})
+	}
+	if w.histMax > 0 {
+		rep.Text = append(rep.Text, w.histogram()...)
+	}
+	return rep
+}
+
+// histogram prints cyclictest -h output: "# Histogram", one line per bucket
+// with one column per thread, then the summary lines.
+func (w *cyclictest) histogram() []string {
+	out := []string{"# Histogram"}
+	for b := 0; b < w.histMax; b++ {
+		line := fmt.Sprintf("%06d", b)
+		any := false
+		for _, st := range w.stats {
+			bk, _ := st.lat.Buckets()
+			line += fmt.Sprintf(" %06d", bk[b])
+			if bk[b] != 0 {
+				any = true
+			}
+		}
+		if any {
+			out = append(out, line)
+		}
+	}
+	sum := func(label string, f func(*ctThread) int64) string {
+		s := "# " + label + ":"
+		for _, st := range w.stats {
+			s += fmt.Sprintf(" %05d", f(st))
+		}
+		return s
+	}
+	out = append(out,
+		sum("Total", func(st *ctThread) int64 { return st.lat.Count }),
+		sum("Min Latencies", func(st *ctThread) int64 { return st.lat.MinOrZero() / 1000 }),
+		sum("Avg Latencies", func(st *ctThread) int64 { return int64(st.lat.Avg()) / 1000 }),
+		sum("Max Latencies", func(st *ctThread) int64 { return st.lat.Max / 1000 }),
+		sum("Histogram Overflows", func(st *ctThread) int64 { _, o := st.lat.Buckets(); return o }))
+	return out
+}

@@ -1,0 +1,167 @@
+package workload
+
+import (
+	"fmt"
+
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// kernelTimers models background per-CPU wheel timers of a kernel (vmstat,
+// watchdog, writeback, ...): one timer_list per listed CPU with a period and
+// the deferrable flag, re-armed by its callback with mod_timer(jiffies + period).
+type kernelTimers struct {
+	name       string
+	function   string
+	cpus       []int
+	period     int64
+	deferrable bool
+	cost       int64
+	phase      int64
+	timers     []*kernel.WheelTimer
+}
+
+func init() {
+	register(Type{
+		Name: "kernel_timers",
+		Doc:  "background per-CPU timer_list timers (vmstat, watchdog, writeback...) re-armed every period",
+		Schema: sdk.Schema{Attributes: []sdk.Attribute{
+			attr("function", sdk.TypeString, "", "callback name shown in traces (defaults to the block name)"),
+			attr("cpus", sdk.TypeString, "all", "cpulist"),
+			attr("period", sdk.TypeDuration, "1s", "re-arm period (rounded to jiffies)"),
+			attr("deferrable", sdk.TypeBool, "false", "TIMER_DEFERRABLE: never wakes an idle CPU"),
+			attr("callback_cost", sdk.TypeDuration, "500ns", "callback run time"),
+			attr("phase", sdk.TypeDuration, "0s", "first expiry offset added to the period"),
+		}},
+		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+			w := &kernelTimers{name: name, function: c.String("function"), period: c.Duration("period"),
+				deferrable: c.Bool("deferrable"), cost: c.Duration("callback_cost"), phase: c.Duration("phase")}
+			if w.function == "" {
+				w.function = name
+			}
+			if w.period <= 0 {
+				return nil, fmt.Errorf("period must be positive")
+			}
+			cpus, err := ParseCPUList(c.String("cpus"), m.CPUs)
+			w.cpus = cpus
+			return w, err
+		},
+	})
+}
+
+func (w *kernelTimers) Setup(k *kernel.Kernel, warmup ktime.Time) error {
+	pj := uint64((w.period + k.TickNsec() - 1) / k.TickNsec())
+	ph := uint64(w.phase / k.TickNsec())
+	var flags sdk.TimerFlags = sdk.TimerPinned
+	if w.deferrable {
+		flags |= sdk.TimerDeferrable
+	}
+	for _, cpu := range w.cpus {
+		t := k.NewWheelTimer(w.function, flags, w.cost, pj, nil)
+		w.timers = append(w.timers, t)
+		k.ModTimer(cpu, 0, t, k.Jiffies()+pj+ph)
+	}
+	return nil
+}
+
+func (w *kernelTimers) Report(k *kernel.Kernel, end ktime.Time) Report {
+	return Report{Type: "kernel_timers", Name: w.name}
+}
+
+// hrtimerLoad is a kernel-internal hrtimer load: per listed CPU, count
+// periodic hrtimers whose callbacks forward and restart them (HRTIMER_RESTART),
+// like per-CPU watchdog or sched hrtick timers. It is the timer-heavy load of
+// the engine benchmarks, and with period 0 a set of one-shot timers.
+type hrtimerLoad struct {
+	name     string
+	cpus     []int
+	count    int
+	period   int64
+	first    int64
+	clock    sdk.ClockID
+	soft     bool
+	abs      bool
+	cost     int64
+	stagger  bool
+	timers   []*kernel.HRTimer
+	expiries int64
+	warmup   ktime.Time
+}
+
+func init() {
+	register(Type{
+		Name: "hrtimer_load",
+		Doc:  "kernel hrtimers per CPU, periodic (callback restarts them) or one-shot",
+		Schema: sdk.Schema{Attributes: []sdk.Attribute{
+			attr("cpus", sdk.TypeString, "all", "cpulist"),
+			attr("count", sdk.TypeNumber, "1", "timers per CPU"),
+			attr("period", sdk.TypeDuration, "100us", "forward period; 0s = one-shot"),
+			attr("first", sdk.TypeDuration, "0s", "first expiry (relative to boot in the timer's clock when absolute); 0 = one period"),
+			attr("clock", sdk.TypeString, "monotonic", "clock base", "monotonic", "realtime", "boottime", "tai"),
+			attr("soft", sdk.TypeBool, "false", "HRTIMER_MODE_SOFT: expire in HRTIMER_SOFTIRQ"),
+			attr("absolute", sdk.TypeBool, "true", "start in ABS mode at first (else REL)"),
+			attr("callback_cost", sdk.TypeDuration, "200ns", "callback run time"),
+			attr("stagger", sdk.TypeBool, "true", "spread the first expiries of a CPU's timers over one period"),
+		}},
+		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+			w := &hrtimerLoad{name: name, count: int(c.Int("count")), period: c.Duration("period"), first: c.Duration("first"),
+				soft: c.Bool("soft"), abs: c.Bool("absolute"), cost: c.Duration("callback_cost"), stagger: c.Bool("stagger")}
+			w.clock = map[string]sdk.ClockID{"monotonic": sdk.ClockMonotonic, "realtime": sdk.ClockRealtime,
+				"boottime": sdk.ClockBoottime, "tai": sdk.ClockTAI}[c.String("clock")]
+			if w.count < 1 {
+				return nil, fmt.Errorf("count must be at least 1")
+			}
+			if w.period == 0 && w.first == 0 {
+				return nil, fmt.Errorf("a one-shot load (period 0s) needs first")
+			}
+			cpus, err := ParseCPUList(c.String("cpus"), m.CPUs)
+			w.cpus = cpus
+			return w, err
+		},
+	})
+}
+
+func (w *hrtimerLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
+	w.warmup = warmup
+	mode := sdk.HRModeAbs
+	if !w.abs {
+		mode = sdk.HRModeRel
+	}
+	if w.soft {
+		mode |= sdk.HRModeSoft
+	} else {
+		mode |= sdk.HRModeHard
+	}
+	first := w.first
+	if first == 0 {
+		first = w.period
+	}
+	for _, cpu := range w.cpus {
+		for i := 0; i < w.count; i++ {
+			t := k.NewHRTimer(w.name+"_fn", w.clock, mode, w.cost, func(c *kernel.CPU, now ktime.Time, e *sdk.HRExpiry) {
+				if now >= w.warmup {
+					w.expiries++
+				}
+			})
+			t.Period = w.period
+			at := first
+			if w.stagger && w.count > 1 && w.period > 0 {
+				at += w.period * int64(i) / int64(w.count)
+			}
+			k.StartHRTimer(cpu, 0, t, ktime.Time(at), 0, mode)
+			w.timers = append(w.timers, t)
+		}
+	}
+	return nil
+}
+
+func (w *hrtimerLoad) Report(k *kernel.Kernel, end ktime.Time) Report {
+	rep := Report{Type: "hrtimer_load", Name: w.name}
+	rep.Text = append(rep.Text, fmt.Sprintf("hrtimer_load %s: %d expiries, %.0f/s simulated", w.name, w.expiries, perSecond(w.expiries, int64(end-w.warmup))))
+	rep.Bench = append(rep.Bench, BenchLine{Name: "HrtimerLoad", Metrics: []Metric{
+		{"expiries", float64(w.expiries), "higher"},
+		{"expiries/s", perSecond(w.expiries, int64(end-w.warmup)), "higher"},
+	}})
+	return rep
+}

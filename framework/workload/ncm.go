@@ -1,0 +1,232 @@
+package workload
+
+import (
+	"fmt"
+
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// ncm models pktgen transmitting through the USB NCM gadget
+// (drivers/usb/gadget/function/f_ncm.c, before mid-2021): for every packet the
+// driver wraps it into the current NTB and calls
+// hrtimer_start(&ncm->task_timer, TX_TIMEOUT_NSECS (300 us), HRTIMER_MODE_REL_SOFT)
+// on the same timer; the soft callback (ncm_tx_timeout) flushes the NTB when no
+// packet came for 300 us. pktgen sends back to back, so throughput is set by
+// the per-packet cost, which includes the clockevent writes the restart makes.
+type ncm struct {
+	name    string
+	cpu     int
+	work    int64
+	timeout int64
+	size    int64
+	cbCost  int64
+	packets int64
+	writes0 int64
+	warmup  ktime.Time
+	timer   *kernel.HRTimer
+	flushes int64
+}
+
+func init() {
+	register(Type{
+		Name: "ncm",
+		Doc:  "pktgen over the USB NCM gadget: hrtimer_start(REL_SOFT, 300us) of one timer per packet",
+		Schema: sdk.Schema{Attributes: []sdk.Attribute{
+			attr("cpu", sdk.TypeNumber, "0", "CPU of the pktgen kthread"),
+			attr("packet_work", sdk.TypeDuration, "2us", "driver and stack work per packet besides the timer restart"),
+			attr("timeout", sdk.TypeDuration, "300us", "TX_TIMEOUT_NSECS"),
+			attr("packet_size", sdk.TypeNumber, "1514", "frame size in bytes (for Gbps)"),
+			attr("callback_cost", sdk.TypeDuration, "2us", "ncm_tx_timeout() flush cost"),
+		}},
+		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+			w := &ncm{name: name, cpu: int(c.Int("cpu")), work: c.Duration("packet_work"), timeout: c.Duration("timeout"),
+				size: c.Int("packet_size"), cbCost: c.Duration("callback_cost")}
+			if w.cpu < 0 || w.cpu >= m.CPUs {
+				return nil, fmt.Errorf("cpu %d does not exist", w.cpu)
+			}
+			if w.work <= 0 || w.timeout <= 0 || w.size <= 0 {
+				return nil, fmt.Errorf("packet_work, timeout and packet_size must be positive")
+			}
+			return w, nil
+		},
+	})
+}
+
+func (w *ncm) Setup(k *kernel.Kernel, warmup ktime.Time) error {
+	w.warmup = warmup
+	w.timer = k.NewHRTimer("ncm_tx_timeout", sdk.ClockMonotonic, sdk.HRModeRel|sdk.HRModeSoft, w.cbCost,
+		func(c *kernel.CPU, now ktime.Time, e *sdk.HRExpiry) { w.flushes++ })
+	p := k.NewProcess("kpktgend_0")
+	measuring := false
+	send := kernel.KernelWork{Name: "ncm_xmit", Fn: func(c *kernel.CPU, now ktime.Time) int64 {
+		if now >= w.warmup {
+			if !measuring {
+				measuring = true
+				w.writes0 = k.Counters.Get("device_writes", w.cpu)
+			}
+			w.packets++
+		}
+		return w.work + k.StartHRTimer(c.ID(), now, w.timer, ktime.Time(w.timeout), 0, sdk.HRModeRel|sdk.HRModeSoft)
+	}}
+	_, err := k.Spawn(p, "kpktgend_0", w.cpu, kernel.SchedOther, 0, sequence(nil, []step{do(send)}))
+	return err
+}
+
+func (w *ncm) Report(k *kernel.Kernel, end ktime.Time) Report {
+	elapsed := int64(end - w.warmup)
+	pps := perSecond(w.packets, elapsed)
+	writes := k.Counters.Get("device_writes", w.cpu) - w.writes0
+	perPkt := 0.0
+	if w.packets > 0 {
+		perPkt = float64(writes) / float64(w.packets)
+	}
+	gbps := pps * float64(w.size) * 8 / 1e9
+	rep := Report{Type: "ncm", Name: w.name}
+	rep.Text = append(rep.Text, fmt.Sprintf("ncm %s: %d packets, %.0f pps, %.2f Gbps (%d-byte frames), %.2f device writes/packet, %d timeout flushes",
+		w.name, w.packets, pps, gbps, w.size, perPkt, w.flushes))
+	rep.Bench = append(rep.Bench, BenchLine{Name: "Ncm", Metrics: []Metric{
+		{"packets/s", pps, "higher"},
+		{"Gbps", gbps, "higher"},
+		{"device-writes/packet", perPkt, "lower"},
+	}})
+	return rep
+}
+
+// clockJump sets CLOCK_REALTIME at a given time by a given amount
+// (clock_settime() from a SCHED_FIFO task), and reports the hrtimer interrupts
+// the machine took from the jump to the end of the run.
+type clockJump struct {
+	name   string
+	at     int64
+	delta  int64
+	cpu    int
+	irqs0  int64
+	jumped bool
+}
+
+func init() {
+	register(Type{
+		Name: "clock_jump",
+		Doc:  "clock_settime(CLOCK_REALTIME) at a time by an amount; counts hrtimer interrupts afterwards",
+		Schema: sdk.Schema{Attributes: []sdk.Attribute{
+			attr("at", sdk.TypeDuration, "1ms", "when (CLOCK_MONOTONIC since boot)"),
+			attr("delta", sdk.TypeDuration, "1s", "how far"),
+			attr("direction", sdk.TypeString, "forward", "forward or backward", "forward", "backward"),
+			attr("cpu", sdk.TypeNumber, "0", "CPU of the task that sets the clock"),
+		}},
+		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+			w := &clockJump{name: name, at: c.Duration("at"), delta: c.Duration("delta"), cpu: int(c.Int("cpu"))}
+			if c.String("direction") == "backward" {
+				w.delta = -w.delta
+			}
+			if w.cpu < 0 || w.cpu >= m.CPUs {
+				return nil, fmt.Errorf("cpu %d does not exist", w.cpu)
+			}
+			return w, nil
+		},
+	})
+}
+
+func (w *clockJump) Setup(k *kernel.Kernel, warmup ktime.Time) error {
+	p := k.NewProcess("clock_jump")
+	_, err := k.Spawn(p, "date", w.cpu, kernel.SchedFIFO, 50, sequence([]step{
+		do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: w.at}),
+		func(r kernel.Result) kernel.Action {
+			w.jumped = true
+			w.irqs0 = k.Counters.Total("hrtimer_interrupts")
+			return kernel.ClockSettime{Clock: sdk.ClockRealtime, T: int64(r.Now) + k.RealtimeOffset() + w.delta}
+		},
+	}, []step{do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 1000 * ktime.Second})}))
+	return err
+}
+
+func (w *clockJump) Report(k *kernel.Kernel, end ktime.Time) Report {
+	irqs := int64(0)
+	if w.jumped {
+		irqs = k.Counters.Total("hrtimer_interrupts") - w.irqs0
+	}
+	rep := Report{Type: "clock_jump", Name: w.name}
+	rep.Text = append(rep.Text, fmt.Sprintf("clock_jump %s: CLOCK_REALTIME moved by %s at %s; %d hrtimer interrupts afterwards",
+		w.name, signedDuration(w.delta), ktime.FormatDuration(w.at), irqs))
+	rep.Bench = append(rep.Bench, BenchLine{Name: "ClockJump", Metrics: []Metric{
+		{"hrtimer-interrupts", float64(irqs), "lower"},
+	}})
+	return rep
+}
+
+func signedDuration(d int64) string {
+	if d < 0 {
+		return "-" + ktime.FormatDuration(-d)
+	}
+	return "+" + ktime.FormatDuration(d)
+}
+
+// stressNgHrtimers is stress-ng --hrtimers (stress-hrtimers.c, current): per
+// instance 8 child processes, each with one CLOCK_REALTIME POSIX timer of a
+// random period of 1..65536 ns signalling itself, sleeping in usleep(10 ms);
+// one bogo op = one handled signal.
+type stressNgHrtimers struct {
+	name      string
+	instances int
+	children  int
+	cpus      []int
+	b         bogo
+	warmup    ktime.Time
+}
+
+func init() {
+	register(Type{
+		Name: "stress_ng_hrtimers",
+		Doc:  "stress-ng --hrtimers: 8 children per instance, each a POSIX timer of random 1..65536 ns period",
+		Schema: sdk.Schema{Attributes: []sdk.Attribute{
+			attr("instances", sdk.TypeNumber, "1", "instances"),
+			attr("children", sdk.TypeNumber, "8", "children per instance (PROCS_MAX)"),
+			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to"),
+		}},
+		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+			w := &stressNgHrtimers{name: name, instances: int(c.Int("instances")), children: int(c.Int("children"))}
+			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
+			w.cpus = cpus
+			if w.children < 1 {
+				return nil, fmt.Errorf("children must be at least 1")
+			}
+			return w, err
+		},
+	})
+}
+
+func (w *stressNgHrtimers) Setup(k *kernel.Kernel, warmup ktime.Time) error {
+	w.b.warmup, w.warmup = warmup, warmup
+	rng := k.Rand("stress_ng_hrtimers/" + w.name)
+	for i := 0; i < w.instances; i++ {
+		for j := 0; j < w.children; j++ {
+			period := rng.Int63n(65536) + 1 // stress_mwc16() + 1
+			p := k.NewProcess("stress-ng-hrtimers")
+			var id int
+			handler := func(t *kernel.Task, info kernel.SigInfo) kernel.Program {
+				return sequence([]step{func(r kernel.Result) kernel.Action { w.b.inc(r.Now); return kernel.Compute{NS: 100} }},
+					[]step{do(kernel.Return{})})
+			}
+			prog := sequence([]step{
+				do(kernel.Sigaction{Signo: kernel.SIGRTMIN, Handler: handler}),
+				do(kernel.TimerCreate{Clock: sdk.ClockRealtime, Notify: kernel.SigevSignal, Signo: kernel.SIGRTMIN}),
+				func(r kernel.Result) kernel.Action {
+					id = int(r.Ret)
+					return kernel.TimerSettime{ID: id, Value: period, Interval: period}
+				},
+			}, []step{do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 10 * ktime.Millisecond})})
+			if _, err := k.Spawn(p, "stress-ng-hrtimers", w.cpus[i], kernel.SchedOther, 0, prog); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *stressNgHrtimers) Report(k *kernel.Kernel, end ktime.Time) Report {
+	rep := Report{Type: "stress_ng_hrtimers", Name: w.name}
+	stressMetrics(&rep, "hrtimers", w.instances, w.b.ops, int64(end-w.warmup), "StressNgHrtimers")
+	return rep
+}

@@ -1,0 +1,132 @@
+// Package workload holds tickemu's workloads: programs that run as tasks on the
+// simulated kernel, modelled on the real tools (rt-tests cyclictest, stress-ng
+// stressors, pktgen over the ncm gadget) and reporting in their formats.
+package workload
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Workload is one configured workload instance.
+type Workload interface {
+	// Setup creates the workload's processes, tasks and timers. Measurements
+	// start at warmup.
+	Setup(k *kernel.Kernel, warmup ktime.Time) error
+	// Report summarises the run, which ended at end.
+	Report(k *kernel.Kernel, end ktime.Time) Report
+}
+
+// Metric is one named result value.
+type Metric struct {
+	Name   string // benchstat unit, e.g. "bogo-ops/s", "max-latency-ns"
+	Value  float64
+	Better string // "higher" or "lower"
+}
+
+// BenchLine is one Go benchmark line: Benchmark<Name>/<Sub> 1 v unit ...
+type BenchLine struct {
+	Name    string // e.g. "Cyclictest"
+	Sub     string // e.g. "thread=0"; empty for none
+	Metrics []Metric
+}
+
+// Report is a workload's results.
+type Report struct {
+	Type, Name string
+	// Text is the workload's own summary, in its tool's format.
+	Text []string
+	// Bench lines, also used by JSON output and comparisons.
+	Bench []BenchLine
+	// Extra holds named distributions or tables (JSON only).
+	Extra map[string]any
+}
+
+// Type describes a workload type: its HCL schema and constructor.
+type Type struct {
+	Name   string
+	Doc    string
+	Schema sdk.Schema
+	New    func(name string, c sdk.Config, m kernel.Machine) (Workload, error)
+}
+
+var types = map[string]Type{}
+
+func register(t Type) { types[t.Name] = t }
+
+// Lookup returns the workload type called name.
+func Lookup(name string) (Type, bool) {
+	t, ok := types[name]
+	return t, ok
+}
+
+// Types lists every workload type by name.
+func Types() []Type {
+	out := make([]Type, 0, len(types))
+	for _, t := range types {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names lists the workload type names.
+func Names() []string {
+	var n []string
+	for _, t := range Types() {
+		n = append(n, t.Name)
+	}
+	return n
+}
+
+// ParseCPUList parses a kernel cpulist ("0-3,8,10-11", "all") for a machine
+// with n CPUs.
+func ParseCPUList(s string, n int) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "all" {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, ok := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("bad cpulist %q", s)
+		}
+		b := a
+		if ok {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("bad cpulist %q", s)
+			}
+		}
+		for c := a; c <= b; c++ {
+			if c < 0 || c >= n {
+				return nil, fmt.Errorf("CPU %d in %q does not exist (machine has %d)", c, s, n)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func attr(name string, t sdk.AttrType, def, doc string, oneOf ...string) sdk.Attribute {
+	return sdk.Attribute{Name: name, Type: t, Default: def, Doc: doc, OneOf: oneOf}
+}
+
+func perSecond(n int64, elapsed int64) float64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	return float64(n) / (float64(elapsed) / float64(ktime.Second))
+}
