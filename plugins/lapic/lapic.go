@@ -1,0 +1,294 @@
+package lapic
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tickemu/tickemu/framework/clockevents"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Version is the plugin's version.
+const Version = "1.0.0"
+
+// Kernel constants (arch/x86/kernel/apic/apic.c).
+const (
+	tscDivisor    = 8          // TSC_DIVISOR
+	apicDivisor   = 16         // APIC_DIVISOR
+	minDeltaTicks = 0xF        // clockevents_config_and_register(..., 0xF, ...)
+	maxCountTicks = 0x7FFFFFFF // lapic_init_clockevent()
+	tmictMask     = 0xFFFFFFFF // TMICT is a 32-bit register
+)
+
+// Modes.
+const (
+	ModeDeadline = "tsc_deadline"
+	ModeOneshot  = "oneshot"
+)
+
+// Plugin is the LAPIC timer of every CPU.
+type Plugin struct {
+	setup sdk.Setup
+	mode  string
+	arat  bool
+	spec  sdk.DeviceSpec
+
+	tsc  clockevents.Clock // the TSC, at its true rate
+	apic clockevents.Clock // the divided bus clock the count-down timer counts
+	// perJiffy is lapic_timer_period / divide: the count reloaded every
+	// jiffy in periodic mode.
+	perJiffy uint64
+
+	deadlineCost, regCost, eoiCost, latency int64
+
+	ch []channel
+}
+
+// channel is one CPU's timer.
+type channel struct {
+	periodic   bool
+	startTick  uint64 // counter value when the periodic count was loaded
+	ticksFired uint64 // periods elapsed
+	stats      stats
+}
+
+type stats struct {
+	writes, cost, interrupts, states int64
+}
+
+// New returns an unconfigured LAPIC plugin.
+func New() sdk.Plugin { return &Plugin{} }
+
+var _ sdk.ClockEventDevice = (*Plugin)(nil)
+
+// Info describes the plugin.
+func (p *Plugin) Info() sdk.Info {
+	return sdk.Info{Kind: sdk.KindClockEvent, Name: "lapic", Version: Version,
+		Description: "x86 local APIC timer per CPU: TSC-deadline or count-down one-shot (arch/x86/kernel/apic/apic.c)"}
+}
+
+// Schema declares the plugin's attributes.
+func (p *Plugin) Schema() sdk.Schema {
+	return sdk.Schema{Attributes: []sdk.Attribute{
+		{Name: "mode", Type: sdk.TypeString, Default: ModeDeadline, OneOf: []string{ModeDeadline, ModeOneshot},
+			Doc: "count mode: tsc_deadline (IA32_TSC_DEADLINE, device lapic-deadline at TSC/8) or oneshot (count-down TMICT on the divided bus clock, device lapic)"},
+		{Name: "tsc_freq", Type: sdk.TypeFrequency, Default: "3GHz",
+			Doc: "TSC frequency; the kernel registers the deadline device at tsc_khz*125 Hz (TSC/8)"},
+		{Name: "bus_freq", Type: sdk.TypeFrequency, Default: "100MHz",
+			Doc: "APIC timer input clock for oneshot mode: the bus clock (100 MHz on Nehalem to Broadwell) or the core crystal of CPUID leaf 0x15 (24/25/38.4 MHz)"},
+		{Name: "divide", Type: sdk.TypeNumber, Default: "16",
+			Doc: "divide configuration (TDCR) for oneshot mode: 1, 2, 4, ..., 128; the kernel always uses 16 (APIC_DIVISOR)"},
+		{Name: "arat", Type: sdk.TypeBool, Default: "true",
+			Doc: "Always Running APIC Timer (CPUID.06H:EAX[2]): true keeps the timer running in deep C-states (rating 150); false sets CLOCK_EVT_FEAT_C3STOP (rating 100) so deep idle needs the broadcast device"},
+		{Name: "deadline_write_cost", Type: sdk.TypeDuration, Default: "60ns",
+			Doc: "cost of lapic_next_deadline(): RDTSC and the IA32_TSC_DEADLINE WRMSR (estimate: 100-300 cycles bare metal; 1-3 us as a VM exit)"},
+		{Name: "oneshot_write_cost", Type: sdk.TypeDuration, Default: "100ns",
+			Doc: "cost of one APIC register access: the TMICT write of lapic_next_event(), and each LVTT/TDCR/TMICT access of a state change (estimate: 0.05-0.3 us bare metal)"},
+		{Name: "eoi_cost", Type: sdk.TypeDuration, Default: "50ns",
+			Doc: "cost of the EOI at interrupt entry (ack_APIC_irq())"},
+		{Name: "irq_latency", Type: sdk.TypeDuration, Default: "50ns",
+			Doc: "delay from the timer reaching its deadline (or zero) to interrupt entry"},
+	}}
+}
+
+// Configure validates the attributes and derives the device.
+func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
+	var d sdk.Diagnostics
+	if s.Role == "broadcast" {
+		d = d.Errorf("plugin", "the LAPIC timer is a per-CPU device and cannot be the broadcast device (tick_check_broadcast_device()); use hpet")
+	}
+	if s.CPUs < 1 || s.HZ < 1 {
+		d = d.Errorf("", "machine needs cpus >= 1 and hz >= 1 (got %d, %d)", s.CPUs, s.HZ)
+	}
+	p.setup = s
+	p.mode = c.String("mode")
+	p.arat = c.Bool("arat")
+	p.deadlineCost = c.Duration("deadline_write_cost")
+	p.regCost = c.Duration("oneshot_write_cost")
+	p.eoiCost = c.Duration("eoi_cost")
+	p.latency = c.Duration("irq_latency")
+	feat := sdk.FeatOneshot | sdk.FeatPerCPU
+	rating := 100
+	if p.arat {
+		rating = 150 // setup_APIC_timer(): "Make LAPIC timer preferable over percpu HPET"
+	} else {
+		feat |= sdk.FeatC3Stop
+	}
+	switch p.mode {
+	case ModeDeadline:
+		tscHz := c.Float("tsc_freq")
+		tscKHz := uint64(tscHz / 1000)
+		freq := tscKHz * (1000 / tscDivisor)
+		if tscKHz == 0 || freq > math.MaxUint32 {
+			d = d.Errorf("tsc_freq", "tsc_freq %g Hz out of range: tsc_khz*125 must be a non-zero u32", tscHz)
+		}
+		p.tsc = clockevents.ClockHz(uint64(math.Round(tscHz)))
+		p.spec = sdk.DeviceSpec{Name: "lapic-deadline", Features: feat, FreqHz: float64(freq),
+			MinDeltaTicks: minDeltaTicks, MaxDeltaTicks: ^uint64(0), Rating: rating, Channels: s.CPUs}
+	case ModeOneshot:
+		busHz := c.Float("bus_freq")
+		div := c.Float("divide")
+		if !validDivide(div) {
+			d = d.Errorf("divide", "divide %g is not a TDCR setting (1, 2, 4, 8, 16, 32, 64, 128)", div)
+			div = apicDivisor
+		}
+		if s.HZ < 1 {
+			break
+		}
+		period := uint64(busHz) / uint64(s.HZ) // lapic_timer_period
+		if period < uint64(1_000_000/s.HZ) {
+			d = d.Errorf("bus_freq", "APIC frequency too slow, disabling apic timer (calibrate_APIC_clock(): %d bus clocks per jiffy < %d)", period, 1_000_000/s.HZ)
+		}
+		p.perJiffy = period / uint64(div)
+		p.apic = clockevents.Clock{Num: uint64(math.Round(busHz)), Den: uint64(div) * clockevents.NsecPerSec}
+		mult := clockevents.DivSC(p.perJiffy, uint64(ktime.TickNsec(s.HZ)), 32)
+		if mult == 0 {
+			d = d.Errorf("bus_freq", "bus_freq %g Hz gives a zero mult", busHz)
+		}
+		p.spec = sdk.DeviceSpec{Name: "lapic", Features: feat | sdk.FeatPeriodic, FreqHz: busHz / div,
+			MinDeltaTicks: minDeltaTicks, MaxDeltaTicks: maxCountTicks, Rating: rating, Channels: s.CPUs,
+			Mult: mult, Shift: 32}
+	default:
+		d = d.Errorf("mode", "mode %q is not one of %q, %q", p.mode, ModeDeadline, ModeOneshot)
+	}
+	for _, a := range []string{"deadline_write_cost", "oneshot_write_cost", "eoi_cost", "irq_latency"} {
+		if c.Duration(a) < 0 {
+			d = d.Errorf(a, "%s must not be negative", a)
+		}
+	}
+	if s.CPUs >= 1 {
+		p.ch = make([]channel, s.CPUs)
+	}
+	return d
+}
+
+func validDivide(v float64) bool {
+	for d := 1.0; d <= 128; d *= 2 {
+		if v == d {
+			return true
+		}
+	}
+	return false
+}
+
+// Spec describes the configured device.
+func (p *Plugin) Spec() sdk.DeviceSpec { return p.spec }
+
+// SetNextEvent is lapic_next_deadline() or lapic_next_event() on CPU ch.
+func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramResult {
+	c := &p.ch[ch]
+	c.periodic = false
+	var r sdk.ProgramResult
+	if p.mode == ModeDeadline {
+		// tsc = rdtsc(); wrmsr(TSC_DEADLINE, tsc + delta*TSC_DIVISOR)
+		r.Cost = p.deadlineCost
+		deadline, overflow := mulAdd(ticks, tscDivisor, p.tsc.TicksAt(now))
+		r.FireAt = ktime.Max
+		if !overflow {
+			// The interrupt comes when the TSC reaches the deadline, or
+			// as soon as the write lands if it already has.
+			r.FireAt = max(p.tsc.TimeOf(deadline), now.Add(r.Cost)).Add(p.latency)
+		}
+	} else {
+		// apic_write(APIC_TMICT, delta): the 32-bit count starts at the
+		// next edge of the divided clock once the write lands; zero stops
+		// the timer.
+		r.Cost = p.regCost
+		count := ticks & tmictMask
+		r.FireAt = ktime.Max
+		if count != 0 {
+			land := now.Add(r.Cost)
+			r.FireAt = p.apic.TimeOf(p.apic.TicksAt(land) + count).Add(p.latency)
+		}
+	}
+	c.stats.writes++
+	c.stats.cost += r.Cost
+	return r
+}
+
+// mulAdd returns a*b+c and whether it overflowed 64 bits.
+func mulAdd(a, b, c uint64) (uint64, bool) {
+	if a != 0 && b > math.MaxUint64/a {
+		return 0, true
+	}
+	m := a * b
+	if m > math.MaxUint64-c {
+		return 0, true
+	}
+	return m + c, false
+}
+
+// SetState is lapic_timer_shutdown() (shutdown, detached, oneshot_stopped),
+// lapic_timer_set_oneshot() or lapic_timer_set_periodic() on CPU ch.
+func (p *Plugin) SetState(ch int, now ktime.Time, st sdk.DeviceState, period int64) (int64, ktime.Time) {
+	c := &p.ch[ch]
+	c.periodic = false
+	var cost int64
+	fire := ktime.Max
+	switch st {
+	case sdk.StateShutdown, sdk.StateDetached, sdk.StateOneshotStopped:
+		// Read LVTT, write it masked, then zero the deadline MSR or TMICT.
+		cost = 2 * p.regCost
+		if p.mode == ModeDeadline {
+			cost += p.deadlineCost
+		} else {
+			cost += p.regCost
+		}
+	case sdk.StateOneshot:
+		// __setup_APIC_LVTT(): LVTT write (+ MFENCE in deadline mode), or
+		// LVTT write and the TDCR read-modify-write.
+		cost = p.regCost
+		if p.mode == ModeOneshot {
+			cost = 3 * p.regCost
+		}
+	case sdk.StatePeriodic:
+		if p.mode != ModeOneshot {
+			break // no CLOCK_EVT_FEAT_PERIODIC in deadline mode
+		}
+		// LVTT, TDCR read-modify-write, TMICT = lapic_timer_period/16.
+		cost = 4 * p.regCost
+		land := now.Add(cost)
+		c.periodic = true
+		c.startTick = p.apic.TicksAt(land)
+		c.ticksFired = 1
+		fire = p.apic.TimeOf(c.startTick + p.perJiffy).Add(p.latency)
+	}
+	c.stats.states++
+	c.stats.cost += cost
+	return cost, fire
+}
+
+// Ack is the EOI of sysvec_apic_timer_interrupt(); a periodic timer reloads
+// itself and fires again one count later.
+func (p *Plugin) Ack(ch int, now ktime.Time) (int64, ktime.Time) {
+	c := &p.ch[ch]
+	c.stats.interrupts++
+	c.stats.cost += p.eoiCost
+	if !c.periodic {
+		return p.eoiCost, ktime.Max
+	}
+	c.ticksFired++
+	return p.eoiCost, p.apic.TimeOf(c.startTick + c.ticksFired*p.perJiffy).Add(p.latency)
+}
+
+// Counters reports, per CPU: writes, etime (always 0: the LAPIC never refuses
+// a deadline), cost_ns, interrupts and state_changes.
+func (p *Plugin) Counters() []sdk.Counter {
+	out := make([]sdk.Counter, 0, 5*len(p.ch))
+	for i, c := range p.ch {
+		out = append(out,
+			sdk.Counter{Name: "writes", CPU: i, Value: c.stats.writes},
+			sdk.Counter{Name: "etime", CPU: i, Value: 0},
+			sdk.Counter{Name: "cost_ns", CPU: i, Value: c.stats.cost},
+			sdk.Counter{Name: "interrupts", CPU: i, Value: c.stats.interrupts},
+			sdk.Counter{Name: "state_changes", CPU: i, Value: c.stats.states},
+		)
+	}
+	return out
+}
+
+// String describes the configured device (for logs).
+func (p *Plugin) String() string {
+	return fmt.Sprintf("%s %s (%g Hz, %d CPUs)", p.Info().Name, p.spec.Name, p.spec.FreqHz, len(p.ch))
+}

@@ -1,0 +1,225 @@
+package lapic
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/clockevents"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/sdktest"
+)
+
+// config returns the schema defaults in canonical form with overrides.
+func config(t *testing.T, over map[string]string) sdk.Config {
+	t.Helper()
+	c := sdk.Config{}
+	for _, a := range New().Schema().Attributes {
+		v := a.Default
+		switch a.Type {
+		case sdk.TypeDuration:
+			ns, err := ktime.ParseDuration(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v = strconv.FormatInt(ns, 10)
+		case sdk.TypeFrequency:
+			hz, err := ktime.ParseFrequency(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v = strconv.FormatFloat(hz, 'g', -1, 64)
+		}
+		c[a.Name] = v
+	}
+	for k, v := range over {
+		c[k] = v
+	}
+	return c
+}
+
+func configured(t *testing.T, hz int, over map[string]string) *Plugin {
+	t.Helper()
+	p := New().(*Plugin)
+	if d := p.Configure(sdk.Setup{CPUs: 2, HZ: hz, Role: "local"}, config(t, over)); d.HasErrors() {
+		t.Fatalf("Configure(%v) = %v", over, d)
+	}
+	return p
+}
+
+// modeDefault wraps the plugin so the conformance suite's schema defaults
+// select another mode.
+type modeDefault struct {
+	*Plugin
+	mode string
+}
+
+func (m modeDefault) Schema() sdk.Schema {
+	s := m.Plugin.Schema()
+	for i := range s.Attributes {
+		if s.Attributes[i].Name == "mode" {
+			s.Attributes[i].Default = m.mode
+		}
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	for _, mode := range []string{ModeDeadline, ModeOneshot} {
+		t.Run(mode, func(t *testing.T) {
+			sdktest.RunClockEventDevice(t, func(*testing.T, string) sdk.ClockEventDevice {
+				return modeDefault{New().(*Plugin), mode}
+			})
+		})
+	}
+}
+
+// TestScale checks what the clockevents core derives from the device, against
+// the kernel's values (derivations in framework/clockevents TestConfig and
+// TestScaleFromDriver).
+func TestScale(t *testing.T) {
+	tests := []struct {
+		name string
+		hz   int
+		over map[string]string
+		want clockevents.Scale
+	}{
+		{"deadline 3GHz", 1000, nil, clockevents.Scale{Mult: 12582912, Shift: 25, MinDeltaNs: 1000, MaxDeltaNs: 1466015503701, MaxSec: 600}},
+		// tsc_khz truncates: 2.4000009 GHz -> 2400000 kHz -> 300 MHz.
+		{"deadline 2.4GHz", 1000, map[string]string{"tsc_freq": "2.4000009e9"}, clockevents.Scale{Mult: 10066330, Shift: 25, MinDeltaNs: 1000, MaxDeltaNs: 1832519306808, MaxSec: 600}},
+		{"oneshot 100MHz HZ=1000", 1000, map[string]string{"mode": "oneshot"}, clockevents.Scale{Mult: 26843545, Shift: 32, MinDeltaNs: 2401, MaxDeltaNs: 343597391201}},
+		{"oneshot 25MHz HZ=1000", 1000, map[string]string{"mode": "oneshot", "bus_freq": "25e6"}, clockevents.Scale{Mult: 6708738, Shift: 32, MinDeltaNs: 9604, MaxDeltaNs: 1374829667303}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := configured(t, tt.hz, tt.over)
+			d, err := clockevents.New(p, clockevents.Options{HZ: tt.hz})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Scale(); got != tt.want {
+				t.Errorf("Scale() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSpec checks the device setup_APIC_timer() registers.
+func TestSpec(t *testing.T) {
+	tests := []struct {
+		name   string
+		over   map[string]string
+		devNm  string
+		feat   sdk.DeviceFeatures
+		rating int
+		freq   float64
+		max    uint64
+	}{
+		{"deadline ARAT", nil, "lapic-deadline", sdk.FeatOneshot | sdk.FeatPerCPU, 150, 375e6, ^uint64(0)},
+		{"deadline no ARAT", map[string]string{"arat": "false"}, "lapic-deadline", sdk.FeatOneshot | sdk.FeatPerCPU | sdk.FeatC3Stop, 100, 375e6, ^uint64(0)},
+		{"oneshot", map[string]string{"mode": "oneshot"}, "lapic", sdk.FeatOneshot | sdk.FeatPerCPU | sdk.FeatPeriodic, 150, 6.25e6, 0x7FFFFFFF},
+	}
+	for _, tt := range tests {
+		s := configured(t, 1000, tt.over).Spec()
+		if s.Name != tt.devNm || s.Features != tt.feat || s.Rating != tt.rating || s.FreqHz != tt.freq || s.MinDeltaTicks != 0xF || s.MaxDeltaTicks != tt.max || s.Channels != 2 {
+			t.Errorf("%s: Spec() = %+v", tt.name, s)
+		}
+	}
+}
+
+// TestFireTime checks when the interrupt comes, by hand:
+//
+//	deadline, 3 GHz TSC, now 1 ms: TSC = 3,000,000; 100 ticks -> deadline
+//	3,000,800 cycles = 1,000,266.67 ns -> 1000267 (first ns the TSC is there)
+//	+ 50 ns latency. One tick (8 cycles) is already past when the WRMSR lands
+//	at 1,000,060 ns: fires then + 50.
+//	count-down, 100 MHz / 16 = 160 ns ticks: TMICT lands at 1,000,100 ns, the
+//	divided counter reads floor(6250.625) = 6250; 15 ticks -> edge 6265 at
+//	1,002,400 ns + 50.
+func TestFireTime(t *testing.T) {
+	now := ktime.Time(ktime.Millisecond)
+	tests := []struct {
+		name  string
+		over  map[string]string
+		ticks uint64
+		want  ktime.Time
+		cost  int64
+	}{
+		{"deadline", nil, 100, 1000267 + 50, 60},
+		{"deadline already past", nil, 1, 1000060 + 50, 60},
+		{"count-down", map[string]string{"mode": "oneshot"}, 15, 1002400 + 50, 100},
+		{"count-down 32-bit register", map[string]string{"mode": "oneshot"}, 1 << 32, ktime.Max, 100},
+	}
+	for _, tt := range tests {
+		p := configured(t, 1000, tt.over)
+		r := p.SetNextEvent(1, now, tt.ticks)
+		if r.ETIME || r.FireAt != tt.want || r.Cost != tt.cost {
+			t.Errorf("%s: SetNextEvent(1, %v, %d) = %+v, want fire %v cost %d", tt.name, now, tt.ticks, r, tt.want, tt.cost)
+		}
+	}
+}
+
+// TestPeriodic: lapic_timer_set_periodic() loads lapic_timer_period/16 =
+// 100e6/1000/16 = 6250 ticks of 160 ns: exactly one jiffy. The load lands at
+// 400 ns (four register accesses), counter floor(2.5) = 2, so the ticks are
+// at edges 6252, 12502, ...: 1,000,320 ns, 2,000,320 ns (+50 latency).
+func TestPeriodic(t *testing.T) {
+	p := configured(t, 1000, map[string]string{"mode": "oneshot"})
+	cost, first := p.SetState(0, 0, sdk.StatePeriodic, 1_000_000)
+	if cost != 400 || first != 1000320+50 {
+		t.Fatalf("SetState(periodic) = (%d, %v), want (400, 1000370)", cost, first)
+	}
+	c, next := p.Ack(0, first)
+	if c != 50 || next != 2000320+50 {
+		t.Errorf("Ack = (%d, %v), want (50, 2000370)", c, next)
+	}
+	if _, fire := p.SetState(0, next, sdk.StateShutdown, 0); fire != ktime.Max {
+		t.Errorf("shutdown fire = %v, want max", fire)
+	}
+	if _, next := p.Ack(0, next); next != ktime.Max {
+		t.Errorf("Ack after shutdown = %v, want max", next)
+	}
+	d := configured(t, 1000, nil)
+	if _, fire := d.SetState(0, 0, sdk.StatePeriodic, 1_000_000); fire != ktime.Max {
+		t.Errorf("deadline mode periodic fire = %v, want max (no FEAT_PERIODIC)", fire)
+	}
+}
+
+// TestConfigureErrors: problems are diagnostics naming the attribute.
+func TestConfigureErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		role string
+		over map[string]string
+		attr string
+	}{
+		{"broadcast role", "broadcast", nil, "plugin"},
+		{"bad divide", "local", map[string]string{"mode": "oneshot", "divide": "3"}, "divide"},
+		{"bus too slow", "local", map[string]string{"mode": "oneshot", "bus_freq": "500000"}, "bus_freq"},
+		{"bad mode", "local", map[string]string{"mode": "periodic"}, "mode"},
+		{"negative cost", "local", map[string]string{"eoi_cost": "-5"}, "eoi_cost"},
+	}
+	for _, tt := range tests {
+		p := New().(*Plugin)
+		d := p.Configure(sdk.Setup{CPUs: 2, HZ: 1000, Role: tt.role}, config(t, tt.over))
+		found := false
+		for _, x := range d {
+			found = found || (x.Severity == sdk.SeverityError && x.Attribute == tt.attr)
+		}
+		if !found {
+			t.Errorf("%s: Configure = %v, want an error on %q", tt.name, d, tt.attr)
+		}
+	}
+}
+
+// TestCounters: per-CPU counters in a stable order.
+func TestCounters(t *testing.T) {
+	p := configured(t, 1000, nil)
+	p.SetState(1, 0, sdk.StateOneshot, 0)
+	p.SetNextEvent(1, 0, 100)
+	p.Ack(1, 1000)
+	got := p.Counters()
+	if len(got) != 10 || got[5] != (sdk.Counter{Name: "writes", CPU: 1, Value: 1}) || got[7] != (sdk.Counter{Name: "cost_ns", CPU: 1, Value: 100 + 60 + 50}) || got[8].Value != 1 {
+		t.Errorf("Counters() = %+v", got)
+	}
+}
