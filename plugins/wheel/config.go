@@ -1,0 +1,241 @@
+package wheel
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Layout selects the wheel data structure.
+type Layout int
+
+// Layouts.
+const (
+	// LayoutLevels is the non-cascading wheel of 4.8+ as of 5.9-6.8
+	// (kernel/time/timer.c: calc_wheel_index(), collect_expired_timers()).
+	LayoutLevels Layout = iota
+	// LayoutCascade is the tv1..tv5 wheel of 2.6-4.7 as of 3.10
+	// (kernel/timer.c: __internal_add_timer(), cascade(), __run_timers()).
+	LayoutCascade
+)
+
+// Catchup selects how __run_timers() brings the base clock up to jiffies.
+type Catchup int
+
+// Catch-up strategies.
+const (
+	// CatchupPerJiffy walks one jiffy per loop iteration (3.10 __run_timers()).
+	CatchupPerJiffy Catchup = iota
+	// CatchupSkipEmpty walks one jiffy per iteration but jumps to jiffies when
+	// the wheel is empty (3.15 catchup_timer_jiffies()).
+	CatchupSkipEmpty
+	// CatchupNextExpiry jumps straight to the next jiffy where work is due
+	// (5.9+ __run_timers() with next_expiry).
+	CatchupNextExpiry
+)
+
+// Raise selects when run_local_timers() raises TIMER_SOFTIRQ.
+type Raise int
+
+// Softirq raise rules.
+const (
+	// RaiseEveryTick raises on every tick (3.10-4.7 run_local_timers()).
+	RaiseEveryTick Raise = iota
+	// RaiseNextExpiry raises only once jiffies reach next_expiry (5.9+,
+	// d4f7dae87096 "timers: Spare timer softirq until next expiry").
+	RaiseNextExpiry
+)
+
+// Attribute names of the wheel block.
+const (
+	attrLayout       = "layout"
+	attrCatchup      = "catchup"
+	attrRaise        = "softirq_raise"
+	attrIteration    = "iteration_cost_ns"
+	attrCascade      = "cascade_cost_ns"
+	attrCascadeTimer = "cascade_timer_cost_ns"
+	attrExpiry       = "expiry_cost_ns"
+	attrEnqueue      = "enqueue_cost_ns"
+	attrDequeue      = "dequeue_cost_ns"
+	attrScan         = "scan_cost_ns"
+)
+
+// maxCostNS bounds every cost parameter: one simulated second per elementary
+// operation is already absurd; larger values are typing mistakes.
+const maxCostNS = 1e9
+
+var layoutNames = []string{"levels", "cascade"}
+var catchupNames = []string{"per_jiffy", "skip_empty", "next_expiry"}
+var raiseNames = []string{"every_tick", "next_expiry", "auto"}
+
+// costAttr describes one cost parameter; defaults are in ns and documented
+// with their source (see /work/shared/reference/workloads-and-calibration.md).
+type costAttr struct {
+	name string
+	def  string
+	doc  string
+}
+
+var costAttrs = []costAttr{
+	{attrIteration, "1.7", "Cost of one catch-up loop iteration in ns: one jiffy of the 3.10 per-jiffy walk " +
+		"(__run_timers), or one collect pass of the 5.9+ loop. Default 1.7: the 3.10 cyclictest report shows " +
+		"about 300000 jiffies caught up in 461-566 us, i.e. 1.5-1.9 ns per empty jiffy (derived)."},
+	{attrCascade, "20", "Cost of one cascade() call of the legacy wheel in ns (list_replace_init of a bucket). " +
+		"Default 20 (estimate, ~60 cycles at 3 GHz); with the iteration default a 300000-jiffy catch-up " +
+		"(300001 iterations, 1193 cascades) costs 534 us, inside the reported 461-566 us."},
+	{attrCascadeTimer, "10", "Cost in ns of re-inserting one timer during cascade() (__internal_add_timer). " +
+		"Default 10 (estimate: index arithmetic plus list_add_tail with a likely cache miss)."},
+	{attrExpiry, "40", "Per expired timer overhead in ns before its callback (detach, running_timer, base " +
+		"lock dropped and retaken around the callback); the callback itself costs the timer's declared " +
+		"CallbackCost. Default 40 (estimate)."},
+	{attrEnqueue, "80", "Cost of a mod_timer() that takes the base lock and (re)queues or re-indexes a timer, " +
+		"in ns; also charged for a re-arm from a callback. Default 80 (estimate: irqsave lock, index " +
+		"computation, bucket insert)."},
+	{attrDequeue, "50", "Cost of removing a pending timer (del_timer(), or the detach inside mod_timer()) in ns. " +
+		"Default 50 (estimate)."},
+	{attrScan, "1.7", "Cost of examining one bucket list (3.10 __next_timer_interrupt) or one level bitmap " +
+		"(4.8+ __next_timer_interrupt / timer_recalc_next_expiry) in ns. Default 1.7, the same as one " +
+		"empty jiffy of the 3.10 walk, which does the same list-empty check (derived)."},
+}
+
+// schema is the wheel's HCL schema. Kept as a function so callers cannot
+// mutate a shared value.
+func schema() sdk.Schema {
+	attrs := []sdk.Attribute{
+		{
+			Name: attrLayout, Type: sdk.TypeString, Default: "levels", OneOf: layoutNames,
+			Doc: "Wheel data structure. \"levels\": the non-cascading wheel of 4.8+ (followed as of 5.9-6.8: " +
+				"64 buckets per level, 8x coarser per level, 9 levels or 8 at HZ<=100, expiry rounded up to the " +
+				"bucket, far timers clamped). \"cascade\": the tv1..tv5 wheel of <=4.7 (followed as of 3.10: " +
+				"exact expiry, cascade every 256 jiffies, mod_timer() slack).",
+		},
+		{
+			Name: attrCatchup, Type: sdk.TypeString, Default: "next_expiry", OneOf: catchupNames,
+			Doc: "How the timer softirq catches the base clock up to jiffies. \"per_jiffy\": one jiffy per " +
+				"iteration (3.10 __run_timers). \"skip_empty\": the same, but the clock jumps to jiffies when the " +
+				"wheel is empty (3.15 catchup_timer_jiffies). \"next_expiry\": jump straight to the next jiffy " +
+				"with work (5.9+; on the cascade layout: the next expiry or cascade that moves timers). Every " +
+				"strategy expires the same timers in the same softirq; only costs and counters differ.",
+		},
+		{
+			Name: attrRaise, Type: sdk.TypeString, Default: "auto", OneOf: raiseNames,
+			Doc: "When run_local_timers() raises TIMER_SOFTIRQ. \"every_tick\": on every tick at or after the " +
+				"base clock (3.10-4.7). \"next_expiry\": only once jiffies reach the earliest bucket expiry, " +
+				"deferrable timers included while the CPU ticks (5.9+). \"auto\": every_tick for the cascade " +
+				"layout, next_expiry for levels.",
+		},
+	}
+	for _, c := range costAttrs {
+		attrs = append(attrs, sdk.Attribute{Name: c.name, Type: sdk.TypeNumber, Default: c.def, Doc: c.doc})
+	}
+	return sdk.Schema{Attributes: attrs}
+}
+
+// costs holds the cost parameters in picoseconds, so that fractional
+// nanosecond defaults accumulate exactly; results are rounded to ns per call.
+type costs struct {
+	iteration, cascade, cascadeTimer, expiry, enqueue, dequeue, scan int64
+}
+
+// options is a validated configuration.
+type options struct {
+	layout  Layout
+	catchup Catchup
+	raise   Raise
+	cost    costs
+}
+
+// parseOptions validates c against the schema and the machine. Missing
+// attributes take their schema default, so a partially filled Config (as
+// tests build) behaves like the host's.
+func parseOptions(s sdk.Setup, c sdk.Config) (options, sdk.Diagnostics) {
+	var o options
+	var diags sdk.Diagnostics
+	get := func(name string) string {
+		if v, ok := c[name]; ok {
+			return v
+		}
+		a, _ := schema().Lookup(name)
+		return a.Default
+	}
+	if s.CPUs < 1 || s.CPUs > maxCPUs {
+		diags = diags.Errorf("", "wheel: machine has %d CPUs; the wheel supports 1 to %d", s.CPUs, maxCPUs)
+	}
+	if !ktime.ValidHZ(s.HZ) {
+		diags = diags.Errorf("", "wheel: HZ %d is not a CONFIG_HZ choice (100, 250, 300, 1000)", s.HZ)
+	}
+
+	switch v := get(attrLayout); v {
+	case "levels":
+		o.layout = LayoutLevels
+	case "cascade":
+		o.layout = LayoutCascade
+	default:
+		diags = diags.Errorf(attrLayout, "unknown layout %q (want one of %v)", v, layoutNames)
+	}
+	switch v := get(attrCatchup); v {
+	case "per_jiffy":
+		o.catchup = CatchupPerJiffy
+	case "skip_empty":
+		o.catchup = CatchupSkipEmpty
+	case "next_expiry":
+		o.catchup = CatchupNextExpiry
+	default:
+		diags = diags.Errorf(attrCatchup, "unknown catch-up strategy %q (want one of %v)", v, catchupNames)
+	}
+	raise := get(attrRaise)
+	switch raise {
+	case "every_tick":
+		o.raise = RaiseEveryTick
+	case "next_expiry":
+		o.raise = RaiseNextExpiry
+	case "auto":
+		o.raise = RaiseNextExpiry
+		if o.layout == LayoutCascade {
+			o.raise = RaiseEveryTick
+		}
+	default:
+		diags = diags.Errorf(attrRaise, "unknown softirq raise rule %q (want one of %v)", raise, raiseNames)
+	}
+
+	dst := map[string]*int64{
+		attrIteration: &o.cost.iteration, attrCascade: &o.cost.cascade, attrCascadeTimer: &o.cost.cascadeTimer,
+		attrExpiry: &o.cost.expiry, attrEnqueue: &o.cost.enqueue, attrDequeue: &o.cost.dequeue, attrScan: &o.cost.scan,
+	}
+	for _, ca := range costAttrs {
+		raw := get(ca.name)
+		v, err := strconv.ParseFloat(raw, 64)
+		switch {
+		case err != nil:
+			diags = diags.Errorf(ca.name, "%s = %q is not a number", ca.name, raw)
+		case math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > maxCostNS:
+			diags = diags.Errorf(ca.name, "%s = %s is out of range (0 to %g ns)", ca.name, raw, maxCostNS)
+		default:
+			*dst[ca.name] = int64(math.Round(v * 1000))
+		}
+	}
+	if diags.HasErrors() {
+		return o, diags
+	}
+
+	// Combinations no kernel shipped: valid, but say what they mean.
+	if o.layout == LayoutLevels && o.catchup != CatchupNextExpiry {
+		diags = append(diags, sdk.Diagnostic{
+			Severity: sdk.SeverityWarning, Attribute: attrCatchup,
+			Summary: "catch-up \"" + get(attrCatchup) + "\" on the levels layout only changes the cost model",
+			Detail: "the levels wheel keeps its 5.9+ state; the catch-up loop is charged as if it walked one jiffy " +
+				"per iteration (the 4.8 development loop) so that expiries stay identical across strategies",
+		})
+	}
+	if o.layout == LayoutCascade && raise == "next_expiry" {
+		diags = append(diags, sdk.Diagnostic{
+			Severity: sdk.SeverityWarning, Attribute: attrRaise,
+			Summary: "softirq_raise \"next_expiry\" with the cascade layout is a hybrid no kernel shipped",
+			Detail: "the softirq is raised at the earliest pending expiry; cascades of idle jiffies are then " +
+				"done late, by the catch-up loop; expiries are unchanged",
+		})
+	}
+	return o, diags
+}

@@ -1,0 +1,66 @@
+// Package wheel is tickemu's timer wheel plugin: the per-CPU timer bases of
+// kernel/time/timer.c (kernel/timer.c before 3.16), implementing
+// [sdk.TimerBase]. Start with [New] and the schema's attributes.
+//
+// # Model
+//
+// Two layouts (attribute "layout"):
+//
+//   - "levels", the non-cascading wheel of 4.8+ (500462a9de65), followed as of
+//     5.9-6.8: LVL_DEPTH levels (9, or 8 at HZ <= 100) of 64 buckets, each 8x
+//     coarser than the one below. calc_wheel_index() picks the level from the
+//     delta to the base clock (thresholds 63*8^(n-1)), rounds the expiry up by
+//     one granule (bucket_expiry, so a timer always fires strictly after its
+//     expiry, even at level 0), sends past expiries to the current level-0
+//     slot and clamps deltas beyond the cutoff. Buckets are LIFO. Each CPU has
+//     BASE_STD and BASE_DEF (deferrable timers), each with clk, next_expiry
+//     (lazily recalculated after a dequeue empties a bucket) and a pending
+//     bitmap; forward_timer_base() runs on every enqueue (5.9+ rule, threshold
+//     one jiffy). A timer is never moved once queued.
+//   - "cascade", the tv1..tv5 wheel of <= 4.7, followed as of 3.10: tv1 has
+//     256 one-jiffy slots, tv2..tv5 64 slots each; timers are placed by the
+//     delta to timer_jiffies, refilled into lower vectors by cascade() every
+//     256 jiffies and expire exactly at their expiry, in FIFO order;
+//     mod_timer() applies apply_slack() (delay/256, rounded to the value with
+//     most trailing zeros). Deferrable timers share the base and are only
+//     skipped by the next-event search.
+//
+// Catch-up strategies (attribute "catchup") change how __run_timers() brings
+// the base up to jiffies, never which timers expire in which softirq:
+//
+//   - "per_jiffy": one loop iteration per jiffy (3.10). On the cascade layout
+//     this is the literal loop, cascades included; on the levels layout it is
+//     a cost model (the 4.8 development loop) over the 5.9+ state.
+//   - "skip_empty": the same, but an empty wheel jumps to jiffies
+//     (catchup_timer_jiffies(), 3.15): on add-to-empty, delete-of-last and at
+//     softirq entry.
+//   - "next_expiry": jump to the next jiffy with work: the 5.9+ loop on the
+//     levels layout; on the cascade layout, only the jiffies where a tv1 slot
+//     is non-empty or a cascade moves timers are iterated, which gives exactly
+//     the per_jiffy expiries, order and state at O(events) cost.
+//
+// The softirq raise rule (attribute "softirq_raise") only feeds
+// [sdk.WheelState].RaiseAt: the base clock (every tick, 3.10-4.7) or the
+// earliest bucket expiry including deferrable timers (5.9+).
+//
+// # Costs
+//
+// Every call returns its simulated cost, computed from the *_cost_ns
+// attributes (fractions allowed; accumulated in picoseconds and rounded half
+// up to ns once per returned value): iteration (per catch-up iteration;
+// default 1.7 ns, from the 3.10 report of ~300000 jiffies caught up in
+// 461-566 us), cascade and cascade_timer (per cascade() call and per timer it
+// moves), expiry (per expired timer, before its declared callback cost),
+// enqueue (per locked mod_timer(), callback re-arms included), dequeue and
+// scan (per bucket or level bitmap examined by the next-event search).
+//
+// # Divergences
+//
+// Each is marked "Divergence:" at the code it concerns. In short: placement
+// is the host's (mod_timer() never keeps a timer on another CPU); on the
+// levels layout all strategies keep the 5.9+ state; skip_empty never moves
+// timer_jiffies backwards and leaves it at jiffies+1 after a softirq on an
+// empty wheel; the 6.9+ BASE_LOCAL/BASE_GLOBAL split and timer migration
+// (tmigr) are not modelled, since the host picks the CPU. NextExpiry of the
+// cascade layout is the exact earliest expiry, kept by a heap.
+package wheel

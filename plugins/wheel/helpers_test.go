@@ -1,0 +1,51 @@
+package wheel
+
+import (
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// newWheel returns a configured wheel; kv are attribute name/value pairs
+// overriding the schema defaults.
+func newWheel(t testing.TB, hz, cpus int, kv ...string) *Wheel {
+	t.Helper()
+	w := New().(*Wheel)
+	cfg := sdk.Config{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		cfg[kv[i]] = kv[i+1]
+	}
+	if d := w.Configure(sdk.Setup{CPUs: cpus, HZ: hz, Seed: 1}, cfg); d.HasErrors() {
+		t.Fatalf("Configure(%v) = %v", kv, d)
+	}
+	return w
+}
+
+// combos lists every layout/catch-up combination.
+var combos = []struct{ layout, catchup string }{
+	{"levels", "per_jiffy"}, {"levels", "skip_empty"}, {"levels", "next_expiry"},
+	{"cascade", "per_jiffy"}, {"cascade", "skip_empty"}, {"cascade", "next_expiry"},
+}
+
+// ids returns the IDs of expiries in order.
+func ids(ex []sdk.WheelExpiry) []sdk.TimerID {
+	var out []sdk.TimerID
+	for _, e := range ex {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+// cascadeBucket reports the bucket number a queued timer sits in (cascade layout).
+func cascadeBucket(w *Wheel, id sdk.TimerID) int {
+	n, ok := w.c.timers.lookup(id)
+	if !ok {
+		return -1
+	}
+	return int(w.c.timers.nodes[n].bucket)
+}
+
+// pinned is a timer without slack: mod_timer_pinned() on the cascade layout.
+func pinned(id sdk.TimerID, expires uint64) sdk.WheelTimer {
+	return sdk.WheelTimer{ID: id, Expires: expires, Flags: sdk.TimerPinned}
+}

@@ -1,0 +1,507 @@
+package wheel
+
+import (
+	"math/bits"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Geometry of the non-cascading wheel (kernel/time/timer.c, identical 4.8-6.x).
+const (
+	lvlClkShift = 3                  // LVL_CLK_SHIFT
+	lvlClkMask  = 1<<lvlClkShift - 1 // LVL_CLK_MASK
+	lvlBits     = 6                  // LVL_BITS
+	lvlSize     = 1 << lvlBits       // LVL_SIZE: buckets per level
+	lvlMask     = lvlSize - 1        // LVL_MASK
+	maxDepth    = 9                  // LVL_DEPTH at HZ > 100
+	wheelSize   = lvlSize * maxDepth
+)
+
+func lvlShift(n int) uint       { return uint(n * lvlClkShift) }    // LVL_SHIFT(n)
+func lvlGran(n int) uint64      { return 1 << lvlShift(n) }         // LVL_GRAN(n)
+func lvlStart(n int) uint64     { return lvlMask << lvlShift(n-1) } // LVL_START(n) = 63 * 8^(n-1)
+func lvlOffs(n int) int         { return n * lvlSize }              // LVL_OFFS(n)
+func levelOfBucket(idx int) int { return idx / lvlSize }
+
+// geometry holds the HZ-dependent wheel constants.
+type geometry struct {
+	depth      int    // LVL_DEPTH: 9, or 8 when HZ <= 100
+	cutoff     uint64 // WHEEL_TIMEOUT_CUTOFF = LVL_START(LVL_DEPTH)
+	timeoutMax uint64 // WHEEL_TIMEOUT_MAX = cutoff - LVL_GRAN(LVL_DEPTH-1)
+}
+
+func newGeometry(hz int) geometry {
+	d := maxDepth
+	if hz <= 100 {
+		d = 8
+	}
+	cut := lvlStart(d)
+	return geometry{depth: d, cutoff: cut, timeoutMax: cut - lvlGran(d-1)}
+}
+
+// calcIndex models kernel/time/timer.c:calc_index() as of 5.9: the expiry is
+// always rounded up by one granule of the level, so the bucket is processed
+// strictly after expires.
+func calcIndex(expires uint64, lvl int) (idx int, bucketExpiry uint64) {
+	e := (expires >> lvlShift(lvl)) + 1
+	return lvlOffs(lvl) + int(e&lvlMask), e << lvlShift(lvl)
+}
+
+// calcWheelIndex models kernel/time/timer.c:calc_wheel_index() as of 5.9+:
+// the level is chosen by the delta from the base clock with the code's
+// thresholds LVL_START(n) = 63*8^(n-1); an expiry in the past goes to the
+// current level-0 bucket with bucket_expiry = clk; a delta at or beyond the
+// cutoff is clamped to clk + WHEEL_TIMEOUT_MAX (the e2a71bdea816 fix, 5.8).
+func (g geometry) calcWheelIndex(expires, clk uint64) (idx int, bucketExpiry uint64) {
+	delta := expires - clk
+	for lvl := 0; lvl < g.depth-1; lvl++ {
+		if delta < lvlStart(lvl+1) {
+			return calcIndex(expires, lvl)
+		}
+	}
+	if int64(delta) < 0 {
+		return int(clk & lvlMask), clk
+	}
+	if delta >= g.cutoff {
+		expires = clk + g.timeoutMax
+	}
+	return calcIndex(expires, g.depth-1)
+}
+
+// levelBase models struct timer_base (kernel/time/timer.c, 5.14-6.8 layout:
+// clk, next_expiry, next_expiry_recalc, timers_pending, pending_map, vectors).
+// Each CPU has two: BASE_STD and BASE_DEF (deferrable timers, NO_HZ_COMMON).
+//
+// Invariant: bit i of pending[l] is set exactly when vectors[l*64+i] is not
+// empty. next_expiry is never later than the earliest bucket expiry; it is
+// stale-early after a dequeue emptied a bucket (recalc is then set).
+type levelBase struct {
+	init          bool
+	clk           uint64
+	nextExpiry    uint64
+	recalc        bool // next_expiry_recalc
+	timersPending bool // timers_pending
+	pending       [maxDepth]uint64
+	vectors       [wheelSize]bucketList
+	count         int
+	// walk is where a one-jiffy-per-iteration loop would resume: the cost
+	// model of the per_jiffy and skip_empty strategies (see runTimers).
+	walk uint64
+}
+
+// levelWheel is the levels layout: per CPU, bases[2*cpu] is BASE_STD and
+// bases[2*cpu+1] is BASE_DEF.
+type levelWheel struct {
+	c     *common
+	g     geometry
+	bases []levelBase
+}
+
+func newLevelWheel(c *common, cpus, hz int) *levelWheel {
+	return &levelWheel{c: c, g: newGeometry(hz), bases: make([]levelBase, 2*cpus)}
+}
+
+// base returns cpu's base for a timer with flags, initialising the CPU's
+// bases at their first use (timers_prepare_cpu(): clk = jiffies,
+// next_expiry = clk + NEXT_TIMER_MAX_DELTA).
+func (w *levelWheel) base(cpu int, def bool, j uint64) *levelBase {
+	std := &w.bases[2*cpu]
+	if !std.init {
+		for i := 0; i < 2; i++ {
+			b := &w.bases[2*cpu+i]
+			b.init, b.clk, b.nextExpiry, b.walk = true, j, j+nextTimerMaxDelta, j
+			for k := range b.vectors {
+				b.vectors[k] = emptyList
+			}
+		}
+	}
+	if def {
+		return &w.bases[2*cpu+1]
+	}
+	return std
+}
+
+// forward models kernel/time/timer.c:forward_timer_base() as of 5.9+
+// (threshold 1 jiffy, unconditional): move clk up to jiffies, but never past
+// a pending expired bucket, whose position is relative to the old clock.
+func (b *levelBase) forward(j uint64) {
+	if int64(j-b.clk) < 1 {
+		return
+	}
+	if after(b.nextExpiry, j) {
+		b.clk = j
+		return
+	}
+	if before(b.nextExpiry, b.clk) { // the kernel WARNs and gives up
+		return
+	}
+	b.clk = b.nextExpiry
+}
+
+// enqueue models kernel/time/timer.c:enqueue_timer() as of 5.9+:
+// hlist_add_head() (LIFO buckets), set the pending bit, and lower
+// next_expiry to the timer's bucket expiry.
+func (w *levelWheel) enqueue(b *levelBase, n int32, idx int, bucketExpiry uint64) {
+	s := &w.c.timers
+	s.pushFront(&b.vectors[idx], n)
+	b.pending[levelOfBucket(idx)] |= 1 << uint(idx&lvlMask)
+	nd := &s.nodes[n]
+	nd.bucket, nd.bucketExpiry = int32(idx), bucketExpiry
+	b.count++
+	if before(bucketExpiry, b.nextExpiry) {
+		b.nextExpiry, b.timersPending, b.recalc = bucketExpiry, true, false
+	}
+}
+
+// internalAdd models kernel/time/timer.c:internal_add_timer().
+func (w *levelWheel) internalAdd(b *levelBase, n int32) {
+	idx, be := w.g.calcWheelIndex(w.c.timers.nodes[n].expires, b.clk)
+	w.enqueue(b, n, idx, be)
+}
+
+// detach models kernel/time/timer.c:detach_if_pending(): emptying a bucket
+// clears its bit and only marks next_expiry for lazy recalculation.
+func (w *levelWheel) detach(b *levelBase, n int32) {
+	s := &w.c.timers
+	idx := int(s.nodes[n].bucket)
+	l := &b.vectors[idx]
+	if l.head == n && l.tail == n {
+		b.pending[levelOfBucket(idx)] &^= 1 << uint(idx&lvlMask)
+		b.recalc = true
+	}
+	s.unlink(l, n)
+	s.nodes[n].bucket = nilNode
+	b.count--
+}
+
+// nextPendingBucket models kernel/time/timer.c:next_pending_bucket(): the
+// distance from slot clk of level lvl to its next pending bucket, searching
+// cyclically, or -1.
+func (b *levelBase) nextPendingBucket(lvl int, clk uint64) int {
+	r := bits.RotateLeft64(b.pending[lvl], -int(clk&lvlMask))
+	if r == 0 {
+		return -1
+	}
+	return bits.TrailingZeros64(r)
+}
+
+// computeNext models kernel/time/timer.c:__next_timer_interrupt() (5.9-6.8;
+// timer_recalc_next_expiry() in later 6.x): the bucket expiry of the earliest
+// pending bucket, or clk + NEXT_TIMER_MAX_DELTA. It also returns how many
+// levels it examined, for the scan cost.
+func (w *levelWheel) computeNext(b *levelBase) (next uint64, levels int) {
+	next = b.clk + nextTimerMaxDelta
+	clk := b.clk
+	for lvl := 0; lvl < w.g.depth; lvl++ {
+		levels++
+		pos := b.nextPendingBucket(lvl, clk)
+		lvlClk := clk & lvlClkMask
+		if pos >= 0 {
+			tmp := (clk + uint64(pos)) << lvlShift(lvl)
+			if before(tmp, next) {
+				next = tmp
+			}
+			// Found before the next level can tick: no need to look further
+			// ("timers: Optimize _next_timer_interrupt() level iteration", 5.9).
+			if uint64(pos) <= (lvlClkMask+1-lvlClk)&lvlClkMask {
+				break
+			}
+		}
+		// The next level's next bucket: one further on if this level's
+		// clock is not at a level boundary.
+		adj := uint64(0)
+		if lvlClk != 0 {
+			adj = 1
+		}
+		clk = clk>>lvlClkShift + adj
+	}
+	return next, levels
+}
+
+// recalcNext stores a fresh next_expiry and timers_pending.
+func (w *levelWheel) recalcNext(b *levelBase, m *meter) {
+	next, levels := w.computeNext(b)
+	m.addN(w.c.opt.cost.scan, int64(levels))
+	b.nextExpiry, b.recalc = next, false
+	b.timersPending = next != b.clk+nextTimerMaxDelta
+}
+
+// freshNext is next_expiry as a reader that recalculates would see it,
+// without storing anything.
+func (w *levelWheel) freshNext(b *levelBase) (uint64, bool) {
+	if !b.recalc {
+		return b.nextExpiry, b.timersPending
+	}
+	next, _ := w.computeNext(b)
+	return next, next != b.clk+nextTimerMaxDelta
+}
+
+// catchupWalk is the skip_empty strategy's catchup_timer_jiffies() applied to
+// the walk position when a base becomes empty or gets its first timer.
+func (w *levelWheel) catchupWalk(b *levelBase, j uint64) {
+	if w.c.opt.catchup == CatchupSkipEmpty && b.count == 0 && after(j, b.walk) {
+		b.walk = j
+	}
+}
+
+// modTimer models kernel/time/timer.c:__mod_timer(timer, expires, 0) as of
+// 5.9-6.8 (mod_timer()).
+//
+// Divergence: the kernel's same-bucket shortcut keeps a pending timer on its
+// old CPU whatever get_target_base() would choose; here it is taken only when
+// the timer already sits on cpu's base, because the host, not the plugin,
+// models the placement (get_nohz_timer_target(), timer migration). A timer
+// whose flags change while queued is re-queued (the kernel fixes flags at
+// timer_setup()).
+func (w *levelWheel) modTimer(cpu int, j uint64, t sdk.WheelTimer, m *meter) bool {
+	s := &w.c.timers
+	def := t.Flags&sdk.TimerDeferrable != 0
+	target := w.base(cpu, def, j)
+	n, pending := s.lookup(t.ID)
+	if pending {
+		nd := &s.nodes[n]
+		sameBase := int(nd.cpu) == cpu && nd.flags == t.Flags
+		nd.cbCost, nd.period = t.CallbackCost, t.Period
+		if sameBase && nd.expires == t.Expires {
+			return true // the networking fast path: no lock taken
+		}
+		old := w.base(int(nd.cpu), nd.deferrable(), j)
+		m.add(w.c.opt.cost.enqueue)
+		old.forward(j)
+		clk := old.clk
+		idx, be := w.g.calcWheelIndex(t.Expires, clk)
+		if sameBase && idx == int(nd.bucket) {
+			nd.expires = t.Expires // the old bucket expiry stays in force
+			return true
+		}
+		m.add(w.c.opt.cost.dequeue)
+		w.detach(old, n)
+		w.catchupWalk(old, j)
+		nd = &s.nodes[n]
+		nd.expires, nd.flags, nd.cpu = t.Expires, t.Flags, int32(cpu)
+		if target != old {
+			target.forward(j)
+		}
+		w.catchupWalk(target, j)
+		if target == old && clk == target.clk {
+			w.enqueue(target, n, idx, be)
+		} else {
+			w.internalAdd(target, n)
+		}
+		w.c.stats[cpu].starts++
+		return true
+	}
+	n = s.alloc(t.ID)
+	nd := &s.nodes[n]
+	nd.expires, nd.flags, nd.cpu, nd.cbCost, nd.period = t.Expires, t.Flags, int32(cpu), t.CallbackCost, t.Period
+	m.add(w.c.opt.cost.enqueue)
+	target.forward(j)
+	w.catchupWalk(target, j)
+	w.internalAdd(target, n)
+	w.c.stats[cpu].starts++
+	return false
+}
+
+// delTimer models kernel/time/timer.c:del_timer() / timer_delete().
+func (w *levelWheel) delTimer(cpu int, j uint64, id sdk.TimerID, m *meter) bool {
+	s := &w.c.timers
+	n, pending := s.lookup(id)
+	if !pending {
+		return false
+	}
+	nd := &s.nodes[n]
+	owner := int(nd.cpu)
+	b := w.base(owner, nd.deferrable(), j)
+	m.add(w.c.opt.cost.dequeue)
+	w.detach(b, n)
+	w.catchupWalk(b, j)
+	s.release(n)
+	w.c.stats[owner].stops++
+	return true
+}
+
+// runTimers models kernel/time/timer.c:run_timer_softirq() as of 5.9-6.8:
+// __run_timers() on BASE_STD, then on BASE_DEF.
+func (w *levelWheel) runTimers(r *run) {
+	w.base(r.cpu, false, r.jiffies)
+	for i := 0; i < 2; i++ {
+		w.runBase(&w.bases[2*r.cpu+i], r)
+	}
+}
+
+// runBase models kernel/time/timer.c:__run_timers() as of 5.9+:
+//
+//	while jiffies >= clk && jiffies >= next_expiry:
+//	    collect the buckets due at next_expiry (clk = next_expiry)
+//	    clk++; recalculate next_expiry
+//	    expire the collected buckets, highest level first
+//
+// The state changes are the same under every catch-up strategy; only what is
+// charged differs. next_expiry charges one iteration per collect pass plus
+// the level scans of the recalculation. per_jiffy charges one iteration for
+// every jiffy since the previous softirq (or the CPU's first call), what the
+// 4.8 development loop (one jiffy per iteration, before 236968383cf5) did;
+// skip_empty does the same but charges nothing when the base is empty, and
+// its walk position jumps to jiffies when the base becomes empty or gets its
+// first timer (catchup_timer_jiffies(), 3.15).
+//
+// Divergence: the 4.8-5.8 loops left clk at jiffies+1 after a run, while 5.9+
+// leaves it at the last processed bucket + 1; keeping the 5.9+ state for
+// every strategy keeps expiries identical across strategies.
+func (w *levelWheel) runBase(b *levelBase, r *run) {
+	j := r.jiffies
+	cost := &w.c.opt.cost
+	switch w.c.opt.catchup {
+	case CatchupNextExpiry:
+		if afterEq(j, b.clk) {
+			r.gap = max(r.gap, j-b.clk)
+		}
+	default:
+		pos := b.walk
+		if afterEq(j, pos) {
+			r.gap = max(r.gap, j-pos)
+			if !(w.c.opt.catchup == CatchupSkipEmpty && b.count == 0) {
+				r.iterations += j + 1 - pos
+				r.m.addN(cost.iteration, int64(j+1-pos))
+			}
+			b.walk = j + 1
+		}
+	}
+	if before(j, b.nextExpiry) {
+		return
+	}
+	var heads [maxDepth]bucketList
+	for afterEq(j, b.clk) && afterEq(j, b.nextExpiry) {
+		levels := w.collect(b, &heads)
+		b.clk++
+		if w.c.opt.catchup == CatchupNextExpiry {
+			r.iterations++
+			r.m.add(cost.iteration)
+			w.recalcNext(b, &r.m)
+		} else {
+			w.recalcNext(b, &meter{})
+		}
+		for levels--; levels >= 0; levels-- {
+			w.expireList(b, &heads[levels], r)
+		}
+	}
+}
+
+// collect models kernel/time/timer.c:collect_expired_timers() as of 5.9+:
+// set clk to next_expiry and take the bucket of each level whose clock ticks
+// at clk; level n ticks only when the low 3n bits of clk are zero.
+func (w *levelWheel) collect(b *levelBase, heads *[maxDepth]bucketList) int {
+	b.clk = b.nextExpiry
+	clk := b.clk
+	levels := 0
+	for i := 0; i < w.g.depth; i++ {
+		idx := int(clk&lvlMask) + i*lvlSize
+		bit := uint64(1) << uint(idx&lvlMask)
+		if b.pending[i]&bit != 0 {
+			b.pending[i] &^= bit
+			heads[levels] = b.vectors[idx]
+			b.vectors[idx] = emptyList
+			levels++
+		}
+		if clk&lvlClkMask != 0 {
+			break
+		}
+		clk >>= lvlClkShift
+	}
+	return levels
+}
+
+// expireList models kernel/time/timer.c:expire_timers(): run a collected
+// bucket head first. A declared Period re-arms the timer as its callback's
+// mod_timer(timer, jiffies + Period) would: the base is forwarded and the
+// timer re-queued relative to it.
+func (w *levelWheel) expireList(b *levelBase, head *bucketList, r *run) {
+	s := &w.c.timers
+	baseclk := b.clk - 1
+	for !head.empty() {
+		n := head.head
+		s.unlink(head, n)
+		nd := &s.nodes[n]
+		nd.bucket = nilNode
+		b.count--
+		w.c.expire(r, nd, baseclk)
+		if nd.period == 0 {
+			w.catchupWalk(b, r.jiffies)
+			s.release(n)
+			continue
+		}
+		nd.expires = r.jiffies + nd.period
+		r.m.add(w.c.opt.cost.enqueue)
+		b.forward(r.jiffies)
+		w.internalAdd(b, n)
+		w.c.stats[r.cpu].starts++
+		r.rearmed(s.nodes[n].expires)
+	}
+}
+
+// nextTimerInterrupt models kernel/time/timer.c:get_next_timer_interrupt() as
+// of 5.9-6.8 on BASE_STD (deferrable timers never limit the sleep), in
+// jiffies: recalculate next_expiry if needed, forward clk towards jiffies
+// without passing it, and answer jiffies when the next bucket is already due.
+// Marking the base idle (is_idle) only matters for remote-enqueue IPIs, which
+// the host models.
+func (w *levelWheel) nextTimerInterrupt(cpu int, j uint64, m *meter) uint64 {
+	b := w.base(cpu, false, j)
+	if b.recalc {
+		w.recalcNext(b, m)
+	}
+	next := b.nextExpiry
+	if after(j, b.clk) {
+		if after(next, j) {
+			b.clk = j
+		} else if after(next, b.clk) {
+			b.clk = next
+		}
+	}
+	switch {
+	case beforeEq(next, j):
+		return j
+	case b.timersPending:
+		return next
+	}
+	return sdk.NoExpiry
+}
+
+// state reports cpu's WheelState.
+func (w *levelWheel) state(cpu int) sdk.WheelState {
+	std, def := &w.bases[2*cpu], &w.bases[2*cpu+1]
+	if !std.init {
+		return sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry}
+	}
+	st := sdk.WheelState{NextExpiry: sdk.NoExpiry, Pending: std.count + def.count}
+	if next, ok := w.freshNext(std); ok {
+		st.NextExpiry = next
+	}
+	switch w.c.opt.raise {
+	case RaiseEveryTick:
+		// 4.8-5.8 run_local_timers(): raise unless jiffies < clk.
+		st.RaiseAt = std.clk
+		if before(def.clk, st.RaiseAt) {
+			st.RaiseAt = def.clk
+		}
+	default:
+		// 5.9+ run_local_timers(): jiffies >= next_expiry of BASE_STD, or of
+		// BASE_DEF since the CPU is awake. A stale-early value raises a
+		// spurious softirq, as in the kernel.
+		st.RaiseAt = std.nextExpiry
+		if before(def.nextExpiry, st.RaiseAt) {
+			st.RaiseAt = def.nextExpiry
+		}
+	}
+	return st
+}
+
+// bucketExpiry reports where a queued timer will be collected.
+func (w *levelWheel) bucketExpiry(id sdk.TimerID) (int, uint64, bool) {
+	n, ok := w.c.timers.lookup(id)
+	if !ok {
+		return 0, 0, false
+	}
+	nd := &w.c.timers.nodes[n]
+	return int(nd.cpu), nd.bucketExpiry, true
+}

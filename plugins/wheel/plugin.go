@@ -1,0 +1,228 @@
+package wheel
+
+import (
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Version is the plugin's own semantic version.
+const Version = "0.1.0"
+
+// maxCPUs is TIMER_CPUMASK + 1 (include/linux/timer.h, 4.8+): the CPU number
+// must fit the timer's flag word.
+const maxCPUs = 1 << 18
+
+// nextTimerMaxDelta is NEXT_TIMER_MAX_DELTA (TIMER_NEXT_MAX_DELTA in 6.16+):
+// the distance an empty base reports as its next expiry.
+const nextTimerMaxDelta = 1<<30 - 1
+
+// Wheel models the per-CPU timer wheel bases of kernel/time/timer.c; it
+// implements sdk.TimerBase. Create it with New; it is usable after Configure.
+//
+// One Wheel models every CPU. It is a pure state machine: not safe for
+// concurrent use, and every answer depends only on the calls made so far.
+type Wheel struct {
+	c   *common
+	eng engine
+}
+
+// engine is one wheel layout. Every method works on the state in common and
+// charges its cost to the meter it is given.
+type engine interface {
+	modTimer(cpu int, j uint64, t sdk.WheelTimer, m *meter) (wasPending bool)
+	delTimer(cpu int, j uint64, id sdk.TimerID, m *meter) (wasPending bool)
+	runTimers(r *run)
+	nextTimerInterrupt(cpu int, j uint64, m *meter) uint64
+	state(cpu int) sdk.WheelState
+	// bucketExpiry reports where a queued timer will be collected, for
+	// white-box tests: its cpu and the jiffy its bucket is processed at.
+	bucketExpiry(id sdk.TimerID) (cpu int, jiffy uint64, ok bool)
+}
+
+// cpuStats are the per-CPU counters reported by Counters.
+type cpuStats struct {
+	starts, stops, runs, expiries, iterations, cascades, moved int64
+	maxGap                                                     uint64
+}
+
+// common is the state shared by both layouts.
+type common struct {
+	opt     options
+	timers  timerSet
+	stats   []cpuStats
+	scratch []sdk.WheelExpiry
+}
+
+// New returns an unconfigured wheel plugin; it is the sdk.Factory constructor.
+func New() sdk.Plugin { return &Wheel{} }
+
+// Factory registers the plugin with the host.
+var Factory = sdk.Factory{Kind: sdk.KindTimerBase, Name: "wheel", New: New}
+
+// Info describes the plugin.
+func (w *Wheel) Info() sdk.Info {
+	return sdk.Info{
+		Kind: sdk.KindTimerBase, Name: "wheel", Version: Version,
+		Description: "Linux timer wheel (kernel/time/timer.c): the 4.8+ non-cascading levels wheel " +
+			"(as of 5.9-6.8) or the 3.10 cascading wheel, with per-jiffy, empty-skip or next-expiry catch-up",
+	}
+}
+
+// Schema declares the wheel block's attributes.
+func (w *Wheel) Schema() sdk.Schema { return schema() }
+
+// Configure validates the attributes and (re)initialises every CPU's bases.
+// Bases are created lazily at the first call that touches them, with their
+// clock at that call's jiffies, as timers_prepare_cpu() sets clk = jiffies
+// when a CPU comes up.
+func (w *Wheel) Configure(s sdk.Setup, cfg sdk.Config) sdk.Diagnostics {
+	opt, diags := parseOptions(s, cfg)
+	if diags.HasErrors() {
+		return diags
+	}
+	c := &common{opt: opt, timers: newTimerSet(), stats: make([]cpuStats, s.CPUs)}
+	w.c = c
+	switch opt.layout {
+	case LayoutCascade:
+		w.eng = newCascadeWheel(c, s.CPUs)
+	default:
+		w.eng = newLevelWheel(c, s.CPUs, s.HZ)
+	}
+	return diags
+}
+
+// ModTimer is mod_timer() on cpu: add the timer or change its expiry. The
+// returned State is cpu's. A timer that was queued on another CPU moves to
+// cpu; that CPU's cached state can then only be early, never late (as the
+// kernel's next_expiry after a dequeue).
+func (w *Wheel) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) sdk.WheelOpResult {
+	w.checkCPU(cpu)
+	var m meter
+	was := w.eng.modTimer(cpu, jiffies, t, &m)
+	return sdk.WheelOpResult{Cost: m.ns(), WasPending: was, State: w.eng.state(cpu)}
+}
+
+// DelTimer is del_timer() (timer_delete() in 6.x). The timer is removed from
+// whichever CPU holds it; the returned State is cpu's.
+func (w *Wheel) DelTimer(cpu int, jiffies uint64, id sdk.TimerID) sdk.WheelOpResult {
+	w.checkCPU(cpu)
+	var m meter
+	was := w.eng.delTimer(cpu, jiffies, id, &m)
+	return sdk.WheelOpResult{Cost: m.ns(), WasPending: was, State: w.eng.state(cpu)}
+}
+
+// RunTimers is run_timer_softirq() on cpu at jiffies.
+//
+// Expired is a fresh slice (nil when nothing expired); each entry's Offset
+// counts every cost charged before that callback started, earlier callbacks
+// included.
+func (w *Wheel) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
+	w.checkCPU(cpu)
+	c := w.c
+	r := run{cpu: cpu, jiffies: jiffies, expired: c.scratch[:0]}
+	w.eng.runTimers(&r)
+	st := &c.stats[cpu]
+	st.runs++
+	st.iterations += int64(r.iterations)
+	st.cascades += int64(r.cascades)
+	st.moved += int64(r.moved)
+	if r.gap > st.maxGap {
+		st.maxGap = r.gap
+	}
+	var out []sdk.WheelExpiry
+	if len(r.expired) > 0 {
+		out = make([]sdk.WheelExpiry, len(r.expired))
+		copy(out, r.expired)
+	}
+	c.scratch = r.expired[:0]
+	return sdk.RunTimersResult{
+		Expired: out, Cost: r.m.ns(), Gap: r.gap, Iterations: r.iterations, Cascades: r.cascades,
+		State: w.eng.state(cpu),
+	}
+}
+
+// NextTimerInterrupt is get_next_timer_interrupt() at idle entry, in jiffies
+// (the 3.10 form; the host converts to ns as 4.2+ does with basem).
+func (w *Wheel) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult {
+	w.checkCPU(cpu)
+	var m meter
+	next := w.eng.nextTimerInterrupt(cpu, jiffies, &m)
+	return sdk.NextTimerResult{Next: next, Cost: m.ns(), State: w.eng.state(cpu)}
+}
+
+// counterNames lists the per-CPU counters in report order.
+var counterNames = []string{
+	"starts", "stops", "runs", "expiries", "iterations", "cascades", "timers_cascaded", "max_gap",
+}
+
+// Counters reports, for each counter name in a fixed order, one value per
+// CPU: starts (mod_timer calls that queued a timer, callback re-arms
+// included), stops (del_timer calls that removed one, counted on the CPU that
+// held it), runs (RunTimers calls), expiries, iterations (catch-up loop
+// iterations), cascades (cascade() calls), timers_cascaded and max_gap (the
+// largest catch-up gap seen, in jiffies).
+func (w *Wheel) Counters() []sdk.Counter {
+	if w.c == nil {
+		return nil
+	}
+	out := make([]sdk.Counter, 0, len(counterNames)*len(w.c.stats))
+	for _, name := range counterNames {
+		for cpu, st := range w.c.stats {
+			var v int64
+			switch name {
+			case "starts":
+				v = st.starts
+			case "stops":
+				v = st.stops
+			case "runs":
+				v = st.runs
+			case "expiries":
+				v = st.expiries
+			case "iterations":
+				v = st.iterations
+			case "cascades":
+				v = st.cascades
+			case "timers_cascaded":
+				v = st.moved
+			case "max_gap":
+				v = int64(st.maxGap)
+			}
+			out = append(out, sdk.Counter{Name: name, CPU: cpu, Value: v})
+		}
+	}
+	return out
+}
+
+// checkCPU panics on a host bug: a CPU number outside the configured machine
+// or a call before Configure.
+func (w *Wheel) checkCPU(cpu int) {
+	if w.c == nil {
+		panic("wheel: call before Configure")
+	}
+	if cpu < 0 || cpu >= len(w.c.stats) {
+		panic("wheel: cpu out of range")
+	}
+}
+
+// expire records one callback run by r: the detach overhead is charged
+// before the callback starts, the declared callback cost after.
+func (c *common) expire(r *run, n *timerNode, jiffy uint64) {
+	r.m.add(c.opt.cost.expiry)
+	r.expired = append(r.expired, sdk.WheelExpiry{ID: n.id, Offset: r.m.ns(), Jiffy: jiffy})
+	r.m.addNS(n.cbCost)
+	c.stats[r.cpu].expiries++
+}
+
+// rearmed marks the last recorded expiry as re-armed to expires.
+func (r *run) rearmed(expires uint64) {
+	e := &r.expired[len(r.expired)-1]
+	e.Rearmed, e.NewExpires = true, expires
+}
+
+// Wrap-safe jiffies comparisons (include/linux/jiffies.h time_after() and
+// friends on a 64-bit unsigned long).
+func after(a, b uint64) bool    { return int64(b-a) < 0 }
+func before(a, b uint64) bool   { return int64(a-b) < 0 }
+func afterEq(a, b uint64) bool  { return int64(a-b) >= 0 }
+func beforeEq(a, b uint64) bool { return int64(b-a) >= 0 }
+
+var _ sdk.TimerBase = (*Wheel)(nil)
