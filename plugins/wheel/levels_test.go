@@ -255,7 +255,7 @@ func TestRaiseAt(t *testing.T) {
 		layout, raise string
 		want          uint64
 	}{
-		{"levels", "auto", 1011},      // next_expiry: deferrable 1010 -> bucket 1011 on BASE_DEF
+		{"levels", "auto", 1011}, // next_expiry: deferrable 1010 -> bucket 1011 on BASE_DEF
 		{"levels", "next_expiry", 1011},
 		{"levels", "every_tick", 1000}, // clk
 		{"cascade", "auto", 1000},      // every_tick: timer_jiffies
