@@ -1,13 +1,82 @@
 package kernel
 
-import "github.com/tickemu/tickemu/framework/ktime"
+import (
+	"github.com/tickemu/tickemu/framework/ktime"
+)
 
-// broadcaster is the tick broadcast in oneshot mode (kernel/time/tick-broadcast.c)
-// as the idle path uses it.
-type broadcaster interface {
-	// enter is tick_broadcast_enter(): hand c's next event (next) to the
-	// broadcast device before c's local device stops; false = not possible.
-	enter(c *CPU, now, next ktime.Time) bool
-	// exit is tick_broadcast_exit() on idle exit; it returns the cost.
-	exit(c *CPU, now ktime.Time) int64
+// broadcastEnter is tick_broadcast_enter() for c entering a state that stops
+// its local timer; it reports whether the state may be used and the cost.
+func (k *Kernel) broadcastEnter(c *CPU, now ktime.Time) (ok bool, cost int64) {
+	if k.bcast == nil {
+		return false, 0
+	}
+	r := k.bcast.Enter(c.id, now)
+	c.inBroadcast = c.inBroadcast || r.Handled
+	c.syncDev(now)
+	k.syncBroadcast(now)
+	if r.Handled {
+		k.Counters.Add("broadcast_enter", c.id, 1)
+	}
+	if r.Program.Writes > 0 {
+		k.Counters.Add("broadcast_device_writes", -1, int64(r.Program.Writes))
+	}
+	return !r.Busy, r.Cost
+}
+
+// broadcastExit is tick_broadcast_exit() on idle exit; it returns the cost.
+func (k *Kernel) broadcastExit(c *CPU, now ktime.Time) int64 {
+	r := k.bcast.Exit(c.id, now)
+	c.inBroadcast = false
+	if r.Handled {
+		k.Counters.Add("broadcast_exit", c.id, 1)
+	}
+	c.syncDev(now)
+	k.syncBroadcast(now)
+	return r.Cost
+}
+
+// syncBroadcast keeps the broadcast event at the broadcast device's fire time.
+func (k *Kernel) syncBroadcast(now ktime.Time) {
+	fa := k.bcDev.FireAt(0)
+	if fa == ktime.Max {
+		k.q.Cancel(k.bcEv)
+		return
+	}
+	if fa < now {
+		fa = now
+	}
+	if !k.bcEv.Queued() || k.bcEv.When() != fa {
+		k.q.Schedule(k.bcEv, fa)
+	}
+}
+
+// broadcastFired: the broadcast device raised its interrupt; it is taken by
+// the CPU it was programmed for (tick_broadcast_set_affinity()), else CPU 0.
+func (k *Kernel) broadcastFired(now ktime.Time) {
+	cpu := k.bcast.TargetCPU()
+	if cpu < 0 || cpu >= len(k.cpus) {
+		cpu = 0
+	}
+	c := k.cpus[cpu]
+	c.pendBroadcast = true
+	c.interruptArrived(now)
+}
+
+// broadcastInterrupt is tick_handle_oneshot_broadcast() on c: IPI every CPU
+// whose event expired, run c's own if it did.
+func (c *CPU) broadcastInterrupt(now ktime.Time) ktime.Time {
+	k := c.k
+	k.Counters.Add("broadcast_interrupts", c.id, 1)
+	r := k.bcast.HandleInterrupt(c.id, now)
+	now += ktime.Time(r.Cost)
+	for _, cpu := range r.IPIs {
+		k.sendIPI(now, k.cpus[cpu], ipiTimer)
+		k.Counters.Add("broadcast_ipis", cpu, 1)
+		now += ktime.Time(k.costs.IPISend)
+	}
+	k.syncBroadcast(now)
+	if r.Local {
+		now = c.localTimerInterrupt(now, false)
+	}
+	return now
 }

@@ -57,10 +57,11 @@ type CPU struct {
 	devEv     *sim.Event // local clockevent interrupt
 	taskEv    *sim.Event // end of the current task segment
 
-	pendTimerIRQ bool
-	pendIPI      int
-	softirqs     uint32
-	softirqFns   [nrSoftirqs]func(c *CPU, now ktime.Time) ktime.Time
+	pendTimerIRQ  bool
+	pendBroadcast bool // the broadcast device's interrupt is routed here
+	pendIPI       int
+	softirqs      uint32
+	softirqFns    [nrSoftirqs]func(c *CPU, now ktime.Time) ktime.Time
 
 	// tick-sched (struct tick_sched).
 	tick         *HRTimer // ts->sched_timer in high-res mode
@@ -183,8 +184,7 @@ func (c *CPU) accountUntil(t ktime.Time) {
 // boot starts the CPU's clockevent device and tick at t.
 func (c *CPU) boot(t ktime.Time) {
 	k := c.k
-	cost, _ := k.local.SetState(c.id, t, sdk.StateOneshot, 0)
-	_ = cost
+	k.local.SetState(c.id, t, sdk.StateOneshot, 0)
 	first := ktime.Time(k.tickNsec) // the tick grid: multiples of TICK_NSEC (tick_init_jiffy_update)
 	if k.m.HighRes {
 		c.tick = k.NewHRTimer("tick_sched_timer", sdk.ClockMonotonic, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard,
@@ -201,23 +201,37 @@ func (c *CPU) boot(t ktime.Time) {
 // programDevice is tick_program_event(at, force=1) on the local device.
 func (c *CPU) programDevice(now, at ktime.Time) int64 {
 	o := c.k.local.Program(c.id, now, at, true)
-	c.k.Counters.Add("device_writes", c.id, int64(o.Writes))
-	c.k.Counters.Add("device_write_cost_ns", c.id, o.Cost)
+	k := c.k
+	k.Counters.Add("device_writes", c.id, int64(o.Writes))
+	k.Counters.Add("device_write_cost_ns", c.id, o.Cost)
 	if o.Retries > 0 {
-		c.k.Counters.Add("device_retries", c.id, int64(o.Retries))
+		k.Counters.Add("device_retries", c.id, int64(o.Retries))
 	}
-	if o.ETIME {
-		c.k.Counters.Add("device_etime", c.id, 1)
+	if o.ETIMEs > 0 {
+		k.Counters.Add("device_etime", c.id, int64(o.ETIMEs))
 	}
-	if o.FireAt == ktime.Max {
-		c.k.q.Cancel(c.devEv)
-	} else {
-		if o.FireAt < c.k.q.Now() {
-			o.FireAt = c.k.q.Now()
+	if o.Raises > 0 {
+		for _, l := range o.Log(k.local.Name(), k.m.HZ) {
+			k.log.Warn().Int("cpu", c.id).Int64("sim_ns", int64(now)).Msg(l)
 		}
-		c.k.q.Schedule(c.devEv, o.FireAt)
 	}
+	c.syncDev(now)
 	return o.Cost
+}
+
+// syncDev keeps the local-timer event at the channel's fire time.
+func (c *CPU) syncDev(now ktime.Time) {
+	fa := c.k.local.FireAt(c.id)
+	if fa == ktime.Max {
+		c.k.q.Cancel(c.devEv)
+		return
+	}
+	if fa < now {
+		fa = now
+	}
+	if !c.devEv.Queued() || c.devEv.When() != fa {
+		c.k.q.Schedule(c.devEv, fa)
+	}
 }
 
 // deviceFired: the local clockevent raised its interrupt.
@@ -269,7 +283,7 @@ func (c *CPU) activityEnd(now ktime.Time) {
 	c.mode = modeFree
 	if c.pendingIdleEntry {
 		c.pendingIdleEntry = false
-		if !c.pendTimerIRQ && c.pendIPI == 0 && c.softirqs == 0 && c.pickNext() == nil {
+		if !c.pendTimerIRQ && !c.pendBroadcast && c.pendIPI == 0 && c.softirqs == 0 && c.pickNext() == nil {
 			c.enterIdleState(now)
 			return
 		}
@@ -289,7 +303,7 @@ func (c *CPU) kick(now ktime.Time) {
 	if c.mode != modeFree {
 		return
 	}
-	if c.pendTimerIRQ || c.pendIPI != 0 {
+	if c.pendTimerIRQ || c.pendIPI != 0 || c.pendBroadcast {
 		c.startInterrupts(now)
 		return
 	}
@@ -365,11 +379,19 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 		k.doUpdateJiffies(now)
 		now += ktime.Time(k.costs.JiffiesUpdate)
 	}
-	for c.pendTimerIRQ || c.pendIPI != 0 {
-		if c.pendTimerIRQ || c.pendIPI&ipiTimer != 0 {
+	for c.pendTimerIRQ || c.pendIPI != 0 || c.pendBroadcast {
+		if c.pendBroadcast {
+			c.pendBroadcast = false
+			now = c.broadcastInterrupt(now)
+		}
+		if c.pendTimerIRQ {
 			c.pendTimerIRQ = false
+			now = c.localTimerInterrupt(now, true)
+		}
+		if c.pendIPI&ipiTimer != 0 {
+			// tick_receive_broadcast(): the local event handler, no device ack.
 			c.pendIPI &^= ipiTimer
-			now = c.localTimerInterrupt(now)
+			now = c.localTimerInterrupt(now, false)
 		}
 		if c.pendIPI&ipiCallFunc != 0 {
 			c.pendIPI &^= ipiCallFunc
@@ -396,14 +418,14 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 
 // localTimerInterrupt is the local APIC timer vector: the device's event
 // handler, hrtimer_interrupt() in high-res mode or the tick in low-res mode.
-func (c *CPU) localTimerInterrupt(now ktime.Time) ktime.Time {
+func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	k := c.k
 	k.Counters.Add("local_timer_interrupts", c.id, 1)
 	k.tr.Event(now, c.traceCtx(), "local_timer_entry", "vector=236")
-	ack, nextPeriodic := k.local.Ack(c.id, now)
-	now += ktime.Time(ack)
-	if nextPeriodic != ktime.Max {
-		k.q.Schedule(c.devEv, nextPeriodic)
+	if ack {
+		a := k.local.Ack(c.id, now)
+		now += ktime.Time(a.Cost)
+		c.syncDev(now)
 	}
 	if k.m.HighRes {
 		r := k.hrt.Interrupt(c.id, now)

@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	"github.com/rs/zerolog"
+	"github.com/tickemu/tickemu/framework/clockevents"
 
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/metrics"
@@ -47,34 +48,12 @@ type IdleState struct {
 	StopsLocalTimer bool  // entering it needs the tick broadcast when the local device has C3STOP
 }
 
-// ProgramOutcome is what the clockevents core reports for one
-// clockevents_program_event() call.
-type ProgramOutcome struct {
-	FireAt  ktime.Time // ktime.Max when the device is not armed
-	Cost    int64
-	Writes  int
-	Retries int
-	ETIME   bool
-}
-
-// EventDevice is the clockevents core over one clockevent device
-// (kernel/time/clockevents.c), as the engine uses it.
-type EventDevice interface {
-	Spec() sdk.DeviceSpec
-	// Program is clockevents_program_event(dev, expires, force) on channel ch.
-	Program(ch int, now, expires ktime.Time, force bool) ProgramOutcome
-	// SetState switches channel ch's state; for periodic mode period is the tick.
-	SetState(ch int, now ktime.Time, st sdk.DeviceState, period int64) (cost int64, firstFire ktime.Time)
-	// Ack runs the driver's interrupt prologue; nextFire is set in periodic mode.
-	Ack(ch int, now ktime.Time) (cost int64, nextFire ktime.Time)
-}
-
 // Plugins are the plugin instances a kernel runs with.
 type Plugins struct {
 	Wheel     sdk.TimerBase
 	HRTimer   sdk.HRTimerBase
-	Local     EventDevice // per-CPU local timer
-	Broadcast EventDevice // tick broadcast device, or nil
+	Local     *clockevents.Device // per-CPU local timer, one channel per CPU
+	Broadcast *clockevents.Device // tick broadcast device (channel 0), or nil
 }
 
 // Options configure a Kernel.
@@ -99,8 +78,10 @@ type Kernel struct {
 
 	wheel sdk.TimerBase
 	hrt   sdk.HRTimerBase
-	local EventDevice
-	bcast EventDevice
+	local *clockevents.Device
+	bcDev *clockevents.Device
+	bcast *clockevents.Broadcast
+	bcEv  *sim.Event
 
 	cpus     []*CPU
 	tickNsec int64
@@ -122,7 +103,6 @@ type Kernel struct {
 	procs   []*Process
 	nextPid int
 
-	bc         broadcaster
 	qosLatency *int64
 
 	// Stats.
@@ -150,7 +130,7 @@ func New(o Options) (*Kernel, error) {
 	}
 	k := &Kernel{
 		m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace,
-		wheel: o.Plugins.Wheel, hrt: o.Plugins.HRTimer, local: o.Plugins.Local, bcast: o.Plugins.Broadcast,
+		wheel: o.Plugins.Wheel, hrt: o.Plugins.HRTimer, local: o.Plugins.Local, bcDev: o.Plugins.Broadcast,
 		tickNsec: ktime.TickNsec(m.HZ), hrtimers: map[sdk.TimerID]*HRTimer{}, wtimers: map[sdk.TimerID]*WheelTimer{},
 		nextPid: 1000, tickDoTimerCPU: 0,
 	}
@@ -165,8 +145,19 @@ func New(o Options) (*Kernel, error) {
 	for _, c := range m.NoHZFull {
 		nohzFull[c] = true
 	}
+	if ch := k.local.Channels(); ch < m.CPUs || !k.local.Has(sdk.FeatPerCPU) {
+		return nil, fmt.Errorf("kernel: local clockevent device %q has %d channels and is not per-CPU-capable for %d CPUs", k.local.Name(), ch, m.CPUs)
+	}
 	for i := 0; i < m.CPUs; i++ {
 		k.cpus = append(k.cpus, newCPU(k, i, nohzFull[i]))
+	}
+	if k.bcDev != nil {
+		b, err := clockevents.NewBroadcast(k.bcDev, 0, k.local)
+		if err != nil {
+			return nil, fmt.Errorf("kernel: broadcast device: %w", err)
+		}
+		k.bcast = b
+		k.bcEv = sim.NewEvent("broadcast", k.broadcastFired)
 	}
 	return k, nil
 }
@@ -241,4 +232,16 @@ func (k *Kernel) Events() uint64 { return k.q.Pops() }
 func (k *Kernel) allocTimerID() sdk.TimerID {
 	k.nextTimerID++
 	return k.nextTimerID
+}
+
+// ContextTimes returns, per CPU, the ns spent idle, in tasks, in hard irq and
+// in softirq (in that order).
+func (k *Kernel) ContextTimes() [][4]int64 {
+	out := make([][4]int64, len(k.cpus))
+	for i := range k.cpus {
+		for j := 0; j < 4; j++ {
+			out[i][j] = k.ctxNS[i][j]
+		}
+	}
+	return out
 }

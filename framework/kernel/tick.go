@@ -147,11 +147,10 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 		if s.TargetResidency > predicted || s.ExitLatency > qos {
 			continue
 		}
-		if s.StopsLocalTimer && k.local.Spec().Features&sdk.FeatC3Stop != 0 {
-			if k.bc == nil || !k.bc.enter(c, now, next) {
+		if s.StopsLocalTimer && k.local.Has(sdk.FeatC3Stop) {
+			if ok, _ := k.broadcastEnter(c, now); !ok {
 				continue // tick_broadcast_enter() failed: a shallower state
 			}
-			c.inBroadcast = true
 		}
 		c.idleState = i
 		break
@@ -176,8 +175,7 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 		k.Counters.Add("idle_exit_latency_ns", c.id, lat)
 	}
 	if c.inBroadcast {
-		c.inBroadcast = false
-		lat += k.bc.exit(c, now+ktime.Time(lat))
+		lat += k.broadcastExit(c, now+ktime.Time(lat))
 	}
 	c.idleState = -1
 	c.setCtx(now, ctxIdle)

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/rs/zerolog"
+	"golang.org/x/term"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// multiFlag collects repeated --var k=v flags.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// common holds the flags every scenario command takes.
+type common struct {
+	vars      multiFlag
+	variant   string
+	seed      string
+	isolation string
+	logFormat string
+	logLevel  string
+	pluginDir string
+}
+
+func (c *common) register(fs *flag.FlagSet, withVariant bool) {
+	fs.Var(&c.vars, "var", "set a variable: NAME=VALUE (repeatable)")
+	if withVariant {
+		fs.StringVar(&c.variant, "variant", "", "apply the variant block NAME")
+		fs.StringVar(&c.seed, "seed", "", "override run.seed")
+	}
+	fs.StringVar(&c.isolation, "isolation", "", "run every plugin inprocess or in its own process (process)")
+	fs.StringVar(&c.logFormat, "log-format", "auto", "log format: auto, console or json")
+	fs.StringVar(&c.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	fs.StringVar(&c.pluginDir, "plugin-dir", "", "directory searched for tickemu-plugin-NAME binaries (also TICKEMU_PLUGIN_PATH, ./plugins)")
+}
+
+// parseInterspersed parses flags that may come before or after positional
+// arguments (tickemu run FILE --variant x).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func (c *common) options() (config.Options, error) {
+	o := config.Options{Vars: map[string]string{}, Variant: c.variant}
+	for _, v := range c.vars {
+		name, val, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return o, fmt.Errorf("--var %q: want NAME=VALUE", v)
+		}
+		o.Vars[name] = val
+	}
+	if c.seed != "" {
+		s, err := strconv.ParseUint(c.seed, 10, 64)
+		if err != nil {
+			return o, fmt.Errorf("--seed %q: want a non-negative integer", c.seed)
+		}
+		o.Seed = &s
+	}
+	switch c.isolation {
+	case "", config.IsolationInProcess, config.IsolationProcess:
+	default:
+		return o, fmt.Errorf("--isolation %q: want %s or %s", c.isolation, config.IsolationInProcess, config.IsolationProcess)
+	}
+	return o, nil
+}
+
+func (c *common) logger(stderr io.Writer) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(c.logLevel)
+	if err != nil {
+		return zerolog.Nop(), fmt.Errorf("--log-level %q: %v", c.logLevel, err)
+	}
+	format := c.logFormat
+	if format == "auto" {
+		format = "json"
+		if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			format = "console"
+		}
+	}
+	var l zerolog.Logger
+	switch format {
+	case "console":
+		l = zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: os.Getenv("NO_COLOR") != ""}).With().Timestamp().Logger()
+	case "json":
+		l = zerolog.New(stderr).With().Timestamp().Logger()
+	default:
+		return zerolog.Nop(), fmt.Errorf("--log-format %q: want auto, console or json", c.logFormat)
+	}
+	return l.Level(lvl), nil
+}
+
+// loadSpec loads FILE, printing diagnostics to stderr.
+func loadSpec(file string, o config.Options, stderr io.Writer) (*config.Spec, bool) {
+	spec, diags := config.Load(file, o)
+	if len(diags) > 0 {
+		var files map[string]*hcl.File
+		if spec != nil {
+			files = spec.Files()
+		}
+		config.WriteDiagnostics(stderr, diags, files, false)
+	}
+	return spec, !diags.HasErrors()
+}
+
+// reportError prints a run error; config diagnostics get their source snippets.
+func reportError(stderr io.Writer, err error) int {
+	var de *experiment.DiagError
+	if errors.As(err, &de) {
+		config.WriteDiagnostics(stderr, de.Diags, de.Files, false)
+		return 2
+	}
+	var te *sdk.TransportError
+	if errors.As(err, &te) {
+		fmt.Fprintf(stderr, "tickemu: run aborted: %v\n", te)
+		return 1
+	}
+	fmt.Fprintf(stderr, "tickemu: %v\n", err)
+	return 1
+}
+
+func protocolVersion() int { return sdk.ProtocolVersion }

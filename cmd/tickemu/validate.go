@@ -1,0 +1,69 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/experiment"
+)
+
+// cmdValidate loads FILE for every variant (or the one given), decodes every
+// block with its owner's schema and configures the plugins, without running.
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs, true)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: tickemu validate FILE [flags]")
+		return 2
+	}
+	opts, err := c.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
+	log, _ := c.logger(stderr)
+	spec, ok := loadSpec(pos[0], opts, stderr)
+	if !ok {
+		return 2
+	}
+	op, closeOp, err := newOpener(&c, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	defer closeOp()
+	variants := []string{opts.Variant}
+	if opts.Variant == "" && len(spec.Variants()) > 0 {
+		variants = spec.Variants()
+	}
+	for _, v := range variants {
+		o := opts
+		o.Variant = v
+		s, ok := loadSpec(pos[0], o, stderr)
+		if !ok {
+			return 2
+		}
+		if err := experiment.Validate(s, experiment.Options{Opener: op, Isolation: c.isolation, Log: log}); err != nil {
+			return reportError(stderr, err)
+		}
+		name := v
+		if name == "" {
+			name = "(no variant)"
+		}
+		fmt.Fprintf(stdout, "%s: %s ok\n", pos[0], name)
+	}
+	return 0
+}
+
+var _ hcl.Diagnostics
+var _ = config.IsolationProcess

@@ -1,0 +1,54 @@
+# The default scenario: a 4-CPU x86 box at HZ=1000 with NO_HZ idle and
+# high-resolution timers, an RT cyclictest on every CPU and the usual
+# background kernel timers. `make run` runs it.
+
+machine {
+  cpus    = 4
+  hz      = 1000
+  nohz    = "idle"
+  highres = true
+  idle_state "C1" {
+    exit_latency     = "2us"
+    target_residency = "2us"
+  }
+}
+
+wheel {
+  plugin  = "wheel"
+  layout  = "levels"
+  catchup = "next_expiry"
+}
+
+hrtimer {
+  plugin = "hrtimer"
+}
+
+clockevent "local" {
+  plugin = "lapic"
+  mode   = "tsc_deadline"
+}
+
+kernel {
+  posix_timer_signals = "consistent"
+}
+
+workload "cyclictest" "rt" {
+  threads  = 4
+  interval = "1000us"
+  distance = "500us"
+  priority = 99
+}
+
+workload "kernel_timers" "vmstat" {
+  period     = "1s"
+  deferrable = true
+}
+
+workload "kernel_timers" "watchdog" {
+  period = "4s"
+}
+
+run {
+  duration = "1s"
+  seed     = 1
+}

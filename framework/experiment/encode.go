@@ -1,0 +1,244 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/workload"
+)
+
+// WriteJSON writes r as indented JSON.
+func WriteJSON(w io.Writer, r *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes the human summary: per workload its own output, then the
+// kernel counters.
+func WriteText(w io.Writer, r *Result) error {
+	b := &strings.Builder{}
+	c := r.Config
+	fmt.Fprintf(b, "# tickemu run: %d CPUs, HZ=%d, nohz=%s, highres=%v, seed=%d", c.CPUs, c.HZ, c.NoHZ, c.HighRes, c.Seed)
+	if c.Variant != "" {
+		fmt.Fprintf(b, ", variant=%s", c.Variant)
+	}
+	fmt.Fprintf(b, "\n# simulated %s (+%s warmup), %d events, config %s\n", ktime.FormatDuration(c.DurationNS), ktime.FormatDuration(c.WarmupNS), c.Events, shortHash(c.Hash))
+	for _, p := range r.Plugins {
+		role := ""
+		if p.Role != "" {
+			role = " " + strconv.Quote(p.Role)
+		}
+		fmt.Fprintf(b, "# %s%s: %s %s (%s)%s\n", p.Kind, role, p.Name, p.Version, p.Isolation, strategyText(p.Config))
+	}
+	for _, wr := range r.Workloads {
+		if len(wr.Text) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "\n== workload %s %q ==\n", wr.Type, wr.Name)
+		for _, l := range wr.Text {
+			b.WriteString(l + "\n")
+		}
+	}
+	b.WriteString("\n== kernel ==\n")
+	fmt.Fprintf(b, "%4s %12s %12s %10s %12s %9s %9s %7s %7s %7s %7s\n", "CPU", "timer-irqs", "hrtimer-irqs", "dev-writes", "write-us", "ticks", "tickstops", "idle%", "task%", "irq%", "sirq%")
+	for _, cs := range r.Kernel.CPUs {
+		tot := float64(cs.IdleNS + cs.TaskNS + cs.IRQNS + cs.SoftirqNS)
+		pct := func(v int64) float64 {
+			if tot == 0 {
+				return 0
+			}
+			return 100 * float64(v) / tot
+		}
+		fmt.Fprintf(b, "%4d %12d %12d %10d %12.1f %9d %9d %7.2f %7.2f %7.2f %7.2f\n", cs.CPU, cs.LocalTimerIRQs, cs.HRTimerIRQs,
+			cs.DeviceWrites, float64(cs.DeviceWriteCostNS)/1000, cs.Ticks, cs.TickStops, pct(cs.IdleNS), pct(cs.TaskNS), pct(cs.IRQNS), pct(cs.SoftirqNS))
+	}
+	fmt.Fprintf(b, "hrtimer: starts %d cancels %d expiries %d (soft %d) interrupts %d retries %d hangs %d\n",
+		r.Total("hrtimer_start"), r.Total("hrtimer_cancel"), r.Total("hrtimer_expire"), r.Total("hrtimer_expire_soft"),
+		r.Total("hrtimer_interrupts"), r.Total("hrtimer_retries"), r.Total("hrtimer_hangs"))
+	fmt.Fprintf(b, "wheel: starts %d cancels %d expiries %d softirq runs %d catch-up iterations %d cascades %d\n",
+		r.Total("timer_start"), r.Total("timer_cancel"), r.Total("timer_expire"), r.Total("wheel_runs"), r.Total("wheel_iterations"), r.Total("wheel_cascades"))
+	g := r.Kernel.CatchupGaps
+	fmt.Fprintf(b, "wheel catch-up gaps (jiffies, runs with gap > 1): n=%d p50=%d p99=%d max=%d\n", g.Count, g.P50, g.P99, g.Max)
+	fmt.Fprintf(b, "signals: delivered %d dropped-stale %d stale-delivered %d; posix timer fires %d overruns %d; wakeups %d; context switches %d; ipis %d\n",
+		r.Total("signals_delivered"), r.Total("signals_dropped"), r.Total("signals_stale_delivered"), r.Total("posix_timer_fires"),
+		r.Total("posix_timer_overruns"), r.Total("wakeups"), r.Total("context_switches"), r.Total("ipi_sent"))
+	if n := r.Total("broadcast_interrupts"); n > 0 || r.Total("broadcast_enter") > 0 {
+		fmt.Fprintf(b, "broadcast: enters %d interrupts %d ipis %d device writes %d\n", r.Total("broadcast_enter"), n, r.Total("broadcast_ipis"), r.Total("broadcast_device_writes"))
+	}
+	if idle := idleLines(r); idle != "" {
+		b.WriteString(idle)
+	}
+	b.WriteString("plugin counters (sum over CPUs; max for max_*):\n")
+	for _, l := range pluginLines(r) {
+		b.WriteString("  " + l + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func idleLines(r *Result) string {
+	res := map[string]int64{}
+	var names []string
+	for _, c := range r.Kernel.Counters {
+		if c.Source == "kernel" && strings.HasPrefix(c.Name, "idle_enter:") {
+			n := strings.TrimPrefix(c.Name, "idle_enter:")
+			if _, ok := res[n]; !ok {
+				names = append(names, n)
+			}
+			res[n] += c.Value
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	s := "idle entries:"
+	for _, n := range names {
+		s += fmt.Sprintf(" %s=%d", n, res[n])
+		if v := r.Total("idle_residency_ns:" + n); v > 0 {
+			s += fmt.Sprintf(" (%s resident)", ktime.FormatDuration(v-v%1000))
+		}
+	}
+	return s + "\n"
+}
+
+func pluginLines(r *Result) []string {
+	type acc struct {
+		v   int64
+		max bool
+	}
+	sums := map[string]*acc{}
+	var keys []string
+	for _, c := range r.Kernel.Counters {
+		if c.Source == "kernel" {
+			continue
+		}
+		key := c.Source + " " + c.Name
+		a := sums[key]
+		if a == nil {
+			a = &acc{max: strings.HasPrefix(c.Name, "max")}
+			sums[key] = a
+			keys = append(keys, key)
+		}
+		if a.max {
+			a.v = max(a.v, c.Value)
+		} else {
+			a.v += c.Value
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("%s = %d", k, sums[k].v))
+	}
+	return out
+}
+
+func strategyText(cfg map[string]string) string {
+	var parts []string
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		if strings.HasSuffix(k, "_ns") || strings.HasSuffix(k, "_cost") {
+			continue // costs are in the JSON output
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+"="+cfg[k])
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, " ")
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// BenchOptions shape the benchmark-format output.
+type BenchOptions struct {
+	// VariantKey adds /variant=NAME to every benchmark name.
+	VariantKey bool
+	// Header writes the configuration lines (skip for the 2nd..nth result of a file).
+	Header bool
+	// Units writes the Unit metadata lines.
+	Units bool
+}
+
+// WriteBench writes Go benchmark format lines (golang.org/design/14313) that
+// benchstat reads: configuration lines, one result line per workload bench
+// line plus a Kernel line, and Unit metadata.
+func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
+	b := &strings.Builder{}
+	c := r.Config
+	if o.Header {
+		fmt.Fprintf(b, "tickemu-config: %s\n", c.Hash)
+		fmt.Fprintf(b, "cpus: %d\nhz: %d\nnohz: %s\nhighres: %v\n", c.CPUs, c.HZ, c.NoHZ, c.HighRes)
+		for _, p := range r.Plugins {
+			role := ""
+			if p.Role != "" {
+				role = "-" + p.Role
+			}
+			fmt.Fprintf(b, "plugin-%s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, strategyText(p.Config))
+		}
+	}
+	prefix := ""
+	if o.VariantKey && c.Variant != "" {
+		prefix = "/variant=" + c.Variant
+	}
+	units := map[string]string{}
+	var unitOrder []string
+	line := func(bl workload.BenchLine) {
+		name := "Benchmark" + bl.Name + prefix
+		if bl.Sub != "" {
+			name += "/" + bl.Sub
+		}
+		b.WriteString(name + " 1")
+		for _, m := range bl.Metrics {
+			b.WriteString(" " + formatValue(m.Value) + " " + m.Name)
+			if _, ok := units[m.Name]; !ok {
+				unitOrder = append(unitOrder, m.Name)
+			}
+			units[m.Name] = m.Better
+		}
+		b.WriteString("\n")
+	}
+	for _, wr := range r.Workloads {
+		for _, bl := range wr.Bench {
+			line(bl)
+		}
+	}
+	line(workload.BenchLine{Name: "Kernel", Metrics: []workload.Metric{
+		{Name: "hrtimer-interrupts", Value: float64(r.Total("hrtimer_interrupts")), Better: "lower"},
+		{Name: "device-writes", Value: float64(r.Total("device_writes")), Better: "lower"},
+		{Name: "hrtimer-hangs", Value: float64(r.Total("hrtimer_hangs")), Better: "lower"},
+		{Name: "softirq-timer-runs", Value: float64(r.Total("softirq_TIMER")), Better: "lower"},
+		{Name: "wheel-iterations", Value: float64(r.Total("wheel_iterations")), Better: "lower"},
+		{Name: "max-catchup-gap-jiffies", Value: float64(r.Kernel.CatchupGaps.Max), Better: "lower"},
+	}})
+	if o.Units {
+		for _, u := range unitOrder {
+			fmt.Fprintf(b, "Unit %s better=%s assume=exact\n", u, units[u])
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func formatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}

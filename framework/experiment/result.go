@@ -1,0 +1,163 @@
+package experiment
+
+import (
+	"sort"
+
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+	"strings"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/metrics"
+	"github.com/tickemu/tickemu/framework/workload"
+)
+
+// Result is everything one run reports. It contains no wall-clock data, so the
+// same config and seed give byte-identical encodings.
+type Result struct {
+	Config    ConfigInfo        `json:"config"`
+	Plugins   []PluginInfo      `json:"plugins"`
+	Workloads []workload.Report `json:"workloads"`
+	Kernel    KernelSummary     `json:"kernel"`
+}
+
+// ConfigInfo identifies what ran.
+type ConfigInfo struct {
+	Hash              string      `json:"hash"`
+	Variant           string      `json:"variant,omitempty"`
+	Seed              uint64      `json:"seed"`
+	Vars              [][2]string `json:"vars,omitempty"`
+	CPUs              int         `json:"cpus"`
+	HZ                int         `json:"hz"`
+	NoHZ              string      `json:"nohz"`
+	HighRes           bool        `json:"highres"`
+	DurationNS        int64       `json:"duration_ns"`
+	WarmupNS          int64       `json:"warmup_ns"`
+	Events            uint64      `json:"events"`
+	PosixTimerSignals string      `json:"posix_timer_signals"`
+}
+
+// CPUSummary is one CPU's line of the kernel table.
+type CPUSummary struct {
+	CPU               int   `json:"cpu"`
+	LocalTimerIRQs    int64 `json:"local_timer_interrupts"`
+	HRTimerIRQs       int64 `json:"hrtimer_interrupts"`
+	DeviceWrites      int64 `json:"device_writes"`
+	DeviceWriteCostNS int64 `json:"device_write_cost_ns"`
+	Ticks             int64 `json:"ticks"`
+	TickStops         int64 `json:"tick_stops"`
+	IdleNS            int64 `json:"idle_ns"`
+	TaskNS            int64 `json:"task_ns"`
+	IRQNS             int64 `json:"irq_ns"`
+	SoftirqNS         int64 `json:"softirq_ns"`
+}
+
+// Counter is one counter value, from the kernel model or a plugin.
+type Counter struct {
+	Source string `json:"source"` // "kernel" or the plugin kind/role
+	Name   string `json:"name"`
+	CPU    int    `json:"cpu"`
+	Value  int64  `json:"value"`
+}
+
+// GapSummary summarises the wheel catch-up gaps (jiffies behind at a
+// TIMER_SOFTIRQ run, gaps > 1 only).
+type GapSummary struct {
+	Count int   `json:"count"`
+	P50   int64 `json:"p50"`
+	P99   int64 `json:"p99"`
+	Max   int64 `json:"max"`
+}
+
+// KernelSummary is the machine-wide part of a result.
+type KernelSummary struct {
+	CPUs        []CPUSummary `json:"cpus"`
+	CatchupGaps GapSummary   `json:"catchup_gaps"`
+	Counters    []Counter    `json:"counters"`
+}
+
+// Total sums a kernel counter over CPUs.
+func (r *Result) Total(name string) int64 {
+	var s int64
+	for _, c := range r.Kernel.Counters {
+		if c.Source == "kernel" && c.Name == name {
+			s += c.Value
+		}
+	}
+	return s
+}
+
+func collect(spec *config.Spec, b *built, end ktime.Time) *Result {
+	k := b.k
+	r := &Result{Plugins: b.plugins}
+	r.Config = ConfigInfo{Hash: spec.Hash(), Variant: spec.Variant, Seed: spec.Run.Seed, CPUs: spec.Machine.CPUs,
+		HZ: spec.Machine.HZ, NoHZ: spec.Machine.NoHZ, HighRes: spec.Machine.HighRes, DurationNS: spec.Run.Duration,
+		WarmupNS: spec.Run.Warmup, Events: k.Events(), PosixTimerSignals: b.settings.PosixTimerSignals}
+	for _, v := range spec.Vars {
+		r.Config.Vars = append(r.Config.Vars, [2]string{v.Name, ctyString(v.Value)})
+	}
+	for _, w := range b.workloads {
+		r.Workloads = append(r.Workloads, w.Report(k, end))
+	}
+	ctx := k.ContextTimes()
+	for cpu := 0; cpu < k.CPUs(); cpu++ {
+		g := func(n string) int64 { return k.Counters.Get(n, cpu) }
+		r.Kernel.CPUs = append(r.Kernel.CPUs, CPUSummary{CPU: cpu, LocalTimerIRQs: g("local_timer_interrupts"),
+			HRTimerIRQs: g("hrtimer_interrupts"), DeviceWrites: g("device_writes"), DeviceWriteCostNS: g("device_write_cost_ns"),
+			Ticks: g("ticks"), TickStops: g("tick_stops"), IdleNS: ctx[cpu][0], TaskNS: ctx[cpu][1], IRQNS: ctx[cpu][2], SoftirqNS: ctx[cpu][3]})
+	}
+	gaps := &k.CatchupGaps
+	r.Kernel.CatchupGaps = GapSummary{Count: gaps.Count(), P50: gaps.Quantile(0.5), P99: gaps.Quantile(0.99), Max: gaps.Max()}
+	for _, s := range k.Counters.Samples() {
+		r.Kernel.Counters = append(r.Kernel.Counters, Counter{Source: "kernel", Name: s.Name, CPU: s.CPU, Value: s.Value})
+	}
+	for i, p := range b.plugins {
+		src := string(p.Kind)
+		if p.Role != "" {
+			src += "/" + p.Role
+		}
+		var cs []metrics.Sample
+		_ = catchTransport(func() {
+			for _, c := range b.instances[i].Plugin().Counters() {
+				cs = append(cs, metrics.Sample{Name: c.Name, CPU: c.CPU, Value: c.Value})
+			}
+		})
+		sort.SliceStable(cs, func(a, b int) bool {
+			if cs[a].Name != cs[b].Name {
+				return cs[a].Name < cs[b].Name
+			}
+			return cs[a].CPU < cs[b].CPU
+		})
+		for _, c := range cs {
+			r.Kernel.Counters = append(r.Kernel.Counters, Counter{Source: src, Name: c.Name, CPU: c.CPU, Value: c.Value})
+		}
+	}
+	return r
+}
+
+// PluginTotal sums a plugin counter (by source prefix and name) over CPUs.
+func (r *Result) PluginTotal(source, name string) int64 {
+	var s int64
+	for _, c := range r.Kernel.Counters {
+		if strings.HasPrefix(c.Source, source) && c.Name == name {
+			s += c.Value
+		}
+	}
+	return s
+}
+
+var _ = kernel.SchedFIFO
+
+// ctyString renders a variable's value as HCL would print it.
+func ctyString(v cty.Value) string {
+	if !v.IsKnown() || v.IsNull() {
+		return "null"
+	}
+	b, err := ctyjson.Marshal(v, v.Type())
+	if err != nil {
+		return v.GoString()
+	}
+	return string(b)
+}

@@ -1,0 +1,270 @@
+// Package experiment turns an evaluated configuration into a run: it opens and
+// configures the plugins, builds the kernel and its workloads, simulates, and
+// collects a Result. Compare (compare.go) runs variants across seeds.
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/tickemu/tickemu/framework/clockevents"
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/trace"
+	"github.com/tickemu/tickemu/framework/workload"
+)
+
+// Instance is an opened plugin.
+type Instance interface {
+	Plugin() sdk.Plugin
+	// Describe names the instance in messages ("hrtimer (pid 1234)").
+	Describe() string
+	Kill()
+}
+
+// Opener finds and starts plugins; framework/loader implements it.
+type Opener interface {
+	// Describe returns a plugin's info and schema without keeping it open.
+	Describe(kind sdk.Kind, name string) (sdk.Info, sdk.Schema, error)
+	// Open starts a plugin; isolation is config.IsolationInProcess or IsolationProcess.
+	Open(kind sdk.Kind, name, isolation string) (Instance, error)
+}
+
+// Options control a run.
+type Options struct {
+	Opener Opener
+	// Isolation, when set, overrides every plugin block's isolation (--isolation).
+	Isolation string
+	// Trace receives the ftrace-format trace; nil disables it.
+	Trace       io.Writer
+	TraceEvents string
+	Log         zerolog.Logger
+}
+
+// PluginInfo records which plugin served a block.
+type PluginInfo struct {
+	Kind      sdk.Kind          `json:"kind"`
+	Role      string            `json:"role,omitempty"`
+	Name      string            `json:"name"`
+	Version   string            `json:"version"`
+	Isolation string            `json:"isolation"`
+	Config    map[string]string `json:"config"`
+	Counters  []sdk.Counter     `json:"-"`
+}
+
+// ErrDiagnostics marks an error made of config diagnostics.
+var ErrDiagnostics = errors.New("configuration error")
+
+// DiagError carries hcl.Diagnostics as an error.
+type DiagError struct {
+	Diags hcl.Diagnostics
+	Files map[string]*hcl.File
+}
+
+func (e *DiagError) Error() string { return e.Diags.Error() }
+
+// Unwrap makes errors.Is(err, ErrDiagnostics) true.
+func (e *DiagError) Unwrap() error { return ErrDiagnostics }
+
+// built is a configured machine ready to run.
+type built struct {
+	k         *kernel.Kernel
+	workloads []workload.Workload
+	wblocks   []config.WorkloadBlock
+	plugins   []PluginInfo
+	instances []Instance
+	settings  kernel.KernelSettings
+	tw        *trace.Writer
+}
+
+func (b *built) close() {
+	for _, in := range b.instances {
+		in.Kill()
+	}
+}
+
+// Run simulates spec once.
+func Run(spec *config.Spec, o Options) (*Result, error) {
+	b, err := build(spec, o)
+	if b != nil {
+		defer b.close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	warm := ktime.Time(spec.Run.Warmup)
+	end := warm + ktime.Time(spec.Run.Duration)
+	for i, w := range b.workloads {
+		if err := w.Setup(b.k, warm); err != nil {
+			return nil, &DiagError{Diags: hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Workload setup failed",
+				Detail: fmt.Sprintf("workload %q %q: %v", b.wblocks[i].Type, b.wblocks[i].Name, err), Subject: b.wblocks[i].DefRange.Ptr()}},
+				Files: spec.Files()}
+		}
+	}
+	b.k.Boot()
+	b.k.Start(0)
+	runErr := b.k.Run(end)
+	if err := b.tw.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("trace: %w", err)
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	return collect(spec, b, end), nil
+}
+
+func build(spec *config.Spec, o Options) (*built, error) {
+	var diags hcl.Diagnostics
+	b := &built{}
+	fail := func() (*built, error) { return b, &DiagError{Diags: diags, Files: spec.Files()} }
+	setup := sdk.Setup{CPUs: spec.Machine.CPUs, HZ: spec.Machine.HZ, HighRes: spec.Machine.HighRes, Seed: spec.Run.Seed}
+	var plugins kernel.Plugins
+	for _, pb := range spec.Plugins {
+		iso := pb.Isolation
+		if o.Isolation != "" {
+			iso = o.Isolation
+		}
+		info, schema, err := o.Opener.Describe(pb.Kind, pb.Plugin)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown plugin",
+				Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.PluginRange.Ptr()})
+			continue
+		}
+		cfg, d := spec.DecodePlugin(pb, schema)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			continue
+		}
+		inst, err := o.Opener.Open(pb.Kind, pb.Plugin, iso)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Plugin failed to start",
+				Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.PluginRange.Ptr()})
+			continue
+		}
+		b.instances = append(b.instances, inst)
+		p := inst.Plugin()
+		if ls, ok := p.(sdk.LoggerSetter); ok {
+			ls.SetLogger(o.Log.With().Str("plugin", pb.Plugin).Logger())
+		}
+		s := setup
+		s.Role = pb.Role
+		var pds sdk.Diagnostics
+		if err := catchTransport(func() { pds = p.Configure(s, cfg) }); err != nil {
+			return b, err
+		}
+		diags = append(diags, pb.Diagnostics(pds)...)
+		if pds.HasErrors() {
+			continue
+		}
+		b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg})
+		var typed bool
+		switch pb.Kind {
+		case sdk.KindTimerBase:
+			plugins.Wheel, typed = p.(sdk.TimerBase)
+		case sdk.KindHRTimer:
+			plugins.HRTimer, typed = p.(sdk.HRTimerBase)
+		case sdk.KindClockEvent:
+			var dev sdk.ClockEventDevice
+			dev, typed = p.(sdk.ClockEventDevice)
+			if typed {
+				var ce *clockevents.Device
+				var err error
+				if terr := catchTransport(func() { ce, err = clockevents.New(dev, clockevents.Options{HZ: spec.Machine.HZ}) }); terr != nil {
+					return b, terr
+				}
+				if err != nil {
+					diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unusable clockevent device",
+						Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.DefRange.Ptr()})
+					continue
+				}
+				if pb.Role == "broadcast" {
+					plugins.Broadcast = ce
+				} else {
+					plugins.Local = ce
+				}
+			}
+		}
+		if !typed {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Wrong plugin kind",
+				Detail: fmt.Sprintf("%s: plugin %q does not implement the %s kind", pb.What(), pb.Plugin, pb.Kind), Subject: pb.PluginRange.Ptr()})
+		}
+	}
+	kcfg, d := spec.DecodeBody(spec.Kernel, kernel.KernelSchema(), "kernel block")
+	diags = append(diags, d...)
+	b.settings = kernel.ParseKernelSettings(kcfg)
+	m := machineOf(spec.Machine)
+	for _, wb := range spec.Workloads {
+		t, ok := workload.Lookup(wb.Type)
+		if !ok {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown workload type",
+				Detail: fmt.Sprintf("workload type %q does not exist; known types: %v", wb.Type, workload.Names()), Subject: wb.TypeRange.Ptr()})
+			continue
+		}
+		cfg, d := spec.DecodeBody(wb.Body, t.Schema, fmt.Sprintf("workload %q %q", wb.Type, wb.Name))
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			continue
+		}
+		w, err := t.New(wb.Name, cfg, m)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid workload",
+				Detail: fmt.Sprintf("workload %q %q: %v", wb.Type, wb.Name, err), Subject: wb.DefRange.Ptr()})
+			continue
+		}
+		b.workloads = append(b.workloads, w)
+		b.wblocks = append(b.wblocks, wb)
+	}
+	if diags.HasErrors() {
+		return fail()
+	}
+	if o.Trace != nil {
+		b.tw = trace.New(o.Trace, o.TraceEvents, m.CPUs)
+	}
+	k, err := kernel.New(kernel.Options{Machine: m, Settings: b.settings, Plugins: plugins, Seed: spec.Run.Seed, Trace: b.tw, Log: o.Log})
+	if err != nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid machine", Detail: err.Error(), Subject: spec.Machine.DefRange.Ptr()})
+		return fail()
+	}
+	b.k = k
+	return b, nil
+}
+
+func machineOf(m config.Machine) kernel.Machine {
+	km := kernel.Machine{CPUs: m.CPUs, HZ: m.HZ, NoHZ: m.NoHZ, NoHZFull: m.NoHZFull, IsolCPUs: m.IsolCPUs, HighRes: m.HighRes}
+	for _, s := range m.IdleStates {
+		km.IdleStates = append(km.IdleStates, kernel.IdleState{Name: s.Name, ExitLatency: s.ExitLatency,
+			TargetResidency: s.TargetResidency, StopsLocalTimer: s.StopsLocalTimer})
+	}
+	return km
+}
+
+// catchTransport runs f and turns a plugin transport failure into an error.
+func catchTransport(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if te, ok := r.(*sdk.TransportError); ok {
+				err = te
+				return
+			}
+			panic(r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// Validate builds everything Run would (plugins opened and configured,
+// kernel, workloads) without simulating.
+func Validate(spec *config.Spec, o Options) error {
+	b, err := build(spec, o)
+	if b != nil {
+		defer b.close()
+	}
+	return err
+}
