@@ -1,0 +1,57 @@
+package hrtimer
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sim"
+)
+
+// TestTimerQueueVsSorted checks the heap against a sorted slice under random
+// inserts and removals: first() and second() are the two smallest by
+// (expires, seq), and push reports leftmost-ness as timerqueue_add() does.
+func TestTimerQueueVsSorted(t *testing.T) {
+	rng := sim.NewRand(7, "queue")
+	var q timerQueue
+	var ref []*timer
+	var seq uint64
+	cmp := func(a, b *timer) int {
+		if less(a, b) {
+			return -1
+		}
+		if less(b, a) {
+			return 1
+		}
+		return 0
+	}
+	for i := range 20000 {
+		if len(ref) == 0 || rng.Int63n(3) != 0 {
+			seq++
+			tm := &timer{expires: ktime.Time(rng.Int63n(50)), seq: seq, idx: -1}
+			wantFirst := len(ref) == 0 || less(tm, ref[0])
+			if got := q.push(tm); got != wantFirst {
+				t.Fatalf("op %d: push(%v) leftmost = %v, want %v", i, tm.expires, got, wantFirst)
+			}
+			ref = append(ref, tm)
+			slices.SortFunc(ref, cmp)
+		} else {
+			k := int(rng.Int63n(int64(len(ref))))
+			tm := ref[k]
+			ref = slices.Delete(ref, k, k+1)
+			if got := q.remove(tm); got != (len(ref) > 0) {
+				t.Fatalf("op %d: remove returned %v with %d left", i, got, len(ref))
+			}
+		}
+		var want1, want2 *timer
+		if len(ref) > 0 {
+			want1 = ref[0]
+		}
+		if len(ref) > 1 {
+			want2 = ref[1]
+		}
+		if q.first() != want1 || q.second() != want2 || q.len() != len(ref) {
+			t.Fatalf("op %d: first/second/len = %p/%p/%d, want %p/%p/%d", i, q.first(), q.second(), q.len(), want1, want2, len(ref))
+		}
+	}
+}
