@@ -61,11 +61,11 @@ func (e *TransportError) Error() string {
 		fmt.Fprintf(&b, " during %s", e.Call)
 	}
 	if e.Err != nil {
-		fmt.Fprintf(&b, ": %v", e.Err)
+		fmt.Fprintf(&b, ": %s", oneLine(e.Err.Error()))
 	}
 	for i := len(e.Stderr) - 1; i >= 0; i-- {
 		if line := strings.TrimSpace(e.Stderr[i]); line != "" {
-			fmt.Fprintf(&b, "; last stderr line: %s", line)
+			fmt.Fprintf(&b, "; last stderr line: %s", oneLine(line))
 			break
 		}
 	}
@@ -74,3 +74,8 @@ func (e *TransportError) Error() string {
 
 // Unwrap returns Err.
 func (e *TransportError) Unwrap() error { return e.Err }
+
+// oneLine folds a multi-line message (a remote panic value) onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

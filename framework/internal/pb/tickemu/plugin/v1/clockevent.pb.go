@@ -294,6 +294,10 @@ type DeviceSpec struct {
 	MaxDeltaTicks uint64                 `protobuf:"varint,5,opt,name=max_delta_ticks,json=maxDeltaTicks,proto3" json:"max_delta_ticks,omitempty"`
 	Rating        int64                  `protobuf:"varint,6,opt,name=rating,proto3" json:"rating,omitempty"`
 	Channels      int64                  `protobuf:"varint,7,opt,name=channels,proto3" json:"channels,omitempty"`
+	// mult and shift are set (mult != 0) only by drivers that compute their own
+	// ns->ticks factors.
+	Mult          uint32 `protobuf:"varint,8,opt,name=mult,proto3" json:"mult,omitempty"`
+	Shift         uint32 `protobuf:"varint,9,opt,name=shift,proto3" json:"shift,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -373,6 +377,20 @@ func (x *DeviceSpec) GetRating() int64 {
 func (x *DeviceSpec) GetChannels() int64 {
 	if x != nil {
 		return x.Channels
+	}
+	return 0
+}
+
+func (x *DeviceSpec) GetMult() uint32 {
+	if x != nil {
+		return x.Mult
+	}
+	return 0
+}
+
+func (x *DeviceSpec) GetShift() uint32 {
+	if x != nil {
+		return x.Shift
 	}
 	return 0
 }
@@ -873,7 +891,7 @@ const file_tickemu_plugin_v1_clockevent_proto_rawDesc = "" +
 	"\x0eset_next_event\x18\x03 \x01(\v2'.tickemu.plugin.v1.SetNextEventResponseH\x00R\fsetNextEvent\x12B\n" +
 	"\tset_state\x18\x04 \x01(\v2#.tickemu.plugin.v1.SetStateResponseH\x00R\bsetState\x122\n" +
 	"\x03ack\x18\x05 \x01(\v2\x1e.tickemu.plugin.v1.AckResponseH\x00R\x03ackB\b\n" +
-	"\x06result\"\xd9\x01\n" +
+	"\x06result\"\x83\x02\n" +
 	"\n" +
 	"DeviceSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -882,7 +900,9 @@ const file_tickemu_plugin_v1_clockevent_proto_rawDesc = "" +
 	"\x0fmin_delta_ticks\x18\x04 \x01(\x04R\rminDeltaTicks\x12&\n" +
 	"\x0fmax_delta_ticks\x18\x05 \x01(\x04R\rmaxDeltaTicks\x12\x16\n" +
 	"\x06rating\x18\x06 \x01(\x03R\x06rating\x12\x1a\n" +
-	"\bchannels\x18\a \x01(\x03R\bchannels\"R\n" +
+	"\bchannels\x18\a \x01(\x03R\bchannels\x12\x12\n" +
+	"\x04mult\x18\b \x01(\rR\x04mult\x12\x14\n" +
+	"\x05shift\x18\t \x01(\rR\x05shift\"R\n" +
 	"\rProgramResult\x12\x14\n" +
 	"\x05etime\x18\x01 \x01(\bR\x05etime\x12\x17\n" +
 	"\afire_at\x18\x02 \x01(\x03R\x06fireAt\x12\x12\n" +

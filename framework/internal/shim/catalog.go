@@ -1,0 +1,74 @@
+package shim
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
+
+	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1"
+	"github.com/tickemu/tickemu/framework/internal/shim/fromproto"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Description is what a plugin binary says about one of its plugins.
+type Description struct {
+	Info   sdk.Info
+	Schema sdk.Schema
+}
+
+// catalogPlugin is the go-plugin GRPCPlugin of the catalog.
+type catalogPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	factories []sdk.Factory // nil on the host side
+	log       zerolog.Logger
+}
+
+var _ plugin.GRPCPlugin = (*catalogPlugin)(nil)
+
+// GRPCServer implements plugin.GRPCPlugin.
+func (p *catalogPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterCatalogServiceServer(s, &catalogServer{factories: p.factories, log: p.log})
+	return nil
+}
+
+// GRPCClient implements plugin.GRPCPlugin.
+func (p *catalogPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
+	return &CatalogClient{c: pb.NewCatalogServiceClient(cc)}, nil
+}
+
+type catalogServer struct {
+	pb.UnimplementedCatalogServiceServer
+	factories []sdk.Factory
+	log       zerolog.Logger
+}
+
+// Describe implements pb.CatalogServiceServer.
+func (s *catalogServer) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	return describe(s.factories, s.log)
+}
+
+// CatalogClient asks a plugin process what it serves.
+type CatalogClient struct {
+	c pb.CatalogServiceClient
+}
+
+// Describe lists the plugins the process serves, ordered by kind then name.
+func (c *CatalogClient) Describe(timeout time.Duration) ([]Description, error) {
+	if timeout <= 0 {
+		timeout = DefaultCallTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	resp, err := c.c.Describe(ctx, &pb.DescribeRequest{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Description, len(resp.GetPlugins()))
+	for i, d := range resp.GetPlugins() {
+		out[i] = Description{Info: fromproto.Info(d.GetInfo()), Schema: fromproto.Schema(d.GetSchema())}
+	}
+	return out, nil
+}

@@ -1,0 +1,246 @@
+package shim_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/internal/shim"
+	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// call is one row of a round-trip table: do makes the call through the
+// client and returns its results; the fake records what it received in
+// *got; wantArgs and want are what must arrive at each end.
+type call struct {
+	name     string
+	do       func() any
+	wantArgs []any
+	want     any
+}
+
+func runCalls(t *testing.T, got *[]any, calls []call) {
+	t.Helper()
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			*got = nil
+			res := c.do()
+			if !reflect.DeepEqual(*got, c.wantArgs) {
+				t.Errorf("%s args at plugin = %#v, want %#v", c.name, *got, c.wantArgs)
+			}
+			if !reflect.DeepEqual(res, c.want) {
+				t.Errorf("%s(%v) = %#v, want %#v", c.name, c.wantArgs, res, c.want)
+			}
+		})
+	}
+}
+
+// Values with every field set, including extremes (ktime.Max, NoExpiry,
+// negative offsets) that a careless wire type would mangle.
+var (
+	wheelState = sdk.WheelState{RaiseAt: 1001, NextExpiry: sdk.NoExpiry, Pending: 7}
+	wheelTimer = sdk.WheelTimer{ID: 42, Expires: 1 << 40, Flags: sdk.TimerDeferrable | sdk.TimerPinned, CallbackCost: 1500, Period: 4}
+	wheelOp    = sdk.WheelOpResult{Cost: 95, WasPending: true, State: wheelState}
+	runTimers  = sdk.RunTimersResult{
+		Expired: []sdk.WheelExpiry{
+			{ID: 1, Offset: 10, Jiffy: 1000, Rearmed: true, NewExpires: 1004},
+			{ID: 2, Offset: 250, Jiffy: 1001, Rearmed: true, NewExpires: 2001},
+		},
+		Cost: 900, Gap: 3, Iterations: 4, Cascades: 1, State: wheelState,
+	}
+	nextTimer = sdk.NextTimerResult{Next: 1500, Cost: 40, State: wheelState}
+
+	hrTimer = sdk.HRTimer{ID: 9, Clock: sdk.ClockTAI, Mode: sdk.HRModeRel | sdk.HRModeSoft, CallbackCost: 700, Period: 1000000}
+	hrOp    = sdk.HROpResult{Cost: 120, Program: []ktime.Time{5000, ktime.Max}, Ret: -1, Expires: 77000, SoftExpires: 76000}
+	intr    = sdk.InterruptResult{
+		Expired: []sdk.HRExpiry{
+			{ID: 3, Now: 1000, BaseNow: 37001000, Soft: true, Restarted: true, NewExpires: 2000, Overruns: 2},
+		},
+		End: 3400, Program: []ktime.Time{ktime.Max}, RaiseSoftirq: true, Retries: 2, Hang: true, HangDelay: 100000000,
+	}
+	offsets = sdk.ClockOffsets{Real: -1700000000123456789, Boot: 5, TAI: 37000000000}
+
+	spec = sdk.DeviceSpec{
+		Name: "fake-deadline", Features: sdk.FeatOneshot | sdk.FeatPerCPU | sdk.FeatC3Stop, FreqHz: 14318180.5,
+		MinDeltaTicks: 2, MaxDeltaTicks: 1<<64 - 1, Rating: 150, Channels: 8, Mult: 61496, Shift: 32,
+	}
+	program = sdk.ProgramResult{ETIME: true, FireAt: ktime.Max, Cost: 250}
+)
+
+func TestValuesCoverEveryField(t *testing.T) {
+	for name, v := range map[string]any{
+		"WheelTimer": wheelTimer, "WheelOpResult": wheelOp, "RunTimersResult": runTimers,
+		"NextTimerResult": nextTimer, "HRTimer": hrTimer, "HROpResult": hrOp,
+		"InterruptResult": intr, "ClockOffsets": offsets, "DeviceSpec": spec, "ProgramResult": program,
+	} {
+		requireAllSet(t, name, v)
+	}
+}
+
+func TestTimerBaseRoundTrip(t *testing.T) {
+	var got []any
+	fake := &shimtest.TimerBase{
+		Base: shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindTimerBase, Name: "fake"}},
+		ModTimerFn: func(cpu int, j uint64, tm sdk.WheelTimer) sdk.WheelOpResult {
+			got = []any{cpu, j, tm}
+			return wheelOp
+		},
+		DelTimerFn: func(cpu int, j uint64, id sdk.TimerID) sdk.WheelOpResult {
+			got = []any{cpu, j, id}
+			return wheelOp
+		},
+		RunTimersFn: func(cpu int, j uint64) sdk.RunTimersResult {
+			got = []any{cpu, j}
+			return runTimers
+		},
+		NextTimerInterruptFn: func(cpu int, j uint64) sdk.NextTimerResult {
+			got = []any{cpu, j}
+			return nextTimer
+		},
+	}
+	c, _ := pair(t, factory(sdk.KindTimerBase, "fake", fake))
+	tb := open(t, c, sdk.KindTimerBase, "fake", shim.Options{}).(sdk.TimerBase)
+	runCalls(t, &got, []call{
+		{"ModTimer", func() any { return tb.ModTimer(3, 1000, wheelTimer) }, []any{3, uint64(1000), wheelTimer}, wheelOp},
+		{"DelTimer", func() any { return tb.DelTimer(7, sdk.NoExpiry-1, 42) }, []any{7, sdk.NoExpiry - 1, sdk.TimerID(42)}, wheelOp},
+		{"RunTimers", func() any { return tb.RunTimers(0, 1003) }, []any{0, uint64(1003)}, runTimers},
+		{"RunTimers/none", func() any { return tb.RunTimers(0, 0) }, []any{0, uint64(0)}, runTimers},
+		{"NextTimerInterrupt", func() any { return tb.NextTimerInterrupt(63, 2000) }, []any{63, uint64(2000)}, nextTimer},
+	})
+}
+
+func TestHRTimerBaseRoundTrip(t *testing.T) {
+	var got []any
+	fake := &shimtest.HRTimerBase{
+		Base: shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindHRTimer, Name: "fake"}},
+		StartFn: func(cpu int, now ktime.Time, tm sdk.HRTimer, exp ktime.Time, slack int64) sdk.HROpResult {
+			got = []any{cpu, now, tm, exp, slack}
+			return hrOp
+		},
+		CancelFn: func(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult {
+			got = []any{cpu, now, id}
+			return hrOp
+		},
+		InterruptFn: func(cpu int, now ktime.Time) sdk.InterruptResult {
+			got = []any{"Interrupt", cpu, now}
+			return intr
+		},
+		RunSoftirqFn: func(cpu int, now ktime.Time) sdk.InterruptResult {
+			got = []any{"RunSoftirq", cpu, now}
+			return intr
+		},
+		RunQueuesFn: func(cpu int, now ktime.Time) sdk.InterruptResult {
+			got = []any{"RunQueues", cpu, now}
+			return intr
+		},
+		ClockWasSetFn: func(cpu int, now ktime.Time, off sdk.ClockOffsets) sdk.HROpResult {
+			got = []any{cpu, now, off}
+			return hrOp
+		},
+		NextEventFn: func(cpu int, now ktime.Time, ex sdk.TimerID) ktime.Time {
+			got = []any{cpu, now, ex}
+			return 123456789
+		},
+	}
+	c, _ := pair(t, factory(sdk.KindHRTimer, "fake", fake))
+	hb := open(t, c, sdk.KindHRTimer, "fake", shim.Options{}).(sdk.HRTimerBase)
+	runCalls(t, &got, []call{
+		{"Start", func() any { return hb.Start(2, 1000, hrTimer, ktime.Max, 50000) },
+			[]any{2, ktime.Time(1000), hrTimer, ktime.Max, int64(50000)}, hrOp},
+		{"Start/negative", func() any { return hb.Start(0, 0, hrTimer, -5, 0) },
+			[]any{0, ktime.Time(0), hrTimer, ktime.Time(-5), int64(0)}, hrOp},
+		{"Cancel", func() any { return hb.Cancel(1, 2000, 9) }, []any{1, ktime.Time(2000), sdk.TimerID(9)}, hrOp},
+		{"Interrupt", func() any { return hb.Interrupt(5, 3000) }, []any{"Interrupt", 5, ktime.Time(3000)}, intr},
+		{"RunSoftirq", func() any { return hb.RunSoftirq(5, 3100) }, []any{"RunSoftirq", 5, ktime.Time(3100)}, intr},
+		{"RunQueues", func() any { return hb.RunQueues(6, 3200) }, []any{"RunQueues", 6, ktime.Time(3200)}, intr},
+		{"ClockWasSet", func() any { return hb.ClockWasSet(0, 4000, offsets) }, []any{0, ktime.Time(4000), offsets}, hrOp},
+		{"NextEvent", func() any { return hb.NextEvent(3, 5000, 9) }, []any{3, ktime.Time(5000), sdk.TimerID(9)}, ktime.Time(123456789)},
+	})
+}
+
+func TestClockEventDeviceRoundTrip(t *testing.T) {
+	var got []any
+	fake := &shimtest.ClockEventDevice{
+		Base:      shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindClockEvent, Name: "fake"}},
+		SpecValue: spec,
+		SetNextEventFn: func(ch int, now ktime.Time, ticks uint64) sdk.ProgramResult {
+			got = []any{ch, now, ticks}
+			return program
+		},
+		SetStateFn: func(ch int, now ktime.Time, st sdk.DeviceState, period int64) (int64, ktime.Time) {
+			got = []any{ch, now, st, period}
+			return 333, 4000000
+		},
+		AckFn: func(ch int, now ktime.Time) (int64, ktime.Time) {
+			got = []any{ch, now}
+			return 80, ktime.Max
+		},
+	}
+	c, _ := pair(t, factory(sdk.KindClockEvent, "fake", fake))
+	d := open(t, c, sdk.KindClockEvent, "fake", shim.Options{}).(sdk.ClockEventDevice)
+	pair2 := func(a int64, b ktime.Time) any { return [2]any{a, b} }
+	runCalls(t, &got, []call{
+		{"Spec", func() any { return d.Spec() }, nil, spec},
+		{"SetNextEvent", func() any { return d.SetNextEvent(4, 1000, 1<<63) }, []any{4, ktime.Time(1000), uint64(1 << 63)}, program},
+		{"SetState/periodic", func() any { return pair2(d.SetState(0, 2000, sdk.StatePeriodic, 1000000)) },
+			[]any{0, ktime.Time(2000), sdk.StatePeriodic, int64(1000000)}, [2]any{int64(333), ktime.Time(4000000)}},
+		{"SetState/oneshot_stopped", func() any { return pair2(d.SetState(1, 2000, sdk.StateOneshotStopped, 0)) },
+			[]any{1, ktime.Time(2000), sdk.StateOneshotStopped, int64(0)}, [2]any{int64(333), ktime.Time(4000000)}},
+		{"Ack", func() any { return pair2(d.Ack(2, 5000)) }, []any{2, ktime.Time(5000)}, [2]any{int64(80), ktime.Max}},
+	})
+}
+
+// TestPluginCallsRoundTrip covers the sdk.Plugin calls of every kind.
+func TestPluginCallsRoundTrip(t *testing.T) {
+	info := func(k sdk.Kind) sdk.Info {
+		return sdk.Info{Kind: k, Name: "fake", Version: "1.2.3", Description: "a fake " + string(k)}
+	}
+	schema := sdk.Schema{Attributes: []sdk.Attribute{
+		{Name: "mode", Type: sdk.TypeString, Required: true, Default: "oneshot", OneOf: []string{"oneshot", "periodic"}, Doc: "how"},
+		{Name: "cost", Type: sdk.TypeDuration, Default: "250ns", Doc: "write cost"},
+	}}
+	setup := sdk.Setup{CPUs: 64, HZ: 250, HighRes: true, Seed: 1<<64 - 1, Role: "broadcast"}
+	config := sdk.Config{"mode": "periodic", "cost": "250", "ratio": "0.5", "empty": ""}
+	diags := sdk.Diagnostics{
+		{Severity: sdk.SeverityError, Summary: "bad mode", Detail: "periodic is not supported", Attribute: "mode"},
+		{Severity: sdk.SeverityWarning, Summary: "odd cost"},
+	}
+	counters := []sdk.Counter{{Name: "writes", CPU: -1, Value: 1 << 40}, {Name: "acks", CPU: 3, Value: 9}}
+	requireAllSet(t, "Schema.Attributes[0]", schema.Attributes[0])
+	requireAllSet(t, "Setup", setup)
+	requireAllSet(t, "Diagnostic", diags[0])
+	requireAllSet(t, "Counter", counters[1])
+
+	for _, k := range shim.Kinds() {
+		t.Run(string(k), func(t *testing.T) {
+			var got []any
+			b := shimtest.Base{
+				InfoValue:   info(k),
+				SchemaValue: schema,
+				ConfigureFn: func(s sdk.Setup, c sdk.Config) sdk.Diagnostics { got = []any{s, c}; return diags },
+				CountersFn:  func() []sdk.Counter { return counters },
+			}
+			var p sdk.Plugin
+			switch k {
+			case sdk.KindTimerBase:
+				p = &shimtest.TimerBase{Base: b}
+			case sdk.KindHRTimer:
+				p = &shimtest.HRTimerBase{Base: b}
+			case sdk.KindClockEvent:
+				p = &shimtest.ClockEventDevice{Base: b}
+			default:
+				t.Fatalf("no fake for kind %q", k)
+			}
+			c, _ := pair(t, factory(k, "fake", p))
+			cl := open(t, c, k, "fake", shim.Options{})
+			runCalls(t, &got, []call{
+				{"Info", func() any { return cl.Info() }, nil, info(k)},
+				{"Schema", func() any { return cl.Schema() }, nil, schema},
+				{"Configure", func() any { return cl.Configure(setup, config) }, []any{setup, config}, diags},
+				{"Configure/empty", func() any { return cl.Configure(sdk.Setup{}, nil) }, []any{sdk.Setup{}, sdk.Config{}}, diags},
+				{"Counters", func() any { return cl.Counters() }, nil, counters},
+			})
+		})
+	}
+}

@@ -1,0 +1,201 @@
+package shim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1"
+	"github.com/tickemu/tickemu/framework/internal/shim/fromproto"
+	"github.com/tickemu/tickemu/framework/internal/shim/toproto"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// registry is the server side's set of factories of one kind, by name.
+type registry struct {
+	kind      sdk.Kind
+	factories map[string]sdk.Factory
+	log       zerolog.Logger
+}
+
+func newRegistry(kind sdk.Kind, fs []sdk.Factory, log zerolog.Logger) *registry {
+	r := &registry{kind: kind, factories: make(map[string]sdk.Factory), log: log}
+	for _, f := range fs {
+		if f.Kind == kind {
+			r.factories[f.Name] = f
+		}
+	}
+	return r
+}
+
+// names lists the registry's plugin names, sorted.
+func (r *registry) names() []string {
+	out := make([]string, 0, len(r.factories))
+	for n := range r.factories {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// open makes the fresh plugin value a session asked for.
+func (r *registry) open(req *pb.OpenRequest) (sdk.Plugin, error) {
+	if req == nil {
+		return nil, status.Error(codes.InvalidArgument, "session must start with an OpenRequest")
+	}
+	f, ok := r.factories[req.GetName()]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "no %s plugin %q here (serving %v)", r.kind, req.GetName(), r.names())
+	}
+	p := f.New()
+	if !Implements(r.kind, p) {
+		return nil, status.Errorf(codes.Internal, "factory %s/%s made a %T, which is not a %s plugin", f.Kind, f.Name, p, r.kind)
+	}
+	if ls, ok := p.(sdk.LoggerSetter); ok {
+		ls.SetLogger(r.log.With().Str("plugin", string(r.kind)+"/"+f.Name).Logger())
+	}
+	return p, nil
+}
+
+// serveSession runs one session: it reads the OpenRequest, makes the plugin,
+// then answers each request with dispatch until the client closes the stream.
+// A panic in the plugin ends the session with codes.Internal carrying the
+// panic value and stack, so the host reports it as a TransportError instead of
+// the whole process (or test binary, for an in-process pair) dying.
+func serveSession[Req, Resp any](
+	r *registry,
+	stream grpc.BidiStreamingServer[Req, Resp],
+	openOf func(*Req) *pb.OpenRequest,
+	opened func(*pb.OpenResponse) *Resp,
+	dispatch func(p sdk.Plugin, req *Req) (*Resp, error),
+) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	p, err := r.open(openOf(first))
+	if err != nil {
+		return err
+	}
+	var info sdk.Info
+	if err := r.guard(p, func() error { info = p.Info(); return nil }); err != nil {
+		return err
+	}
+	if err := stream.Send(opened(&pb.OpenResponse{Info: toproto.Info(info)})); err != nil {
+		return err
+	}
+	for {
+		req, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var resp *Resp
+		if err := r.guard(p, func() (err error) { resp, err = dispatch(p, req); return err }); err != nil {
+			return err
+		}
+		if err := stream.Send(resp); err != nil {
+			return err
+		}
+	}
+}
+
+// guard runs f, turning a panic into a codes.Internal status that carries
+// the panic value; the stack goes to the plugin's log (and so to the host's
+// log and the TransportError's stderr tail when it runs in a process).
+func (r *registry) guard(p sdk.Plugin, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.log.Error().Str("stack", string(debug.Stack())).Msgf("plugin %T panicked: %v", p, v)
+			err = status.Errorf(codes.Internal, "plugin %T panicked: %v", p, v)
+		}
+	}()
+	return f()
+}
+
+// errUnknownCall answers a request whose oneof case this server does not know
+// (a newer host).
+func errUnknownCall(req any) error {
+	return status.Errorf(codes.Unimplemented, "unknown call %T", req)
+}
+
+// servePlugin answers the calls every kind has.
+func servePlugin(p sdk.Plugin, req *pb.PluginRequest) (*pb.PluginResponse, error) {
+	switch c := req.GetCall().(type) {
+	case *pb.PluginRequest_Info:
+		return &pb.PluginResponse{Result: &pb.PluginResponse_Info{
+			Info: &pb.InfoResponse{Info: toproto.Info(p.Info())}}}, nil
+	case *pb.PluginRequest_Schema:
+		return &pb.PluginResponse{Result: &pb.PluginResponse_Schema{
+			Schema: &pb.SchemaResponse{Schema: toproto.Schema(p.Schema())}}}, nil
+	case *pb.PluginRequest_Configure:
+		d := p.Configure(fromproto.Setup(c.Configure.GetSetup()), fromproto.ConfigEntries(c.Configure.GetConfig()))
+		return &pb.PluginResponse{Result: &pb.PluginResponse_Configure{
+			Configure: &pb.ConfigureResponse{Diagnostics: toproto.Diagnostics(d)}}}, nil
+	case *pb.PluginRequest_Counters:
+		return &pb.PluginResponse{Result: &pb.PluginResponse_Counters{
+			Counters: &pb.CountersResponse{Counters: toproto.Counters(p.Counters())}}}, nil
+	case *pb.PluginRequest_Open:
+		return nil, status.Error(codes.FailedPrecondition, "session already open")
+	default:
+		return nil, errUnknownCall(c)
+	}
+}
+
+// describe answers the catalog: Info and Schema of a fresh value of every
+// factory, ordered by kind then name.
+func describe(fs []sdk.Factory, log zerolog.Logger) (*pb.DescribeResponse, error) {
+	r := &registry{log: log}
+	sorted := append([]sdk.Factory(nil), fs...)
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].Kind != sorted[j].Kind {
+			return sorted[i].Kind < sorted[j].Kind
+		}
+		return sorted[i].Name < sorted[j].Name
+	})
+	out := &pb.DescribeResponse{}
+	for _, f := range sorted {
+		p := f.New()
+		var d *pb.PluginDescription
+		if err := r.guard(p, func() error {
+			d = &pb.PluginDescription{Info: toproto.Info(p.Info()), Schema: toproto.Schema(p.Schema())}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		out.Plugins = append(out.Plugins, d)
+	}
+	return out, nil
+}
+
+// checkFactories rejects a set of factories a server cannot serve: no
+// factories, unknown kinds, a missing constructor, or duplicates.
+func checkFactories(fs []sdk.Factory) error {
+	if len(fs) == 0 {
+		return errors.New("shim: no plugin factories to serve")
+	}
+	seen := make(map[string]bool)
+	for _, f := range fs {
+		if _, ok := kinds[f.Kind]; !ok {
+			return fmt.Errorf("shim: factory %q has unknown kind %q (known: %v)", f.Name, f.Kind, Kinds())
+		}
+		if f.Name == "" || f.New == nil {
+			return fmt.Errorf("shim: %s factory %q needs a name and a New function", f.Kind, f.Name)
+		}
+		key := string(f.Kind) + "/" + f.Name
+		if seen[key] {
+			return fmt.Errorf("shim: %s plugin %q is served twice", f.Kind, f.Name)
+		}
+		seen[key] = true
+	}
+	return nil
+}

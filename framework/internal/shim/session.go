@@ -1,0 +1,197 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// DefaultCallTimeout is how long a client waits for the answer to one call
+// before it gives up on the plugin. Generous on purpose: a call is one
+// interrupt's or softirq's work and normally answers in well under a
+// millisecond, so only a hung or stopped (SIGSTOP, debugger) plugin reaches it.
+const DefaultCallTimeout = 30 * time.Second
+
+// exitWait bounds how long a failed call waits for the plugin's process to be
+// reaped, so the TransportError can say how it ended. A killed process closes
+// its socket before the kernel reports its exit; go-plugin reaps it right after
+// draining its pipes, which takes milliseconds.
+const exitWait = 2 * time.Second
+
+// Process reports on the process behind a connection, for TransportError.
+// The loader implements it for go-plugin clients; it is nil for an in-process
+// gRPC pair.
+type Process interface {
+	// Pid is the process id.
+	Pid() int
+	// Exit waits up to wait for the process to end and says how it ended, as
+	// os.ProcessState prints it ("signal: killed"); "" if it still runs.
+	Exit(wait time.Duration) string
+	// StderrTail returns the last lines the process wrote to stderr.
+	StderrTail() []string
+}
+
+// Options configure a client session.
+type Options struct {
+	// CallTimeout bounds each call; 0 means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// Process is the plugin's process, or nil.
+	Process Process
+}
+
+// session is the client end of one kind session stream: one plugin value on
+// the far side, called by one goroutine at a time.
+//
+// Invariant: once failed is set the stream is cancelled and every later call
+// panics with failed; a run never continues past a transport failure.
+type session struct {
+	kind sdk.Kind
+	name string
+	opts Options
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stream grpc.ClientStream
+	// timer cancels ctx with ErrPluginTimeout when a call takes longer than
+	// the call timeout; it is re-armed by every call (no allocation).
+	timer *time.Timer
+
+	mu     sync.Mutex // serialises calls: requests and answers pair up in order
+	failed *sdk.TransportError
+}
+
+// newSession opens a session stream with start, which calls the kind's
+// generated streaming method.
+func newSession(kind sdk.Kind, name string, o Options, start func(ctx context.Context) (grpc.ClientStream, error)) (*session, error) {
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	s := &session{kind: kind, name: name, opts: o, ctx: ctx, cancel: cancel}
+	s.timer = time.AfterFunc(time.Hour, func() {
+		cancel(causeError{sdk.ErrPluginTimeout, fmt.Errorf("no answer within %v", o.CallTimeout)})
+	})
+	s.timer.Stop()
+	st, err := start(ctx)
+	if err != nil {
+		cancel(err)
+		return nil, s.transportError("Open", err)
+	}
+	s.stream = st
+	return s, nil
+}
+
+// roundTrip sends req and reads the answer into resp. On any transport
+// failure it panics with a *sdk.TransportError (the kind interfaces have no
+// error returns).
+func (s *session) roundTrip(call string, req, resp proto.Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed != nil {
+		panic(s.failed)
+	}
+	s.timer.Reset(s.opts.CallTimeout)
+	err := s.stream.SendMsg(req)
+	if err == nil {
+		err = s.stream.RecvMsg(resp)
+	} else if errors.Is(err, io.EOF) {
+		// SendMsg reports a broken stream as io.EOF; RecvMsg has the status.
+		if err = s.stream.RecvMsg(resp); err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+	}
+	s.timer.Stop()
+	if err != nil {
+		panic(s.fail(call, err))
+	}
+}
+
+// protocolError panics with a TransportError for an answer that does not
+// match its call: a plugin built against another protocol, or a bug.
+func (s *session) protocolError(call string, got proto.Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	panic(s.fail(call, fmt.Errorf("protocol error: answer to %s is %v", call, got)))
+}
+
+// fail records the session's failure and tears the stream down.
+//
+// Preconditions: s.mu is held.
+func (s *session) fail(call string, err error) *sdk.TransportError {
+	te := s.transportError(call, err)
+	s.failed = te
+	s.cancel(te)
+	return te
+}
+
+// close ends the session; the server drops its plugin value.
+func (s *session) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stream != nil {
+		_ = s.stream.CloseSend()
+	}
+	s.timer.Stop()
+	s.cancel(errSessionClosed)
+	if s.failed == nil {
+		s.failed = &sdk.TransportError{Kind: s.kind, Name: s.name, Err: errSessionClosed}
+	}
+}
+
+var errSessionClosed = errors.New("shim: session closed")
+
+// transportError maps a failed call's error to a TransportError, in the
+// manner of Nomad's HandleGrpcErr: Unavailable, Canceled or a closed stream
+// after the plugin's process has exited mean the plugin exited; a
+// cancellation by the call timer means it stopped answering. The process is
+// given exitWait to be reaped so the error can say how it ended and carry its
+// complete stderr tail.
+func (s *session) transportError(call string, err error) *sdk.TransportError {
+	te := &sdk.TransportError{Kind: s.kind, Name: s.name, Call: call, Err: err}
+	p := s.opts.Process
+	if p != nil {
+		te.Pid = p.Pid()
+	}
+	if cause := context.Cause(s.ctx); cause != nil && errors.Is(cause, sdk.ErrPluginTimeout) {
+		te.Err = cause
+		if p != nil {
+			te.Stderr = p.StderrTail()
+		}
+		return te
+	}
+	code := status.Code(err)
+	gone := code == codes.Unavailable || code == codes.Canceled ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	if p != nil {
+		if gone {
+			te.Exit = p.Exit(exitWait)
+		} else {
+			te.Exit = p.Exit(0)
+		}
+		te.Stderr = p.StderrTail()
+	}
+	if gone && (p == nil || te.Exit != "") {
+		te.Err = causeError{sdk.ErrPluginExited, err}
+	}
+	return te
+}
+
+// causeError is an error as received, classified by a cause sentinel that
+// errors.Is finds but the message does not repeat (TransportError.Error
+// already says "exited" or "stopped answering").
+type causeError struct {
+	cause, err error
+}
+
+func (e causeError) Error() string   { return e.err.Error() }
+func (e causeError) Unwrap() []error { return []error{e.cause, e.err} }
