@@ -280,3 +280,47 @@ func (d *Device) Ack(ch int, now ktime.Time) AckResult {
 	c.stats.Cost += cost
 	return r
 }
+
+// Counters reports the core's per-channel counters in a stable order (channel,
+// then a fixed name order): per CPU for a per-CPU device, machine-wide (CPU -1)
+// otherwise, where channels are summed.
+func (d *Device) Counters() []sdk.Counter {
+	emit := func(out []sdk.Counter, cpu int, s ChannelStats) []sdk.Counter {
+		return append(out,
+			sdk.Counter{Name: "programs", CPU: cpu, Value: s.Programs},
+			sdk.Counter{Name: "writes", CPU: cpu, Value: s.Writes},
+			sdk.Counter{Name: "cost_ns", CPU: cpu, Value: s.Cost},
+			sdk.Counter{Name: "etime", CPU: cpu, Value: s.ETIME},
+			sdk.Counter{Name: "failures", CPU: cpu, Value: s.Failures},
+			sdk.Counter{Name: "retries", CPU: cpu, Value: s.Retries},
+			sdk.Counter{Name: "min_delta_raises", CPU: cpu, Value: s.Raises},
+			sdk.Counter{Name: "give_ups", CPU: cpu, Value: s.GiveUps},
+			sdk.Counter{Name: "forced_skips", CPU: cpu, Value: s.Skipped},
+			sdk.Counter{Name: "state_changes", CPU: cpu, Value: s.States},
+			sdk.Counter{Name: "interrupts", CPU: cpu, Value: s.Interrupt},
+		)
+	}
+	if d.Has(sdk.FeatPerCPU) {
+		out := make([]sdk.Counter, 0, 11*len(d.ch))
+		for i := range d.ch {
+			out = emit(out, i, d.ch[i].stats)
+		}
+		return out
+	}
+	var sum ChannelStats
+	for _, c := range d.ch {
+		s := c.stats
+		sum.Programs += s.Programs
+		sum.Writes += s.Writes
+		sum.Cost += s.Cost
+		sum.ETIME += s.ETIME
+		sum.Failures += s.Failures
+		sum.Retries += s.Retries
+		sum.Raises += s.Raises
+		sum.GiveUps += s.GiveUps
+		sum.Skipped += s.Skipped
+		sum.States += s.States
+		sum.Interrupt += s.Interrupt
+	}
+	return emit(nil, -1, sum)
+}

@@ -371,3 +371,26 @@ func TestNewErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCounters: per CPU for a per-CPU device, summed for a global one.
+func TestCounters(t *testing.T) {
+	d, f := newDevice(hpetSpec, 100, Options{})
+	f.etime = func(n, _ int, _ ktime.Time, _ uint64) bool { return n == 0 }
+	d.Program(0, 0, 20*us, true)
+	got := d.Counters()
+	want := []sdk.Counter{
+		{Name: "programs", CPU: -1, Value: 1}, {Name: "writes", CPU: -1, Value: 2},
+		{Name: "cost_ns", CPU: -1, Value: 7 + 200}, {Name: "etime", CPU: -1, Value: 1},
+		{Name: "failures", CPU: -1, Value: 0}, {Name: "retries", CPU: -1, Value: 1},
+		{Name: "min_delta_raises", CPU: -1, Value: 0}, {Name: "give_ups", CPU: -1, Value: 0},
+		{Name: "forced_skips", CPU: -1, Value: 0}, {Name: "state_changes", CPU: -1, Value: 1},
+		{Name: "interrupts", CPU: -1, Value: 0},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Counters() = %+v, want %+v", got, want)
+	}
+	l, _ := newDevice(lapicSpec, 60, Options{})
+	if got := l.Counters(); len(got) != 44 || got[11].CPU != 1 || got[11].Name != "programs" {
+		t.Errorf("per-CPU Counters() = %+v", got)
+	}
+}
