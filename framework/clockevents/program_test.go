@@ -376,7 +376,7 @@ func TestNewErrors(t *testing.T) {
 func TestCounters(t *testing.T) {
 	d, f := newDevice(hpetSpec, 100, Options{})
 	f.etime = func(n, _ int, _ ktime.Time, _ uint64) bool { return n == 0 }
-	d.Program(0, 0, 20*us, true)
+	d.Program(0, 0, ktime.Time(20*us), true)
 	got := d.Counters()
 	want := []sdk.Counter{
 		{Name: "programs", CPU: -1, Value: 1}, {Name: "writes", CPU: -1, Value: 2},
