@@ -26,10 +26,13 @@ type cyclictest struct {
 	dmaLat   bool
 	userWork int64
 	warmup   ktime.Time
+	start    int64
+	jitter   int64
 	stats    []*ctThread
 }
 
 type ctThread struct {
+	start    int64 // when the thread starts its loop
 	tid      int
 	pid      int
 	cpu      int
@@ -52,6 +55,8 @@ func init() {
 			attr("histogram", sdk.TypeNumber, "0", "histogram buckets in us (-h); 0 = off"),
 			attr("dma_latency", sdk.TypeBool, "true", "write 0 to /dev/cpu_dma_latency (cyclictest's default): no C-state exit latency"),
 			attr("user_work", sdk.TypeDuration, "1us", "user-space work per loop (stats update, clock read)"),
+			attr("start", sdk.TypeDuration, "0s", "when cyclictest is started (CLOCK_MONOTONIC since boot); the machine runs without it before"),
+			attr("start_jitter", sdk.TypeDuration, "1ms", "each thread starts a seeded random 0..start_jitter after start, so seeds vary the phase against the tick and other timers"),
 		}},
 		New: newCyclictest,
 	})
@@ -60,7 +65,7 @@ func init() {
 func newCyclictest(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
 	w := &cyclictest{name: name, threads: int(c.Int("threads")), interval: c.Duration("interval"),
 		distance: c.Duration("distance"), prio: int(c.Int("priority")), mode: c.String("mode"),
-		histMax: int(c.Int("histogram")), dmaLat: c.Bool("dma_latency"), userWork: c.Duration("user_work")}
+		histMax: int(c.Int("histogram")), dmaLat: c.Bool("dma_latency"), userWork: c.Duration("user_work"), start: c.Duration("start"), jitter: c.Duration("start_jitter")}
 	if w.threads < 1 {
 		return nil, fmt.Errorf("threads must be at least 1, got %d", w.threads)
 	}
@@ -105,8 +110,12 @@ func (w *cyclictest) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	if buckets == 0 {
 		buckets = 10000
 	}
+	rng := k.Rand("cyclictest/" + w.name)
 	for i := 0; i < w.threads; i++ {
 		st := &ctThread{tid: i, cpu: w.cpus[i%len(w.cpus)], interval: w.interval + int64(i)*w.distance, lat: metrics.NewLatency(buckets)}
+		if w.jitter > 0 {
+			st.start = w.start + rng.Int63n(w.jitter)
+		}
 		w.stats = append(w.stats, st)
 		t, err := k.Spawn(p, "cyclictest", st.cpu, pol, w.prio, w.program(k, st))
 		if err != nil {
@@ -123,18 +132,24 @@ func (w *cyclictest) program(k *kernel.Kernel, st *ctThread) kernel.Program {
 	state := 0
 	return kernel.ProgramFunc(func(t *kernel.Task, r kernel.Result) kernel.Action {
 		switch state {
-		case 0: // clock_gettime(&now) before the loop
+		case 0: // cyclictest is started later: wait for the start time
 			state = 1
+			if st.start > 0 {
+				return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: st.start}
+			}
 			return kernel.ClockGettime{Clock: w.clock}
-		case 1: // next = now + interval; first sleep
+		case 1: // clock_gettime(&now) before the loop
+			state = 2
+			return kernel.ClockGettime{Clock: w.clock}
+		case 2: // next = now + interval; first sleep
 			now = r.Ret
 			next = now + st.interval
-			state = 2
-			return w.sleep(next, now)
-		case 2: // clock_nanosleep returned: clock_gettime(&now)
 			state = 3
+			return w.sleep(next, now)
+		case 3: // clock_nanosleep returned: clock_gettime(&now)
+			state = 4
 			return kernel.ClockGettime{Clock: w.clock}
-		case 3: // diff = now - next; next += interval (skipping missed periods)
+		case 4: // diff = now - next; next += interval (skipping missed periods)
 			now = r.Ret
 			if r.Now >= w.warmup {
 				st.lat.Add(now - next)
@@ -144,13 +159,13 @@ func (w *cyclictest) program(k *kernel.Kernel, st *ctThread) kernel.Program {
 				next += st.interval
 			}
 			if w.userWork > 0 {
-				state = 4
+				state = 5
 				return kernel.Compute{NS: w.userWork}
 			}
-			state = 2
+			state = 3
 			return w.sleep(next, now)
 		default: // the statistics work is done: sleep again
-			state = 2
+			state = 3
 			return w.sleep(next, now+w.userWork)
 		}
 	})

@@ -19,6 +19,7 @@ type kernelTimers struct {
 	deferrable bool
 	cost       int64
 	phase      int64
+	jitter     int64
 	timers     []*kernel.WheelTimer
 }
 
@@ -33,10 +34,11 @@ func init() {
 			attr("deferrable", sdk.TypeBool, "false", "TIMER_DEFERRABLE: never wakes an idle CPU"),
 			attr("callback_cost", sdk.TypeDuration, "500ns", "callback run time"),
 			attr("phase", sdk.TypeDuration, "0s", "first expiry offset added to the period"),
+			attr("phase_jitter", sdk.TypeDuration, "0s", "a seeded random 0..phase_jitter added to each timer's first expiry"),
 		}},
 		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
 			w := &kernelTimers{name: name, function: c.String("function"), period: c.Duration("period"),
-				deferrable: c.Bool("deferrable"), cost: c.Duration("callback_cost"), phase: c.Duration("phase")}
+				deferrable: c.Bool("deferrable"), cost: c.Duration("callback_cost"), phase: c.Duration("phase"), jitter: c.Duration("phase_jitter")}
 			if w.function == "" {
 				w.function = name
 			}
@@ -57,10 +59,15 @@ func (w *kernelTimers) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	if w.deferrable {
 		flags |= sdk.TimerDeferrable
 	}
+	rng := k.Rand("kernel_timers/" + w.name)
 	for _, cpu := range w.cpus {
 		t := k.NewWheelTimer(w.function, flags, w.cost, pj, nil)
 		w.timers = append(w.timers, t)
-		k.ModTimer(cpu, 0, t, k.Jiffies()+pj+ph)
+		j := uint64(0)
+		if w.jitter > 0 {
+			j = uint64(rng.Int63n(w.jitter) / k.TickNsec())
+		}
+		k.ModTimer(cpu, 0, t, k.Jiffies()+pj+ph+j)
 	}
 	return nil
 }
