@@ -1,0 +1,92 @@
+package logging
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		format, level string
+		opts          []Option
+		want          string // output of Info().Str("k","v").Msg("hello") and Debug().Msg("hidden")
+	}{
+		{"json", "", []Option{WithoutTimestamps()}, `{"level":"info","k":"v","message":"hello"}` + "\n"},
+		{"auto", "info", []Option{WithoutTimestamps()}, `{"level":"info","k":"v","message":"hello"}` + "\n"}, // a buffer is not a terminal
+		{"json", "debug", []Option{WithoutTimestamps()}, `{"level":"info","k":"v","message":"hello"}` + "\n" + `{"level":"debug","message":"hidden"}` + "\n"},
+		{"json", "warn", []Option{WithoutTimestamps()}, ""},
+		{"console", "info", []Option{WithoutTimestamps(), WithoutColor()}, "INF hello k=v\n"},
+		{"console", "info", []Option{WithoutTimestamps()}, "INF hello k=v\n"}, // no colour off a terminal
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		l, err := New(&b, tt.format, tt.level, tt.opts...)
+		if err != nil {
+			t.Fatalf("New(%q, %q) = %v", tt.format, tt.level, err)
+		}
+		l.Info().Str("k", "v").Msg("hello")
+		l.Debug().Msg("hidden")
+		if got := b.String(); got != tt.want {
+			t.Errorf("New(%q, %q) logged %q, want %q", tt.format, tt.level, got, tt.want)
+		}
+	}
+}
+
+func TestNewTimestamps(t *testing.T) {
+	var b bytes.Buffer
+	l, err := New(&b, "json", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Info().Msg("x")
+	if !strings.Contains(b.String(), `"time":`) {
+		t.Errorf("New(json) logged %q, want a time field", b.String())
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	tests := []struct{ format, level, want string }{
+		{"xml", "info", `unknown log format "xml"`},
+		{"json", "loud", `unknown log level "loud"`},
+	}
+	for _, tt := range tests {
+		if _, err := New(&bytes.Buffer{}, tt.format, tt.level); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%q, %q) = %v, want an error containing %q", tt.format, tt.level, err, tt.want)
+		}
+	}
+}
+
+func TestParseLevel(t *testing.T) {
+	tests := []struct {
+		in   string
+		want zerolog.Level
+		ok   bool
+	}{
+		{"", zerolog.InfoLevel, true},
+		{"trace", zerolog.TraceLevel, true},
+		{"debug", zerolog.DebugLevel, true},
+		{"warn", zerolog.WarnLevel, true},
+		{"error", zerolog.ErrorLevel, true},
+		{"disabled", zerolog.Disabled, true},
+		{"verbose", zerolog.NoLevel, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseLevel(tt.in)
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("ParseLevel(%q) = %v, %v, want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestNewPluginLogger(t *testing.T) {
+	var b bytes.Buffer
+	l := NewPluginLogger(&b, "warn")
+	l.Info().Msg("dropped")
+	l.Error().Int("cpu", 3).Msg("kept")
+	if got, want := b.String(), `{"level":"error","cpu":3,"message":"kept"}`+"\n"; got != want {
+		t.Errorf("NewPluginLogger(warn) logged %q, want %q", got, want)
+	}
+}
