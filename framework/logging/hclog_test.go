@@ -17,7 +17,9 @@ func TestHCLog(t *testing.T) {
 		want string
 	}{
 		{"error with fields", zerolog.InfoLevel,
-			func(l hclog.Logger) { l.Error("plugin process exited", "path", "/p", "error", errors.New("signal: killed")) },
+			func(l hclog.Logger) {
+				l.Error("plugin process exited", "path", "/p", "error", errors.New("signal: killed"))
+			},
 			`{"level":"error","path":"/p","error":"signal: killed","message":"plugin process exited"}` + "\n"},
 		{"info demoted to debug", zerolog.InfoLevel,
 			func(l hclog.Logger) { l.Info("starting plugin", "pid", 7) }, ""},
