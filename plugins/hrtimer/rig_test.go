@@ -73,6 +73,7 @@ type rig struct {
 	p    *Plugin
 	dev  []ktime.Time // programmed target per CPU, ktime.Max = stopped
 	busy []ktime.Time // the CPU is in an interrupt or softirq until then
+	last []ktime.Time // time of the CPU's last operation: a past target fires then
 	tick []ktime.Time // low-res: next tick per CPU
 
 	writes, irqs, softirqs []int
@@ -83,7 +84,7 @@ type rig struct {
 
 func newRig(t testing.TB, p *Plugin) *rig {
 	n := len(p.cpus)
-	r := &rig{t: t, p: p, dev: make([]ktime.Time, n), busy: make([]ktime.Time, n), tick: make([]ktime.Time, n),
+	r := &rig{t: t, p: p, dev: make([]ktime.Time, n), busy: make([]ktime.Time, n), last: make([]ktime.Time, n), tick: make([]ktime.Time, n),
 		writes: make([]int, n), irqs: make([]int, n), softirqs: make([]int, n), maxIRQs: 5_000_000}
 	for i := range r.dev {
 		r.dev[i] = ktime.Max
@@ -108,7 +109,7 @@ func (r *rig) fireTime(cpu int) ktime.Time {
 	if f == ktime.Max {
 		return f
 	}
-	return max(f, r.busy[cpu])
+	return max(f, r.busy[cpu], r.last[cpu])
 }
 
 // advance runs every interrupt due at or before to, in time order (lower CPU
@@ -164,7 +165,8 @@ func (r *rig) fire(cpu int, when ktime.Time) {
 // period).
 func (r *rig) opTime(cpu int, when ktime.Time) ktime.Time {
 	r.advance(when)
-	return max(when, r.busy[cpu])
+	r.last[cpu] = max(when, r.busy[cpu])
+	return r.last[cpu]
 }
 
 func (r *rig) start(cpu int, when ktime.Time, ht sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {

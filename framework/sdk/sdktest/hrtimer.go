@@ -216,6 +216,7 @@ type hrRig struct {
 	cpus    int
 	tickNs  int64
 	now     ktime.Time
+	lastOp  ktime.Time // time of the last Start, Cancel or ClockWasSet
 	dev     []ktime.Time
 	busy    []ktime.Time
 	tick    []ktime.Time
@@ -278,7 +279,8 @@ func (r *hrRig) fireTime(cpu int) ktime.Time {
 	if f == ktime.Max {
 		return f
 	}
-	return max(f, r.busy[cpu])
+	// A target already in the past when it was written fires at once.
+	return max(f, r.busy[cpu], r.lastOp)
 }
 
 // advance runs every interrupt due at or before to, in time order.
@@ -335,7 +337,7 @@ func (r *hrRig) fire(cpu int, when ktime.Time) {
 	r.program(cpu, "interrupt", res.Program, res.Hang)
 	if r.highRes && r.checkDevice && !res.Hang {
 		r.suspended[cpu] = false
-		r.checkWrite(cpu, "interrupt", res.Program)
+		r.checkWrite(cpu, when, "interrupt", res.Program)
 	}
 	if res.Hang {
 		r.suspended[cpu] = true
@@ -414,13 +416,13 @@ func (r *hrRig) modelNext(cpu int, exclude sdk.TimerID) ktime.Time {
 }
 
 // checkWrite checks that a write by cpu's own operation targets NextEvent.
-func (r *hrRig) checkWrite(cpu int, op string, prog []ktime.Time) {
+func (r *hrRig) checkWrite(cpu int, when ktime.Time, op string, prog []ktime.Time) {
 	r.t.Helper()
 	if len(prog) == 0 || r.suspended[cpu] {
 		return
 	}
 	if last, want := prog[len(prog)-1], r.modelNext(cpu, 0); last != want {
-		r.t.Errorf("%s on cpu%d at %v left the device armed for %v, want the next event %v (writes %v)", op, cpu, r.now, last, want, prog)
+		r.t.Errorf("%s on cpu%d at %v left the device armed for %v, want the next event %v (writes %v)", op, cpu, when, last, want, prog)
 	}
 }
 
@@ -461,6 +463,7 @@ func (r *hrRig) start(cpu int, ht sdk.HRTimer, expires ktime.Time, slack int64) 
 		m = &hrModelTimer{}
 		r.timers[ht.ID] = m
 	}
+	r.lastOp = r.now
 	res := r.p.Start(cpu, r.now, ht, expires, slack)
 	r.logf("start cpu%d %v %+v %v %d -> %+v", cpu, r.now, ht, expires, slack, res)
 	if want := map[bool]int{true: 1, false: 0}[m.pending]; res.Ret != want {
@@ -479,13 +482,14 @@ func (r *hrRig) start(cpu int, ht sdk.HRTimer, expires ktime.Time, slack int64) 
 		softMono: int64(res.SoftExpires) - off, hardMono: int64(res.Expires) - off, runEnd: m.runEnd}
 	r.program(cpu, "start", res.Program, false)
 	if r.highRes && r.checkDevice {
-		r.checkWrite(cpu, "start", res.Program)
+		r.checkWrite(cpu, r.now, "start", res.Program)
 	}
 	r.checkNextEvents()
 }
 
 func (r *hrRig) cancel(cpu int, id sdk.TimerID) {
 	r.t.Helper()
+	r.lastOp = r.now
 	res := r.p.Cancel(cpu, r.now, id)
 	r.logf("cancel cpu%d %v %d -> %+v", cpu, r.now, id, res)
 	m := r.timers[id]
@@ -502,7 +506,7 @@ func (r *hrRig) cancel(cpu int, id sdk.TimerID) {
 	}
 	r.program(cpu, "cancel", res.Program, false)
 	if r.highRes && r.checkDevice {
-		r.checkWrite(cpu, "cancel", res.Program)
+		r.checkWrite(cpu, r.now, "cancel", res.Program)
 	}
 	r.checkNextEvents()
 }
@@ -510,6 +514,7 @@ func (r *hrRig) cancel(cpu int, id sdk.TimerID) {
 func (r *hrRig) clockWasSet(off sdk.ClockOffsets) {
 	r.t.Helper()
 	r.off = off
+	r.lastOp = r.now
 	for c := 0; c < r.cpus; c++ {
 		res := r.p.ClockWasSet(c, r.now, off)
 		r.logf("clock_was_set cpu%d %v %+v -> %+v", c, r.now, off, res)
