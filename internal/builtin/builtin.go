@@ -5,6 +5,7 @@ package builtin
 
 import (
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/plugins/archtimer"
 	"github.com/tickemu/tickemu/plugins/hpet"
 	"github.com/tickemu/tickemu/plugins/hrtimer"
 	"github.com/tickemu/tickemu/plugins/lapic"
@@ -18,5 +19,6 @@ func Factories() []sdk.Factory {
 		{Kind: sdk.KindHRTimer, Name: "hrtimer", New: hrtimer.New},
 		{Kind: sdk.KindClockEvent, Name: "lapic", New: lapic.New},
 		{Kind: sdk.KindClockEvent, Name: "hpet", New: hpet.New},
+		{Kind: sdk.KindClockEvent, Name: "archtimer", New: archtimer.New},
 	}
 }
