@@ -2,6 +2,7 @@ package hrtimer
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -191,10 +192,8 @@ func clampTime(v int64) ktime.Time {
 // exclude) it records the winner in next_timer or softirq_next_timer, as the
 // kernel does; queries pass update=false.
 func (cb *cpuBase) nextEventBase(exclude *timer, active uint8, expiresNext int64, update bool) int64 {
-	for idx := 0; idx < maxClockBases; idx++ {
-		if active&(1<<idx) == 0 {
-			continue
-		}
+	for ; active != 0; active &= active - 1 {
+		idx := bits.TrailingZeros8(active) // for_each_active_base(): lowest index first
 		q := &cb.bases[idx]
 		t := q.first()
 		if t == nil {

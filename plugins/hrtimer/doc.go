@@ -60,6 +60,16 @@
 // HRExpiry.Now; the time the handler returns in InterruptResult.End. Device write
 // costs are not included: the host charges them per Program entry.
 //
+// # Results
+//
+// HROpResult.Ret is remove_hrtimer()'s answer for Start (1: the timer was
+// queued) and hrtimer_try_to_cancel()'s for Cancel (-1 while the callback runs,
+// i.e. from HRExpiry.Now to Now + CallbackCost; 0 inactive; 1 dequeued). For
+// ClockWasSet it is 1 when retrigger_next_event() ran on the CPU (an IPI on a
+// real machine) and 0 when only the CPU's offsets were refreshed.
+// HRExpiry.NewExpires is the restarted timer's hard expiry (node.expires).
+// CPUState returns a /proc/timer_list-like snapshot of one CPU's base.
+//
 // # Result buffers
 //
 // To keep the per-operation path allocation-free, the slices in results alias

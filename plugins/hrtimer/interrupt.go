@@ -2,6 +2,7 @@ package hrtimer
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -76,11 +77,8 @@ func (p *Plugin) forward(t *timer, now int64, interval int64) int64 {
 // clock on entry; the clock on return includes every expiry's overhead and
 // declared callback cost.
 func (p *Plugin) runQueues(cb *cpuBase, passNow, t ktime.Time, mask uint8) ktime.Time {
-	active := cb.activeBases & mask
-	for idx := 0; idx < maxClockBases; idx++ {
-		if active&(1<<idx) == 0 {
-			continue
-		}
+	for active := cb.activeBases & mask; active != 0; active &= active - 1 {
+		idx := bits.TrailingZeros8(active)
 		q := &cb.bases[idx]
 		off := cb.offset(idx)
 		basenow := ktime.Time(addSafe(int64(passNow), off))

@@ -179,6 +179,9 @@ func (p *Plugin) timerFor(id sdk.TimerID, cpu int) *timer {
 	return t
 }
 
+// reclaimBatch bounds a CPU's reclaim list between interrupts.
+const reclaimBatch = 256
+
 // markInactive queues t for recycling once it is no longer referenced.
 func (p *Plugin) markInactive(t *timer) {
 	if t.candidate {

@@ -158,6 +158,11 @@ func (p *Plugin) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult 
 		owner := p.cpus[t.cpu]
 		p.removeTimer(owner, t, owner == this)
 		p.markInactive(t)
+		if len(owner.reclaim) > reclaimBatch {
+			// A CPU that cancels many distinct timers without taking
+			// interrupts must not accumulate them.
+			p.reclaim(owner, now)
+		}
 		this.stats.cancels++
 		res.Ret = 1
 	}
