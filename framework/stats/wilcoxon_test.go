@@ -30,20 +30,20 @@ func TestWilcoxonKnownValues(t *testing.T) {
 			// Darwin's Zea mays data (Fisher 1935), cross minus self in
 			// eighths of an inch; scipy.stats.wilcoxon's documented example:
 			// statistic 24, two-sided p 0.041259765625 (= 2*676/32768).
-			name:   "darwin",
-			x:      make([]float64, 15),
-			y:      []float64{6, 8, 14, 16, 23, 24, 28, 29, 41, -48, 49, 56, 60, -67, 75},
-			wPlus:  96, wMinus: 24, p: 0.041259765625,
+			name:  "darwin",
+			x:     make([]float64, 15),
+			y:     []float64{6, 8, 14, 16, 23, 24, 28, 29, 41, -48, 49, 56, 60, -67, 75},
+			wPlus: 96, wMinus: 24, p: 0.041259765625,
 		},
 		{
 			// R's ?wilcox.test example (Hollander & Wolfe 1973, p. 29,
 			// depression scale): wilcox.test(x, y, paired = TRUE,
 			// alternative = "greater") gives V = 40, p-value = 0.01953;
 			// two-sided is twice that, 40/1024.
-			name:   "hollander-wolfe",
-			x:      []float64{0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29},
-			y:      []float64{1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30},
-			wPlus:  40, wMinus: 5, p: 0.0390625,
+			name:  "hollander-wolfe",
+			x:     []float64{0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29},
+			y:     []float64{1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30},
+			wPlus: 40, wMinus: 5, p: 0.0390625,
 		},
 	}
 	// Critical values of the classical table for n = 10 (e.g. Wilcoxon,
