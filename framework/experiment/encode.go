@@ -199,8 +199,11 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 	}
 	units := map[string]string{}
 	var unitOrder []string
-	line := func(bl workload.BenchLine) {
+	line := func(bl workload.BenchLine, inst string) {
 		name := "Benchmark" + bl.Name + prefix
+		if inst != "" {
+			name += "/name=" + inst
+		}
 		if bl.Sub != "" {
 			name += "/" + bl.Sub
 		}
@@ -214,9 +217,17 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 		}
 		b.WriteString("\n")
 	}
+	types := map[string]int{}
 	for _, wr := range r.Workloads {
+		types[wr.Type]++
+	}
+	for _, wr := range r.Workloads {
+		inst := ""
+		if types[wr.Type] > 1 {
+			inst = wr.Name // several instances of one type: tell their lines apart
+		}
 		for _, bl := range wr.Bench {
-			line(bl)
+			line(bl, inst)
 		}
 	}
 	line(workload.BenchLine{Name: "Kernel", Metrics: []workload.Metric{
@@ -226,7 +237,7 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 		{Name: "softirq-timer-runs", Value: float64(r.Total("softirq_TIMER")), Better: "lower"},
 		{Name: "wheel-iterations", Value: float64(r.Total("wheel_iterations")), Better: "lower"},
 		{Name: "max-catchup-gap-jiffies", Value: float64(r.Kernel.CatchupGaps.Max), Better: "lower"},
-	}})
+	}}, "")
 	if o.Units {
 		for _, u := range unitOrder {
 			fmt.Fprintf(b, "Unit %s better=%s assume=exact\n", u, units[u])

@@ -1,0 +1,244 @@
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/stats"
+)
+
+// CompareOptions configure Compare: which runs to make and how to summarise
+// them.
+type CompareOptions struct {
+	// File names the configuration in reports.
+	File string
+	// Variants to run, in report order; Variants[0] is the base every other
+	// variant is compared with.
+	Variants []string
+	// Seeds every variant runs, the same for all, in report order.
+	Seeds []uint64
+	// Jobs is the number of runs simulated at once, each on its own
+	// goroutine; values below 1 mean 1.
+	Jobs int
+	// Load evaluates the configuration of one run. It must behave as
+	// `tickemu run FILE --variant V --seed S` does, so that each run of a
+	// comparison is that run. It is called from several goroutines.
+	Load func(variant string, seed uint64) (*config.Spec, error)
+	// Run holds the options every run shares; Run.Trace must be nil. Each
+	// run logs through Run.Log with variant and seed fields.
+	Run Options
+	// Progress, when set, is called after each run ends with the number of
+	// runs ended and the total, from one goroutine at a time.
+	Progress func(done, total int)
+	// Alpha is the significance level of the tests (default
+	// stats.DefaultAlpha) and Confidence the level of the median intervals
+	// (default stats.DefaultConfidence), as benchstat's -alpha and
+	// -confidence.
+	Alpha, Confidence float64
+}
+
+// RunOutcome is one run of a comparison: a (variant, seed) pair and what it
+// gave.
+type RunOutcome struct {
+	Variant string
+	Seed    uint64
+	// Result is nil when the run failed.
+	Result *Result
+	// Metrics are the run's benchmark metrics in bench-format order.
+	Metrics []RunMetric
+	// Err says why the run failed: a *DiagError for a configuration error,
+	// an *sdk.TransportError for a plugin that died, a *PanicError for a
+	// crash inside the process.
+	Err error
+}
+
+// RunMetric is one value of one benchmark line: the unit in benchstat terms.
+type RunMetric struct {
+	// Bench is the benchmark name without "Benchmark" and without the
+	// variant key: "Cyclictest/thread=0", "Kernel".
+	Bench  string
+	Unit   string // "max-latency-ns"
+	Better string // "higher" or "lower"
+	Value  float64
+}
+
+// PanicError is a run that panicked (an in-process plugin crash, a model
+// invariant violation). Stack is the goroutine's stack at the panic.
+type PanicError struct {
+	Value any
+	Stack string
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// ErrNoVariants is returned when a comparison is asked to compare nothing.
+var ErrNoVariants = errors.New("experiment: compare needs at least one variant and one seed")
+
+// Compare runs every variant for every seed, spreading the runs over Jobs
+// goroutines, and summarises the metrics. A failed run does not stop the
+// others: it is recorded in Comparison.Failures, and the statistics use the
+// runs that succeeded. The result does not depend on Jobs or on the order in
+// which runs finish.
+func Compare(o CompareOptions) (*Comparison, error) {
+	if len(o.Variants) == 0 || len(o.Seeds) == 0 {
+		return nil, ErrNoVariants
+	}
+	if o.Run.Trace != nil {
+		return nil, errors.New("experiment: compare cannot trace; run a single variant and seed with a trace instead")
+	}
+	runs := RunMatrix(o)
+	return Analyze(o.File, o.Variants, o.Seeds, runs, o.Alpha, o.Confidence), nil
+}
+
+// RunMatrix makes the runs of a comparison and returns them variant-major:
+// the run of Variants[v] and Seeds[s] is at index v*len(Seeds)+s.
+func RunMatrix(o CompareOptions) []RunOutcome {
+	nv, ns := len(o.Variants), len(o.Seeds)
+	out := make([]RunOutcome, nv*ns)
+	for v, name := range o.Variants {
+		for s, seed := range o.Seeds {
+			out[v*ns+s] = RunOutcome{Variant: name, Seed: seed}
+		}
+	}
+	jobs := max(o.Jobs, 1)
+	// Hand out runs seed-major, so the variants progress together and a
+	// comparison cut short has matching seeds.
+	work := make(chan int)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range min(jobs, len(out)) {
+		wg.Go(func() {
+			for i := range work {
+				out[i].Result, out[i].Metrics, out[i].Err = runOne(o, out[i].Variant, out[i].Seed)
+				done <- struct{}{}
+			}
+		})
+	}
+	go func() {
+		for s := range ns {
+			for v := range nv {
+				work <- v*ns + s
+			}
+		}
+		close(work)
+		wg.Wait()
+		close(done)
+	}()
+	n := 0
+	for range done {
+		n++
+		if o.Progress != nil {
+			o.Progress(n, len(out))
+		}
+	}
+	return out
+}
+
+// runOne makes one run, turning a panic into a *PanicError so that the
+// other runs go on.
+func runOne(o CompareOptions, variant string, seed uint64) (res *Result, ms []RunMetric, err error) {
+	ro := o.Run
+	ro.Log = o.Run.Log.With().Str("variant", variant).Uint64("seed", seed).Logger()
+	defer func() {
+		if r := recover(); r != nil {
+			stack := string(debug.Stack())
+			ro.Log.Error().Str("stack", stack).Msgf("run panicked: %v", r)
+			res, ms, err = nil, nil, &PanicError{Value: r, Stack: stack}
+		}
+	}()
+	spec, err := o.Load(variant, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err = Run(spec, ro)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err = BenchMetrics(res)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, ms, nil
+}
+
+// BenchMetrics returns the metrics of r as `tickemu run --format bench`
+// writes them, read back with the parser benchstat uses, so that a
+// comparison sees exactly what benchstat would. Units are the original ones
+// (benchfmt's tidied "sec" units are for display).
+func BenchMetrics(r *Result) ([]RunMetric, error) {
+	var buf bytes.Buffer
+	if err := WriteBench(&buf, r, BenchOptions{Units: true}); err != nil {
+		return nil, err
+	}
+	rd := benchfmt.NewReader(&buf, "run")
+	type pending struct {
+		bench string
+		vals  []benchfmt.Value
+	}
+	var lines []pending
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.Result:
+			lines = append(lines, pending{bench: string(rec.Name.Full()), vals: append([]benchfmt.Value(nil), rec.Values...)})
+		case *benchfmt.SyntaxError:
+			return nil, fmt.Errorf("bench output: %v", rec)
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return nil, err
+	}
+	units := rd.Units()
+	var ms []RunMetric
+	for _, l := range lines {
+		for _, v := range l.vals {
+			unit, value := v.Unit, v.Value
+			if v.OrigUnit != "" {
+				unit, value = v.OrigUnit, v.OrigValue
+			}
+			better := ""
+			switch units.GetBetter(v.Unit) {
+			case 1:
+				better = "higher"
+			case -1:
+				better = "lower"
+			}
+			ms = append(ms, RunMetric{Bench: l.bench, Unit: unit, Better: better, Value: value})
+		}
+	}
+	return ms, nil
+}
+
+// Failure is a run that failed, for reports.
+type Failure struct {
+	Variant string `json:"variant"`
+	Seed    uint64 `json:"seed"`
+	Error   string `json:"error"`
+}
+
+// failures lists the failed runs in report order (variant, then seed).
+func failures(runs []RunOutcome) []Failure {
+	var fs []Failure
+	for _, r := range runs {
+		if r.Err != nil {
+			fs = append(fs, Failure{Variant: r.Variant, Seed: r.Seed, Error: firstLine(r.Err.Error())})
+		}
+	}
+	return fs
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+var _ = stats.DefaultAlpha

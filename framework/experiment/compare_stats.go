@@ -1,0 +1,220 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/tickemu/tickemu/framework/stats"
+)
+
+// Comparison is the outcome of Compare: every run, and per metric the
+// statistics of each variant and its comparison with the base.
+type Comparison struct {
+	File       string   `json:"file"`
+	Variants   []string `json:"variants"` // Variants[0] is the base
+	Seeds      []uint64 `json:"seeds"`
+	Alpha      float64  `json:"alpha"`
+	Confidence float64  `json:"confidence"`
+	// Runs are variant-major: Variants[v] with Seeds[s] is Runs[v*len(Seeds)+s].
+	Runs     []RunOutcome `json:"-"`
+	Failures []Failure    `json:"failures"`
+	// Metrics in the order benchstat meets them in the bench output: by
+	// seed, then variant, then line and value.
+	Metrics []MetricComparison `json:"metrics"`
+}
+
+// MetricComparison is one metric (a benchmark line's unit) across variants.
+type MetricComparison struct {
+	Bench  string `json:"bench"`
+	Unit   string `json:"unit"`
+	Better string `json:"better,omitempty"`
+	// Variants has one entry per Comparison.Variants, in that order.
+	Variants []VariantStats `json:"variants"`
+}
+
+// Key names the metric as LKP names its stats: "Cyclictest/thread=0.max-latency-ns".
+func (m *MetricComparison) Key() string { return m.Bench + "." + m.Unit }
+
+// VariantStats is one variant's sample of a metric.
+type VariantStats struct {
+	Variant string `json:"variant"`
+	// Values holds one value per seed (Comparison.Seeds order); NaN (null
+	// in JSON) where the run failed or lacked the metric.
+	Values  Values        `json:"values"`
+	Summary stats.Summary `json:"summary"`
+	// VsBase compares with the base variant; nil for the base itself.
+	VsBase *VsBase `json:"vs_base,omitempty"`
+}
+
+// VsBase is a variant's comparison with the base variant on one metric.
+type VsBase struct {
+	// UTest is benchstat's unpaired test; Delta is benchstat's cell ("~"
+	// or the change of the median, "+9.95%").
+	UTest stats.UTest `json:"mann_whitney"`
+	Delta string      `json:"delta"`
+	// Paired is the Wilcoxon signed-rank test over the seeds both variants
+	// completed; PairedDelta shows its median per-seed difference in
+	// percent of the base median ("~" when not significant).
+	Paired      stats.SignedRank `json:"wilcoxon"`
+	PairedDelta string           `json:"paired_delta"`
+	// MeanChange is LKP's %change of the means (an absolute difference for
+	// units ending in "%", as lkp-tests lib/compare.rb:calc_perf_change()
+	// does for such stats; AbsChange says which).
+	MeanChange float64 `json:"mean_change"`
+	AbsChange  bool    `json:"abs_change,omitempty"`
+	// Warnings about the paired test (too few pairs to ever reach alpha).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Values is a per-seed series with NaN for missing values.
+type Values []float64
+
+// MarshalJSON writes missing values as null.
+func (v Values) MarshalJSON() ([]byte, error) {
+	out := make([]any, len(v))
+	for i, x := range v {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			out[i] = x
+		}
+	}
+	return json.Marshal(out)
+}
+
+// present returns the values that are there.
+func (v Values) present() []float64 {
+	var out []float64
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Analyze computes the statistics of runs (variant-major, as RunMatrix
+// returns them). alpha and confidence default to benchstat's 0.05 and 0.95
+// when zero.
+func Analyze(file string, variants []string, seeds []uint64, runs []RunOutcome, alpha, confidence float64) *Comparison {
+	if alpha == 0 {
+		alpha = stats.DefaultAlpha
+	}
+	if confidence == 0 {
+		confidence = stats.DefaultConfidence
+	}
+	c := &Comparison{File: file, Variants: variants, Seeds: seeds, Alpha: alpha, Confidence: confidence,
+		Runs: runs, Failures: failures(runs)}
+	ns := len(seeds)
+	type key struct{ bench, unit string }
+	index := map[key]int{}
+	for s := range seeds {
+		for v := range variants {
+			r := runs[v*ns+s]
+			// A benchmark name that repeats within a run (two workloads
+			// writing the same line) gets "#2", "#3"... so that every
+			// value pairs with its counterpart of the same seed.
+			seen := map[key]int{}
+			for _, m := range r.Metrics {
+				k := key{m.Bench, m.Unit}
+				seen[k]++
+				if n := seen[k]; n > 1 {
+					k.bench = fmt.Sprintf("%s#%d", m.Bench, n)
+				}
+				i, ok := index[k]
+				if !ok {
+					i = len(c.Metrics)
+					index[k] = i
+					mc := MetricComparison{Bench: k.bench, Unit: m.Unit, Better: m.Better, Variants: make([]VariantStats, len(variants))}
+					for vi, name := range variants {
+						vals := make(Values, ns)
+						for j := range vals {
+							vals[j] = math.NaN()
+						}
+						mc.Variants[vi] = VariantStats{Variant: name, Values: vals}
+					}
+					c.Metrics = append(c.Metrics, mc)
+				}
+				c.Metrics[i].Variants[v].Values[s] = m.Value
+			}
+		}
+	}
+	for i := range c.Metrics {
+		analyzeMetric(&c.Metrics[i], alpha, confidence)
+	}
+	return c
+}
+
+func analyzeMetric(m *MetricComparison, alpha, confidence float64) {
+	for i := range m.Variants {
+		m.Variants[i].Summary = stats.Summarize(m.Variants[i].Values.present(), confidence)
+	}
+	base := &m.Variants[0]
+	for i := 1; i < len(m.Variants); i++ {
+		v := &m.Variants[i]
+		vb := &VsBase{}
+		vb.UTest = stats.MannWhitney(base.Values.present(), v.Values.present(), alpha)
+		vb.Delta = vb.UTest.FormatDelta(base.Summary.Median, v.Summary.Median)
+		if base.Summary.N == 0 || v.Summary.N == 0 {
+			// No sample on one side: nothing to compare.
+			vb.Delta = "?"
+		}
+		var bx, vx []float64
+		for s := range v.Values {
+			if !math.IsNaN(base.Values[s]) && !math.IsNaN(v.Values[s]) {
+				bx = append(bx, base.Values[s])
+				vx = append(vx, v.Values[s])
+			}
+		}
+		// Both slices come from the same seeds and hold no NaN, so the test
+		// cannot fail.
+		vb.Paired, _ = stats.WilcoxonSignedRank(bx, vx)
+		vb.PairedDelta = pairedDelta(vb.Paired, base.Summary.Median, alpha)
+		if need := pairsNeeded(alpha); vb.Paired.P > alpha && vb.Paired.Pairs < need {
+			vb.Warnings = append(vb.Warnings, fmt.Sprintf("need >= %d pairs to detect a difference at alpha level %v", need, alpha))
+		}
+		if strings.HasSuffix(m.Unit, "%") {
+			vb.MeanChange, vb.AbsChange = v.Summary.Mean-base.Summary.Mean, true
+		} else {
+			// lkp-tests lib/compare.rb:calc_perf_change(): "To avoid divide 0 problem".
+			m0 := base.Summary.Mean
+			if m0 == 0 {
+				m0 = 1e-100
+			}
+			vb.MeanChange = 100 * (v.Summary.Mean - m0) / m0
+		}
+		v.VsBase = vb
+	}
+}
+
+// pairedDelta renders the paired test like benchstat's delta cell: "~" when
+// not significant, else the median per-seed difference in percent of the
+// base median.
+func pairedDelta(p stats.SignedRank, baseMedian, alpha float64) string {
+	switch {
+	case p.Pairs == 0:
+		return "?"
+	case p.P > alpha:
+		return "~"
+	case p.MedianDiff == 0:
+		return "0.00%"
+	case baseMedian == 0 || math.IsNaN(baseMedian):
+		return "?"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*p.MedianDiff/math.Abs(baseMedian))
+}
+
+// pairsNeeded is the fewest pairs whose smallest possible two-sided exact
+// p-value, 2/2^n (every difference of one sign), is at most alpha.
+func pairsNeeded(alpha float64) int {
+	n := 1
+	for n < stats.ExactLimit && math.Ldexp(2, -n) > alpha {
+		n++
+	}
+	return n
+}
+
+// PairedString is the paired test's "(p=0.002 n=10)" part, n counting pairs.
+func PairedString(p stats.SignedRank) string {
+	return fmt.Sprintf("p=%0.3f n=%d", p.P, p.Pairs)
+}
