@@ -76,6 +76,11 @@ func (p *Plugin) forward(t *timer, now int64, interval int64) int64 {
 // the first one that has not (even if later ones have). t is the simulated
 // clock on entry; the clock on return includes every expiry's overhead and
 // declared callback cost.
+//
+// Divergence: HRExpiry.BaseNow is the callback's own start time in the
+// timer's clock, as the SDK defines it; the kernel's hrtimer_expire_entry
+// event prints the pass's sampled basenow, earlier by the time the pass has
+// already spent.
 func (p *Plugin) runQueues(cb *cpuBase, passNow, t ktime.Time, mask uint8) ktime.Time {
 	for active := cb.activeBases & mask; active != 0; active &= active - 1 {
 		idx := bits.TrailingZeros8(active)
@@ -149,7 +154,12 @@ func (p *Plugin) raiseIfDue(cb *cpuBase, now ktime.Time) bool {
 //
 // Divergence: CONFIG_HRTIMER_REARM_DEFERRED (E-2026) moves the final device
 // write to the interrupt return path; the model writes at the end of the
-// interrupt, which is the same instant for the host.
+// interrupt, which is the same instant for the host. And because the whole
+// interrupt is one call, a Start the host makes as a callback's side effect
+// arrives after the interrupt's own reprogramming: the kernel would skip its
+// write (in_hrtirq) and fold it into the end-of-interrupt evaluation, the model
+// may make one extra write. Clearing dev->next_event at entry is the host's
+// (clockevents) part.
 func (p *Plugin) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
 	cb := p.cpu(cpu)
 	if !p.highRes {

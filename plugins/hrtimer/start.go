@@ -81,7 +81,10 @@ func (p *Plugin) removeTimer(cb *cpuBase, t *timer, reprogram bool) {
 //
 // Divergence: switch_hrtimer_base() may pick get_nohz_timer_target(); the model
 // always queues on the calling CPU (the host chooses cpu), except that a timer
-// whose callback is still running stays on its base, as in the kernel.
+// whose callback is still running stays on its base, as in the kernel. So
+// HRTIMER_MODE_PINNED changes nothing, and HRTIMER_MODE_HARD only matters on
+// PREEMPT_RT, which is not modelled; both are accepted. CONFIG_TIME_LOW_RES
+// (one extra hrtimer_resolution for REL timers) is not modelled either.
 func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
 	this := p.cpu(cpu)
 	this.opProg = this.opProg[:0]
