@@ -11,7 +11,6 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/tickemu/tickemu/framework/config"
-	"github.com/tickemu/tickemu/framework/stats"
 )
 
 // CompareOptions configure Compare: which runs to make and how to summarise
@@ -240,5 +239,3 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
-var _ = stats.DefaultAlpha

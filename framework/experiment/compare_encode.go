@@ -1,0 +1,139 @@
+package experiment
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// WriteCompareJSON writes the comparison as indented JSON: the variants,
+// seeds and failed runs, and per metric each variant's per-seed values,
+// summary and tests against the base. Non-finite numbers are null.
+func WriteCompareJSON(w io.Writer, c *Comparison) error {
+	common, own := c.configLines()
+	doc := struct {
+		*Comparison
+		Config        []string            `json:"config"`
+		VariantConfig map[string][]string `json:"variant_config"`
+	}{c, common, map[string][]string{}}
+	for i, v := range c.Variants {
+		doc.VariantConfig[v] = append([]string{}, own[i]...)
+	}
+	if doc.Failures == nil {
+		doc.Failures = []Failure{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// WriteCompareCSV writes one row per metric and variant: the summary, the
+// unpaired and paired comparisons with the base, LKP's mean, %stddev and
+// %change, then the value of each seed. Empty cells stand for values that
+// do not exist (the base's comparisons, an infinite interval).
+func WriteCompareCSV(w io.Writer, c *Comparison) error {
+	cw := csv.NewWriter(w)
+	head := []string{"bench", "unit", "better", "variant", "n", "median", "ci_lo", "ci_hi", "ci", "mean", "stddev", "stddev_pct",
+		"delta", "p", "paired_n", "paired_median_diff", "paired_delta", "paired_p", "mean_change"}
+	for _, s := range c.Seeds {
+		head = append(head, "seed="+strconv.FormatUint(s, 10))
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for i := range c.Metrics {
+		m := &c.Metrics[i]
+		for _, vs := range m.Variants {
+			s := vs.Summary
+			row := []string{m.Bench, m.Unit, m.Better, vs.Variant, strconv.Itoa(s.N), num(s.Median), num(s.Lo), num(s.Hi), "",
+				num(s.Mean), num(s.StdDev), ""}
+			if s.N > 0 {
+				row[8] = s.RangePct()
+				row[11] = num(s.RelStdDev())
+			}
+			if vb := vs.VsBase; vb != nil {
+				row = append(row, vb.Delta, num(vb.UTest.P), strconv.Itoa(vb.Paired.Pairs), num(vb.Paired.MedianDiff),
+					vb.PairedDelta, num(vb.Paired.P), num(vb.MeanChange))
+			} else {
+				row = append(row, "", "", "", "", "", "", "")
+			}
+			for _, x := range vs.Values {
+				row = append(row, num(x))
+			}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// num formats a CSV number; NaN and infinities are empty.
+func num(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// WriteCompareBench writes every run in Go benchmark format
+// (golang.org/design/14313) with the variant as a sub-benchmark key, so that
+// `benchstat -col /variant` on it prints the comparison's tables:
+//
+//   - configuration lines every variant shares (cpus, hz, plugins...), and a
+//     `seeds:` line; configuration that differs between variants is written
+//     as "# variant NAME: key: value" comments, because benchstat starts a
+//     new table for every distinct configuration;
+//   - the result lines of each run, seed by seed and within a seed variant
+//     by variant, exactly as `tickemu run --format bench --variant V --seed
+//     S` writes them;
+//   - a "# failed:" comment per failed run;
+//   - Unit lines with better=higher|lower and assume=nothing: across seeds
+//     the values vary, so benchstat must use its non-parametric statistics
+//     (a single run's output says assume=exact instead).
+func WriteCompareBench(w io.Writer, c *Comparison) error {
+	var b bytes.Buffer
+	common, own := c.configLines()
+	for _, l := range common {
+		b.WriteString(l + "\n")
+	}
+	fmt.Fprintf(&b, "seeds: %s\n", seedRange(c.Seeds))
+	for i, v := range c.Variants {
+		for _, l := range own[i] {
+			fmt.Fprintf(&b, "# variant %s: %s\n", v, l)
+		}
+	}
+	ns := len(c.Seeds)
+	for s := range c.Seeds {
+		for v := range c.Variants {
+			r := c.Runs[v*ns+s]
+			if r.Err != nil {
+				fmt.Fprintf(&b, "# failed: variant %s seed %d: %s\n", r.Variant, r.Seed, firstLine(r.Err.Error()))
+				continue
+			}
+			if err := WriteBench(&b, r.Result, BenchOptions{VariantKey: true}); err != nil {
+				return err
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i := range c.Metrics {
+		m := &c.Metrics[i]
+		if seen[m.Unit] {
+			continue
+		}
+		seen[m.Unit] = true
+		better := ""
+		if m.Better != "" {
+			better = " better=" + m.Better
+		}
+		fmt.Fprintf(&b, "Unit %s%s assume=nothing\n", m.Unit, better)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

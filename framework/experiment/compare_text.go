@@ -1,0 +1,531 @@
+package experiment
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/tickemu/tickemu/framework/stats"
+)
+
+// WriteCompareText writes the human report of a comparison: the run
+// configuration, one benchstat-style table per unit, the LKP-style %change
+// view, and the failed runs.
+//
+// The tables show what `benchstat -col /variant` prints for the bench output
+// of the same comparison (units tidied the same way, ns → sec; medians ± the
+// 95% interval; the delta with the Mann-Whitney p-value, "~" when not
+// significant; a geomean row), plus a "paired" column per variant: the median
+// per-seed difference and the Wilcoxon signed-rank p-value over the shared
+// seeds.
+func WriteCompareText(w io.Writer, c *Comparison) error {
+	var b bytes.Buffer
+	writeCompareHeader(&b, c)
+	for _, t := range unitTables(c) {
+		b.WriteString("\n")
+		writeUnitTable(&b, c, t)
+	}
+	b.WriteString("\n")
+	writeLKP(&b, c)
+	if len(c.Failures) > 0 {
+		fmt.Fprintf(&b, "\n%d of %d runs failed:\n", len(c.Failures), len(c.Runs))
+		for _, f := range c.Failures {
+			fmt.Fprintf(&b, "  variant %s seed %d: %s\n", f.Variant, f.Seed, f.Error)
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func writeCompareHeader(b *bytes.Buffer, c *Comparison) {
+	fmt.Fprintf(b, "tickemu compare %s: %d variants × %d seeds (%s), base %s; %d runs, %d failed\n",
+		c.File, len(c.Variants), len(c.Seeds), seedRange(c.Seeds), c.Variants[0], len(c.Runs), len(c.Failures))
+	common, own := c.configLines()
+	for _, l := range common {
+		b.WriteString(l + "\n")
+	}
+	for i, v := range c.Variants {
+		for _, l := range own[i] {
+			fmt.Fprintf(b, "variant %s: %s\n", v, l)
+		}
+	}
+}
+
+// seedRange renders seeds as "1..10" when consecutive, else as a list.
+func seedRange(seeds []uint64) string {
+	if len(seeds) == 0 {
+		return "none"
+	}
+	consecutive := true
+	for i := 1; i < len(seeds); i++ {
+		if seeds[i] != seeds[i-1]+1 {
+			consecutive = false
+		}
+	}
+	if consecutive {
+		if len(seeds) == 1 {
+			return strconv.FormatUint(seeds[0], 10)
+		}
+		return fmt.Sprintf("%d..%d", seeds[0], seeds[len(seeds)-1])
+	}
+	parts := make([]string, len(seeds))
+	for i, s := range seeds {
+		parts[i] = strconv.FormatUint(s, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// configLines splits the bench-format configuration lines of each variant's
+// first successful run into those every variant shares and each variant's
+// own.
+func (c *Comparison) configLines() (common []string, own [][]string) {
+	own = make([][]string, len(c.Variants))
+	per := make([][]string, len(c.Variants))
+	have := 0
+	for v := range c.Variants {
+		for s := range c.Seeds {
+			if r := c.Runs[v*len(c.Seeds)+s]; r.Result != nil {
+				per[v] = headerLines(r.Result)
+				have++
+				break
+			}
+		}
+	}
+	if have == 0 {
+		return nil, own
+	}
+	first := -1
+	for v := range per {
+		if per[v] != nil {
+			first = v
+			break
+		}
+	}
+	inAll := func(l string) bool {
+		for v := range per {
+			if per[v] == nil {
+				continue
+			}
+			found := false
+			for _, x := range per[v] {
+				if x == l {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	shared := map[string]bool{}
+	for _, l := range per[first] {
+		if inAll(l) {
+			common = append(common, l)
+			shared[l] = true
+		}
+	}
+	for v := range per {
+		for _, l := range per[v] {
+			if !shared[l] {
+				own[v] = append(own[v], l)
+			}
+		}
+	}
+	return common, own
+}
+
+// headerLines are the configuration lines `tickemu run --format bench`
+// writes for r, without the seed-independent parts dropped: the same
+// WriteBench header, so both outputs agree.
+func headerLines(r *Result) []string {
+	var buf bytes.Buffer
+	_ = WriteBench(&buf, r, BenchOptions{Header: true})
+	var out []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if l == "" || strings.HasPrefix(l, "Benchmark") || strings.HasPrefix(l, "Unit ") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// unitTable is one benchstat table: the metrics of one (tidied) unit.
+type unitTable struct {
+	unit    string // tidied, as benchstat shows it
+	metrics []*MetricComparison
+}
+
+// unitTables groups the metrics by tidied unit, in order of appearance.
+func unitTables(c *Comparison) []unitTable {
+	var ts []unitTable
+	idx := map[string]int{}
+	for i := range c.Metrics {
+		m := &c.Metrics[i]
+		_, u := benchunit.Tidy(1, m.Unit)
+		j, ok := idx[u]
+		if !ok {
+			j = len(ts)
+			idx[u] = j
+			ts = append(ts, unitTable{unit: u})
+		}
+		ts[j].metrics = append(ts[j].metrics, m)
+	}
+	return ts
+}
+
+// tidy converts a value to the tidied unit, as benchfmt does on reading.
+func tidy(v float64, unit string) float64 {
+	t, _ := benchunit.Tidy(v, unit)
+	return t
+}
+
+// CompareCells are the formatted cells of one metric and variant, exactly as
+// benchstat formats them (exported for tests that hold them against
+// benchstat's own output).
+type CompareCells struct {
+	Center, Range, Delta, Test, PairedDelta, PairedTest string
+	Warnings                                            []string
+}
+
+// Cells formats metric m of variant v with the row's common scale, as
+// benchstat's table does.
+func (m *MetricComparison) Cells(v int) CompareCells {
+	_, unit := benchunit.Tidy(1, m.Unit)
+	scaler := m.rowScaler(unit)
+	vs := m.Variants[v]
+	var cc CompareCells
+	if vs.Summary.N == 0 {
+		return cc
+	}
+	cc.Center = scaler.Format(tidy(vs.Summary.Median, m.Unit))
+	cc.Range = vs.Summary.RangePct()
+	cc.Warnings = append(cc.Warnings, vs.Summary.Warnings...)
+	if vb := vs.VsBase; vb != nil {
+		cc.Delta = vb.Delta
+		cc.Test = vb.UTest.String()
+		cc.PairedDelta = vb.PairedDelta
+		cc.PairedTest = PairedString(vb.Paired)
+		cc.Warnings = append(cc.Warnings, vb.UTest.Warnings...)
+		cc.Warnings = append(cc.Warnings, vb.Warnings...)
+	}
+	return cc
+}
+
+func (m *MetricComparison) rowScaler(tidyUnit string) benchunit.Scaler {
+	var centers []float64
+	for _, v := range m.Variants {
+		if v.Summary.N > 0 {
+			centers = append(centers, tidy(v.Summary.Median, m.Unit))
+		}
+	}
+	return benchunit.CommonScale(centers, benchunit.ClassOf(tidyUnit))
+}
+
+// Geomean is a table's summary row for one variant, computed as benchstat's
+// summarizeCol does: the geometric mean of the medians, and for non-base
+// variants the geometric mean of the per-row ratios to the base. ok is false
+// when a value is not positive (benchstat then leaves the cell empty).
+func Geomean(metrics []*MetricComparison, v int) (center float64, centerOK bool, ratio float64, ratioOK bool) {
+	var centers, ratios []float64
+	badRatio := false
+	for _, m := range metrics {
+		vs := m.Variants[v]
+		if vs.Summary.N == 0 {
+			continue
+		}
+		a := tidy(vs.Summary.Median, m.Unit)
+		centers = append(centers, a)
+		if v > 0 && m.Variants[0].Summary.N > 0 {
+			b := tidy(m.Variants[0].Summary.Median, m.Unit)
+			switch {
+			case a == b:
+				ratios = append(ratios, 1)
+			case b == 0:
+				badRatio = true
+			default:
+				ratios = append(ratios, a/b)
+			}
+		}
+	}
+	center = stats.GeoMean(centers)
+	centerOK = !math.IsNaN(center)
+	if v > 0 && !badRatio {
+		ratio = stats.GeoMean(ratios)
+		ratioOK = !math.IsNaN(ratio)
+	}
+	return
+}
+
+// Column kinds of a unit table, per variant.
+const (
+	colCenter = iota
+	colRange
+	colNote
+	colDelta
+	colTest
+	colDeltaNote
+	colPaired
+	colPairedTest
+	colPairedNote
+	colsPerVariant
+)
+
+func writeUnitTable(b *bytes.Buffer, c *Comparison, t unitTable) {
+	nv := len(c.Variants)
+	ncol := 1 + colCenter + colNote + 1 + (nv-1)*colsPerVariant
+	start := func(v int) int {
+		if v == 0 {
+			return 1
+		}
+		return 1 + (colNote + 1) + (v-1)*colsPerVariant
+	}
+	tab := newTextTable(ncol)
+	tab.align[0] = 'l'
+	for v := range nv {
+		s := start(v)
+		tab.margin[s] = 3 // " │ " in headers
+		tab.bar[s] = true
+		tab.margin[s+colRange] = 3
+		tab.sep[s+colRange] = " ± "
+		tab.margin[s+colNote] = 1
+		tab.align[s+colNote] = 'l'
+		if v > 0 {
+			tab.margin[s+colDelta] = 2
+			tab.margin[s+colTest] = 1
+			tab.align[s+colTest] = 'l'
+			tab.margin[s+colDeltaNote] = 1
+			tab.align[s+colDeltaNote] = 'l'
+			tab.margin[s+colPaired] = 2
+			tab.margin[s+colPairedTest] = 1
+			tab.align[s+colPairedTest] = 'l'
+			tab.margin[s+colPairedNote] = 1
+			tab.align[s+colPairedNote] = 'l'
+		}
+	}
+	notes := &footnotes{}
+	h1 := tab.headerRow()
+	h2 := tab.headerRow()
+	for v, name := range c.Variants {
+		s := start(v)
+		end := s + colNote + 1
+		if v > 0 {
+			end = s + colsPerVariant
+		}
+		h1.span(s, end, name, 'c')
+		h2.span(s, s+colNote+1, t.unit, 'c')
+		if v > 0 {
+			h2.span(s+colDelta, s+colDeltaNote+1, "vs base", 'l')
+			h2.span(s+colPaired, s+colPairedNote+1, "paired", 'l')
+		}
+	}
+	for _, m := range t.metrics {
+		row := make([]string, ncol)
+		row[0] = m.Bench
+		for v := range nv {
+			s := start(v)
+			cc := m.Cells(v)
+			if cc.Center == "" {
+				continue
+			}
+			row[s+colCenter] = cc.Center
+			row[s+colRange] = cc.Range
+			vs := m.Variants[v]
+			row[s+colNote] = notes.mark(vs.Summary.Warnings)
+			if vb := vs.VsBase; vb != nil {
+				row[s+colDelta] = cc.Delta
+				row[s+colTest] = "(" + cc.Test + ")"
+				row[s+colDeltaNote] = notes.mark(vb.UTest.Warnings)
+				row[s+colPaired] = cc.PairedDelta
+				row[s+colPairedTest] = "(" + cc.PairedTest + ")"
+				row[s+colPairedNote] = notes.mark(vb.Warnings)
+			}
+		}
+		tab.rows = append(tab.rows, row)
+	}
+	if len(t.metrics) > 1 {
+		row := make([]string, ncol)
+		row[0] = "geomean"
+		_, unit := benchunit.Tidy(1, t.metrics[0].Unit)
+		cls := benchunit.ClassOf(unit)
+		for v := range nv {
+			s := start(v)
+			center, cok, ratio, rok := Geomean(t.metrics, v)
+			if cok {
+				row[s+colCenter] = benchunit.Scale(center, cls)
+			} else {
+				row[s+colNote] = notes.mark([]string{"summaries must be >0 to compute geomean"})
+			}
+			if v > 0 {
+				if rok {
+					row[s+colDelta] = fmt.Sprintf("%+.2f%%", (ratio-1)*100)
+				} else {
+					row[s+colDelta] = "?"
+					row[s+colDeltaNote] = notes.mark([]string{"ratios must be >0 to compute geomean"})
+				}
+			}
+		}
+		tab.rows = append(tab.rows, row)
+	}
+	tab.write(b)
+	notes.write(b)
+}
+
+// footnotes numbers distinct warnings in order of first use, as benchstat
+// does with superscripts.
+type footnotes struct {
+	list []string
+	idx  map[string]int
+}
+
+func (f *footnotes) mark(ws []string) string {
+	if f.idx == nil {
+		f.idx = map[string]int{}
+	}
+	var marks []string
+	for _, w := range ws {
+		i, ok := f.idx[w]
+		if !ok {
+			i = len(f.list)
+			f.idx[w] = i
+			f.list = append(f.list, w)
+		}
+		marks = append(marks, superscript(i+1))
+	}
+	return strings.Join(marks, " ")
+}
+
+func (f *footnotes) write(b *bytes.Buffer) {
+	for i, w := range f.list {
+		fmt.Fprintf(b, "%s %s\n", superscript(i+1), w)
+	}
+}
+
+func superscript(i int) string {
+	const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+	s := strconv.Itoa(i)
+	var out strings.Builder
+	for _, d := range s {
+		r := []rune(digits)[d-'0']
+		out.WriteRune(r)
+	}
+	return out.String()
+}
+
+// textTable lays out a fixed-width table: data rows of cells, each column
+// right- or left-aligned after a margin of spaces, and header rows of text
+// spans over column ranges, with a "│" at the start of the barred columns
+// and at the right edge (benchstat's look).
+type textTable struct {
+	align  []byte // 'r' (default) or 'l'
+	margin []int  // spaces before the column
+	bar    []bool // header rows draw " │ " in this column's margin
+	// sep, when set, replaces a column's margin in data rows where the
+	// cell is not empty (the " ± " before a range).
+	sep     []string
+	headers []*headerRow
+	rows    [][]string
+}
+
+type headerRow struct{ spans []headerSpan }
+
+type headerSpan struct {
+	from, to int // columns [from, to)
+	text     string
+	align    byte // 'c' or 'l'
+}
+
+func newTextTable(ncol int) *textTable {
+	t := &textTable{align: make([]byte, ncol), margin: make([]int, ncol), bar: make([]bool, ncol), sep: make([]string, ncol)}
+	for i := range t.align {
+		t.align[i] = 'r'
+	}
+	return t
+}
+
+func (t *textTable) headerRow() *headerRow {
+	h := &headerRow{}
+	t.headers = append(t.headers, h)
+	return h
+}
+
+func (h *headerRow) span(from, to int, text string, align byte) {
+	h.spans = append(h.spans, headerSpan{from, to, text, align})
+}
+
+func width(s string) int { return utf8.RuneCountInString(s) }
+
+func (t *textTable) write(b *bytes.Buffer) {
+	n := len(t.align)
+	w := make([]int, n)
+	for _, r := range t.rows {
+		for i, c := range r {
+			w[i] = max(w[i], width(c))
+		}
+	}
+	// x[i] is where column i's text starts; x[n] is the right edge.
+	pos := func() []int {
+		x := make([]int, n+1)
+		at := 0
+		for i := range n {
+			at += t.margin[i]
+			x[i] = at
+			at += w[i]
+		}
+		x[n] = at
+		return x
+	}
+	// Widen the last column of a span whose text does not fit.
+	for _, h := range t.headers {
+		for _, s := range h.spans {
+			x := pos()
+			if need := width(s.text) - (x[s.to] - x[s.from]); need > 0 {
+				w[s.to-1] += need
+			}
+		}
+	}
+	x := pos()
+	for _, h := range t.headers {
+		line := []rune(strings.Repeat(" ", x[n]+2))
+		for i := range n {
+			if t.bar[i] {
+				line[x[i]-2] = '│'
+			}
+		}
+		line[x[n]+1] = '│'
+		for _, s := range h.spans {
+			avail := x[s.to] - x[s.from]
+			off := 0
+			if s.align == 'c' {
+				off = (avail - width(s.text)) / 2
+			}
+			copy(line[x[s.from]+off:], []rune(s.text))
+		}
+		b.WriteString(strings.TrimRight(string(line), " ") + "\n")
+	}
+	for _, r := range t.rows {
+		var sb strings.Builder
+		for i, c := range r {
+			if t.sep[i] != "" && c != "" {
+				sb.WriteString(t.sep[i])
+			} else {
+				sb.WriteString(strings.Repeat(" ", t.margin[i]))
+			}
+			pad := strings.Repeat(" ", w[i]-width(c))
+			if t.align[i] == 'l' {
+				sb.WriteString(c + pad)
+			} else {
+				sb.WriteString(pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(sb.String(), " ") + "\n")
+	}
+}
