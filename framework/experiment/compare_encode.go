@@ -28,6 +28,7 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(doc)
 }
 

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -68,6 +69,19 @@ type VsBase struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+// MarshalJSON writes an undefined MeanChange (no sample) as null.
+func (vb *VsBase) MarshalJSON() ([]byte, error) {
+	type plain VsBase
+	var mc any
+	if !math.IsNaN(vb.MeanChange) && !math.IsInf(vb.MeanChange, 0) {
+		mc = vb.MeanChange
+	}
+	return marshalJSON(struct {
+		*plain
+		MeanChange any `json:"mean_change"`
+	}{(*plain)(vb), mc})
+}
+
 // Values is a per-seed series with NaN for missing values.
 type Values []float64
 
@@ -79,7 +93,19 @@ func (v Values) MarshalJSON() ([]byte, error) {
 			out[i] = x
 		}
 	}
-	return json.Marshal(out)
+	return marshalJSON(out)
+}
+
+// marshalJSON is json.Marshal without escaping <, > and &, which the
+// reports use in messages ("need >= 6 samples").
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // present returns the values that are there.
@@ -176,12 +202,18 @@ func analyzeMetric(m *MetricComparison, alpha, confidence float64) {
 		if strings.HasSuffix(m.Unit, "%") {
 			vb.MeanChange, vb.AbsChange = v.Summary.Mean-base.Summary.Mean, true
 		} else {
-			// lkp-tests lib/compare.rb:calc_perf_change(): "To avoid divide 0 problem".
+			// lkp-tests lib/compare.rb:calc_perf_change() divides by 1e-100
+			// when the base mean is 0. Divergence: two zero means are a 0%
+			// change here, not LKP's -100%.
 			m0 := base.Summary.Mean
-			if m0 == 0 {
-				m0 = 1e-100
+			switch {
+			case m0 == 0 && v.Summary.Mean == 0:
+				vb.MeanChange = 0
+			case m0 == 0:
+				vb.MeanChange = 100 * (v.Summary.Mean - 1e-100) / 1e-100
+			default:
+				vb.MeanChange = 100 * (v.Summary.Mean - m0) / m0
 			}
-			vb.MeanChange = 100 * (v.Summary.Mean - m0) / m0
 		}
 		v.VsBase = vb
 	}

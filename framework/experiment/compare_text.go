@@ -359,6 +359,9 @@ func writeUnitTable(b *bytes.Buffer, c *Comparison, t unitTable) {
 		for v := range nv {
 			s := start(v)
 			center, cok, ratio, rok := Geomean(t.metrics, v)
+			if !hasSample(t.metrics, v) {
+				continue
+			}
 			if cok {
 				row[s+colCenter] = benchunit.Scale(center, cls)
 			} else {
@@ -377,6 +380,17 @@ func writeUnitTable(b *bytes.Buffer, c *Comparison, t unitTable) {
 	}
 	tab.write(b)
 	notes.write(b)
+}
+
+// hasSample reports whether variant v has a value for some metric of the
+// table.
+func hasSample(metrics []*MetricComparison, v int) bool {
+	for _, m := range metrics {
+		if m.Variants[v].Summary.N > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // footnotes numbers distinct warnings in order of first use, as benchstat
@@ -483,11 +497,18 @@ func (t *textTable) write(b *bytes.Buffer) {
 		x[n] = at
 		return x
 	}
+	// end is where the text of the columns before i ends.
+	end := func(x []int, i int) int {
+		if i == n {
+			return x[n]
+		}
+		return x[i] - t.margin[i]
+	}
 	// Widen the last column of a span whose text does not fit.
 	for _, h := range t.headers {
 		for _, s := range h.spans {
 			x := pos()
-			if need := width(s.text) - (x[s.to] - x[s.from]); need > 0 {
+			if need := width(s.text) - (end(x, s.to) - x[s.from]); need > 0 {
 				w[s.to-1] += need
 			}
 		}
@@ -502,7 +523,7 @@ func (t *textTable) write(b *bytes.Buffer) {
 		}
 		line[x[n]+1] = '│'
 		for _, s := range h.spans {
-			avail := x[s.to] - x[s.from]
+			avail := end(x, s.to) - x[s.from]
 			off := 0
 			if s.align == 'c' {
 				off = (avail - width(s.text)) / 2

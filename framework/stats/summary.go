@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
@@ -124,7 +125,7 @@ func errorStrings(errs []error) []string {
 // MarshalJSON writes non-finite statistics (an infinite interval, the NaNs
 // of an empty sample) as null, which encoding/json cannot otherwise encode.
 func (s Summary) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		N          int      `json:"n"`
 		Median     jsonNum  `json:"median"`
 		Lo         jsonNum  `json:"ci_lo"`
@@ -145,4 +146,16 @@ func (f jsonNum) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return json.Marshal(v)
+}
+
+// marshalJSON is json.Marshal without escaping <, > and &, which warnings
+// use ("need >= 6 samples").
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

@@ -193,3 +193,12 @@ func exactSignedRankP(ranks2 []int, plus2 int) float64 {
 	all := math.Ldexp(1, len(ranks2))
 	return math.Min(1, 2*math.Min(lower, upper)/all)
 }
+
+// MarshalJSON writes MedianDiff as null when there are no pairs.
+func (r SignedRank) MarshalJSON() ([]byte, error) {
+	type plain SignedRank
+	return marshalJSON(struct {
+		plain
+		MedianDiff jsonNum `json:"median_diff"`
+	}{plain(r), jsonNum(r.MedianDiff)})
+}
