@@ -2,6 +2,7 @@ package shim_test
 
 import (
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/internal/shim"
@@ -11,8 +12,8 @@ import (
 )
 
 // call is one row of a round-trip table: do makes the call through the
-// client and returns its results; the fake records what it received in
-// *got; wantArgs and want are what must arrive at each end.
+// client and returns its results; the fake records what it received in a
+// recorder; wantArgs and want are what must arrive at each end.
 type call struct {
 	name     string
 	do       func() any
@@ -20,14 +21,36 @@ type call struct {
 	want     any
 }
 
-func runCalls(t *testing.T, got *[]any, calls []call) {
+// recorder holds the arguments the fake last received. The fake runs on the
+// server's goroutine; the socket orders it before the client's return, but
+// the race detector cannot see that, so a mutex says it.
+type recorder struct {
+	mu   sync.Mutex
+	args []any
+}
+
+func (r *recorder) set(args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.args = args
+}
+
+func (r *recorder) take() []any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.args
+	r.args = nil
+	return a
+}
+
+func runCalls(t *testing.T, got *recorder, calls []call) {
 	t.Helper()
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
-			*got = nil
+			got.take()
 			res := c.do()
-			if !reflect.DeepEqual(*got, c.wantArgs) {
-				t.Errorf("%s args at plugin = %#v, want %#v", c.name, *got, c.wantArgs)
+			if args := got.take(); !reflect.DeepEqual(args, c.wantArgs) {
+				t.Errorf("%s args at plugin = %#v, want %#v", c.name, args, c.wantArgs)
 			}
 			if !reflect.DeepEqual(res, c.want) {
 				t.Errorf("%s(%v) = %#v, want %#v", c.name, c.wantArgs, res, c.want)
@@ -79,23 +102,23 @@ func TestValuesCoverEveryField(t *testing.T) {
 }
 
 func TestTimerBaseRoundTrip(t *testing.T) {
-	var got []any
+	var got recorder
 	fake := &shimtest.TimerBase{
 		Base: shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindTimerBase, Name: "fake"}},
 		ModTimerFn: func(cpu int, j uint64, tm sdk.WheelTimer) sdk.WheelOpResult {
-			got = []any{cpu, j, tm}
+			got.set(cpu, j, tm)
 			return wheelOp
 		},
 		DelTimerFn: func(cpu int, j uint64, id sdk.TimerID) sdk.WheelOpResult {
-			got = []any{cpu, j, id}
+			got.set(cpu, j, id)
 			return wheelOp
 		},
 		RunTimersFn: func(cpu int, j uint64) sdk.RunTimersResult {
-			got = []any{cpu, j}
+			got.set(cpu, j)
 			return runTimers
 		},
 		NextTimerInterruptFn: func(cpu int, j uint64) sdk.NextTimerResult {
-			got = []any{cpu, j}
+			got.set(cpu, j)
 			return nextTimer
 		},
 	}
@@ -111,35 +134,35 @@ func TestTimerBaseRoundTrip(t *testing.T) {
 }
 
 func TestHRTimerBaseRoundTrip(t *testing.T) {
-	var got []any
+	var got recorder
 	fake := &shimtest.HRTimerBase{
 		Base: shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindHRTimer, Name: "fake"}},
 		StartFn: func(cpu int, now ktime.Time, tm sdk.HRTimer, exp ktime.Time, slack int64) sdk.HROpResult {
-			got = []any{cpu, now, tm, exp, slack}
+			got.set(cpu, now, tm, exp, slack)
 			return hrOp
 		},
 		CancelFn: func(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult {
-			got = []any{cpu, now, id}
+			got.set(cpu, now, id)
 			return hrOp
 		},
 		InterruptFn: func(cpu int, now ktime.Time) sdk.InterruptResult {
-			got = []any{"Interrupt", cpu, now}
+			got.set("Interrupt", cpu, now)
 			return intr
 		},
 		RunSoftirqFn: func(cpu int, now ktime.Time) sdk.InterruptResult {
-			got = []any{"RunSoftirq", cpu, now}
+			got.set("RunSoftirq", cpu, now)
 			return intr
 		},
 		RunQueuesFn: func(cpu int, now ktime.Time) sdk.InterruptResult {
-			got = []any{"RunQueues", cpu, now}
+			got.set("RunQueues", cpu, now)
 			return intr
 		},
 		ClockWasSetFn: func(cpu int, now ktime.Time, off sdk.ClockOffsets) sdk.HROpResult {
-			got = []any{cpu, now, off}
+			got.set(cpu, now, off)
 			return hrOp
 		},
 		NextEventFn: func(cpu int, now ktime.Time, ex sdk.TimerID) ktime.Time {
-			got = []any{cpu, now, ex}
+			got.set(cpu, now, ex)
 			return 123456789
 		},
 	}
@@ -160,20 +183,20 @@ func TestHRTimerBaseRoundTrip(t *testing.T) {
 }
 
 func TestClockEventDeviceRoundTrip(t *testing.T) {
-	var got []any
+	var got recorder
 	fake := &shimtest.ClockEventDevice{
 		Base:      shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindClockEvent, Name: "fake"}},
 		SpecValue: spec,
 		SetNextEventFn: func(ch int, now ktime.Time, ticks uint64) sdk.ProgramResult {
-			got = []any{ch, now, ticks}
+			got.set(ch, now, ticks)
 			return program
 		},
 		SetStateFn: func(ch int, now ktime.Time, st sdk.DeviceState, period int64) (int64, ktime.Time) {
-			got = []any{ch, now, st, period}
+			got.set(ch, now, st, period)
 			return 333, 4000000
 		},
 		AckFn: func(ch int, now ktime.Time) (int64, ktime.Time) {
-			got = []any{ch, now}
+			got.set(ch, now)
 			return 80, ktime.Max
 		},
 	}
@@ -214,11 +237,11 @@ func TestPluginCallsRoundTrip(t *testing.T) {
 
 	for _, k := range shim.Kinds() {
 		t.Run(string(k), func(t *testing.T) {
-			var got []any
+			var got recorder
 			b := shimtest.Base{
 				InfoValue:   info(k),
 				SchemaValue: schema,
-				ConfigureFn: func(s sdk.Setup, c sdk.Config) sdk.Diagnostics { got = []any{s, c}; return diags },
+				ConfigureFn: func(s sdk.Setup, c sdk.Config) sdk.Diagnostics { got.set(s, c); return diags },
 				CountersFn:  func() []sdk.Counter { return counters },
 			}
 			var p sdk.Plugin

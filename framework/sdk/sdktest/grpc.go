@@ -30,17 +30,16 @@ func GRPCPair(t testing.TB, f sdk.Factory) sdk.Plugin {
 	if err != nil {
 		t.Fatalf("GRPCPair(%s/%s): %v", f.Kind, f.Name, err)
 	}
-	client, server := plugin.TestPluginGRPCConn(t, false, sets[sdk.ProtocolVersion])
+	// client.Close stops the server too (go-plugin's controller Shutdown).
+	client, _ := plugin.TestPluginGRPCConn(t, false, sets[sdk.ProtocolVersion])
 	p, err := shim.Open(client.Conn, f.Kind, f.Name, shim.Options{})
 	if err != nil {
 		_ = client.Close()
-		server.Stop()
 		t.Fatalf("GRPCPair(%s/%s): %v", f.Kind, f.Name, err)
 	}
 	t.Cleanup(func() {
 		p.(shim.Closer).Close()
 		_ = client.Close()
-		server.Stop()
 	})
 	return p
 }

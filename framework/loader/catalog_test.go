@@ -1,0 +1,300 @@
+package loader_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
+	"github.com/tickemu/tickemu/framework/loader"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+func TestNewRejects(t *testing.T) {
+	echo := func() sdk.Plugin { return newEcho() }
+	tests := []struct {
+		name string
+		fs   []sdk.Factory
+		want string
+	}{
+		{"unknown kind", []sdk.Factory{{Kind: "idle", Name: "menu", New: echo}}, `unknown plugin kind "idle"`},
+		{"no New", []sdk.Factory{{Kind: sdk.KindClockEvent, Name: "x"}}, "needs a name and a New"},
+		{"twice", []sdk.Factory{{Kind: sdk.KindClockEvent, Name: "x", New: echo}, {Kind: sdk.KindClockEvent, Name: "x", New: echo}}, "listed twice"},
+	}
+	for _, tt := range tests {
+		if _, err := loader.New(loader.Options{Builtins: tt.fs}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%s) = %v, want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestOpenInProcess(t *testing.T) {
+	c, _ := newCatalog(t, loader.Options{})
+	inst := open(t, c, sdk.KindClockEvent, "echo", loader.Default)
+	fake, ok := inst.Plugin().(*shimtest.ClockEventDevice)
+	if !ok {
+		t.Fatalf("in-process Plugin() = %T, want the builtin's own value", inst.Plugin())
+	}
+	if inst.ClockEventDevice() == nil || inst.TimerBase() != nil || inst.HRTimerBase() != nil {
+		t.Errorf("accessors = %v, %v, %v; want only ClockEventDevice non-nil", inst.ClockEventDevice(), inst.TimerBase(), inst.HRTimerBase())
+	}
+	if fake.LoggerSet != 1 {
+		t.Errorf("SetLogger called %d times, want 1", fake.LoggerSet)
+	}
+	if inst.Pid() != 0 || inst.Exited() || inst.Isolation() != loader.InProcess || inst.Source() != loader.SourceBuiltin {
+		t.Errorf("instance = pid %d exited %v %q %q, want 0 false inprocess builtin", inst.Pid(), inst.Exited(), inst.Isolation(), inst.Source())
+	}
+	if got, want := inst.String(), `clockevent plugin "echo" (builtin, in process)`; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	inst.Kill() // a no-op in process
+	if got := inst.ClockEventDevice().SetNextEvent(0, 5, 1); got.FireAt != 15 {
+		t.Errorf("SetNextEvent after Kill in process = %+v, want it to keep working", got)
+	}
+}
+
+// TestProcessMatchesInProcess: the same calls give the same answers through a
+// re-executed tickemu as in process.
+func TestProcessMatchesInProcess(t *testing.T) {
+	c, _ := newCatalog(t, loader.Options{})
+	in := open(t, c, sdk.KindClockEvent, "echo", loader.InProcess).ClockEventDevice()
+	procInst := open(t, c, sdk.KindClockEvent, "echo", loader.Process)
+	out := procInst.ClockEventDevice()
+	if _, local := out.(*shimtest.ClockEventDevice); local || procInst.Pid() <= 0 || procInst.Pid() == os.Getpid() {
+		t.Fatalf("process instance = %T pid %d, want a client of another process", out, procInst.Pid())
+	}
+	setup := sdk.Setup{CPUs: 2, HZ: 250, HighRes: true, Seed: 3, Role: "local"}
+	if a, b := in.Configure(setup, sdk.Config{}), out.Configure(setup, sdk.Config{}); a != nil || b != nil {
+		t.Fatalf("Configure = %v / %v, want no diagnostics", a, b)
+	}
+	for i := range 50 {
+		now, ticks := ktimeOf(i*1000), uint64(i*i)
+		if a, b := in.SetNextEvent(i%2, now, ticks), out.SetNextEvent(i%2, now, ticks); a != b {
+			t.Fatalf("SetNextEvent(%d, %v, %d) = %+v in process, %+v over gRPC", i%2, now, ticks, a, b)
+		}
+	}
+	if a, b := in.Spec(), out.Spec(); a != b {
+		t.Errorf("Spec() = %+v in process, %+v over gRPC", a, b)
+	}
+	if !strings.HasPrefix(procInst.String(), `clockevent plugin "echo" (builtin, pid `) {
+		t.Errorf("String() = %q, want it to name the plugin and its pid", procInst.String())
+	}
+	procInst.Kill()
+	if !procInst.Exited() {
+		t.Error("Exited() after Kill = false, want true")
+	}
+	te := catchTransport(t, func() { out.Spec() })
+	if te.Name != "echo" {
+		t.Errorf("call after Kill = %v, want a TransportError naming echo", te)
+	}
+}
+
+// TestPluginLogReachesHost: an error logged in a plugin process appears in
+// the host log as an error, with plugin=, although the host logs at info and
+// the plugin uses zerolog's own field names.
+func TestPluginLogReachesHost(t *testing.T) {
+	c, logs := newCatalog(t, loader.Options{})
+	d := open(t, c, sdk.KindClockEvent, "echo", loader.Process).ClockEventDevice()
+	d.Configure(sdk.Setup{CPUs: 4, Role: "broadcast"}, sdk.Config{"log": "error"})
+	logs.waitFor(t, `{"level":"error","plugin":"clockevent/echo","role":"broadcast","cpus":4,"message":"configured"}`)
+
+	d.Configure(sdk.Setup{CPUs: 1, Role: "quiet"}, sdk.Config{"log": "debug"})
+	d.Configure(sdk.Setup{CPUs: 2, Role: "marker"}, sdk.Config{"log": "warn"})
+	logs.waitFor(t, `"role":"marker"`)
+	if strings.Contains(logs.String(), `"role":"quiet"`) {
+		t.Errorf("a plugin debug line reached an info host:\n%s", logs.String())
+	}
+}
+
+func TestKilledPlugin(t *testing.T) {
+	c, logs := newCatalog(t, loader.Options{})
+	inst := open(t, c, sdk.KindClockEvent, "echo", loader.Process)
+	d := inst.ClockEventDevice()
+	d.SetNextEvent(0, 0, 1)
+	killAndCheck(t, inst, func() { d.SetNextEvent(0, 10, 1) }, "SetNextEvent")
+	logs.waitFor(t, `"level":"error"`) // go-plugin reports the unexpected exit
+}
+
+func TestPluginExits(t *testing.T) {
+	c, logs := newCatalog(t, loader.Options{})
+	inst := open(t, c, sdk.KindClockEvent, "echo", loader.Process)
+	te := catchTransport(t, func() { inst.ClockEventDevice().Ack(chExit, 0) })
+	if te.Exit != "exit status 3" || te.Pid != inst.Pid() || te.Call != "Ack" || !errors.Is(te, sdk.ErrPluginExited) {
+		t.Errorf("TransportError = %+v, want exit status 3 of pid %d during Ack", te, inst.Pid())
+	}
+	if n := len(te.Stderr); n == 0 || !strings.Contains(te.Stderr[n-1], "exiting on request") {
+		t.Errorf("TransportError.Stderr = %q, want it to end with the plugin's last log line", te.Stderr)
+	}
+	if !strings.Contains(te.Error(), "exiting on request") {
+		t.Errorf("Error() = %q, want the last stderr line", te.Error())
+	}
+	logs.waitFor(t, `"message":"exiting on request"`)
+}
+
+func TestPluginCrashes(t *testing.T) {
+	c, logs := newCatalog(t, loader.Options{})
+	inst := open(t, c, sdk.KindClockEvent, "echo", loader.Process)
+	te := catchTransport(t, func() { inst.ClockEventDevice().Ack(chCrash, 0) })
+	if te.Exit != "exit status 2" || !errors.Is(te, sdk.ErrPluginExited) {
+		t.Errorf("TransportError = %v, want the Go runtime's exit status 2", te)
+	}
+	if !strings.Contains(strings.Join(te.Stderr, "\n"), "panic: crash in a goroutine") {
+		t.Errorf("TransportError.Stderr = %q, want the panic", te.Stderr)
+	}
+	logs.waitFor(t, `{"level":"error","plugin":"clockevent/echo","message":"panic: crash in a goroutine"}`)
+}
+
+func TestPluginHangs(t *testing.T) {
+	c, _ := newCatalog(t, loader.Options{CallTimeout: 300 * time.Millisecond})
+	inst := open(t, c, sdk.KindClockEvent, "echo", loader.Process)
+	start := time.Now()
+	te := catchTransport(t, func() { inst.ClockEventDevice().Ack(chHang, 0) })
+	if !errors.Is(te, sdk.ErrPluginTimeout) || te.Exit != "" || te.Pid != inst.Pid() {
+		t.Errorf("TransportError = %+v, want ErrPluginTimeout from a live pid %d", te, inst.Pid())
+	}
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("timeout reported after %v, want about 300ms", elapsed)
+	}
+	inst.Kill() // must not hang either
+	if !inst.Exited() {
+		t.Error("Exited() after Kill of a hung plugin = false, want true")
+	}
+}
+
+// TestLookupErrors: what the config layer shows the user.
+func TestLookupErrors(t *testing.T) {
+	c, _ := newCatalog(t, loader.Options{})
+	noSelf, _ := newCatalog(t, loader.Options{Self: "-"})
+	tests := []struct {
+		name string
+		c    *loader.Catalog
+		kind sdk.Kind
+		plug string
+		iso  loader.Isolation
+		is   error
+		want string
+	}{
+		{"unknown kind", c, "idle", "menu", "", loader.ErrUnknownKind, `unknown plugin kind "idle" (kinds: clockevent, hrtimer, wheel)`},
+		{"unknown name", c, sdk.KindClockEvent, "hpet9", "", loader.ErrNotFound, `no clockevent plugin "hpet9" (available: echo (builtin))`},
+		{"bad isolation", c, sdk.KindClockEvent, "echo", "vm", loader.ErrIsolation, `unknown isolation "vm"`},
+		{"no executable", noSelf, sdk.KindClockEvent, "echo", loader.Process, loader.ErrStart, "echo"},
+	}
+	for _, tt := range tests {
+		_, err := tt.c.Open(tt.kind, tt.plug, tt.iso)
+		if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Open(%s, %s, %q) = %v, want %v containing %q", tt.name, tt.kind, tt.plug, tt.iso, err, tt.is, tt.want)
+		}
+		if tt.is == loader.ErrStart {
+			continue
+		}
+		if _, _, err := tt.c.Describe(tt.kind, tt.plug); tt.is != loader.ErrIsolation && !errors.Is(err, tt.is) {
+			t.Errorf("%s: Describe(%s, %s) = %v, want %v", tt.name, tt.kind, tt.plug, err, tt.is)
+		}
+	}
+	empty, err := loader.New(loader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := empty.Open(sdk.KindTimerBase, "wheel", ""); err == nil || !strings.Contains(err.Error(), "(available: none)") {
+		t.Errorf("Open on an empty catalog = %v, want available: none", err)
+	}
+	noProc, err := loader.New(loader.Options{Builtins: testFactories()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := noProc.Open(sdk.KindClockEvent, "echo", loader.Process); !errors.Is(err, loader.ErrIsolation) {
+		t.Errorf("Open(process) without Self = %v, want ErrIsolation", err)
+	}
+}
+
+// linkBinary links the test binary into dir as tickemu-plugin-NAME: a plugin
+// binary serving every test plugin.
+func linkBinary(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, loader.BinaryPrefix+name)
+	if err := os.Symlink(self(t), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeScript writes an executable shell script into dir.
+func writeScript(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, loader.BinaryPrefix+name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBinaries(t *testing.T) {
+	dir := t.TempDir()
+	bin := linkBinary(t, dir, "echo")
+	broken := writeScript(t, dir, "broken", "echo 'cannot start: no comparator found' >&2\nexit 3\n")
+	chatty := writeScript(t, dir, "chatty", "echo 'hello, I print before the handshake'\nsleep 1\n")
+	// Builtins: only "echo", so the binary's echo is shadowed and its "tb"
+	// and "hr" are found in it.
+	c, _ := newCatalog(t, loader.Options{Builtins: testFactories()[:1], Path: []string{dir}})
+
+	var got []string
+	for _, e := range c.List() {
+		s := string(e.Kind) + "/" + e.Name + " " + e.Version + " " + e.Source
+		if e.Shadowed {
+			s += " shadowed"
+		}
+		if e.Err != nil {
+			s += " error"
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"clockevent/echo 2.0.0 builtin",
+		"clockevent/echo 2.0.0 " + bin + " shadowed",
+		"hrtimer/hr 1.0.0 " + bin,
+		"wheel/tb 1.0.0 " + bin,
+		"/broken  " + broken + " error",
+		"/chatty  " + chatty + " error",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("List() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	info, schema, err := c.Describe(sdk.KindTimerBase, "tb")
+	if err != nil || info.Version != "1.0.0" || len(schema.Attributes) != 0 {
+		t.Errorf("Describe(wheel, tb) = %+v, %+v, %v; want version 1.0.0", info, schema, err)
+	}
+	inst := open(t, c, sdk.KindTimerBase, "tb", loader.Default)
+	if inst.Source() != bin || inst.Isolation() != loader.Process || inst.Pid() <= 0 {
+		t.Errorf("Open(wheel, tb) = %v (%s, %s), want a process of %s", inst, inst.Source(), inst.Isolation(), bin)
+	}
+	if got := inst.TimerBase().RunTimers(3, 1000); got.Iterations != 1000 || got.Cost != 3 {
+		t.Errorf("RunTimers(3, 1000) = %+v, want Iterations 1000 Cost 3", got)
+	}
+	if _, err := c.Open(sdk.KindTimerBase, "tb", loader.InProcess); !errors.Is(err, loader.ErrIsolation) {
+		t.Errorf("Open(binary, inprocess) = %v, want ErrIsolation", err)
+	}
+
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"broken", []string{"cannot start: no comparator found", broken}},
+		{"chatty", []string{chatty}},
+	}
+	for _, tt := range tests {
+		_, err := c.Open(sdk.KindClockEvent, tt.name, "")
+		if !errors.Is(err, loader.ErrStart) {
+			t.Errorf("Open(clockevent, %s) = %v, want ErrStart", tt.name, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Open(clockevent, %s) = %v, want it to contain %q", tt.name, err, w)
+			}
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package loader
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/tickemu/tickemu/framework/internal/shim"
+	"github.com/tickemu/tickemu/framework/logging"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// passEnv lists the host environment variables a plugin process inherits.
+// Everything else is withheld (go-plugin SkipHostEnv): TMPDIR places the
+// plugin's socket, the Go runtime ones only affect diagnostics and
+// scheduling, and GOCOVERDIR lets `go test -cover` count plugin processes.
+var passEnv = []string{"TMPDIR", "GOTRACEBACK", "GODEBUG", "GOMAXPROCS", "GOCOVERDIR"}
+
+// CleanupClients kills every plugin process still running (go-plugin's
+// Managed clients). Call it when tickemu exits, including on signals.
+func CleanupClients() { plugin.CleanupClients() }
+
+// process is a running plugin process; it implements shim.Process.
+type process struct {
+	client *plugin.Client
+	cmd    *exec.Cmd
+	out    *logging.PluginOutput
+	pid    int
+}
+
+var _ shim.Process = (*process)(nil)
+
+// Pid implements shim.Process.
+func (p *process) Pid() int { return p.pid }
+
+// Exit implements shim.Process. go-plugin reaps the process (cmd.Wait) and
+// then, under its lock, records that it exited; reading cmd.ProcessState
+// after Exited() returned true is therefore ordered after the write.
+func (p *process) Exit(wait time.Duration) string {
+	deadline := time.Now().Add(wait)
+	for !p.client.Exited() {
+		if !time.Now().Before(deadline) {
+			return ""
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if ps := p.cmd.ProcessState; ps != nil {
+		return ps.String()
+	}
+	return "exited"
+}
+
+// StderrTail implements shim.Process.
+func (p *process) StderrTail() []string { return p.out.Tail() }
+
+// env returns a plugin process's environment.
+func (c *Catalog) env() []string {
+	env := []string{logging.PluginLevelEnv + "=" + c.log.GetLevel().String()}
+	for _, k := range passEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, c.opts.Env...)
+}
+
+// start starts cmd as a go-plugin process named desc in logs and errors.
+// On error the process is killed.
+func (c *Catalog) start(desc string, cmd *exec.Cmd) (*process, plugin.ClientProtocol, error) {
+	out := logging.NewPluginOutput(c.log, desc, c.opts.TailLines)
+	cmd.Env = c.env()
+	timeout := c.opts.StartTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  shim.Handshake,
+		VersionedPlugins: shim.ClientPlugins(),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Managed:          true,
+		SkipHostEnv:      true,
+		AutoMTLS:         c.opts.AutoMTLS,
+		StartTimeout:     timeout,
+		Stderr:           out.Stderr(),
+		SyncStdout:       out.SyncStdout(),
+		SyncStderr:       out.SyncStderr(),
+		Logger:           logging.HCLog(c.log.With().Str("plugin", desc).Logger()),
+	})
+	p := &process{client: client, cmd: cmd, out: out}
+	rpc, err := client.Client()
+	if err != nil {
+		return nil, nil, p.failed(err)
+	}
+	if cmd.Process != nil {
+		p.pid = cmd.Process.Pid
+	}
+	if v := client.NegotiatedVersion(); v != sdk.ProtocolVersion {
+		return nil, nil, p.failed(fmt.Errorf("plugin speaks protocol %d, tickemu speaks %d", v, sdk.ProtocolVersion))
+	}
+	return p, rpc, nil
+}
+
+// failed kills the process and returns err with its stderr tail.
+func (p *process) failed(err error) error {
+	p.client.Kill()
+	tail := p.out.Tail()
+	if n := len(tail); n > 5 {
+		tail = tail[n-5:]
+	}
+	if len(tail) > 0 {
+		return fmt.Errorf("%w; stderr: %s", err, strings.Join(tail, " | "))
+	}
+	return err
+}
+
+// describeBinary starts b, asks its catalog and stops it.
+func (c *Catalog) describeBinary(b binary) ([]shim.Description, error) {
+	p, rpc, err := c.start(BinaryPrefix+b.name, exec.Command(b.path))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStart, b.path, err)
+	}
+	defer p.client.Kill()
+	raw, err := rpc.Dispense(shim.CatalogName)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStart, b.path, p.failed(err))
+	}
+	descs, err := raw.(*shim.CatalogClient).Describe(c.opts.CallTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: describe: %w", ErrStart, b.path, p.failed(err))
+	}
+	return descs, nil
+}
+
+// openProcess starts cmd and opens a session with k in it.
+func (c *Catalog) openProcess(k key, source string, cmd *exec.Cmd) (*Instance, error) {
+	p, rpc, err := c.start(k.String(), cmd)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s plugin %q (%s): %w", ErrStart, k.kind, k.name, source, err)
+	}
+	raw, err := rpc.Dispense(string(k.kind))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s plugin %q (%s): %w", ErrStart, k.kind, k.name, source, p.failed(err))
+	}
+	pl, err := raw.(*shim.Conn).Open(k.name, shim.Options{CallTimeout: c.opts.CallTimeout, Process: p})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s plugin %q (%s): %w", ErrStart, k.kind, k.name, source, p.failed(err))
+	}
+	c.log.Debug().Str("plugin", k.String()).Int("pid", p.pid).Str("source", source).Msg("plugin process started")
+	return &Instance{key: k, source: source, iso: Process, plugin: pl, proc: p}, nil
+}

@@ -1,0 +1,176 @@
+package loader_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/loader"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+func ktimeOf(ns int) ktime.Time { return ktime.Time(ns) }
+
+// killAndCheck SIGKILLs inst's process, then checks that call panics,
+// promptly, with a TransportError naming the plugin, its pid and the signal.
+func killAndCheck(t *testing.T, inst *loader.Instance, call func(), callName string) {
+	t.Helper()
+	pid := inst.Pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill(%d) = %v", pid, err)
+	}
+	start := time.Now()
+	te := catchTransport(t, call)
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("TransportError after %v, want it promptly", elapsed)
+	}
+	if te.Kind != inst.Kind() || te.Name != inst.Name() || te.Pid != pid || te.Call != callName ||
+		te.Exit != "signal: killed" || !errors.Is(te, sdk.ErrPluginExited) {
+		t.Errorf("TransportError = %+v, want %s %q pid %d exited by signal: killed during %s", te, inst.Kind(), inst.Name(), pid, callName)
+	}
+	msg := te.Error()
+	for _, w := range []string{strconv.Quote(inst.Name()), fmt.Sprintf("pid %d", pid), "signal: killed", callName} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("Error() = %q, want it to contain %q", msg, w)
+		}
+	}
+}
+
+// buildExample builds examples/fixed's plugin binary into a fresh directory.
+func buildExample(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to build the example plugin: %v", err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, loader.BinaryPrefix+"fixed")
+	cmd := exec.Command(goTool, "build", "-o", out, "./cmd/tickemu-plugin-fixed")
+	cmd.Dir = filepath.Join("..", "..", "examples", "fixed")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build the example plugin: %v\n%s", err, b)
+	}
+	return dir
+}
+
+// TestExamplePlugin: the out-of-tree example is found on the search path,
+// described, opened out of process, configured and called; killed mid-use,
+// it makes the next call fail promptly with an error naming it and the signal.
+func TestExamplePlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example plugin")
+	}
+	dir := buildExample(t)
+	c, logs := newCatalog(t, loader.Options{Builtins: []sdk.Factory{}, Path: []string{dir}})
+	entries := c.List()
+	if len(entries) != 1 || entries[0].Kind != sdk.KindClockEvent || entries[0].Name != "fixed" ||
+		entries[0].Source != filepath.Join(dir, loader.BinaryPrefix+"fixed") || entries[0].Err != nil {
+		t.Fatalf("List() = %+v, want the fixed clockevent from %s", entries, dir)
+	}
+	info, schema, err := c.Describe(sdk.KindClockEvent, "fixed")
+	if _, ok := schema.Lookup("write_cost"); err != nil || info.Version == "" || !ok {
+		t.Fatalf("Describe(clockevent, fixed) = %+v, %+v, %v; want a version and write_cost", info, schema, err)
+	}
+	inst := open(t, c, sdk.KindClockEvent, "fixed", loader.Default)
+	d := inst.ClockEventDevice()
+	if inst.Isolation() != loader.Process || d == nil {
+		t.Fatalf("Open(fixed) = %v, want a clockevent in a process", inst)
+	}
+	diags := d.Configure(sdk.Setup{CPUs: 2, HZ: 1000, HighRes: true, Role: "local"},
+		sdk.Config{"freq": "1e+09", "write_cost": "40", "latency": "1000", "per_cpu": "true", "rating": "100"})
+	if diags.HasErrors() {
+		t.Fatalf("Configure = %v", diags)
+	}
+	if got, want := d.SetNextEvent(1, 5000, 250), (sdk.ProgramResult{FireAt: 6250, Cost: 40}); got != want {
+		t.Errorf("SetNextEvent(1, 5000, 250) = %+v, want %+v", got, want)
+	}
+	bad := d.Configure(sdk.Setup{CPUs: 2}, sdk.Config{"freq": "0", "write_cost": "40", "latency": "0", "per_cpu": "true", "rating": "1"})
+	if !bad.HasErrors() || bad[0].Attribute != "freq" {
+		t.Errorf("Configure(freq 0) = %v, want an error diagnostic on freq, not a transport error", bad)
+	}
+	killAndCheck(t, inst, func() { d.SetNextEvent(0, 7000, 1) }, "SetNextEvent")
+	if !strings.Contains(logs.String(), `"plugin":"clockevent/fixed"`) {
+		t.Logf("host log:\n%s", logs.String())
+	}
+}
+
+// runHost is the test binary as a host that dies: it opens a plugin process,
+// prints the plugin's pid and waits to be killed.
+func runHost() {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	c, err := loader.New(loader.Options{Builtins: testFactories(), Self: exe, Logger: zerolog.Nop()})
+	if err == nil {
+		var inst *loader.Instance
+		if inst, err = c.Open(sdk.KindClockEvent, "echo", loader.Process); err == nil {
+			fmt.Println(inst.Pid())
+			time.Sleep(time.Hour)
+		}
+	}
+	fmt.Println("error:", err)
+	os.Exit(1)
+}
+
+// alive reports whether pid runs; a zombie (exited, not yet reaped by
+// whatever adopted it) does not.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
+}
+
+// TestHostDeathStopsPlugin: a host killed with SIGKILL cannot stop its
+// plugins; they notice the new parent and exit by themselves.
+func TestHostDeathStopsPlugin(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	host := exec.Command(self(t))
+	host.Env = append(os.Environ(), "LOADER_TEST_HOST=1")
+	stdout, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	pid, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		_ = host.Process.Kill()
+		_ = host.Wait()
+		t.Fatalf("host said %q (%v), want a plugin pid", line, err)
+	}
+	if !alive(pid) {
+		t.Fatalf("plugin %d is not running before the host dies", pid)
+	}
+	_ = host.Process.Kill()
+	_ = host.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("plugin %d still runs 10s after its host was killed", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,77 @@
+package serve
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"github.com/rs/zerolog"
+
+	"github.com/tickemu/tickemu/framework/internal/shim"
+	"github.com/tickemu/tickemu/framework/logging"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// parentPoll is how often a plugin process checks that its host is alive. A
+// plugin orphaned by a host crash holds at most a socket and some memory, so
+// a quarter second is prompt enough and costs nothing measurable.
+const parentPoll = 250 * time.Millisecond
+
+// Serve serves factories from a plugin binary and never returns. It exits
+// with status 1 if the factories cannot be served (none, duplicates, an
+// unknown kind) or the binary was not started by tickemu.
+func Serve(factories ...sdk.Factory) {
+	serve(factories)
+}
+
+// One serves a single builtin; `tickemu plugin serve KIND NAME` calls it.
+func One(f sdk.Factory) {
+	serve([]sdk.Factory{f})
+}
+
+func serve(fs []sdk.Factory) {
+	// The real stderr, before plugin.Serve swaps os.Stderr for a pipe.
+	stderr := os.Stderr
+	log := logging.NewPluginLogger(stderr, os.Getenv(logging.PluginLevelEnv))
+	sets, err := shim.ServerPlugins(fs, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu plugin: %v\n", err)
+		os.Exit(1)
+	}
+	if os.Getenv(shim.Handshake.MagicCookieKey) == shim.Handshake.MagicCookieValue {
+		// Started by a host: leave when it does. (Run by hand, go-plugin
+		// prints a hint and exits by itself.)
+		go watchParent(os.Getppid(), os.Getppid, parentPoll, func(ppid int) {
+			log.Warn().Int("host_pid", ppid).Msg("host process went away; plugin exiting")
+			os.Exit(1)
+		})
+	}
+	plugin.Serve(config(sets, log))
+	os.Exit(0)
+}
+
+// config is the go-plugin ServeConfig of a plugin process.
+func config(sets map[int]plugin.PluginSet, log zerolog.Logger) *plugin.ServeConfig {
+	return &plugin.ServeConfig{
+		HandshakeConfig:  shim.Handshake,
+		VersionedPlugins: sets,
+		GRPCServer:       shim.NewGRPCServer,
+		Logger:           logging.HCLog(log),
+	}
+}
+
+// watchParent calls gone(ppid) once getppid stops returning ppid: the parent
+// died and the process was re-parented (to init or a subreaper). Polling
+// getppid works on Linux and macOS alike; PR_SET_PDEATHSIG would fire when the
+// host's forking OS thread exits rather than the host (golang/go#27505).
+func watchParent(ppid int, getppid func() int, every time.Duration, gone func(ppid int)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for range t.C {
+		if getppid() != ppid {
+			gone(ppid)
+			return
+		}
+	}
+}
