@@ -22,6 +22,7 @@ type Costs struct {
 	IPILatency     int64 // from send to the target's irq entry
 	SignalGenerate int64 // posix_timer_fn() -> send_sigqueue() (excluding the wakeup)
 	SignalDeliver  int64 // get_signal() + frame setup + rt_sigreturn (reference 3.9: 0.5-1.5 us)
+	SignalDequeue  int64 // dequeue_signal() of one signal, delivered or dropped
 	ClockRead      int64 // vDSO clock_gettime()
 	TimerSlack     int64 // default current->timer_slack_ns for SCHED_OTHER tasks
 	TimerCallback  int64 // a background wheel timer's callback
@@ -32,7 +33,7 @@ func DefaultCosts() Costs {
 	return Costs{
 		IRQEntry: 250, IRQExit: 150, SoftirqEntry: 100, Tick: 700, JiffiesUpdate: 60,
 		NohzStop: 350, NohzRestart: 300, Syscall: 150, ContextSwitch: 1200, Wakeup: 400,
-		IPISend: 200, IPILatency: 1500, SignalGenerate: 350, SignalDeliver: 800, ClockRead: 25,
+		IPISend: 200, IPILatency: 1500, SignalGenerate: 350, SignalDeliver: 800, SignalDequeue: 150, ClockRead: 25,
 		TimerSlack: 50000, TimerCallback: 500,
 	}
 }
@@ -62,6 +63,7 @@ func (c *Costs) costAttrs() []struct {
 		{"ipi_latency", &c.IPILatency, "IPI delivery latency to the target's irq entry"},
 		{"signal_generate", &c.SignalGenerate, "posix_timer_fn() queueing a signal"},
 		{"signal_deliver", &c.SignalDeliver, "get_signal(), frame setup and rt_sigreturn"},
+		{"signal_dequeue", &c.SignalDequeue, "dequeue_signal() of one signal, delivered or dropped"},
 		{"clock_read", &c.ClockRead, "vDSO clock_gettime()"},
 		{"timer_slack", &c.TimerSlack, "default timer_slack_ns of SCHED_OTHER tasks"},
 		{"timer_callback", &c.TimerCallback, "a background wheel timer callback"},

@@ -92,6 +92,10 @@ type CPU struct {
 	ctxSince ktime.Time
 	irqNest  bool // inside an activity: trace flags
 	inSoft   bool
+	// heldLocks counts the locks the code running on the CPU holds beyond
+	// the one a traced function takes itself (e.g. a POSIX timer's it_lock
+	// around hrtimer_start()): the preempt-depth column of trace lines.
+	heldLocks int
 }
 
 func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
@@ -134,19 +138,18 @@ func (c *CPU) SetSoftirqHandler(vec int, fn func(c *CPU, now ktime.Time) ktime.T
 	c.softirqFns[vec] = fn
 }
 
-func (c *CPU) traceCtx() trace.Ctx {
-	comm, pid := "<idle>", 0
+func (c *CPU) traceCtx() trace.Ctx { return c.traceCtxLocks(0) }
+
+// traceCtxLocks is the context of an event emitted with locks spinlocks held
+// (irqs off): trace.Flags builds the irqs-off, hardirq/softirq and
+// preempt-depth columns; the idle task runs with a preempt count of 1.
+func (c *CPU) traceCtxLocks(locks int) trace.Ctx {
+	comm, pid, depth := "<idle>", 0, 1
 	if c.curr != nil {
-		comm, pid = c.curr.Comm, c.curr.Pid
+		comm, pid, depth = c.curr.Comm, c.curr.Pid, 0
 	}
-	flags := "....."
-	switch {
-	case c.irqNest:
-		flags = "d.h1."
-	case c.inSoft:
-		flags = "..s1."
-	}
-	return trace.Ctx{Comm: comm, Pid: pid, CPU: c.id, Flags: flags}
+	return trace.Ctx{Comm: comm, Pid: pid, CPU: c.id,
+		Flags: trace.Flags(locks > 0 || c.irqNest || c.curr == nil && !c.inSoft, c.irqNest, c.inSoft, depth+locks)}
 }
 
 func (c *CPU) setCtx(now ktime.Time, ctx ctxKind) {
@@ -435,9 +438,11 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 			k.Counters.Max("hrtimer_max_hang_delay_ns", c.id, r.HangDelay)
 		}
 		k.Counters.Add("hrtimer_retries", c.id, int64(r.Retries))
+		// The interrupt's final device write first: a callback's side effect
+		// that starts a timer on this CPU must see (and may pull in) it.
+		end := r.End + ktime.Time(k.programLocal(c, r.End, r.Program))
 		k.runHRExpiries(c, &r)
-		now = r.End
-		now += ktime.Time(k.programLocal(c, now, r.Program))
+		now = end
 		if r.RaiseSoftirq {
 			c.RaiseSoftirq(now, HRTimerSoftirq)
 		}
@@ -511,9 +516,8 @@ func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 func runHRTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 	k := c.k
 	r := k.hrt.RunSoftirq(c.id, now)
+	now = r.End + ktime.Time(k.programLocal(c, r.End, r.Program))
 	k.runHRExpiries(c, &r)
-	now = r.End
-	now += ktime.Time(k.programLocal(c, now, r.Program))
 	if r.RaiseSoftirq {
 		c.softirqs |= 1 << HRTimerSoftirq
 	}

@@ -137,6 +137,9 @@ func New(o Options) (*Kernel, error) {
 	if k.costs == (Costs{}) {
 		k.costs = DefaultCosts()
 	}
+	// Lines are emitted with the (possibly future) time their activity
+	// computes; the writer sorts them and writes those before sim time.
+	k.tr.SetClock(k.q.Now)
 	k.jiffiesBase = ktime.InitialJiffies(m.HZ)
 	k.jiffies = k.jiffiesBase
 	k.tickNextPeriod = ktime.Time(k.tickNsec)

@@ -1,12 +1,34 @@
 package kernel
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/trace"
 )
+
+// POSIX timers (kernel/time/posix-timers.c, posix-cpu-timers.c) and interval
+// timers (kernel/time/itimer.c), in two eras selected by the kernel block's
+// posix_timer_signals:
+//
+//   - "legacy" follows v6.12 (and everything back to the 4.x rework checked
+//     against the 010e85f9e47c copy): a queued timer signal is always
+//     delivered; timer_settime() and timer_delete() only prevent the re-arm
+//     at dequeue, through the it_requeue_pending sequence carried in
+//     si_sys_private.
+//   - "consistent" follows v6.13+ (513793bc6ab3 "posix-timers: Make signal
+//     delivery consistent", b06b0345fff3 "Make signal overrun accounting
+//     sensible" and the rest of that series, read at a v6.15+ copy): every
+//     timer_settime()/timer_delete() bumps it_signal_seq, the queued signal
+//     carries the value it had when it was queued (it_sigqueue_seq), and
+//     posixtimer_deliver_signal() drops a signal whose value is stale.
+//
+// In both eras a periodic timer is not re-armed by its expiry: posix_timer_fn()
+// returns HRTIMER_NORESTART and the timer is re-armed when its signal is
+// dequeued, with hrtimer_forward() counting the missed periods as overruns.
+// One timer therefore has at most one queued signal (its preallocated
+// sigqueue).
 
 // CPU-time clock ids.
 const (
@@ -28,22 +50,28 @@ const (
 	ItimerProf    = 2
 )
 
+// intMax is INT_MAX: si_overrun and timer_getoverrun() are clamped to it.
+const intMax = 1<<31 - 1
+
 // TimerCreate is timer_create(clock, sigevent); Result.Ret is the timer id.
 type TimerCreate struct {
 	Clock  sdk.ClockID
 	Notify int // SigevSignal, SigevThreadID or SigevNone
-	Signo  int
+	Signo  int // 1..64 for SigevSignal and SigevThreadID
+	// TID is sigev_notify_thread_id for SigevThreadID: a thread of the
+	// caller's process; 0 means the calling thread.
+	TID int
 }
 
-// TimerSettime is timer_settime(id, flags, value, interval): Abs = TIMER_ABSTIME;
-// Value 0 disarms.
+// TimerSettime is timer_settime(id, flags, value, interval): Abs =
+// TIMER_ABSTIME. Value 0 disarms; negative values are an invalid timespec.
 type TimerSettime struct {
 	ID              int
 	Abs             bool
 	Value, Interval int64
 }
 
-// TimerGettime is timer_gettime(); Result.Ret is the time left in ns.
+// TimerGettime is timer_gettime(); Result.Ret is it_value, the time left in ns.
 type TimerGettime struct{ ID int }
 
 // TimerGetoverrun is timer_getoverrun(); Result.Ret is the overrun count.
@@ -58,14 +86,29 @@ type Setitimer struct {
 	Value, Interval int64
 }
 
-// Sigaction installs a handler for Signo (nil restores the default: ignored in this model).
+// Sigaction is rt_sigaction(): install Handler for Signo, with Mask (sa_mask)
+// blocked while it runs and Flags (SaOnstack, ...) as signal_deliver prints
+// them. A nil Handler is SIG_IGN.
+//
+// Divergence: SIG_DFL is not modelled; a signal without a handler is
+// ignored, where Linux would terminate the process for most signals.
 type Sigaction struct {
 	Signo   int
 	Handler Handler
+	Mask    uint64
+	Flags   uint64
 }
 
-// Sigpending is sigpending(); Result.Ret is the pending mask.
+// Sigpending is rt_sigpending(); Result.Ret is the set of pending signals
+// that are blocked.
 type Sigpending struct{}
+
+// Sigprocmask is rt_sigprocmask(how, set): How is SigBlock, SigUnblock or
+// SigSetmask; Result.Ret is the previous mask.
+type Sigprocmask struct {
+	How int
+	Set uint64
+}
 
 func (TimerCreate) isAction()     {}
 func (TimerSettime) isAction()    {}
@@ -75,181 +118,358 @@ func (TimerDelete) isAction()     {}
 func (Setitimer) isAction()       {}
 func (Sigaction) isAction()       {}
 func (Sigpending) isAction()      {}
+func (Sigprocmask) isAction()     {}
 
-// PosixTimer is a struct k_itimer (kernel/time/posix-timers.c).
+// timerStatus is enum posix_timer_state (6.13+). The legacy era's it_active
+// is status == timerArmed.
+type timerStatus int
+
+const (
+	timerDisarmed timerStatus = iota
+	timerArmed
+	timerRequeuePending // expired, signal queued, re-armed at dequeue
+)
+
+// PosixTimer is a struct k_itimer. The sequence fields are the heart of the
+// two eras:
+//
+//   - requeuePending (legacy it_requeue_pending): bumped by posix_timer_fn()
+//     for periodic timers and stored in the sigqueue's si_sys_private; the
+//     dequeue re-arms only if they still match, then bumps it again;
+//     timer_settime() moves it on to the next even value. Bit 0 set means
+//     "expired, re-arm pending" (REQUEUE_PENDING).
+//   - signalSeq/sigqueueSeq (6.13+ it_signal_seq/it_sigqueue_seq): signalSeq
+//     is bumped by timer_settime(), timer_delete() and each re-arm at
+//     delivery; sigqueueSeq is copied from it every time the timer queues its
+//     signal (also when the signal is already queued). The legacy era keeps
+//     them too, only to count the stale signals it delivers.
 type PosixTimer struct {
 	ID     int
-	Clock  sdk.ClockID
+	Clock  sdk.ClockID // it_clock as created
 	Notify int
 	Signo  int
+
 	proc   *Process
-	thread *Task // SIGEV_THREAD_ID target
+	thread *Task // SIGEV_THREAD_ID target (PIDTYPE_PID), nil for the process
 
-	hr       *HRTimer // hrtimer-based clocks
-	cpuClock bool     // CPU-time clocks: checked from the tick
-	cpuExp   int64    // CPU-time expiry (process or thread CPU ns)
-	cpuArmed bool
+	hr        *HRTimer    // hrtimer clocks: it.real.timer
+	baseClock sdk.ClockID // the clock the hrtimer runs on (REL CLOCK_REALTIME -> MONOTONIC)
+	expires   int64       // hrtimer_get_expires() in baseClock, or the CPU-time expiry
+	cpuClock  bool        // CLOCK_PROCESS/THREAD_CPUTIME_ID: expired from the tick
 
-	interval       int64
-	overrun        int64 // it_overrun
-	overrunLast    int64 // it_overrun_last
-	requeuePending uint64
-	signalSeq      uint64 // it_signal_seq (6.13+)
-	requeueArmed   bool   // 6.13 it_status == POSIX_TIMER_REQUEUE_PENDING
-	sigq           sigEntry
-	deleted        bool
+	interval    int64 // it_interval
+	overrun     int64 // it_overrun, -1 when nothing is accumulated
+	overrunLast int64 // it_overrun_last
+	status      timerStatus
+	valid       bool // posixtimer_valid(): not deleted
+
+	requeuePending uint64 // legacy it_requeue_pending
+	signalSeq      uint32 // it_signal_seq
+	sigqueueSeq    uint32 // it_sigqueue_seq
+	sigPeriodic    bool   // it_sig_periodic
+	ignored        bool   // on signal->ignored_posix_timers
+
+	sigq sigEntry // the preallocated sigqueue
 }
 
-// consistent reports whether the 6.13 signal rules are in force.
+// consistentSignals reports whether the 6.13+ signal rules are in force.
 func (k *Kernel) consistentSignals() bool { return k.settings.PosixTimerSignals != "legacy" }
 
-// posixSyscall executes the POSIX timer and signal syscalls.
+// hrtimerResolution is hrtimer_resolution: 1 ns with high resolution timers,
+// a tick otherwise.
+func (k *Kernel) hrtimerResolution() int64 {
+	if k.m.HighRes {
+		return 1
+	}
+	return k.tickNsec
+}
+
+// hrForward is hrtimer_forward(): move expires forward by whole intervals
+// until it is after now; it returns the new expiry and the number of
+// intervals added (0 if expires is already after now). An interval below the
+// resolution is raised to it.
+func hrForward(expires, now, interval, resolution int64) (int64, int64) {
+	delta := now - expires
+	if delta < 0 {
+		return expires, 0
+	}
+	interval = max(interval, resolution)
+	orun := int64(1)
+	if delta >= interval {
+		orun = delta / interval
+		expires += orun * interval
+		if expires > now {
+			return expires, orun
+		}
+		orun++
+	}
+	return expires + interval, orun
+}
+
+func clampInt(v int64) int64 { return min(v, intMax) }
+
+// posixSyscall executes the POSIX timer, itimer and signal syscalls.
 func (t *Task) posixSyscall(now ktime.Time, a Action) {
 	k := t.k
 	c := t.cpu
 	p := t.Proc
 	cost := k.costs.Syscall
-	res := Result{}
-	name := ""
 	at := now + ktime.Time(cost)
+	var res Result
+	var name, args string
+	kret := int64(0) // the syscall's return value as sys_exit prints it
+	lookup := func(id int) *PosixTimer {
+		pt := p.timers[id]
+		if pt == nil {
+			res.Err = EINVAL
+		}
+		return pt
+	}
 	switch a := a.(type) {
 	case TimerCreate:
 		name = "timer_create"
-		p.nextTID++
-		pt := &PosixTimer{ID: p.nextTID, Clock: a.Clock, Notify: a.Notify, Signo: a.Signo, proc: p}
-		if a.Notify == SigevThreadID {
-			pt.thread = t
-		}
-		pt.sigq = sigEntry{signo: a.Signo, code: siTimer, timer: pt}
-		switch a.Clock {
-		case ClockProcessCPUTime, ClockThreadCPUTime:
-			pt.cpuClock = true
-			if a.Clock == ClockThreadCPUTime {
-				pt.thread = t
-			}
-		case sdk.ClockRealtime, sdk.ClockMonotonic, sdk.ClockBoottime, sdk.ClockTAI:
-			pt.hr = k.NewHRTimer("posix_timer_fn", a.Clock, sdk.HRModeAbs, k.costs.SignalGenerate, func(cpu *CPU, now ktime.Time, e *sdk.HRExpiry) {
-				pt.fire(cpu, now)
-			})
-		default:
-			res.Err = EINVAL
-		}
-		if res.Err == 0 {
-			p.timers[pt.ID] = pt
+		args = "which_clock: " + hex(int64(a.Clock)) + ", timer_event_spec: " + t.userAddr(1) + ", created_timer_id: " + t.userAddr(2)
+		var pt *PosixTimer
+		pt, res.Err = t.timerCreate(at, a)
+		if pt != nil {
 			res.Ret = int64(pt.ID)
 		}
 	case TimerSettime:
 		name = "timer_settime"
-		pt := p.timers[a.ID]
-		if pt == nil {
-			res.Err = EINVAL
-			break
+		flags := int64(0)
+		if a.Abs {
+			flags = 1
 		}
-		cost += pt.set(c, at, a.Abs, a.Value, a.Interval)
+		args = "timer_id: " + hex(int64(a.ID)) + ", flags: " + hex(flags) + ", new_setting: " + t.userAddr(3) + ", old_setting: 0"
+		if a.Value < 0 || a.Interval < 0 {
+			res.Err = EINVAL // timespec64_valid()
+		} else if pt := lookup(a.ID); pt != nil {
+			c.heldLocks++ // it_lock
+			cost += pt.set(c, at, a.Abs, a.Value, a.Interval)
+			c.heldLocks--
+		}
 	case TimerGettime:
 		name = "timer_gettime"
-		pt := p.timers[a.ID]
-		if pt == nil {
-			res.Err = EINVAL
-			break
+		args = "timer_id: " + hex(int64(a.ID)) + ", setting: " + t.userAddr(3)
+		if pt := lookup(a.ID); pt != nil {
+			res.Ret = pt.remaining(at)
 		}
-		res.Ret = pt.remaining(at)
 	case TimerGetoverrun:
 		name = "timer_getoverrun"
-		pt := p.timers[a.ID]
-		if pt == nil {
-			res.Err = EINVAL
-			break
+		args = "timer_id: " + hex(int64(a.ID))
+		if pt := lookup(a.ID); pt != nil {
+			res.Ret = clampInt(pt.overrunLast)
+			kret = res.Ret
 		}
-		res.Ret = pt.overrunLast
 	case TimerDelete:
 		name = "timer_delete"
-		pt := p.timers[a.ID]
-		if pt == nil {
-			res.Err = EINVAL
-			break
+		args = "timer_id: " + hex(int64(a.ID))
+		if pt := lookup(a.ID); pt != nil {
+			c.heldLocks++
+			cost += pt.delete(c, at)
+			c.heldLocks--
+			delete(p.timers, a.ID)
 		}
-		cost += pt.disarm(c, at)
-		pt.deleted = true
-		if k.consistentSignals() {
-			pt.signalSeq++
-			// 6.13+: posix_timer_delete() -> posixtimer_sigqueue_putref(): a
-			// queued signal of a deleted timer is dropped at dequeue.
-		}
-		delete(p.timers, a.ID)
 	case Setitimer:
 		name = "setitimer"
-		cost += p.setitimer(c, at, a.Which, a.Value, a.Interval)
+		args = "which: " + hex(int64(a.Which)) + ", value: " + t.userAddr(3) + ", ovalue: 0"
+		if a.Which < ItimerReal || a.Which > ItimerProf || a.Value < 0 || a.Interval < 0 {
+			res.Err = EINVAL
+		} else {
+			cost += p.setitimer(c, at, a.Which, a.Value, a.Interval)
+		}
 	case Sigaction:
 		name = "rt_sigaction"
-		if a.Handler == nil {
-			delete(p.handlers, a.Signo)
+		args = "sig: " + hex(int64(a.Signo)) + ", act: " + t.userAddr(4) + ", oact: 0, sigsetsize: 8"
+		if a.Signo < 1 || a.Signo > maxSignal || a.Signo == 9 || a.Signo == 19 {
+			res.Err = EINVAL
 		} else {
-			p.handlers[a.Signo] = a.Handler
+			p.sigaction(at, c, a.Signo, sigAction{handler: a.Handler, mask: a.Mask, flags: a.Flags})
 		}
 	case Sigpending:
 		name = "rt_sigpending"
-		for _, e := range append(append([]*sigEntry{}, t.sigPending.q...), p.pending.q...) {
-			res.Ret |= 1 << uint(e.signo-1)
+		args = "uset: " + t.userAddr(5) + ", sigsetsize: 8"
+		res.Ret = int64(t.sigpendingSet())
+	case Sigprocmask:
+		name = "rt_sigprocmask"
+		args = "how: " + hex(int64(a.How)) + ", nset: " + t.userAddr(6) + ", oset: 0, sigsetsize: 8"
+		res.Ret = int64(t.blocked)
+		switch a.How {
+		case SigBlock:
+			t.setBlocked(t.blocked | a.Set)
+		case SigUnblock:
+			t.setBlocked(t.blocked &^ a.Set)
+		case SigSetmask:
+			t.setBlocked(a.Set)
+		default:
+			res.Err = EINVAL
 		}
+		kret = 0
 	}
-	t.traceSysEnter(now, name, "")
-	t.segment(cost, false, func(now ktime.Time) { t.sysReturn(now, name, res) })
+	if res.Err != 0 {
+		kret = -int64(res.Err)
+	}
+	t.traceSysEnter(now, name, args)
+	t.segment(cost, false, func(now ktime.Time) {
+		t.traceSysExit(now, name, kret)
+		t.toUser(now, res)
+	})
 }
 
-// set is common_timer_set() / do_timer_settime(): disarm, invalidate pending
-// signals' requeue (legacy) or sequence (6.13+), then arm. It returns the cost.
+// timerCreate is do_timer_create() with good_sigevent() and
+// common_timer_create(): ids count from 0 per process, it_overrun starts at -1.
+func (t *Task) timerCreate(now ktime.Time, a TimerCreate) (*PosixTimer, Errno) {
+	k := t.k
+	p := t.Proc
+	pt := &PosixTimer{Clock: a.Clock, Notify: a.Notify, Signo: a.Signo, proc: p, overrun: -1, valid: true, baseClock: a.Clock}
+	switch a.Notify {
+	case SigevThreadID:
+		pt.thread = t
+		if a.TID != 0 {
+			pt.thread = nil
+			for _, o := range p.tasks {
+				if o.Pid == a.TID && o.state != taskDead {
+					pt.thread = o
+				}
+			}
+			if pt.thread == nil {
+				return nil, EINVAL // not a thread of the caller's group
+			}
+		}
+		fallthrough
+	case SigevSignal:
+		if a.Signo < 1 || a.Signo > maxSignal {
+			return nil, EINVAL
+		}
+	case SigevNone:
+	default:
+		return nil, EINVAL
+	}
+	switch a.Clock {
+	case ClockProcessCPUTime, ClockThreadCPUTime:
+		pt.cpuClock = true
+		if a.Clock == ClockThreadCPUTime && pt.thread == nil {
+			// A thread clock measures the creating thread.
+			pt.thread = t
+		}
+	case sdk.ClockRealtime, sdk.ClockMonotonic, sdk.ClockBoottime, sdk.ClockTAI:
+		pt.hr = k.NewHRTimer("posix_timer_fn", a.Clock, sdk.HRModeAbs, k.costs.SignalGenerate, func(cpu *CPU, now ktime.Time, e *sdk.HRExpiry) {
+			pt.fire(cpu, now, int64(e.BaseNow))
+		})
+		k.traceHRInit(now, t.cpu, pt.hr, a.Clock, sdk.HRModeAbs)
+	default:
+		return nil, EINVAL
+	}
+	pt.sigq = sigEntry{signo: a.Signo, code: siTimer, timer: pt}
+	pt.ID = p.nextTimerID
+	p.nextTimerID++
+	p.timers[pt.ID] = pt
+	return pt, 0
+}
+
+// traceHRInit writes the hrtimer_init event of hrtimer_setup() (named
+// hrtimer_setup from v6.15; the fields are the same).
+func (k *Kernel) traceHRInit(now ktime.Time, c *CPU, t *HRTimer, clock sdk.ClockID, mode sdk.HRMode) {
+	if k.tr.Enabled("hrtimer_init") {
+		k.tr.Event(now, c.traceCtx(), "hrtimer_init", "hrtimer="+ptrOf(t)+" clockid="+clock.String()+" mode="+mode.String())
+	}
+}
+
+// set is timer_settime() -> common_timer_set(): disarm, invalidate what is
+// pending, reset the overrun accounting, then arm. It returns the cost.
 func (pt *PosixTimer) set(c *CPU, now ktime.Time, abs bool, value, interval int64) int64 {
 	k := pt.proc.k
-	cost := pt.disarm(c, now)
+	pt.signalSeq++ // 6.13+ do_timer_settime(): prevent signal delivery and rearming
+	var cost int64
 	if k.consistentSignals() {
-		pt.signalSeq++ // posix_timer_set_common(): it_signal_seq++
+		cost = pt.cancel(c, now)
+		pt.status = timerDisarmed
+		// posix_timer_set_common()
+		pt.interval = 0
+		if value != 0 {
+			pt.interval = interval
+		}
+		pt.overrunLast = 0
+		pt.overrun = -1
 	} else {
-		pt.requeuePending = (pt.requeuePending + 2) &^ 1 // REQUEUE_PENDING bit cleared
+		// v6.12 common_timer_set(): clearing the interval prevents the
+		// re-arm; the sequence bump keeps a pending signal from re-arming
+		// but not from being delivered. it_overrun is left alone.
+		pt.interval = 0
+		cost = pt.cancel(c, now)
+		pt.status = timerDisarmed
+		pt.requeuePending = (pt.requeuePending + 2) &^ 1
+		pt.overrunLast = 0
+		if value != 0 {
+			pt.interval = interval
+		}
 	}
-	pt.overrunLast = 0
-	pt.interval = interval
-	pt.requeueArmed = false
 	if value == 0 {
 		return cost
 	}
-	if pt.cpuClock {
-		base := pt.cpuNow()
-		if abs {
-			pt.cpuExp = value
-		} else {
-			pt.cpuExp = base + value
-		}
-		pt.cpuArmed = true
-		return cost
-	}
-	// common_hrtimer_arm(): hrtimer_setup() then hrtimer_start(). A relative
-	// CLOCK_REALTIME timer runs on CLOCK_MONOTONIC.
-	mode := sdk.HRModeAbs
-	clock := pt.Clock
-	if !abs {
-		mode = sdk.HRModeRel
-		if clock == sdk.ClockRealtime {
-			clock = sdk.ClockMonotonic
-		}
-	}
-	pt.hr.Clock = clock
-	if k.tr.Enabled("hrtimer_init") {
-		k.tr.Event(now, c.traceCtx(), "hrtimer_init", fmt.Sprintf("hrtimer=%s clockid=%s mode=%s", ptrOf(pt.hr), clock, mode))
-	}
-	cost += k.hrStart(c, now+ktime.Time(cost), pt.hr, ktime.Time(value), 0, mode)
-	return cost
+	return cost + pt.arm(c, now+ktime.Time(cost), abs, value)
 }
 
-// disarm cancels the timer's expiry (hrtimer_try_to_cancel()).
-func (pt *PosixTimer) disarm(c *CPU, now ktime.Time) int64 {
-	pt.cpuArmed = false
+// arm is common_hrtimer_arm() (or the CPU-timer arm): hrtimer_setup() in the
+// requested mode (a relative CLOCK_REALTIME timer runs on CLOCK_MONOTONIC),
+// the expiry made absolute, then hrtimer_start_expires(ABS) unless the timer
+// is SIGEV_NONE.
+func (pt *PosixTimer) arm(c *CPU, now ktime.Time, abs bool, value int64) int64 {
+	k := pt.proc.k
+	sigNone := pt.Notify == SigevNone
+	if !sigNone {
+		pt.status = timerArmed
+	}
+	if pt.cpuClock {
+		pt.expires = value
+		if !abs {
+			pt.expires += pt.cpuNow()
+		}
+		return 0
+	}
+	mode := sdk.HRModeAbs
+	pt.baseClock = pt.Clock
+	if !abs {
+		mode = sdk.HRModeRel
+		if pt.Clock == sdk.ClockRealtime {
+			pt.baseClock = sdk.ClockMonotonic
+		}
+	}
+	k.traceHRInit(now, c, pt.hr, pt.Clock, mode)
+	pt.hr.Clock = pt.baseClock
+	pt.expires = value
+	if !abs {
+		pt.expires = value + int64(now) + k.clockOffset(pt.baseClock)
+	}
+	if sigNone {
+		return 0
+	}
+	return k.hrStart(c, now, pt.hr, ktime.Time(pt.expires), 0, sdk.HRModeAbs)
+}
+
+// cancel is the timer_try_to_cancel() hook.
+func (pt *PosixTimer) cancel(c *CPU, now ktime.Time) int64 {
 	if pt.hr != nil {
 		return pt.proc.k.hrCancel(c, now, pt.hr)
 	}
 	return 0
 }
 
+// delete is timer_delete(). Legacy: the timer is cancelled and freed, but a
+// queued signal stays queued (sigqueue_free() only clears SIGQUEUE_PREALLOC)
+// and is delivered later, without a re-arm. 6.13+: it_signal_seq is bumped
+// and the timer invalidated, so a queued signal is dropped at dequeue.
+func (pt *PosixTimer) delete(c *CPU, now ktime.Time) int64 {
+	pt.signalSeq++
+	pt.valid = false
+	pt.unpark()
+	pt.interval = 0
+	cost := pt.cancel(c, now)
+	pt.status = timerDisarmed
+	return cost
+}
+
+// cpuNow is the CPU-time clock's current value.
 func (pt *PosixTimer) cpuNow() int64 {
 	if pt.Clock == ClockThreadCPUTime && pt.thread != nil {
 		return pt.thread.cpuTime
@@ -257,208 +477,459 @@ func (pt *PosixTimer) cpuNow() int64 {
 	return pt.proc.cpuTime
 }
 
-// remaining is common_timer_get()'s it_value.
-func (pt *PosixTimer) remaining(now ktime.Time) int64 {
+// clockNow is kclock->clock_get_ktime() of the clock the timer runs on.
+func (pt *PosixTimer) clockNow(now ktime.Time) int64 {
 	if pt.cpuClock {
-		if !pt.cpuArmed {
-			return 0
-		}
-		return max(pt.cpuExp-pt.cpuNow(), 1)
+		return pt.cpuNow()
 	}
-	if !pt.hr.queued {
-		return 0
-	}
-	off := pt.proc.k.clockOffset(pt.hr.Clock)
-	return max(int64(pt.hr.expires)-(int64(now)+off), 1)
+	return int64(now) + pt.proc.k.clockOffset(pt.baseClock)
 }
 
-// fire is posix_timer_fn() (hrtimer clocks) or cpu_timer_fire() (CPU clocks):
-// queue the timer's signal. A periodic timer is re-armed when the signal is
-// dequeued, not here.
-func (pt *PosixTimer) fire(c *CPU, now ktime.Time) {
+// remaining is common_timer_get()'s it_value. An interval timer whose
+// signal is pending is reported as if it had been re-armed now: the expiry is
+// forwarded (adding to it_overrun); a timer that is still due reports 1 ns
+// until its signal is delivered.
+func (pt *PosixTimer) remaining(now ktime.Time) int64 {
 	k := pt.proc.k
+	sigNone := pt.Notify == SigevNone
+	iv := pt.interval
+	if iv == 0 && pt.status != timerArmed && !sigNone {
+		return 0 // one-shot, expired or disarmed
+	}
+	nowc := pt.clockNow(now)
+	var forward bool
+	if k.consistentSignals() {
+		forward = iv != 0 && pt.status != timerArmed
+	} else {
+		forward = iv != 0 && (pt.requeuePending&1 != 0 || sigNone)
+	}
+	if forward {
+		var orun int64
+		pt.expires, orun = hrForward(pt.expires, nowc, iv, k.hrtimerResolution())
+		pt.overrun += orun
+	}
+	rem := pt.expires - nowc
+	if rem <= 0 {
+		if sigNone {
+			return 0
+		}
+		return 1
+	}
+	return rem
+}
+
+// fire is posix_timer_fn() (hrtimer clocks; baseNow is the expiry time in
+// the timer's clock) or cpu_timer_fire() (CPU clocks), running on c: queue
+// the timer's signal. A periodic timer is re-armed when the signal is
+// dequeued, not here.
+func (pt *PosixTimer) fire(c *CPU, now ktime.Time, baseNow int64) {
+	k := pt.proc.k
+	k.Counters.Add("posix_timer_fires", c.id, 1)
 	if pt.Notify == SigevNone {
 		return
 	}
-	consistent := k.consistentSignals()
-	if consistent {
-		pt.sigq.sysPriv = pt.signalSeq // it_sigqueue_seq
-		pt.requeueArmed = pt.interval != 0
-	} else if pt.interval != 0 {
-		pt.requeuePending++ // si_private = ++timr->it_requeue_pending
-		pt.sigq.sysPriv = pt.requeuePending
-	} else {
-		pt.sigq.sysPriv = 0
-	}
-	res, _ := k.sendSignal(now, c, pt.proc, pt.thread, &pt.sigq)
-	if res == 2 {
-		pt.overrun++ // already queued: the expiry is an overrun
-		k.Counters.Add("posix_timer_overruns", c.id, 1)
-	}
-	k.Counters.Add("posix_timer_fires", c.id, 1)
-	if k.tr.Enabled("signal_generate") {
-		target := pt.proc.tasks[0]
-		if pt.thread != nil {
-			target = pt.thread
-		}
-		grp := 1
-		if pt.thread != nil {
-			grp = 0
-		}
-		k.tr.Event(now, c.traceCtx(), "signal_generate", fmt.Sprintf("sig=%d errno=0 code=%d comm=%s pid=%d grp=%d res=%d",
-			pt.Signo, siTimer, target.Comm, target.Pid, grp, res))
-	}
-}
-
-// dequeued is the timer half of dequeue_signal(): legacy posixtimer_rearm(),
-// or 6.13+ posixtimer_deliver_signal(). It reports whether the signal is
-// delivered and fills in its overrun.
-func (pt *PosixTimer) dequeued(now ktime.Time, e *sigEntry, info *SigInfo) bool {
-	k := pt.proc.k
-	info.TimerID = pt.ID
-	c := pt.proc.tasks[0].cpu
-	if pt.thread != nil {
-		c = pt.thread.cpu
-	}
 	if k.consistentSignals() {
-		if pt.deleted || e.sysPriv != pt.signalSeq {
-			return false // stale: the timer was re-armed or deleted since it was queued
+		// posix_timer_queue_signal()
+		if !pt.valid {
+			return
 		}
-		if pt.requeueArmed && pt.interval != 0 {
-			pt.requeueArmed = false
-			pt.rearm(c, now)
+		pt.status = timerDisarmed
+		if pt.interval != 0 {
+			pt.status = timerRequeuePending
 		}
-		info.Overrun = pt.overrunLast
-		return true
-	}
-	// Legacy: re-arm only when the signal matches the current arming; deliver anyway.
-	if pt.interval != 0 && !pt.deleted && pt.requeuePending == e.sysPriv {
-		pt.rearm(c, now)
-		pt.requeuePending++
-	} else if pt.deleted || pt.requeuePending != e.sysPriv {
-		k.Counters.Add("signals_stale_delivered", c.id, 1)
-	}
-	info.Overrun = pt.overrunLast
-	return true
-}
-
-// rearm is common_hrtimer_rearm(): forward the expiry past now by the interval,
-// counting overruns, and restart the timer.
-func (pt *PosixTimer) rearm(c *CPU, now ktime.Time) {
-	k := pt.proc.k
-	if pt.cpuClock {
-		base := pt.cpuNow()
-		n := int64(1)
-		if pt.cpuExp+pt.interval <= base {
-			n = (base-pt.cpuExp)/pt.interval + 1
-		}
-		pt.cpuExp += n * pt.interval
-		pt.overrunLast = pt.overrun + n - 1
-		pt.overrun = 0
-		pt.cpuArmed = true
+		pt.sendSigqueue(c, now)
 		return
 	}
-	off := k.clockOffset(pt.hr.Clock)
-	nowc := int64(now) + off
-	exp := int64(pt.hr.expires)
-	var n int64
-	if exp <= nowc {
-		n = (nowc-exp)/pt.interval + 1
-		exp += n * pt.interval
+	// v6.12 posix_timer_fn() -> posix_timer_event() -> send_sigqueue().
+	pt.status = timerDisarmed
+	var siPrivate uint64
+	if pt.interval != 0 {
+		pt.requeuePending++
+		siPrivate = pt.requeuePending
 	}
-	pt.overrunLast = pt.overrun + max(n-1, 0)
-	pt.overrun = 0
-	cost := k.hrStart(c, now, pt.hr, ktime.Time(exp), 0, sdk.HRModeAbs)
-	c.addKernelCost(cost)
+	pt.sigq.sysPriv = siPrivate
+	pt.sigqueueSeq = pt.signalSeq
+	if pt.sendSigqueueLegacy(c, now) && pt.interval != 0 {
+		// The signal is ignored, so no dequeue will re-arm the timer: it is
+		// forwarded here, with now pushed a jiffy ahead for sub-jiffy
+		// intervals so it cannot starve the CPU, and restarted
+		// (posix_cpu_timer_rearm() for CPU clocks).
+		nowb := baseNow
+		if !pt.cpuClock && k.m.HighRes && pt.interval < k.tickNsec {
+			nowb += k.tickNsec
+		}
+		var orun int64
+		pt.expires, orun = hrForward(pt.expires, nowb, pt.interval, k.hrtimerResolution())
+		pt.overrun += orun
+		pt.requeuePending++
+		pt.status = timerArmed
+		if !pt.cpuClock {
+			pt.restartAfterCallback(c, now)
+		}
+	}
 }
 
-// itimer is one of a process's interval timers (struct signal_struct it[] and real_timer).
+// restartAfterCallback re-enqueues the timer as its callback's
+// HRTIMER_RESTART would.
+//
+// Divergence: the callback's choice is made at run time here, while the
+// plugin boundary declares restarts up front (sdk.HRTimer.Period), so the
+// timer is started again by the host right after the interrupt that ran the
+// callback, and that start's cost is not charged to the interrupt. Only the
+// legacy ignored-periodic-timer path uses it.
+func (pt *PosixTimer) restartAfterCallback(c *CPU, now ktime.Time) {
+	k := pt.proc.k
+	exp := pt.expires
+	k.At(now, "posix_timer_fn restart", func(at ktime.Time) {
+		if pt.valid && pt.interval != 0 && pt.expires == exp && !pt.hr.queued {
+			k.hrStart(c, at, pt.hr, ktime.Time(exp), 0, sdk.HRModeAbs)
+		}
+	})
+}
+
+// target is posixtimer_get_target(): the SIGEV_THREAD_ID thread, or for a
+// process-directed timer the task running on the CPU if it belongs to the
+// process (no need to wake anybody), else the group leader.
+func (pt *PosixTimer) target(c *CPU) *Task {
+	if pt.thread != nil {
+		if pt.thread.state == taskDead {
+			return nil
+		}
+		return pt.thread
+	}
+	if cur := c.curr; cur != nil && cur.Proc == pt.proc && cur.state != taskDead {
+		return cur
+	}
+	return pt.proc.leader()
+}
+
+// queue puts the sigqueue on t's (thread-directed) or the process's pending
+// list and completes the signal (posixtimer_queue_sigqueue()).
+func (pt *PosixTimer) queue(c *CPU, now ktime.Time, t *Task) int64 {
+	list := &pt.proc.shared
+	if pt.thread != nil {
+		list = &t.pending
+	}
+	list.add(&pt.sigq)
+	return pt.proc.k.completeSignal(now, c, pt.Signo, pt.proc, t, pt.thread != nil)
+}
+
+// sendSigqueueLegacy is v6.12 send_sigqueue(): an already queued signal only
+// counts an overrun in si_overrun. It reports whether the signal was ignored.
+func (pt *PosixTimer) sendSigqueueLegacy(c *CPU, now ktime.Time) (ignored bool) {
+	k := pt.proc.k
+	t := pt.target(c)
+	if t == nil {
+		return false
+	}
+	q := &pt.sigq
+	res := traceSignalDelivered
+	switch {
+	case pt.proc.ignored(t, pt.Signo):
+		res = traceSignalIgnored
+		ignored = true
+	case q.queued():
+		q.overrun++
+		res = traceSignalAlreadyPending
+	default:
+		q.overrun = 0
+		pt.queue(c, now, t)
+	}
+	if res == traceSignalAlreadyPending {
+		k.Counters.Add("posix_timer_already_pending", c.id, 1)
+	}
+	k.traceSignalGenerate(now, c, pt.Signo, siTimer, t, pt.thread == nil, res)
+	return ignored
+}
+
+// sendSigqueue is posixtimer_send_sigqueue() (6.13+): record the sequence the
+// signal belongs to, even when it is already queued; an ignored periodic
+// timer is parked on the ignored list instead of being re-armed.
+func (pt *PosixTimer) sendSigqueue(c *CPU, now ktime.Time) {
+	k := pt.proc.k
+	t := pt.target(c)
+	if t == nil {
+		return
+	}
+	q := &pt.sigq
+	pt.sigqueueSeq = pt.signalSeq
+	pt.sigPeriodic = pt.status == timerRequeuePending
+	res := traceSignalDelivered
+	switch {
+	case pt.proc.ignored(t, pt.Signo):
+		res = traceSignalIgnored
+		switch {
+		case q.queued():
+			// Queued while blocked, then ignored: leave it like a regular signal.
+		case pt.sigPeriodic:
+			pt.park()
+		default:
+			pt.unpark()
+		}
+	case q.queued():
+		res = traceSignalAlreadyPending
+		k.Counters.Add("posix_timer_already_pending", c.id, 1)
+	default:
+		pt.unpark()
+		q.overrun = 0
+		pt.queue(c, now, t)
+	}
+	k.traceSignalGenerate(now, c, pt.Signo, siTimer, t, pt.thread == nil, res)
+}
+
+// park puts the timer on signal->ignored_posix_timers (posixtimer_sig_ignore()).
+func (pt *PosixTimer) park() {
+	if pt.ignored || !pt.valid {
+		return
+	}
+	pt.ignored = true
+	pt.proc.ignoredTimers = append(pt.proc.ignoredTimers, pt)
+}
+
+// unpark takes the timer off the ignored list.
+func (pt *PosixTimer) unpark() {
+	if !pt.ignored {
+		return
+	}
+	pt.ignored = false
+	l := pt.proc.ignoredTimers
+	for i, o := range l {
+		if o == pt {
+			copy(l[i:], l[i+1:])
+			l[len(l)-1] = nil
+			pt.proc.ignoredTimers = l[:len(l)-1]
+			return
+		}
+	}
+}
+
+// sigIgnored is sigqueue_free_ignored() for the timer's sigqueue flushed by
+// sigaction(SIG_IGN). Legacy: __sigqueue_free() leaves the preallocated entry
+// alone; nothing re-arms the timer until it is set again. 6.13+: a valid
+// periodic timer is parked, anything else dropped.
+func (pt *PosixTimer) sigIgnored() {
+	if pt.proc.k.consistentSignals() && pt.valid && pt.sigPeriodic {
+		pt.park()
+	}
+}
+
+// unignoreTimers is posixtimer_sig_unignore() (6.13+): when SIG_IGN is lifted
+// the parked sigqueues of signo are queued again; the delivery path decides
+// whether they still re-arm their timer.
+func (p *Process) unignoreTimers(now ktime.Time, from *CPU, signo int) {
+	for i := 0; i < len(p.ignoredTimers); {
+		pt := p.ignoredTimers[i]
+		if pt.Signo != signo {
+			i++
+			continue
+		}
+		pt.unpark()
+		if pt.sigq.queued() {
+			continue
+		}
+		if t := pt.target(from); t != nil {
+			pt.queue(from, now, t)
+		}
+	}
+}
+
+// dequeued is the timer half of dequeue_signal() for the timer's sigqueue e,
+// run by the dequeuing task t at now. Legacy: collect_signal() asks for a
+// re-arm when si_sys_private is set and posixtimer_rearm() does it if the
+// sequence still matches; the signal is delivered either way. 6.13+:
+// posixtimer_deliver_signal() drops the signal if the timer was re-armed,
+// disarmed or deleted since it was queued, else re-arms a periodic timer. It
+// reports whether the signal is delivered and the cost of a re-arm, and fills
+// in si_overrun.
+func (pt *PosixTimer) dequeued(t *Task, now ktime.Time, e *sigEntry, info *SigInfo) (bool, int64) {
+	k := pt.proc.k
+	c := t.cpu
+	info.TimerID = pt.ID
+	stale := !pt.valid || pt.signalSeq != pt.sigqueueSeq
+	var cost int64
+	if k.consistentSignals() {
+		k.traceFunction(now, c, "posixtimer_deliver_signal <-dequeue_signal")
+		if stale {
+			return false, 0
+		}
+		info.Overrun = 0
+		if pt.interval == 0 || pt.status != timerRequeuePending {
+			return true, 0
+		}
+		cost = pt.rearm(c, now)
+		pt.status = timerArmed
+		pt.overrunLast = pt.overrun
+		pt.overrun = -1
+		pt.signalSeq++
+		info.Overrun = clampInt(pt.overrunLast)
+		return true, cost
+	}
+	if stale {
+		k.Counters.Add("signals_stale_delivered", c.id, 1)
+	}
+	if pt.valid && e.sysPriv != 0 {
+		k.traceFunction(now, c, "posixtimer_rearm <-dequeue_signal")
+		if pt.interval != 0 && pt.requeuePending == e.sysPriv {
+			cost = pt.rearm(c, now)
+			pt.status = timerArmed
+			pt.overrunLast = pt.overrun
+			pt.overrun = -1
+			pt.requeuePending++
+			pt.signalSeq++ // the 6.13 bookkeeping, for the stale count only
+			info.Overrun = clampInt(pt.overrunLast + e.overrun)
+		}
+	}
+	return true, cost
+}
+
+// rearm is kclock->timer_rearm(): common_hrtimer_rearm() forwards the expiry
+// past now, adding the periods to it_overrun, and restarts the hrtimer
+// (hrtimer_restart(), ABS); posix_cpu_timer_rearm() bumps the CPU-time expiry
+// the same way. It returns the cost, charged to the dequeuing task.
+func (pt *PosixTimer) rearm(c *CPU, now ktime.Time) int64 {
+	k := pt.proc.k
+	var orun int64
+	pt.expires, orun = hrForward(pt.expires, pt.clockNow(now), pt.interval, k.hrtimerResolution())
+	pt.overrun += orun
+	if pt.cpuClock {
+		return 0
+	}
+	c.heldLocks++ // it_lock
+	cost := k.hrStart(c, now, pt.hr, ktime.Time(pt.expires), 0, sdk.HRModeAbs)
+	c.heldLocks--
+	return cost
+}
+
+// traceFunction writes a function tracer line ("callee <-caller"), as the
+// report's traces show the dequeue path.
+func (k *Kernel) traceFunction(now ktime.Time, c *CPU, text string) {
+	if k.tr.Enabled("function") {
+		k.tr.Raw(now, c.traceCtxLocks(1), "function", text)
+	}
+}
+
+// itimer is one of a process's interval timers: ITIMER_REAL is
+// signal->real_timer with it_real_incr; VIRTUAL and PROF are signal->it[]
+// (struct cpu_itimer) checked from the tick.
 type itimer struct {
-	which    int
-	hr       *HRTimer // ITIMER_REAL
-	interval int64
-	cpuExp   int64 // VIRTUAL/PROF: process CPU time expiry
-	armed    bool
-	sig      sigEntry
+	which   int
+	hr      *HRTimer // ITIMER_REAL
+	incr    int64    // it_real_incr / cpu_itimer.incr
+	expires int64    // VIRTUAL/PROF: process CPU-time expiry, 0 = disarmed
 }
 
-// setitimer is do_setitimer().
+// itimerSignal is the signal each interval timer sends.
+var itimerSignal = [3]int{ItimerReal: SIGALRM, ItimerVirtual: SIGVTALRM, ItimerProf: SIGPROF}
+
+// setitimer is do_setitimer(). ITIMER_REAL cancels real_timer and starts it
+// relative to now; ITIMER_VIRTUAL/PROF are set_cpu_itimer(): the expiry is
+// now + value + TICK_NSEC in process CPU time.
 func (p *Process) setitimer(c *CPU, now ktime.Time, which int, value, interval int64) int64 {
 	k := p.k
 	it := p.itimers[which]
 	if it == nil {
-		sig := map[int]int{ItimerReal: SIGALRM, ItimerVirtual: SIGVTALRM, ItimerProf: SIGPROF}[which]
-		it = &itimer{which: which, sig: sigEntry{signo: sig}}
+		it = &itimer{which: which}
 		if which == ItimerReal {
 			it.hr = k.NewHRTimer("it_real_fn", sdk.ClockMonotonic, sdk.HRModeRel, k.costs.SignalGenerate, func(cpu *CPU, now ktime.Time, e *sdk.HRExpiry) {
-				k.sendSignal(now, cpu, p, nil, &sigEntry{signo: SIGALRM})
+				// it_real_fn(): SIGALRM to the process, HRTIMER_NORESTART.
+				if k.tr.Enabled("itimer_expire") {
+					k.tr.Event(now, cpu.traceCtx(), "itimer_expire", "which=0 pid="+strconv.Itoa(p.Tgid)+" now=0")
+				}
 				k.Counters.Add("itimer_real_fires", cpu.id, 1)
+				k.sendSignal(now, cpu, p, nil, SIGALRM)
 			})
+			k.traceHRInit(now, c, it.hr, sdk.ClockMonotonic, sdk.HRModeRel)
 		}
 		p.itimers[which] = it
 	}
-	it.interval = interval
 	var cost int64
+	expires := int64(0)
 	if it.hr != nil {
 		cost += k.hrCancel(c, now, it.hr)
+		it.incr = 0
 		if value > 0 {
+			it.incr = interval
 			cost += k.hrStart(c, now+ktime.Time(cost), it.hr, ktime.Time(value), 0, sdk.HRModeRel)
 		}
-		return cost
+	} else {
+		it.incr = interval
+		it.expires = 0
+		if value > 0 {
+			it.expires = p.cpuTime + value + k.tickNsec
+			expires = it.expires
+		}
 	}
-	it.armed = value > 0
-	// set_cpu_itimer(): the first expiry gets one TICK_NSEC added.
-	it.cpuExp = p.cpuTime + value + k.tickNsec
+	if k.tr.Enabled("itimer_state") {
+		k.tr.Event(now, c.traceCtx(), "itimer_state", "which="+strconv.Itoa(which)+" expires="+strconv.FormatInt(expires, 10)+
+			" it_value="+secUsec(value)+" it_interval="+secUsec(interval))
+	}
 	return cost
 }
 
-// rearmRealTimer is the SIGALRM branch of dequeue_signal(): restart a periodic
-// ITIMER_REAL that is not queued.
-func (p *Process) rearmRealTimer(c *CPU, now ktime.Time) {
-	it := p.itimers[ItimerReal]
-	if it == nil || it.interval == 0 || it.hr.queued {
-		return
+func secUsec(ns int64) string {
+	us := (ns % ktime.Second) / ktime.Microsecond
+	s := strconv.FormatInt(us, 10)
+	for len(s) < 6 {
+		s = "0" + s
 	}
-	k := p.k
-	exp := int64(it.hr.expires)
-	if exp <= int64(now) {
-		n := (int64(now)-exp)/it.interval + 1
-		exp += n * it.interval
-	}
-	c.addKernelCost(k.hrStart(c, now, it.hr, ktime.Time(exp), 0, sdk.HRModeAbs))
+	return strconv.FormatInt(ns/ktime.Second, 10) + "." + s
 }
 
-// runCPUTimers is run_posix_cpu_timers() from the tick: CPU-time POSIX timers
-// and ITIMER_VIRTUAL/PROF of the current task's process fire when their CPU
-// time is reached, so they run at most HZ times a second.
+// rearmRealTimer is posixtimer_rearm_itimer(), called by dequeue_signal() for
+// a SIGALRM from the process's list: restart a periodic ITIMER_REAL that is
+// not queued, forwarded past now. It returns the cost.
+func (p *Process) rearmRealTimer(c *CPU, now ktime.Time) int64 {
+	it := p.itimers[ItimerReal]
+	if it == nil || it.incr == 0 || it.hr.queued {
+		return 0
+	}
+	k := p.k
+	exp, _ := hrForward(int64(it.hr.expires), int64(now), it.incr, k.hrtimerResolution())
+	return k.hrStart(c, now, it.hr, ktime.Time(exp), 0, sdk.HRModeAbs)
+}
+
+// runCPUTimers is run_posix_cpu_timers() from the tick for the running task:
+// check_cpu_itimer() for ITIMER_PROF and ITIMER_VIRTUAL (one signal per tick
+// at most; a periodic expiry advances by one interval), then the CPU-time
+// POSIX timers (cpu_timer_fire()). So these timers run at most HZ times a
+// second.
+//
+// Divergence: process CPU time is the scheduler's exact runtime, not the
+// tick-sampled utime/stime, and ITIMER_VIRTUAL counts system time as well.
 func (k *Kernel) runCPUTimers(c *CPU, now ktime.Time) {
 	t := c.curr
 	if t == nil {
 		return
 	}
 	p := t.Proc
-	for _, which := range []int{ItimerVirtual, ItimerProf} {
+	for _, which := range [2]int{ItimerProf, ItimerVirtual} {
 		it := p.itimers[which]
-		if it == nil || !it.armed || p.cpuTime < it.cpuExp {
+		if it == nil || it.expires == 0 || p.cpuTime < it.expires {
 			continue
 		}
-		k.sendSignal(now, c, p, nil, &sigEntry{signo: it.sig.signo})
-		if it.interval > 0 {
-			it.cpuExp += it.interval
-			if it.cpuExp <= p.cpuTime {
-				it.cpuExp = p.cpuTime + it.interval
-			}
+		if it.incr != 0 {
+			it.expires += it.incr
 		} else {
-			it.armed = false
+			it.expires = 0
 		}
+		if k.tr.Enabled("itimer_expire") {
+			k.tr.Event(now, c.traceCtx(), "itimer_expire", "which="+strconv.Itoa(which)+" pid="+strconv.Itoa(p.Tgid)+
+				" now="+strconv.FormatInt(p.cpuTime, 10))
+		}
+		k.sendSignal(now, c, p, nil, itimerSignal[which])
+	}
+	if len(p.timers) == 0 {
+		return
 	}
 	for _, id := range p.timerIDs() {
 		pt := p.timers[id]
-		if !pt.cpuClock || !pt.cpuArmed || pt.cpuNow() < pt.cpuExp {
+		if !pt.cpuClock || pt.status != timerArmed || pt.cpuNow() < pt.expires {
 			continue
 		}
-		pt.cpuArmed = false
-		pt.fire(c, now)
+		if pt.Clock == ClockThreadCPUTime && pt.thread != t {
+			continue
+		}
+		pt.fire(c, now, pt.cpuNow())
 	}
 }
 
@@ -476,3 +947,7 @@ func (p *Process) timerIDs() []int {
 }
 
 func ptrOf(t *HRTimer) string { return trace.Ptr(uint64(t.ID)) }
+
+// hex formats v as the syscall tracer prints arguments and return values
+// (%lx of the unsigned long).
+func hex(v int64) string { return strconv.FormatUint(uint64(v), 16) }

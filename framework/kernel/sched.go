@@ -5,6 +5,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sim"
+	"github.com/tickemu/tickemu/framework/trace"
 )
 
 // Policy is a scheduling class.
@@ -193,7 +194,12 @@ func (k *Kernel) traceSwitch(now ktime.Time, c *CPU, prev, next *Task) {
 	if next != nil {
 		nc, np, npr = next.Comm, next.Pid, next.kprio()
 	}
-	k.tr.Event(now, c.traceCtx(), "sched_switch", fmt.Sprintf("prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> next_comm=%s next_pid=%d next_prio=%d",
+	// The event fires in prev's context, under the rq lock with irqs off.
+	ctx := trace.Ctx{Comm: "<idle>", CPU: c.id, Flags: trace.Flags(true, false, false, 2)}
+	if prev != nil {
+		ctx.Comm, ctx.Pid = prev.Comm, prev.Pid
+	}
+	k.tr.Event(now, ctx, "sched_switch", fmt.Sprintf("prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> next_comm=%s next_pid=%d next_prio=%d",
 		pc, pp, ppr, st, nc, np, npr))
 }
 

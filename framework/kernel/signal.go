@@ -1,65 +1,129 @@
 package kernel
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
-// Signal numbers (x86-64).
+// Signal numbers (x86-64, include/uapi/asm-generic/signal.h).
 const (
+	SIGINT    = 2
 	SIGALRM   = 14
 	SIGVTALRM = 26
 	SIGPROF   = 27
-	SIGRTMIN  = 34 // glibc's SIGRTMIN (the kernel's is 32; glibc reserves two)
+	// SIGRTMIN is glibc's SIGRTMIN, what programs use: the kernel's first
+	// real-time signal is 32 and glibc reserves 32 and 33 for itself.
+	SIGRTMIN = 34
+	// maxSignal is _NSIG: signals are 1..64.
+	maxSignal = 64
 )
 
-// siTimer is SI_TIMER, the si_code of POSIX timer signals.
-const siTimer = -2
+// kernelSIGRTMIN is the kernel's SIGRTMIN: signals below it are "legacy"
+// signals that are queued at most once (kernel/signal.c:legacy_queue()).
+const kernelSIGRTMIN = 32
 
-// SigInfo is what a handler receives.
+// si_code values (include/uapi/asm-generic/siginfo.h).
+const (
+	siKernel = 0x80 // SI_KERNEL: SEND_SIG_PRIV, e.g. itimer signals
+	siTimer  = -2   // SI_TIMER: POSIX timer signals
+)
+
+// Results of signal generation as the signal_generate event prints them
+// (include/trace/events/signal.h, enum TRACE_SIGNAL_*).
+const (
+	traceSignalDelivered      = 0
+	traceSignalIgnored        = 1
+	traceSignalAlreadyPending = 2
+)
+
+// rt_sigprocmask() how values.
+const (
+	SigBlock   = 0
+	SigUnblock = 1
+	SigSetmask = 2
+)
+
+// SigMask returns the signal set holding signos (sigmask()).
+func SigMask(signos ...int) uint64 {
+	var m uint64
+	for _, s := range signos {
+		m |= sigmask(s)
+	}
+	return m
+}
+
+func sigmask(signo int) uint64 { return 1 << uint(signo-1) }
+
+// SigInfo is what a handler receives (the fields of siginfo_t the model fills).
 type SigInfo struct {
 	Signo   int
-	Code    int
-	Overrun int64
-	TimerID int // POSIX timer id, 0 otherwise
+	Code    int   // si_code: SI_TIMER (-2) for POSIX timers, SI_KERNEL (128) for itimers
+	Overrun int64 // si_overrun of POSIX timer signals
+	TimerID int   // si_tid: the POSIX timer id (Code == -2 only)
 }
 
 // Handler creates the program that runs one invocation of a signal handler; the
 // program ends with Return.
 type Handler func(t *Task, info SigInfo) Program
 
+// sigaction flags (include/uapi/asm-generic/signal-defs.h, x86 signal.h).
+const (
+	SaNocldstop = 0x00000001
+	SaSiginfo   = 0x00000004
+	SaOnstack   = 0x08000000
+	SaRestart   = 0x10000000
+	// saRestorer is added by glibc's sigaction() to every action.
+	saRestorer = 0x04000000
+)
+
+// sigAction is a struct k_sigaction: a nil handler is SIG_IGN.
+type sigAction struct {
+	handler Handler
+	mask    uint64 // sa_mask
+	flags   uint64 // sa_flags, as signal_deliver prints them
+}
+
 // Process is a thread group: shared signal handlers, shared pending signals,
-// POSIX timers and interval timers.
+// POSIX timers and interval timers (struct signal_struct + sighand_struct).
 type Process struct {
 	Tgid int
 	Comm string
 
-	k        *Kernel
-	tasks    []*Task
-	handlers map[int]Handler
-	pending  sigQueue
-	timers   map[int]*PosixTimer
-	nextTID  int
-	itimers  [3]*itimer
-	cpuTime  int64 // process CPU time in ns
+	k       *Kernel
+	tasks   []*Task
+	actions [maxSignal + 1]sigAction
+	shared  sigQueue // signal->shared_pending
+	timers  map[int]*PosixTimer
+	// nextTimerID is signal->next_posix_timer_id: ids count up from 0.
+	nextTimerID int
+	itimers     [3]*itimer
+	// ignoredTimers is signal->ignored_posix_timers (6.13+): periodic timers
+	// whose signal was ignored, parked until a handler is installed.
+	ignoredTimers []*PosixTimer
+	cpuTime       int64 // process CPU time in ns
 }
 
 // sigEntry is one queued signal (struct sigqueue).
 type sigEntry struct {
 	signo   int
 	code    int
-	timer   *PosixTimer
-	sysPriv uint64 // si_sys_private: requeue counter (legacy) or signal seq (6.13+)
-	overrun int64
-	queued  bool
+	timer   *PosixTimer // the timer whose preallocated sigqueue this is
+	sysPriv uint64      // si_sys_private (legacy requeue sequence)
+	overrun int64       // si_overrun
+	on      *sigQueue   // the pending list it is queued on, nil when not queued
 }
 
-// sigQueue is a pending list (struct sigpending).
+func (e *sigEntry) queued() bool { return e.on != nil }
+
+// sigQueue is a pending list (struct sigpending), in queueing order.
 type sigQueue struct{ q []*sigEntry }
 
-func (s *sigQueue) add(e *sigEntry) { e.queued = true; s.q = append(s.q, e) }
+func (s *sigQueue) add(e *sigEntry) {
+	e.on = s
+	s.q = append(s.q, e)
+}
 
 func (s *sigQueue) has(signo int) bool {
 	for _, e := range s.q {
@@ -70,12 +134,21 @@ func (s *sigQueue) has(signo int) bool {
 	return false
 }
 
-// take removes the first deliverable entry: lowest signal number first, FIFO
-// among equal numbers (next_signal() / collect_signal()).
+// mask is the pending set (sigpending.signal).
+func (s *sigQueue) mask() uint64 {
+	var m uint64
+	for _, e := range s.q {
+		m |= sigmask(e.signo)
+	}
+	return m
+}
+
+// take is __dequeue_signal(): next_signal() picks the lowest-numbered
+// unblocked signal, collect_signal() its first queued entry.
 func (s *sigQueue) take(blocked uint64) *sigEntry {
 	best := -1
 	for i, e := range s.q {
-		if blocked&(1<<uint(e.signo-1)) != 0 {
+		if blocked&sigmask(e.signo) != 0 {
 			continue
 		}
 		if best < 0 || e.signo < s.q[best].signo {
@@ -86,16 +159,22 @@ func (s *sigQueue) take(blocked uint64) *sigEntry {
 		return nil
 	}
 	e := s.q[best]
-	s.q = append(s.q[:best], s.q[best+1:]...)
-	e.queued = false
+	s.removeAt(best)
 	return e
 }
 
-func (s *sigQueue) removeEntry(e *sigEntry) {
+func (s *sigQueue) removeAt(i int) {
+	e := s.q[i]
+	copy(s.q[i:], s.q[i+1:])
+	s.q[len(s.q)-1] = nil
+	s.q = s.q[:len(s.q)-1]
+	e.on = nil
+}
+
+func (s *sigQueue) remove(e *sigEntry) {
 	for i, x := range s.q {
 		if x == e {
-			s.q = append(s.q[:i], s.q[i+1:]...)
-			e.queued = false
+			s.removeAt(i)
 			return
 		}
 	}
@@ -103,143 +182,262 @@ func (s *sigQueue) removeEntry(e *sigEntry) {
 
 func (s *sigQueue) pendingUnblocked(blocked uint64) bool {
 	for _, e := range s.q {
-		if blocked&(1<<uint(e.signo-1)) == 0 {
+		if blocked&sigmask(e.signo) == 0 {
 			return true
 		}
 	}
 	return false
 }
 
-// signalPending is signal_pending(current): any unblocked signal queued, stale or not.
-func (t *Task) signalPending() bool {
-	return t.sigPending.pendingUnblocked(t.blocked) || t.Proc.pending.pendingUnblocked(t.blocked)
+// signalPending is signal_pending(current): the TIF_SIGPENDING flag. It is set
+// by signal_wake_up() on the task chosen to take a signal and recomputed by
+// recalc_sigpending() when the task dequeues signals or changes its mask; a
+// signal queued for the process does not set it on every thread.
+func (t *Task) signalPending() bool { return t.sigpending }
+
+// recalcSigpending is recalc_sigpending(): TIF_SIGPENDING is set while an
+// unblocked signal waits in the thread's or the process's pending list.
+func (t *Task) recalcSigpending() {
+	t.sigpending = t.pending.pendingUnblocked(t.blocked) || t.Proc.shared.pendingUnblocked(t.blocked)
 }
 
-// sendSignal queues e for p (thread nil) or for thread, and wakes the target
-// (send_signal_locked() -> complete_signal() -> signal_wake_up()). It returns
-// the trace result (0 delivered, 2 already pending) and the waker's cost.
-func (k *Kernel) sendSignal(now ktime.Time, from *CPU, p *Process, thread *Task, e *sigEntry) (int, int64) {
-	if e.queued {
-		return 2, 0 // TRACE_SIGNAL_ALREADY_PENDING
+// setBlocked is set_current_blocked(): change the mask and recalculate.
+func (t *Task) setBlocked(m uint64) {
+	t.blocked = m &^ SigMask(9, 19) // SIGKILL and SIGSTOP cannot be blocked
+	t.recalcSigpending()
+}
+
+// ignored is sig_ignored(): an unblocked signal whose action is SIG_IGN is
+// discarded when it is generated. Blocked signals are never ignored: the
+// handler may change before they are unblocked.
+func (p *Process) ignored(t *Task, signo int) bool {
+	if t != nil && t.blocked&sigmask(signo) != 0 {
+		return false
 	}
-	if e.signo < SIGRTMIN && e.timer == nil {
-		// Standard signals are not queued twice.
-		if thread != nil && thread.sigPending.has(e.signo) || thread == nil && p.pending.has(e.signo) {
-			return 2, 0
+	return p.actions[signo].handler == nil
+}
+
+// leader is the thread group leader (pid_task(tgid, PIDTYPE_TGID)).
+func (p *Process) leader() *Task {
+	for _, t := range p.tasks {
+		if t.state != taskDead {
+			return t
 		}
 	}
-	var target *Task
-	if thread != nil {
-		thread.sigPending.add(e)
-		target = thread
-	} else {
-		p.pending.add(e)
-		for _, t := range p.tasks { // complete_signal(): the first thread that wants it
-			if t.state != taskDead && t.blocked&(1<<uint(e.signo-1)) == 0 {
-				target = t
+	return nil
+}
+
+// wantsSignal is wants_signal(): t takes signo if it does not block it and
+// is running or does not have a signal to handle already.
+func wantsSignal(signo int, t *Task) bool {
+	if t.state == taskDead || t.blocked&sigmask(signo) != 0 {
+		return false
+	}
+	return t.running() || !t.sigpending
+}
+
+// running is task_curr(): t owns its CPU.
+func (t *Task) running() bool { return t.cpu.curr == t }
+
+// completeSignal is complete_signal(): find a thread to take the signal just
+// queued for p (t is the suggested one; thread-directed when threadOnly) and
+// wake it with signal_wake_up(). It returns the cost charged to the sender.
+func (k *Kernel) completeSignal(now ktime.Time, from *CPU, signo int, p *Process, t *Task, threadOnly bool) int64 {
+	target := t
+	if !wantsSignal(signo, t) {
+		if threadOnly || len(p.tasks) == 1 {
+			return 0 // it dequeues the signal before it runs user code again
+		}
+		target = nil
+		for _, o := range p.tasks {
+			if wantsSignal(signo, o) {
+				target = o
 				break
 			}
 		}
+		if target == nil {
+			return 0
+		}
 	}
-	if target == nil {
-		return 0, 0
-	}
-	var cost int64
-	switch {
-	case target.state == taskSleeping:
-		cost = k.Wake(now, target, from)
-	case target.cpu != from && target.cpu.curr == target && target.cpu.mode == modeTask:
-		k.sendIPI(now, target.cpu, ipiResched) // kick_process()
-		cost = k.costs.IPISend
-	}
-	return 0, cost
+	return k.signalWakeUp(now, from, target)
 }
 
-// deliverSignals is get_signal() + handle_signal() on the way back to user
-// space. r is the syscall result being returned (nil: an interrupted user
-// computation). It reports whether a handler frame was pushed; otherwise r may
-// still be changed by dropped signals (nothing to do) and the caller continues.
-func (t *Task) deliverSignals(now ktime.Time, r *Result) bool {
-	k := t.k
-	if !t.signalPending() {
-		return false
+// signalWakeUp is signal_wake_up(): set TIF_SIGPENDING and wake the task if it
+// sleeps interruptibly; if it runs on another CPU, kick_process() sends the
+// reschedule IPI that makes it pass through exit_to_user_mode().
+func (k *Kernel) signalWakeUp(now ktime.Time, from *CPU, t *Task) int64 {
+	t.sigpending = true
+	switch {
+	case t.state == taskSleeping:
+		return k.Wake(now, t, from)
+	case t.running() && t.cpu != from && t.cpu.mode == modeTask:
+		k.sendIPI(now, t.cpu, ipiResched)
+		return k.costs.IPISend
 	}
+	return 0
+}
+
+// sendSignal is send_signal_locked() for a signal without a preallocated
+// sigqueue (SEND_SIG_PRIV, si_code SI_KERNEL): it queues signo for the process
+// p (thread nil) or for thread, and returns the TRACE_SIGNAL result and the
+// sender's cost. Standard signals are queued at most once (legacy_queue()).
+func (k *Kernel) sendSignal(now ktime.Time, from *CPU, p *Process, thread *Task, signo int) (int, int64) {
+	t := thread
+	if t == nil {
+		t = p.leader()
+	}
+	if t == nil {
+		return traceSignalIgnored, 0
+	}
+	list := &p.shared
+	if thread != nil {
+		list = &thread.pending
+	}
+	res, cost := traceSignalDelivered, int64(0)
+	switch {
+	case p.ignored(t, signo):
+		res = traceSignalIgnored
+	case signo < kernelSIGRTMIN && list.has(signo):
+		res = traceSignalAlreadyPending
+	default:
+		list.add(&sigEntry{signo: signo, code: siKernel})
+		cost = k.completeSignal(now, from, signo, p, t, thread != nil)
+	}
+	k.traceSignalGenerate(now, from, signo, siKernel, t, thread == nil, res)
+	return res, cost + k.costs.SignalGenerate
+}
+
+func (k *Kernel) traceSignalGenerate(now ktime.Time, from *CPU, signo, code int, t *Task, group bool, res int) {
+	if !k.tr.Enabled("signal_generate") {
+		return
+	}
+	c := from
+	if c == nil {
+		c = t.cpu
+	}
+	grp := "0"
+	if group {
+		grp = "1"
+	}
+	k.tr.Event(now, c.traceCtxLocks(1), "signal_generate", "sig="+strconv.Itoa(signo)+" errno=0 code="+strconv.Itoa(code)+
+		" comm="+t.Comm+" pid="+strconv.Itoa(t.Pid)+" grp="+grp+" res="+strconv.Itoa(res))
+}
+
+// dequeueSignal is dequeue_signal(): the thread's own pending list first, then
+// the process's; a SIGALRM taken from the process list re-arms ITIMER_REAL.
+// It returns nil when nothing unblocked is pending, and the dequeue's cost.
+func (t *Task) dequeueSignal(now ktime.Time) (*sigEntry, int64) {
+	e := t.pending.take(t.blocked)
 	var cost int64
-	for {
-		e := t.sigPending.take(t.blocked)
-		if e == nil {
-			e = t.Proc.pending.take(t.blocked)
+	if e == nil {
+		e = t.Proc.shared.take(t.blocked)
+		if e != nil && e.signo == SIGALRM {
+			cost += t.Proc.rearmRealTimer(t.cpu, now)
 		}
+	}
+	t.recalcSigpending()
+	return e, cost
+}
+
+// doSignal is arch_do_signal_or_restart() (arch/x86/kernel/signal.c) on the
+// way back to user space with TIF_SIGPENDING set: get_signal() dequeues
+// signals until one has a handler, dropping stale POSIX timer signals (6.13+,
+// posixtimer_deliver_signal()) and ignored ones; handle_signal() then pushes
+// the handler's frame. r is the syscall result being returned, or nil when
+// the task returns to an interrupted user computation. It reports whether a
+// handler frame was pushed (its setup then runs as the task's next segment);
+// if not, r is unchanged, the caller applies the syscall restart rules and
+// charges cost, the time the dequeues took.
+func (t *Task) doSignal(now ktime.Time, r *Result) (pushed bool, cost int64) {
+	k := t.k
+	for {
+		e, c := t.dequeueSignal(now + ktime.Time(cost))
+		cost += c
 		if e == nil {
 			break
 		}
-		cost += k.costs.SignalGenerate / 2 // dequeue_signal()
-		info := SigInfo{Signo: e.signo, Code: e.code}
+		cost += k.costs.SignalDequeue
+		info := SigInfo{Signo: e.signo, Code: e.code, Overrun: e.overrun}
 		if e.timer != nil {
-			ok := e.timer.dequeued(now, e, &info)
+			ok, c := e.timer.dequeued(t, now+ktime.Time(cost), e, &info)
+			cost += c
 			if !ok {
 				k.Counters.Add("signals_dropped", t.cpu.id, 1)
-				continue // 6.13+: a stale timer signal is dropped (posixtimer_deliver_signal())
+				continue // dequeue_signal(): goto again
 			}
 		}
-		if e.signo == SIGALRM {
-			t.Proc.rearmRealTimer(t.cpu, now)
-		}
-		h := t.Proc.handlers[e.signo]
-		if h == nil {
+		act := t.Proc.actions[e.signo]
+		if act.handler == nil {
 			k.Counters.Add("signals_ignored", t.cpu.id, 1)
-			continue
+			continue // SIG_IGN at delivery time
 		}
-		// handle_signal(): a restartable syscall interrupted by a handler
-		// returns -EINTR; the handler runs with its signal blocked.
-		top := &t.frames[len(t.frames)-1]
-		if r != nil {
-			rr := *r
-			if rr.Err == errRestartBlock {
-				rr.Err = EINTR
-				t.restart = nil
-			}
-			top.resume = &rr
-		} else {
-			top.resumeCompute = t.segRemaining
-			t.segRemaining = 0
-		}
-		k.Counters.Add("signals_delivered", t.cpu.id, 1)
-		if k.tr.Enabled("signal_deliver") {
-			k.tr.Event(now, t.cpu.traceCtx(), "signal_deliver", fmt.Sprintf("sig=%d errno=0 code=%d sa_handler=401a30 sa_flags=14000004", e.signo, e.code))
-		}
-		mask := uint64(1) << uint(e.signo-1)
-		prog := h(t, info)
-		t.frames = append(t.frames, frame{prog: prog, mask: mask})
-		t.blocked |= mask
-		t.segment(cost+k.costs.SignalDeliver, true, func(now ktime.Time) {
-			t.exec(now, prog.Next(t, Result{Now: now}))
+		t.handleSignal(now+ktime.Time(cost), r, e.signo, info, act)
+		t.segment(cost+k.costs.SignalDeliver, false, func(now ktime.Time) {
+			// exit_to_user_mode_loop(): more pending signals nest their own
+			// frames before the handler's first instruction.
+			t.toUser(now, Result{Now: now})
 		})
-		return true
+		return true, 0
 	}
-	if cost > 0 {
-		// Only dropped or ignored signals: the dequeue work still took time.
-		t.segRemaining += cost
-	}
-	return false
+	return false, cost
 }
 
-// sigreturn is rt_sigreturn(): pop the handler frame and resume what it interrupted.
+// handleSignal is handle_signal() + setup_rt_frame(): the syscall being
+// returned from sees -EINTR if it asked to be restarted (SA_RESTART is not
+// modelled: no modelled syscall returns -ERESTARTSYS), the interrupted frame
+// keeps what it resumes with, and the handler's frame is pushed with its
+// signal (and sa_mask) blocked.
+func (t *Task) handleSignal(now ktime.Time, r *Result, signo int, info SigInfo, act sigAction) {
+	k := t.k
+	top := &t.frames[len(t.frames)-1]
+	if r != nil {
+		rr := *r
+		if rr.Err == errRestartBlock || rr.Err == errRestartNoHand {
+			rr.Err = EINTR
+		}
+		t.restartBlock = nil
+		top.resume = &rr
+	} else {
+		top.resumeCompute = t.segRemaining
+		t.segRemaining = 0
+	}
+	k.Counters.Add("signals_delivered", t.cpu.id, 1)
+	if info.Code == siTimer {
+		k.Counters.Add("posix_timer_overruns", t.cpu.id, info.Overrun)
+	}
+	if k.tr.Enabled("signal_deliver") {
+		k.tr.Event(now, t.cpu.traceCtxLocks(1), "signal_deliver", "sig="+strconv.Itoa(signo)+" errno=0 code="+strconv.Itoa(info.Code)+
+			" sa_handler="+handlerAddr+" sa_flags="+strconv.FormatUint(act.flags|saRestorer, 16))
+	}
+	t.frames = append(t.frames, frame{prog: act.handler(t, info), savedMask: t.blocked})
+	t.setBlocked(t.blocked | act.mask | sigmask(signo))
+}
+
+// handlerAddr is the sa_handler signal_deliver prints: a fixed text address.
+const handlerAddr = "401a30"
+
+// sigreturn is rt_sigreturn(): restore the mask saved in the frame, pop it and
+// resume what the handler interrupted. The syscall-restart check is off for
+// the restored context (restore_sigcontext() sets orig_ax to -1).
 func (t *Task) sigreturn(now ktime.Time) {
 	if len(t.frames) < 2 {
-		panic(fmt.Sprintf("kernel: task %s returned from a handler it is not in", t.Comm))
+		panic("kernel: task " + t.Comm + " returned from a handler it is not in")
 	}
 	h := t.frames[len(t.frames)-1]
-	t.blocked &^= h.mask
+	t.frames[len(t.frames)-1] = frame{}
 	t.frames = t.frames[:len(t.frames)-1]
+	t.setBlocked(h.savedMask)
 	top := &t.frames[len(t.frames)-1]
+	t.traceSysEnter(now, "rt_sigreturn", "")
 	t.segment(t.k.costs.Syscall, false, func(now ktime.Time) {
 		if top.resume != nil {
 			r := *top.resume
 			top.resume = nil
+			t.traceSysExit(now, "rt_sigreturn", sysRet(r))
 			t.toUser(now, r)
 			return
 		}
+		t.traceSysExit(now, "rt_sigreturn", 0)
 		rest := top.resumeCompute
 		top.resumeCompute = 0
 		t.resumeCompute(now, rest)
@@ -251,21 +449,70 @@ func (t *Task) sigreturn(now ktime.Time) {
 func (t *Task) resumeCompute(now ktime.Time, rest int64) {
 	t.segRemaining = rest
 	t.segUser = true
-	if t.deliverSignals(now, nil) {
-		return
+	var cost int64
+	if t.sigpending {
+		var pushed bool
+		if pushed, cost = t.doSignal(now, nil); pushed {
+			return
+		}
 	}
 	t.segRemaining = 0
-	t.segment(rest, true, func(now ktime.Time) { t.toUser(now, Result{Now: now}) })
+	t.segment(cost+rest, true, func(now ktime.Time) { t.toUser(now, Result{Now: now}) })
 }
 
-// interruptedCompute delivers pending signals to a task about to resume user
-// computation after an interrupt (exit_to_user_mode()). It reports whether a
-// handler runs first.
+// interruptedCompute is exit_to_user_mode() for a task resuming a user
+// computation after an interrupt or a preemption: a pending signal gets its
+// handler first. It reports whether a handler frame was pushed.
 func (t *Task) interruptedCompute(now ktime.Time) bool {
-	if !t.segUser || t.segRemaining <= 0 || !t.signalPending() {
+	if !t.segUser || t.segRemaining <= 0 || !t.sigpending {
 		return false
 	}
-	return t.deliverSignals(now, nil)
+	pushed, cost := t.doSignal(now, nil)
+	t.segRemaining += cost // dropped signals: the dequeues delay the computation
+	return pushed
+}
+
+// sigpendingSet is do_sigpending(): the pending signals that are blocked.
+func (t *Task) sigpendingSet() uint64 {
+	return (t.pending.mask() | t.Proc.shared.mask()) & t.blocked
+}
+
+// sigaction is do_sigaction(): install act for signo. Setting SIG_IGN
+// discards the pending instances (POSIX 3.3.1.3); lifting SIG_IGN re-queues
+// the parked periodic POSIX timer signals (6.13+ posixtimer_sig_unignore()).
+func (p *Process) sigaction(now ktime.Time, from *CPU, signo int, act sigAction) {
+	wasIgnored := p.actions[signo].handler == nil
+	p.actions[signo] = act
+	if act.handler == nil {
+		p.flushSignal(signo)
+		return
+	}
+	if wasIgnored {
+		p.unignoreTimers(now, from, signo)
+	}
+}
+
+// flushSignal is flush_sigqueue_mask() for one signal on every pending list
+// of p: a POSIX timer's sigqueue goes to sigqueue_free_ignored().
+func (p *Process) flushSignal(signo int) {
+	flush := func(s *sigQueue) {
+		for i := 0; i < len(s.q); {
+			e := s.q[i]
+			if e.signo != signo {
+				i++
+				continue
+			}
+			s.removeAt(i)
+			if e.timer != nil {
+				e.timer.sigIgnored()
+			}
+		}
+	}
+	flush(&p.shared)
+	for _, t := range p.tasks {
+		flush(&t.pending)
+		t.recalcSigpending()
+	}
 }
 
 // clockOffset returns the offset of clock from CLOCK_MONOTONIC.

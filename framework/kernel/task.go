@@ -29,8 +29,13 @@ const (
 	EINTR  Errno = 4
 	EAGAIN Errno = 11
 	EINVAL Errno = 22
-	// errRestartBlock is -ERESTART_RESTARTBLOCK: never seen by user space.
-	errRestartBlock Errno = 516
+	// errRestartNoHand is -ERESTARTNOHAND and errRestartBlock
+	// -ERESTART_RESTARTBLOCK (include/linux/errno.h): a syscall interrupted by
+	// a signal returns them and user space never sees them. With a handler
+	// they become -EINTR; without one the syscall is restarted: re-executed
+	// as it was (ERESTARTNOHAND) or through current->restart_block.
+	errRestartNoHand Errno = 514
+	errRestartBlock  Errno = 516
 )
 
 // Result is what a syscall returned, seen in user space at Now.
@@ -46,13 +51,16 @@ type Action interface{ isAction() }
 // Compute is user-space work of NS nanoseconds.
 type Compute struct{ NS int64 }
 
-// ClockNanosleep is clock_nanosleep(clock, flags, t): Abs = TIMER_ABSTIME
-// (T absolute in the clock), else T is a relative duration. Plain nanosleep()
-// is ClockNanosleep on CLOCK_MONOTONIC, relative.
+// ClockNanosleep is clock_nanosleep(clock, flags, t, rem): Abs =
+// TIMER_ABSTIME (T absolute in the clock), else T is a relative duration.
+// glibc's nanosleep() is ClockNanosleep on CLOCK_REALTIME, relative. Rem
+// says whether a remaining-time buffer is passed (rmtp non-NULL). A negative
+// T stands for an invalid timespec (EINVAL).
 type ClockNanosleep struct {
 	Clock sdk.ClockID
 	Abs   bool
 	T     int64
+	Rem   bool
 }
 
 // ClockGettime is clock_gettime(clock); Result.Ret is the time.
@@ -101,10 +109,13 @@ func (Return) isAction()         {}
 type frame struct {
 	prog Program
 	// What resumes this frame when the handler above it returns: a pending
-	// syscall result, or the rest of an interrupted computation.
+	// syscall result (the zero Result starts a handler that has not run
+	// yet), or the rest of an interrupted computation.
 	resume        *Result
 	resumeCompute int64
-	mask          uint64 // for a handler frame: the signals it blocks while it runs
+	// savedMask is, for a handler frame, the blocked mask rt_sigreturn()
+	// restores (the uc_sigmask of the signal frame).
+	savedMask uint64
 }
 
 // Task is a thread.
@@ -126,13 +137,18 @@ type Task struct {
 	segUser      bool // the current segment is user computation (signals can interrupt it)
 	runSince     ktime.Time
 
-	// Sleep state (struct hrtimer_sleeper and the restart block).
+	// Sleep state (struct hrtimer_sleeper and current->restart_block).
 	sleeper   *HRTimer
 	sleepDone bool // hrtimer_wakeup() cleared t->task
-	restart   *ClockNanosleep
+	// restartBlock is restart_block.nanosleep with fn =
+	// hrtimer_nanosleep_restart (nil: do_no_restart_syscall); restartAct is
+	// the syscall an -ERESTARTNOHAND re-executes.
+	restartBlock *ClockNanosleep
+	restartAct   ClockNanosleep
 
-	sigPending sigQueue // thread-directed signals
+	pending    sigQueue // t->pending: thread-directed signals
 	blocked    uint64   // blocked signal mask (bit signo-1)
+	sigpending bool     // TIF_SIGPENDING
 
 	cpuTime int64 // task CPU time in ns (CLOCK_THREAD_CPUTIME_ID)
 }
@@ -159,7 +175,7 @@ func (t *Task) timerSlack() int64 {
 
 // NewProcess creates a process (thread group) with no threads yet.
 func (k *Kernel) NewProcess(comm string) *Process {
-	p := &Process{k: k, Tgid: k.nextPid, Comm: comm, handlers: map[int]Handler{}, timers: map[int]*PosixTimer{}}
+	p := &Process{k: k, Tgid: k.nextPid, Comm: comm, timers: map[int]*PosixTimer{}}
 	k.procs = append(k.procs, p)
 	return p
 }
@@ -205,20 +221,39 @@ func (t *Task) segment(ns int64, user bool, done func(now ktime.Time)) {
 	t.segDone = done
 }
 
-// toUser is the return to user space with result r: pending signals are
-// handled first (exit_to_user_mode() -> arch_do_signal_or_restart()), then the
-// top frame's program gets the result.
+// toUser is the return to user space with result r (exit_to_user_mode()):
+// while TIF_SIGPENDING is set, arch_do_signal_or_restart() delivers a signal
+// to its handler; if none gets one, an interrupted syscall is restarted:
+// -ERESTARTNOHAND re-executes it, -ERESTART_RESTARTBLOCK runs restart_syscall()
+// (hrtimer_nanosleep_restart()). Otherwise the top frame's program gets r.
 func (t *Task) toUser(now ktime.Time, r Result) {
-	if t.deliverSignals(now, &r) {
-		return
+	if t.sigpending {
+		pushed, cost := t.doSignal(now, &r)
+		if pushed {
+			return
+		}
+		if cost > 0 {
+			// Only dropped or ignored signals: their dequeue takes time first.
+			t.segment(cost, false, func(now ktime.Time) { t.restartOrReturn(now, r) })
+			return
+		}
 	}
-	if r.Err == errRestartBlock {
-		// No handler ran: the syscall restarts through its restart block
-		// (restart_syscall() -> hrtimer_nanosleep_restart()).
-		rs := t.restart
-		t.restart = nil
+	t.restartOrReturn(now, r)
+}
+
+// restartOrReturn is the end of arch_do_signal_or_restart() when no handler
+// ran, then the return to the program.
+func (t *Task) restartOrReturn(now ktime.Time, r Result) {
+	switch r.Err {
+	case errRestartBlock:
+		rs := t.restartBlock
+		t.restartBlock = nil
 		t.k.Counters.Add("syscall_restarts", t.cpu.id, 1)
 		t.doNanosleep(now, *rs, true)
+		return
+	case errRestartNoHand:
+		t.k.Counters.Add("syscall_restarts", t.cpu.id, 1)
+		t.doNanosleep(now, t.restartAct, false)
 		return
 	}
 	r.Now = now
@@ -239,16 +274,18 @@ func (t *Task) exec(now ktime.Time, a Action) {
 		v := int64(now) + k.clockOffset(a.Clock)
 		t.segment(k.costs.ClockRead, true, func(now ktime.Time) { t.toUser(now, Result{Ret: v}) })
 	case ClockSettime:
-		t.traceSysEnter(now, "clock_settime", fmt.Sprintf("which_clock: %d, tp: 0", a.Clock))
+		t.traceSysEnter(now, "clock_settime", "which_clock: "+hex(int64(a.Clock))+", tp: "+t.userAddr(9))
 		cost := k.costs.Syscall + k.clockSettime(c, now, a.Clock, a.T)
 		t.segment(cost, false, func(now ktime.Time) { t.sysReturn(now, "clock_settime", Result{}) })
 	case SchedYield:
+		t.traceSysEnter(now, "sched_yield", "")
 		t.segment(k.costs.Syscall, false, func(now ktime.Time) {
 			c.needResched = true
 			t.sysReturn(now, "sched_yield", Result{})
 		})
 	case Syscall:
-		t.segment(k.costs.Syscall+a.Cost, false, func(now ktime.Time) { t.toUser(now, Result{}) })
+		t.traceSysEnter(now, a.Name, "")
+		t.segment(k.costs.Syscall+a.Cost, false, func(now ktime.Time) { t.sysReturn(now, a.Name, Result{}) })
 	case KernelWork:
 		cost := a.Fn(c, now)
 		t.segment(cost, false, func(now ktime.Time) { t.toUser(now, Result{}) })
@@ -257,7 +294,7 @@ func (t *Task) exec(now ktime.Time, a Action) {
 		c.curr = nil
 	case Return:
 		t.sigreturn(now)
-	case TimerCreate, TimerSettime, TimerGettime, TimerGetoverrun, TimerDelete, Setitimer, Sigaction, Sigpending:
+	case TimerCreate, TimerSettime, TimerGettime, TimerGetoverrun, TimerDelete, Setitimer, Sigaction, Sigpending, Sigprocmask:
 		t.posixSyscall(now, a)
 	default:
 		panic(fmt.Sprintf("kernel: task %s: unknown action %T", t.Comm, a))
@@ -266,18 +303,38 @@ func (t *Task) exec(now ktime.Time, a Action) {
 
 // sysReturn traces sys_exit and returns to user space with r.
 func (t *Task) sysReturn(now ktime.Time, name string, r Result) {
-	if t.k.tr.Enabled("sys_exit") {
-		ret := r.Ret
-		if r.Err != 0 {
-			ret = -int64(r.Err)
-		}
-		t.k.tr.Raw(now, t.cpu.traceCtx(), "sys_exit", fmt.Sprintf("sys_%s -> 0x%x", name, uint64(ret)))
-	}
+	t.traceSysExit(now, name, sysRet(r))
 	t.toUser(now, r)
 }
 
+// sysRet is the syscall's return value as the kernel returns it: -errno on error.
+func sysRet(r Result) int64 {
+	if r.Err != 0 {
+		return -int64(r.Err)
+	}
+	return r.Ret
+}
+
+// traceSysEnter writes the sys_enter_NAME event the way the syscall tracer
+// prints it (kernel/trace/trace_syscalls.c:print_syscall_enter()):
+// "sys_NAME(arg: hex, ...)".
 func (t *Task) traceSysEnter(now ktime.Time, name, args string) {
-	t.k.tr.Raw(now, t.cpu.traceCtx(), "sys_enter", "sys_"+name+"("+args+")")
+	if ev := "sys_enter_" + name; t.k.tr.Enabled(ev) {
+		t.k.tr.Raw(now, t.cpu.traceCtx(), ev, "sys_"+name+"("+args+")")
+	}
+}
+
+// traceSysExit writes sys_exit_NAME: "sys_NAME -> 0xRET" (print_syscall_exit()).
+func (t *Task) traceSysExit(now ktime.Time, name string, ret int64) {
+	if ev := "sys_exit_" + name; t.k.tr.Enabled(ev) {
+		t.k.tr.Raw(now, t.cpu.traceCtx(), ev, "sys_"+name+" -> 0x"+hex(ret))
+	}
+}
+
+// userAddr is a stable fake user-space address for a syscall's pointer
+// argument slot, as the syscall tracer prints pointers.
+func (t *Task) userAddr(slot int) string {
+	return hex(0x7ffd00000000 + int64(t.Pid)<<16 + int64(slot)<<4)
 }
 
 // block puts the task to sleep after its current segment (schedule() with
@@ -289,47 +346,70 @@ func (t *Task) block(wake func(now ktime.Time)) {
 	t.segDone = wake
 }
 
-// doNanosleep is do_nanosleep() (kernel/time/hrtimer.c) for clock_nanosleep()
-// and its restart (hrtimer_nanosleep_restart(), restart=true: absolute, no slack).
+// doNanosleep is clock_nanosleep() -> hrtimer_nanosleep() -> do_nanosleep()
+// (kernel/time/hrtimer.c, as of v6.12; unchanged since), or with restart its
+// restart_syscall() -> hrtimer_nanosleep_restart() continuation: an ABS sleep
+// to the hard expiry of the interrupted one, with no slack.
+//
+// The sleeper hrtimer_wakeup() timer is started in the caller's mode (a REL
+// CLOCK_REALTIME sleep runs on CLOCK_MONOTONIC) with the task's timer slack
+// (none for RT tasks); the task then sleeps interruptibly unless the timer
+// already expired or a signal is pending, and the sleeper is always
+// cancelled afterwards, so a sleep ended by a signal shows as an
+// hrtimer_start with no hrtimer_expire_entry. Expired -> 0. Interrupted: a
+// relative sleep stores the absolute expiry in the restart block and
+// returns -ERESTART_RESTARTBLOCK (with rmtp: 0 if nothing remains); an
+// absolute one returns -ERESTARTNOHAND.
 func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 	k := t.k
 	c := t.cpu
 	name := "clock_nanosleep"
-	if !restart {
-		flags := 0
+	if restart {
+		name = "restart_syscall"
+		t.traceSysEnter(now, name, "")
+	} else {
+		flags := int64(0)
 		if a.Abs {
 			flags = 1
 		}
-		t.traceSysEnter(now, name, fmt.Sprintf("which_clock: %d, flags: %d, rqtp: 0x7ffd0000, rmtp: 0x7ffd0010", a.Clock, flags))
-	} else {
-		name = "restart_syscall"
+		rmtp := "0"
+		if a.Rem && !a.Abs {
+			rmtp = t.userAddr(8)
+		}
+		t.traceSysEnter(now, name, "which_clock: "+hex(int64(a.Clock))+", flags: "+hex(flags)+", rqtp: "+t.userAddr(7)+", rmtp: "+rmtp)
+		t.restartBlock = nil // restart_block.fn = do_no_restart_syscall
+		t.restartAct = a
+	}
+	cost := k.costs.Syscall
+	if a.T < 0 || !validSleepClock(a.Clock) {
+		t.segment(cost, false, func(now ktime.Time) { t.sysReturn(now, name, Result{Err: EINVAL}) })
+		return
+	}
+	mode := sdk.HRModeAbs
+	clock := a.Clock
+	if !a.Abs && !restart {
+		mode = sdk.HRModeRel
+		if clock == sdk.ClockRealtime {
+			clock = sdk.ClockMonotonic // __hrtimer_setup(): REL CLOCK_REALTIME is MONOTONIC
+		}
 	}
 	if t.sleeper == nil {
-		t.sleeper = k.NewHRTimer("hrtimer_wakeup", a.Clock, sdk.HRModeAbs, k.costs.Wakeup, func(cpu *CPU, at ktime.Time, e *sdk.HRExpiry) {
+		t.sleeper = k.NewHRTimer("hrtimer_wakeup", clock, mode, k.costs.Wakeup, func(cpu *CPU, at ktime.Time, e *sdk.HRExpiry) {
 			// hrtimer_wakeup(): clear t->task and wake the sleeper.
 			t.sleepDone = true
 			k.Wake(at, t, cpu)
 		})
 	}
-	mode := sdk.HRModeAbs
-	target := a.T
-	clock := a.Clock
-	if !a.Abs && !restart {
-		mode = sdk.HRModeRel
-		if clock == sdk.ClockRealtime {
-			clock = sdk.ClockMonotonic
-		}
-	}
+	// hrtimer_setup_sleeper_on_stack() traces the caller's clock and mode.
+	k.traceHRInit(now, c, t.sleeper, a.Clock, mode)
 	t.sleeper.Clock = clock
 	slack := t.timerSlack()
 	if restart {
-		slack = 0
+		slack = 0 // hrtimer_set_expires_tv64(): soft == hard
 	}
-	cost := k.costs.Syscall
 	t.sleepDone = false
-	cost += k.hrStart(c, now+ktime.Time(cost), t.sleeper, ktime.Time(target), slack, mode)
-	absExpires := t.sleeper.expires // resolved expiry in the sleeper's clock
-	sigPending := t.signalPending()
+	cost += k.hrStart(c, now+ktime.Time(cost), t.sleeper, ktime.Time(a.T), slack, mode)
+	absExpires := int64(t.sleeper.expires) // the hard expiry, in the sleeper's clock
 	t.segment(cost, false, func(now ktime.Time) {
 		finish := func(now ktime.Time) {
 			cost := k.hrCancel(c, now, t.sleeper)
@@ -338,20 +418,33 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 					t.sysReturn(now, name, Result{})
 					return
 				}
-				// Interrupted by a signal: -ERESTART_RESTARTBLOCK with an
-				// absolute restart block (do_nanosleep()).
-				t.restart = &ClockNanosleep{Clock: clock, Abs: true, T: int64(absExpires)}
 				if a.Abs && !restart {
-					// TIMER_ABSTIME sleeps return -ERESTARTNOHAND; with a handler
-					// user space sees EINTR either way.
+					t.sysReturn(now, name, Result{Err: errRestartNoHand})
+					return
 				}
+				if a.Rem && absExpires-(int64(now)+k.clockOffset(clock)) <= 0 {
+					t.sysReturn(now, name, Result{}) // nanosleep_copyout() not needed: done
+					return
+				}
+				t.restartBlock = &ClockNanosleep{Clock: clock, Abs: true, T: absExpires, Rem: a.Rem}
 				t.sysReturn(now, name, Result{Err: errRestartBlock})
 			})
 		}
-		if t.sleepDone || sigPending || t.signalPending() {
-			finish(now) // schedule() does not sleep: t->task is gone or a signal is pending
+		// schedule() does not sleep when t->task is already gone or a
+		// signal is pending (signal_pending_state()).
+		if t.sleepDone || t.sigpending {
+			finish(now)
 			return
 		}
 		t.block(finish)
 	})
+}
+
+// validSleepClock reports whether clock has an nsleep method (common_nsleep).
+func validSleepClock(c sdk.ClockID) bool {
+	switch c {
+	case sdk.ClockRealtime, sdk.ClockMonotonic, sdk.ClockBoottime, sdk.ClockTAI:
+		return true
+	}
+	return false
 }

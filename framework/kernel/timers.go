@@ -49,7 +49,7 @@ func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time,
 	t.queued, t.cpu, t.expires = true, c.id, r.Expires
 	k.Counters.Add("hrtimer_start", c.id, 1)
 	if k.tr.Enabled("hrtimer_start") {
-		k.tr.Event(now, c.traceCtx(), "hrtimer_start", fmt.Sprintf("hrtimer=%s function=%s expires=%d softexpires=%d mode=%s",
+		k.tr.Event(now, c.traceCtxLocks(1+c.heldLocks), "hrtimer_start", fmt.Sprintf("hrtimer=%s function=%s expires=%d softexpires=%d mode=%s",
 			trace.Ptr(uint64(t.ID)), t.Function, int64(r.Expires), int64(r.SoftExpires), mode))
 	}
 	return r.Cost + k.programLocal(c, now+ktime.Time(r.Cost), r.Program)
@@ -64,7 +64,7 @@ func (k *Kernel) hrCancel(c *CPU, now ktime.Time, t *HRTimer) int64 {
 	if r.Ret == 1 {
 		t.queued = false
 		k.Counters.Add("hrtimer_cancel", c.id, 1)
-		k.tr.Event(now, c.traceCtx(), "hrtimer_cancel", "hrtimer="+trace.Ptr(uint64(t.ID)))
+		k.tr.Event(now, c.traceCtxLocks(1+c.heldLocks), "hrtimer_cancel", "hrtimer="+trace.Ptr(uint64(t.ID)))
 	}
 	return r.Cost + k.programLocal(c, now+ktime.Time(r.Cost), r.Program)
 }

@@ -1,18 +1,27 @@
 // Package trace writes tickemu's event trace in the text layout of tracefs
-// `trace` (kernel/trace/trace_output.c): one line per event,
+// `trace` (kernel/trace/trace_output.c): a header, then one line per event,
 //
 //	<comm>-<pid> [<cpu>] <flags> <sec>.<usec>: <event>: <fields>
 //
-// with the kernel's event and field names (include/trace/events/timer.h, irq.h,
-// sched.h, signal.h), so the greps people run on real traces work on ours.
-// Timestamps are simulated CLOCK_MONOTONIC time.
+// with the kernel's event and field names (include/trace/events/timer.h,
+// irq.h, irq_vectors.h, sched.h, signal.h; syscall events as
+// kernel/trace/trace_syscalls.c prints them), so the greps people run on real
+// traces work on ours. Timestamps are simulated CLOCK_MONOTONIC time. The
+// format is documented in docs/trace.md.
+//
+// Lines come out sorted by timestamp, as the merged per-CPU buffers of a real
+// trace do: the simulator computes an interrupt's or a syscall's whole
+// timeline when it starts, so it emits events with times a little in the
+// future; the writer holds them until the simulation clock (SetClock) has
+// passed them.
 package trace
 
 import (
 	"bufio"
-	"fmt"
+	"container/heap"
 	"io"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/ktime"
@@ -24,12 +33,19 @@ type Writer struct {
 	w       *bufio.Writer
 	filters []string // glob patterns on the event name; empty = all
 	enabled map[string]bool
+	clock   func() ktime.Time
+	pending lineHeap
+	seq     uint64
+	last    ktime.Time // timestamp of the last line written
 	lines   int64
+	late    int64
 	err     error
+	buf     []byte
 }
 
-// New returns a writer for out. events is a comma-separated list of event names
-// or globs ("hrtimer_*,sched_switch"); empty means every event.
+// New returns a writer for out. events is a comma-separated list of event
+// names or globs ("hrtimer_*,sched_switch,sys_enter_timer_*"); empty means
+// every event. cpus is the number of CPUs the header announces.
 func New(out io.Writer, events string, cpus int) *Writer {
 	w := &Writer{w: bufio.NewWriterSize(out, 1<<16), enabled: map[string]bool{}}
 	for _, f := range strings.Split(events, ",") {
@@ -37,8 +53,8 @@ func New(out io.Writer, events string, cpus int) *Writer {
 			w.filters = append(w.filters, f)
 		}
 	}
-	fmt.Fprintf(w.w, "# tracer: nop\n#\n# entries-in-buffer/entries-written: see end   #P:%d\n#\n", cpus)
-	w.w.WriteString("#                                _-----=> irqs-off/BH-disabled\n" +
+	w.w.WriteString("# tracer: nop\n#\n# tickemu simulated trace   #P:" + strconv.Itoa(cpus) + "\n#\n" +
+		"#                                _-----=> irqs-off/BH-disabled\n" +
 		"#                               / _----=> need-resched\n" +
 		"#                              | / _---=> hardirq/softirq\n" +
 		"#                              || / _--=> preempt-depth\n" +
@@ -47,6 +63,16 @@ func New(out io.Writer, events string, cpus int) *Writer {
 		"#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n" +
 		"#              | |         |   |||||     |         |\n")
 	return w
+}
+
+// SetClock gives the writer the simulation clock. Every event emitted later
+// must have a timestamp at or after the clock's time at emission; lines
+// older than the clock are then final and are written in timestamp order.
+// Without a clock lines are written as they come.
+func (w *Writer) SetClock(now func() ktime.Time) {
+	if w != nil {
+		w.clock = now
+	}
 }
 
 // Enabled reports whether event name is recorded; callers use it to skip
@@ -80,39 +106,126 @@ type Ctx struct {
 	Flags string // five characters, e.g. "d.h1." (irqs off, hardirq); "....." in task context
 }
 
+// Flags builds the five-character flags column (trace_print_lat_fmt()):
+// irqs-off 'd', need-resched (always '.'), 'h' hardirq / 's' softirq / 'H'
+// hardirq inside softirq, the preempt depth as a hex digit ('.' for 0), and
+// migrate-disable (always '.').
+func Flags(irqsOff, hardirq, softirq bool, depth int) string {
+	b := [5]byte{'.', '.', '.', '.', '.'}
+	if irqsOff {
+		b[0] = 'd'
+	}
+	switch {
+	case hardirq && softirq:
+		b[2] = 'H'
+	case hardirq:
+		b[2] = 'h'
+	case softirq:
+		b[2] = 's'
+	}
+	if depth > 0 {
+		b[3] = "0123456789abcdef"[min(depth, 15)]
+	}
+	return string(b[:])
+}
+
 // Event writes one "name: fields" event at t.
 func (w *Writer) Event(t ktime.Time, c Ctx, name, fields string) {
 	if !w.Enabled(name) {
 		return
 	}
-	w.line(t, c, name+": "+fields)
+	w.add(t, c, name+": "+fields)
 }
 
 // Raw writes a line whose function column is text as is (syscall events print
-// "sys_nanosleep(rqtp: ..., rmtp: ...)" with no "name:" prefix). name is used
-// for filtering.
+// "sys_nanosleep(rqtp: ..., rmtp: ...)" with no "name:" prefix, function
+// tracer lines "callee <-caller"). name is used for filtering.
 func (w *Writer) Raw(t ktime.Time, c Ctx, name, text string) {
 	if !w.Enabled(name) {
 		return
 	}
-	w.line(t, c, text)
+	w.add(t, c, text)
 }
 
-func (w *Writer) line(t ktime.Time, c Ctx, text string) {
+func (w *Writer) add(t ktime.Time, c Ctx, text string) {
 	if w.err != nil {
 		return
 	}
-	ns := int64(t)
+	if w.clock == nil {
+		w.write(t, c, text)
+		return
+	}
+	w.flushBefore(w.clock())
+	w.seq++
+	heap.Push(&w.pending, line{t: t, seq: w.seq, ctx: c, text: text})
+}
+
+// flushBefore writes the pending lines older than now, in (time, emission) order.
+func (w *Writer) flushBefore(now ktime.Time) {
+	for len(w.pending) > 0 && w.pending[0].t < now {
+		l := heap.Pop(&w.pending).(line)
+		w.write(l.t, l.ctx, l.text)
+	}
+}
+
+// write formats one line: "%16s-%-7d [%03d] %s %5d.%06d: %s".
+func (w *Writer) write(t ktime.Time, c Ctx, text string) {
+	if t < w.last {
+		// An event older than one already written: the emitter broke the
+		// SetClock contract. Keep the output monotonic and count it.
+		w.late++
+		t = w.last
+	}
+	w.last = t
 	comm := c.Comm
 	if len(comm) > 16 {
 		comm = comm[:16]
 	}
-	_, w.err = fmt.Fprintf(w.w, "%16s-%-7d [%03d] %s %5d.%06d: %s\n", comm, c.Pid, c.CPU, c.Flags,
-		ns/ktime.Second, (ns%ktime.Second)/ktime.Microsecond, text)
+	b := w.buf[:0]
+	b = pad(b, 16-len(comm))
+	b = append(b, comm...)
+	b = append(b, '-')
+	n := len(b)
+	b = strconv.AppendInt(b, int64(c.Pid), 10)
+	b = pad(b, 7-(len(b)-n))
+	b = append(b, " ["...)
+	if c.CPU < 100 {
+		b = append(b, '0')
+	}
+	if c.CPU < 10 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendInt(b, int64(c.CPU), 10)
+	b = append(b, "] "...)
+	b = append(b, c.Flags...)
+	b = append(b, ' ')
+	ns := int64(t)
+	var tmp [20]byte
+	d := strconv.AppendInt(tmp[:0], ns/ktime.Second, 10)
+	b = pad(b, 5-len(d))
+	b = append(b, d...)
+	b = append(b, '.')
+	d = strconv.AppendInt(tmp[:0], (ns%ktime.Second)/ktime.Microsecond, 10)
+	b = append(b, "000000"[:6-len(d)]...)
+	b = append(b, d...)
+	b = append(b, ": "...)
+	b = append(b, text...)
+	b = append(b, '\n')
+	w.buf = b
+	if _, err := w.w.Write(b); err != nil {
+		w.err = err
+	}
 	w.lines++
 }
 
-// Lines is the number of lines written.
+func pad(b []byte, n int) []byte {
+	for ; n > 0; n-- {
+		b = append(b, ' ')
+	}
+	return b
+}
+
+// Lines is the number of lines written so far.
 func (w *Writer) Lines() int64 {
 	if w == nil {
 		return 0
@@ -120,10 +233,26 @@ func (w *Writer) Lines() int64 {
 	return w.lines
 }
 
-// Close flushes the writer and returns the first write error.
+// Late is the number of lines that arrived after a later line had been
+// written (a broken SetClock contract); they were written with the later
+// time. Tests expect 0.
+func (w *Writer) Late() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.late
+}
+
+// Close writes the held lines, flushes the writer and returns the first
+// write error.
 func (w *Writer) Close() error {
 	if w == nil {
 		return nil
+	}
+	w.flushBefore(ktime.Max)
+	for len(w.pending) > 0 { // lines at ktime.Max itself
+		l := heap.Pop(&w.pending).(line)
+		w.write(l.t, l.ctx, l.text)
 	}
 	if err := w.w.Flush(); err != nil && w.err == nil {
 		w.err = err
@@ -136,5 +265,41 @@ func (w *Writer) Close() error {
 func Ptr(id uint64) string {
 	x := id*0x9E3779B97F4A7C15 + 0x5851F42D4C957F2D
 	x ^= x >> 29
-	return fmt.Sprintf("%016x", x&0xffffffff)
+	var b [16]byte
+	const digits = "0123456789abcdef"
+	v := x & 0xffffffff
+	for i := 15; i >= 0; i-- {
+		b[i] = digits[v&15]
+		v >>= 4
+	}
+	return string(b[:])
+}
+
+// line is a held trace line.
+type line struct {
+	t    ktime.Time
+	seq  uint64
+	ctx  Ctx
+	text string
+}
+
+// lineHeap orders held lines by (time, emission sequence).
+type lineHeap []line
+
+func (h lineHeap) Len() int { return len(h) }
+func (h lineHeap) Less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	return h[i].seq < h[j].seq
+}
+func (h lineHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *lineHeap) Push(x any)   { *h = append(*h, x.(line)) }
+func (h *lineHeap) Pop() any {
+	old := *h
+	n := len(old)
+	x := old[n-1]
+	old[n-1] = line{}
+	*h = old[:n-1]
+	return x
 }

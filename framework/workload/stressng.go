@@ -39,10 +39,23 @@ func stressMetrics(rep *Report, stressor string, instances int, ops int64, elaps
 	}})
 }
 
-// stressNgTimer is stress-ng --timer (stress-timer.c): per instance one
-// CLOCK_REALTIME POSIX timer signalling SIGRTMIN at freq Hz; the handler counts
-// a bogo op, calls sigpending() and timer_getoverrun(), and (up to V0.19.03)
-// re-arms with timer_settime(); the main loop sleeps in nanosleep(10 ms).
+// stressNgTimer is stress-ng --timer (stress-timer.c), one process per
+// instance:
+//
+//   - setup: sigprocmask(SIG_SETMASK, {SIGINT}); a SIGRTMIN handler
+//     (stress_sighandler(): SA_NOCLDSTOP|SA_ONSTACK); timer_create(
+//     CLOCK_REALTIME, SIGEV_SIGNAL, SIGRTMIN); timer_settime() relative with
+//     it_value = it_interval = 1e9/freq ns (default --timer-freq 1 MHz).
+//   - handler (stress_timer_handler()): sigpending(); one bogo op; every
+//     65536 ops a read of /proc/self/timers; timer_getoverrun() (positive
+//     values summed as overruns); up to V0.19.03 re-arm with timer_settime()
+//     (removed by 048b4cb1b "stress-timer: don't set timer in timer signal
+//     handler", Aug 2025, after the 6.13 report).
+//   - main loop: nanosleep(10 ms) (glibc: clock_nanosleep(CLOCK_REALTIME,
+//     0, req, NULL)), and before every 1025th sleep two invalid nanosleeps
+//     (tv_sec = -1, tv_nsec = 1e9), both EINVAL.
+//
+// One bogo op is one handler run. Checked against V0.19.03 and 291fc434.
 type stressNgTimer struct {
 	name      string
 	instances int
@@ -52,8 +65,13 @@ type stressNgTimer struct {
 	sleep     int64
 	handler   int64
 	b         bogo
+	overruns  int64
 	warmup    ktime.Time
 }
+
+// procTimersReadNS is the cost of stress_proc_self_timer_read() (open, read
+// and close of /proc/self/timers), done once every 65536 bogo ops.
+const procTimersReadNS = 6000
 
 func init() {
 	register(Type{
@@ -62,8 +80,8 @@ func init() {
 		Schema: sdk.Schema{Attributes: []sdk.Attribute{
 			attr("instances", sdk.TypeNumber, "1", "instances (--timer N), one process each"),
 			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin; empty: instance i on CPU i"),
-			attr("freq", sdk.TypeFrequency, "1MHz", "timer frequency (--timer-freq; default 1 MHz)"),
-			attr("rearm_in_handler", sdk.TypeBool, "true", "the handler re-arms with timer_settime() (stress-ng <= V0.19.03; removed by 048b4cb1)"),
+			attr("freq", sdk.TypeFrequency, "1MHz", "timer frequency (--timer-freq; default 1 MHz, range 1 Hz..100 MHz)"),
+			attr("rearm_in_handler", sdk.TypeBool, "true", "the handler re-arms with timer_settime() (stress-ng <= V0.19.03; removed by 048b4cb1b)"),
 			attr("sleep", sdk.TypeDuration, "10ms", "main loop nanosleep"),
 			attr("handler_work", sdk.TypeDuration, "200ns", "user work in the handler besides its syscalls"),
 		}},
@@ -71,9 +89,13 @@ func init() {
 			w := &stressNgTimer{name: name, instances: int(c.Int("instances")), rearm: c.Bool("rearm_in_handler"),
 				sleep: c.Duration("sleep"), handler: c.Duration("handler_work")}
 			f := c.Float("freq")
-			if f <= 0 || f > 1e9 {
-				return nil, fmt.Errorf("freq must be in (0, 1GHz]")
+			if f < 1 || f > 100e6 {
+				return nil, fmt.Errorf("freq must be in [1Hz, 100MHz] (MIN_TIMER_FREQ..MAX_TIMER_FREQ)")
 			}
+			if w.sleep <= 0 || w.handler < 0 {
+				return nil, fmt.Errorf("sleep must be positive and handler_work not negative")
+			}
+			// stress_timer_set(): the period in ns, never below 1.
 			w.period = max(int64(math.Round(1e9/f)), 1)
 			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
 			w.cpus = cpus
@@ -108,46 +130,75 @@ func (w *stressNgTimer) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.b.warmup, w.warmup = warmup, warmup
 	for i := 0; i < w.instances; i++ {
 		p := k.NewProcess("stress-ng-timer")
-		var tid int
-		handler := func(t *kernel.Task, info kernel.SigInfo) kernel.Program {
-			step := 0
-			return kernel.ProgramFunc(func(t *kernel.Task, r kernel.Result) kernel.Action {
-				step++
-				switch step {
-				case 1:
-					return kernel.Sigpending{}
-				case 2:
-					w.b.inc(r.Now)
-					return kernel.Compute{NS: w.handler}
-				case 3:
-					return kernel.TimerGetoverrun{ID: tid}
-				case 4:
-					if w.rearm {
-						return kernel.TimerSettime{ID: tid, Value: w.period, Interval: w.period}
-					}
-					return kernel.Return{}
-				default:
-					return kernel.Return{}
-				}
-			})
-		}
-		prog := sequence([]step{
-			do(kernel.Sigaction{Signo: kernel.SIGRTMIN, Handler: handler}),
-			do(kernel.TimerCreate{Clock: sdk.ClockRealtime, Notify: kernel.SigevSignal, Signo: kernel.SIGRTMIN}),
-			func(r kernel.Result) kernel.Action {
-				tid = int(r.Ret)
-				return kernel.TimerSettime{ID: tid, Value: w.period, Interval: w.period}
-			},
-		}, []step{do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: w.sleep})})
-		if _, err := k.Spawn(p, "stress-ng-timer", w.cpus[i], kernel.SchedOther, 0, prog); err != nil {
+		if _, err := k.Spawn(p, "stress-ng-timer", w.cpus[i], kernel.SchedOther, 0, w.program()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// program is one instance's main(): setup, then the nanosleep loop.
+func (w *stressNgTimer) program() kernel.Program {
+	tid := 0
+	handler := func(t *kernel.Task, info kernel.SigInfo) kernel.Program {
+		step := 0
+		return kernel.ProgramFunc(func(t *kernel.Task, r kernel.Result) kernel.Action {
+			step++
+			switch step {
+			case 1:
+				return kernel.Sigpending{}
+			case 2:
+				w.b.inc(r.Now)
+				if w.b.total&65535 == 0 {
+					return kernel.Syscall{Name: "read", Cost: procTimersReadNS}
+				}
+				return kernel.Compute{NS: w.handler}
+			case 3:
+				if w.b.total&65535 == 0 {
+					return kernel.Compute{NS: w.handler}
+				}
+				step++
+				fallthrough
+			case 4:
+				return kernel.TimerGetoverrun{ID: tid}
+			case 5:
+				if r.Err == 0 && r.Ret > 0 && r.Now >= w.warmup {
+					w.overruns += r.Ret
+				}
+				if w.rearm {
+					return kernel.TimerSettime{ID: tid, Value: w.period, Interval: w.period}
+				}
+			}
+			return kernel.Return{}
+		})
+	}
+	n := 0
+	return sequence([]step{
+		do(kernel.Sigprocmask{How: kernel.SigSetmask, Set: kernel.SigMask(kernel.SIGINT)}),
+		do(kernel.Sigaction{Signo: kernel.SIGRTMIN, Handler: handler, Flags: kernel.SaNocldstop | kernel.SaOnstack}),
+		do(kernel.TimerCreate{Clock: sdk.ClockRealtime, Notify: kernel.SigevSignal, Signo: kernel.SIGRTMIN}),
+		func(r kernel.Result) kernel.Action {
+			tid = int(r.Ret)
+			return kernel.TimerSettime{ID: tid, Value: w.period, Interval: w.period}
+		},
+	}, []step{func(kernel.Result) kernel.Action {
+		n++
+		switch {
+		case n <= 1024:
+		case n == 1025 || n == 1026:
+			// The two invalid nanosleeps (tv_sec = -1; tv_nsec = 1e9).
+			return kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: -1}
+		default:
+			n = 0
+		}
+		return kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: w.sleep}
+	}})
+}
+
 func (w *stressNgTimer) Report(k *kernel.Kernel, end ktime.Time) Report {
 	rep := Report{Type: "stress_ng_timer", Name: w.name}
 	stressMetrics(&rep, "timer", w.instances, w.b.ops, int64(end-w.warmup), "StressNgTimer")
+	rep.Text = append(rep.Text, fmt.Sprintf("stress-ng: debug: [1] timer: %d timer overruns (all instances)", w.overruns))
+	rep.Bench[0].Metrics = append(rep.Bench[0].Metrics, Metric{"overruns", float64(w.overruns), "lower"})
 	return rep
 }
