@@ -468,8 +468,16 @@ func valueError(attr *hcl.Attribute, name, what, msg string) *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  fmt.Sprintf("Invalid value for %q", name),
-		Detail:   fmt.Sprintf("%q%s: %s", name, in, msg),
+		Detail:   fmt.Sprintf("%q%s: %s", name, in, sentence(msg)),
 		Subject:  attr.Expr.Range().Ptr(),
 		Context:  attr.Range.Ptr(),
 	}
+}
+
+// sentence ends msg with a full stop unless it has one.
+func sentence(msg string) string {
+	if strings.HasSuffix(msg, ".") || strings.HasSuffix(msg, "?") {
+		return msg
+	}
+	return msg + "."
 }

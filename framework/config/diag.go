@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -111,11 +113,69 @@ func warningAt(r hcl.Range, summary, format string, args ...any) *hcl.Diagnostic
 // evalExpr evaluates expr after checking its var.NAME references against the
 // declared variables, so a misspelt name gets a suggestion and the list of
 // declared names instead of HCL's bare "no attribute" message.
+//
+// It also refuses numbers of extreme magnitude, in literals before evaluation
+// and in the result after it; see maxNumberExp.
 func evalExpr(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
-	if diags := checkVarRefs(expr, ctx); diags.HasErrors() {
+	diags := checkLiterals(expr)
+	diags = append(diags, checkVarRefs(expr, ctx)...)
+	if diags.HasErrors() {
 		return cty.DynamicVal, diags
 	}
-	return expr.Value(ctx)
+	v, diags := expr.Value(ctx)
+	if diags.HasErrors() {
+		return v, diags
+	}
+	if hugeValue(v) {
+		return cty.DynamicVal, append(diags, hugeNumberError(expr.Range()))
+	}
+	return v, diags
+}
+
+// maxNumberExp bounds the binary exponent of numbers in a configuration, about
+// 10^±1233. Go's big.Float prints a number in time and space proportional to
+// its decimal exponent, so a literal like 1e99999999 would stall HCL's own
+// number-to-string conversions and every message quoting it. No emulator
+// parameter comes anywhere near the bound.
+const maxNumberExp = 4096
+
+func hugeNumber(f *big.Float) bool {
+	if f.IsInf() || f.Sign() == 0 {
+		return false
+	}
+	e := f.MantExp(nil)
+	return e > maxNumberExp || e < -maxNumberExp
+}
+
+func hugeValue(v cty.Value) bool {
+	huge := false
+	_ = cty.Walk(v, func(_ cty.Path, x cty.Value) (bool, error) {
+		if x.IsKnown() && !x.IsNull() && x.Type() == cty.Number && hugeNumber(x.AsBigFloat()) {
+			huge = true
+		}
+		return !huge, nil
+	})
+	return huge
+}
+
+func hugeNumberError(r hcl.Range) *hcl.Diagnostic {
+	return errorAt(r, "Number out of range",
+		"Numbers in a configuration must lie between 1e-1233 and 1e1233 in magnitude (or be 0).")
+}
+
+func checkLiterals(expr hcl.Expression) hcl.Diagnostics {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		if lit, ok := n.(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.Number && !lit.Val.IsNull() && hugeNumber(lit.Val.AsBigFloat()) {
+			diags = append(diags, hugeNumberError(lit.SrcRange))
+		}
+		return nil
+	})
+	return diags
 }
 
 func checkVarRefs(expr hcl.Expression, ctx *hcl.EvalContext) hcl.Diagnostics {

@@ -220,7 +220,7 @@ func (l *loader) decodeRun(blocks hcl.Blocks) {
 
 // stringAttr checks that a documentation attribute is a literal string.
 func (l *loader) stringAttr(a *hcl.Attribute, name string) {
-	v, diags := a.Expr.Value(nil)
+	v, diags := evalExpr(a.Expr, nil)
 	l.diags = append(l.diags, diags...)
 	if !diags.HasErrors() && !v.IsNull() && v.Type() != cty.String {
 		l.diags = append(l.diags, errorAt(a.Expr.Range(), fmt.Sprintf("Invalid value for %q", name),

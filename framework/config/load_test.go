@@ -280,6 +280,9 @@ func TestLoadErrors(t *testing.T) {
 		{"--var with wrong type", "variable \"hz\" { default = 100 }\nmachine {\n  hz = var.hz\n}", Options{Vars: map[string]string{"hz": "fast"}}, []string{"t.hcl:3,8-14", `"hz"`, `a number is required, got "fast"`}},
 		{"syntax error", "machine {\n  cpus = \n}", Options{}, []string{"t.hcl:2,", "Invalid expression"}},
 		{"single-line block with two arguments", `wheel { layout = "levels" catchup = "x" }`, Options{}, []string{"t.hcl:1,", "Invalid single-argument block definition"}},
+		{"huge literal", "kernel {\n  x = 1e99999999\n}", Options{}, []string{"t.hcl:2,7-17", "Number out of range"}},
+		{"tiny literal in variable", `variable "x" { default = [1e-5000] }`, Options{}, []string{"t.hcl:1,27-34", "Number out of range"}},
+		{"huge product", "kernel {\n  x = 1e1000 * 1e1000\n}", Options{}, []string{"t.hcl:2,7-22", "Number out of range"}},
 		{"undeclared var in workload", "workload \"stress\" \"a\" {\n  ops = var.ops\n}", Options{}, []string{"t.hcl:2,9-", "Undeclared variable", `"ops"`}},
 	}
 	for _, tt := range tests {

@@ -54,7 +54,7 @@ func (l *loader) decodeVariables(blocks hcl.Blocks) {
 		l.diags = append(l.diags, explainUnsupported(diags, variableSchema, fmt.Sprintf("variable %q block", name))...)
 		v := variable{name: name, defRange: b.DefRange, nameRange: b.LabelRanges[0]}
 		if a := content.Attributes["default"]; a != nil {
-			val, diags := a.Expr.Value(nil)
+			val, diags := evalExpr(a.Expr, nil)
 			l.diags = append(l.diags, diags...)
 			if !diags.HasErrors() && !val.IsNull() {
 				v.def, v.hasDefault = val, true
@@ -107,7 +107,7 @@ func (l *loader) variantVars(a *hcl.Attribute, vt *variant) {
 		return
 	}
 	for _, kv := range pairs {
-		kval, diags := kv.Key.Value(nil)
+		kval, diags := evalExpr(kv.Key, nil)
 		if diags.HasErrors() || kval.IsNull() || kval.Type() != cty.String {
 			l.diags = append(l.diags, errorAt(kv.Key.Range(), "Invalid variable name",
 				"Keys of vars in variant %q are variable names.", vt.name))
@@ -123,7 +123,7 @@ func (l *loader) variantVars(a *hcl.Attribute, vt *variant) {
 				"Variant %q sets %q twice.", vt.name, key))
 			continue
 		}
-		val, diags := kv.Value.Value(nil)
+		val, diags := evalExpr(kv.Value, nil)
 		l.diags = append(l.diags, diags...)
 		if diags.HasErrors() {
 			continue
@@ -221,7 +221,7 @@ func (l *loader) resolveVariables() {
 func ParseVarValue(s string) cty.Value {
 	expr, diags := hclsyntax.ParseExpression([]byte(s), "--var", hcl.InitialPos)
 	if !diags.HasErrors() {
-		v, diags := expr.Value(nil)
+		v, diags := evalExpr(expr, nil)
 		if !diags.HasErrors() && !v.IsNull() && v.IsWhollyKnown() {
 			return v
 		}

@@ -89,6 +89,7 @@ func TestParseVarValue(t *testing.T) {
 		{"null", cty.StringVal("null")},
 		{"upper(x)", cty.StringVal("upper(x)")}, // no functions on the command line
 		{"1 +", cty.StringVal("1 +")},
+		{"1e99999999", cty.StringVal("1e99999999")}, // out of range: kept as text
 	}
 	for _, tt := range tests {
 		if got := ParseVarValue(tt.in); !got.RawEquals(tt.want) {
