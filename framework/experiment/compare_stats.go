@@ -108,8 +108,8 @@ func marshalJSON(v any) ([]byte, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
-// present returns the values that are there.
-func (v Values) present() []float64 {
+// Present returns the values that are there (the seeds whose run succeeded).
+func (v Values) Present() []float64 {
 	var out []float64
 	for _, x := range v {
 		if !math.IsNaN(x) {
@@ -173,13 +173,13 @@ func Analyze(file string, variants []string, seeds []uint64, runs []RunOutcome, 
 
 func analyzeMetric(m *MetricComparison, alpha, confidence float64) {
 	for i := range m.Variants {
-		m.Variants[i].Summary = stats.Summarize(m.Variants[i].Values.present(), confidence)
+		m.Variants[i].Summary = stats.Summarize(m.Variants[i].Values.Present(), confidence)
 	}
 	base := &m.Variants[0]
 	for i := 1; i < len(m.Variants); i++ {
 		v := &m.Variants[i]
 		vb := &VsBase{}
-		vb.UTest = stats.MannWhitney(base.Values.present(), v.Values.present(), alpha)
+		vb.UTest = stats.MannWhitney(base.Values.Present(), v.Values.Present(), alpha)
 		vb.Delta = vb.UTest.FormatDelta(base.Summary.Median, v.Summary.Median)
 		if base.Summary.N == 0 || v.Summary.N == 0 {
 			// No sample on one side: nothing to compare.
