@@ -56,3 +56,14 @@ func (f InProcess) Open(kind sdk.Kind, name, isolation string) (Instance, error)
 	}
 	return inproc{p: x.New(), name: name}, nil
 }
+
+// Names implements Lister.
+func (f InProcess) Names(kind sdk.Kind) []string {
+	var out []string
+	for _, x := range f {
+		if x.Kind == kind {
+			out = append(out, x.Name)
+		}
+	}
+	return out
+}

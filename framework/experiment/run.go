@@ -136,6 +136,8 @@ func build(spec *config.Spec, o Options) (*built, error) {
 				Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.PluginRange.Ptr()})
 			continue
 		}
+		pb, d := pluginBody(spec, pb, o)
+		diags = append(diags, d...)
 		cfg, d := spec.DecodePlugin(pb, schema)
 		diags = append(diags, d...)
 		if d.HasErrors() {

@@ -24,6 +24,7 @@ type cyclictest struct {
 	mode     string
 	histMax  int
 	dmaLat   bool
+	qos      int64
 	userWork int64
 	warmup   ktime.Time
 	start    int64
@@ -53,7 +54,8 @@ func init() {
 			attr("clock", sdk.TypeString, "monotonic", "clock (-c)", "monotonic", "realtime"),
 			attr("mode", sdk.TypeString, "clock_nanosleep", "sleep mode: absolute clock_nanosleep (default) or relative (-r)", "clock_nanosleep", "relative"),
 			attr("histogram", sdk.TypeNumber, "0", "histogram buckets in us (-h); 0 = off"),
-			attr("dma_latency", sdk.TypeBool, "true", "write 0 to /dev/cpu_dma_latency (cyclictest's default): no C-state exit latency"),
+			attr("dma_latency", sdk.TypeBool, "true", "hold a /dev/cpu_dma_latency request (cyclictest's default; off = --laptop)"),
+			attr("latency", sdk.TypeDuration, "0s", "the PM QoS value written (--latency): idle states with a longer exit latency are not used"),
 			attr("user_work", sdk.TypeDuration, "1us", "user-space work per loop (stats update, clock read)"),
 			attr("start", sdk.TypeDuration, "0s", "when cyclictest is started (CLOCK_MONOTONIC since boot); the machine runs without it before"),
 			attr("start_jitter", sdk.TypeDuration, "1ms", "each thread starts a seeded random 0..start_jitter after start, so seeds vary the phase against the tick and other timers"),
@@ -65,7 +67,7 @@ func init() {
 func newCyclictest(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
 	w := &cyclictest{name: name, threads: int(c.Int("threads")), interval: c.Duration("interval"),
 		distance: c.Duration("distance"), prio: int(c.Int("priority")), mode: c.String("mode"),
-		histMax: int(c.Int("histogram")), dmaLat: c.Bool("dma_latency"), userWork: c.Duration("user_work"), start: c.Duration("start"), jitter: c.Duration("start_jitter")}
+		histMax: int(c.Int("histogram")), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency"), userWork: c.Duration("user_work"), start: c.Duration("start"), jitter: c.Duration("start_jitter")}
 	if w.threads < 1 {
 		return nil, fmt.Errorf("threads must be at least 1, got %d", w.threads)
 	}
@@ -99,7 +101,7 @@ func newCyclictest(name string, c sdk.Config, m kernel.Machine) (Workload, error
 func (w *cyclictest) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.warmup = warmup
 	if w.dmaLat {
-		k.SetPMQoS(0)
+		k.SetPMQoS(w.qos)
 	}
 	p := k.NewProcess("cyclictest")
 	pol := kernel.SchedOther

@@ -1,0 +1,87 @@
+# One cyclictest-style workload on four clockevent setups.
+#
+#   lapic_deadline      x86 LAPIC in TSC-deadline mode (ARAT), PM QoS 10 us: C1 only
+#   lapic_c6_broadcast  LAPIC without ARAT: C6 stops it, the HPET broadcasts
+#   hpet_only           per-CPU HPET MSI channels as the local timers, C6 allowed
+#   archtimer           Arm architected timer (always-on), C6 allowed
+#
+# The latency differences come from the idle state's exit latency (133 us for
+# C6), the broadcast hand-off (HPET interrupt plus an IPI to the sleeper), and
+# each device's programming cost (MSR write vs MMIO read-write-read); see
+# docs/devices.md.
+#
+#   tickemu compare configs/devices.hcl --seeds 5
+
+variable "local" {
+  default     = "lapic"
+  description = "the local clockevent plugin"
+}
+variable "arat" {
+  default = true
+}
+variable "qos" {
+  default     = "2000s"
+  description = "PM QoS limit cyclictest writes (--latency); 2000s = no limit"
+}
+
+machine {
+  cpus = 4
+  hz   = 1000
+  nohz = "idle"
+  idle_state "C1" {
+    exit_latency     = "2us"
+    target_residency = "2us"
+  }
+  idle_state "C6" {
+    exit_latency      = "133us"
+    target_residency  = "600us"
+    stops_local_timer = true
+  }
+}
+
+clockevent "local" {
+  plugin = var.local
+  lapic {
+    mode = "tsc_deadline"
+    arat = var.arat
+  }
+  hpet {}
+  archtimer {
+    freq = "24MHz"
+  }
+}
+
+clockevent "broadcast" {
+  plugin = "hpet"
+}
+
+workload "cyclictest" "rt" {
+  threads  = 4
+  interval = "1000us"
+  distance = "500us"
+  priority = 99
+  latency  = var.qos
+}
+
+workload "kernel_timers" "vmstat" {
+  period     = "1s"
+  deferrable = true
+}
+
+run {
+  duration = "1s"
+  seed     = 1
+}
+
+variant "lapic_deadline" {
+  vars = { local = "lapic", arat = true, qos = "10us" }
+}
+variant "lapic_c6_broadcast" {
+  vars = { local = "lapic", arat = false }
+}
+variant "hpet_only" {
+  vars = { local = "hpet" }
+}
+variant "archtimer" {
+  vars = { local = "archtimer" }
+}
