@@ -1,11 +1,266 @@
 package main
 
 import (
+	"bufio"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/sdk"
 )
 
+// cmdCompare runs variants of a scenario across seeds and compares them:
+//
+//	tickemu compare FILE [--variants a,b] [--seeds N] [--seed FIRST] [--jobs N]
+//	                     [--format text|json|bench|csv] [--alpha A] [--var k=v]
+//	                     [--isolation inprocess|process]
+//
+// Every listed variant (default: all, in file order; the first is the base)
+// runs for the seeds FIRST..FIRST+N-1, FIRST defaulting to the file's
+// run.seed. Each run is the run `tickemu run FILE --variant V --seed S` makes.
+// Exit status: 0 when every run succeeded, 1 when some run failed (the others'
+// results are still written), 2 for bad usage or a configuration error that
+// affects every run.
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "tickemu compare: see issue 7")
-	return 2
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs, false)
+	variantsFlag := fs.String("variants", "", "comma-separated variants to compare; the first is the base (default: every variant, in file order)")
+	seeds := fs.Int("seeds", 10, "number of seeds each variant runs")
+	first := fs.String("seed", "", "first seed (default: the file's run.seed)")
+	jobs := fs.Int("jobs", runtime.NumCPU(), "runs simulated in parallel")
+	format := fs.String("format", "text", "output format: text, json, bench or csv")
+	alpha := fs.Float64("alpha", 0.05, "significance level of the tests (benchstat -alpha)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: tickemu compare FILE [flags]")
+		return 2
+	}
+	file := pos[0]
+	switch *format {
+	case "text", "json", "bench", "csv":
+	default:
+		fmt.Fprintf(stderr, "tickemu: --format %q: want text, json, bench or csv\n", *format)
+		return 2
+	}
+	if *seeds < 1 {
+		fmt.Fprintf(stderr, "tickemu: --seeds %d: want at least 1\n", *seeds)
+		return 2
+	}
+	if *jobs < 1 {
+		fmt.Fprintf(stderr, "tickemu: --jobs %d: want at least 1\n", *jobs)
+		return 2
+	}
+	if *alpha <= 0 || *alpha >= 1 {
+		fmt.Fprintf(stderr, "tickemu: --alpha %v: want a level between 0 and 1\n", *alpha)
+		return 2
+	}
+	opts, err := c.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
+	log, err := c.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
+	// The file without a variant: its variants, run.seed, and any error
+	// every run would share.
+	spec, ok := loadSpecBytes(file, src, opts, stderr)
+	if !ok {
+		return 2
+	}
+	variants, err := pickVariants(spec.Variants(), *variantsFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %s: %v\n", file, err)
+		return 2
+	}
+	start := spec.Run.Seed
+	if *first != "" {
+		start, err = strconv.ParseUint(*first, 10, 64)
+		if err != nil {
+			fmt.Fprintf(stderr, "tickemu: --seed %q: want a non-negative integer\n", *first)
+			return 2
+		}
+	}
+	if start > math.MaxUint64-uint64(*seeds-1) {
+		fmt.Fprintf(stderr, "tickemu: seeds %d+%d overflow\n", start, *seeds)
+		return 2
+	}
+	seedList := make([]uint64, *seeds)
+	for i := range seedList {
+		seedList[i] = start + uint64(i)
+	}
+	op, closeOp, err := newOpener(&c, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	defer closeOp()
+	co := experiment.CompareOptions{
+		File:     file,
+		Variants: variants,
+		Seeds:    seedList,
+		Jobs:     *jobs,
+		Load: func(variant string, seed uint64) (*config.Spec, error) {
+			o := opts
+			o.Variant, o.Seed = variant, &seed
+			s, diags := config.LoadBytes(file, src, o)
+			if diags.HasErrors() {
+				return nil, &experiment.DiagError{Diags: diags, Files: s.Files()}
+			}
+			return s, nil
+		},
+		Run:   experiment.Options{Opener: op, Isolation: c.isolation, Log: log},
+		Alpha: *alpha,
+	}
+	bar := newProgressBar(stderr)
+	if bar != nil {
+		co.Progress = bar.update
+	}
+	cmp, err := experiment.Compare(co)
+	bar.finish()
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	status := reportFailures(stderr, cmp)
+	w := bufio.NewWriter(stdout)
+	switch *format {
+	case "json":
+		err = experiment.WriteCompareJSON(w, cmp)
+	case "bench":
+		err = experiment.WriteCompareBench(w, cmp)
+	case "csv":
+		err = experiment.WriteCompareCSV(w, cmp)
+	default:
+		err = experiment.WriteCompareText(w, cmp)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	return status
+}
+
+// loadSpecBytes is loadSpec for a file already read.
+func loadSpecBytes(file string, src []byte, o config.Options, stderr io.Writer) (*config.Spec, bool) {
+	spec, diags := config.LoadBytes(file, src, o)
+	if len(diags) > 0 {
+		config.WriteDiagnostics(stderr, diags, spec.Files(), false)
+	}
+	return spec, !diags.HasErrors()
+}
+
+// pickVariants returns the variants to compare: the --variants list, checked
+// against the file's, or all of the file's.
+func pickVariants(inFile []string, list string) ([]string, error) {
+	if len(inFile) == 0 {
+		return nil, errors.New("no variant blocks: compare runs the file's variants against each other (add `variant \"NAME\" { vars = { ... } }` blocks)")
+	}
+	if list == "" {
+		return inFile, nil
+	}
+	var out []string
+	for _, v := range strings.Split(list, ",") {
+		v = strings.TrimSpace(v)
+		switch {
+		case v == "":
+			return nil, fmt.Errorf("--variants %q: empty name", list)
+		case !slices.Contains(inFile, v):
+			return nil, fmt.Errorf("--variants: no variant %q (the file has %s)", v, strings.Join(inFile, ", "))
+		case slices.Contains(out, v):
+			return nil, fmt.Errorf("--variants: %q listed twice", v)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// reportFailures prints each failed run with its variant and seed, and the
+// full diagnostics of each distinct configuration error once. It returns
+// the exit status: 1 if a run failed.
+func reportFailures(stderr io.Writer, cmp *experiment.Comparison) int {
+	status := 0
+	shown := map[string]bool{}
+	for _, r := range cmp.Runs {
+		if r.Err == nil {
+			continue
+		}
+		status = 1
+		fmt.Fprintf(stderr, "tickemu: variant %s seed %d failed: %s\n", r.Variant, r.Seed, oneLine(r.Err))
+		var de *experiment.DiagError
+		if errors.As(r.Err, &de) && !shown[de.Error()] {
+			shown[de.Error()] = true
+			config.WriteDiagnostics(stderr, de.Diags, de.Files, false)
+		}
+	}
+	if status != 0 {
+		fmt.Fprintf(stderr, "tickemu: %d of %d runs failed; the results of the others follow\n", len(cmp.Failures), len(cmp.Runs))
+	}
+	return status
+}
+
+func oneLine(err error) string {
+	var te *sdk.TransportError
+	if errors.As(err, &te) {
+		return "run aborted: " + te.Error()
+	}
+	s := strings.TrimSpace(err.Error())
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " ..."
+	}
+	return s
+}
+
+// progressBar draws "compare [=====     ] 12/40 runs" on a terminal,
+// redrawn in place; it is nil (and draws nothing) when stderr is not one.
+type progressBar struct {
+	w     io.Writer
+	width int
+}
+
+func newProgressBar(stderr io.Writer) *progressBar {
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &progressBar{w: f, width: 30}
+}
+
+func (p *progressBar) update(done, total int) {
+	fill := p.width * done / max(total, 1)
+	fmt.Fprintf(p.w, "\rcompare [%s%s] %d/%d runs", strings.Repeat("=", fill), strings.Repeat(" ", p.width-fill), done, total)
+}
+
+// finish erases the bar so that later messages start on a clean line.
+func (p *progressBar) finish() {
+	if p == nil {
+		return
+	}
+	fmt.Fprint(p.w, "\r\033[K")
 }
