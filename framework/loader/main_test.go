@@ -3,12 +3,14 @@ package loader_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/rs/zerolog"
 
 	"github.com/tickemu/tickemu/framework/internal/shim"
@@ -29,6 +31,10 @@ import (
 //   - with LOADER_TEST_HOST=1: a host that opens a plugin process, prints its
 //     pid and waits to be killed (TestHostDeathStopsPlugin).
 func TestMain(m *testing.M) {
+	// go-plugin's in-process test pair (sdktest.GRPCPair) logs its stdio
+	// teardown at DEBUG on stderr through hclog's default output, which
+	// would break benchmark result lines.
+	hclog.DefaultOutput = io.Discard
 	switch {
 	case len(os.Args) == 5 && os.Args[1] == "plugin" && os.Args[2] == "serve":
 		f, ok := findFactory(sdk.Kind(os.Args[3]), os.Args[4])
