@@ -1,3 +1,5 @@
+//go:build unix
+
 package loader_test
 
 import (
@@ -50,4 +52,19 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/call")
 		})
 	}
+}
+
+// BenchmarkOpenProcess measures starting a plugin process (tickemu
+// re-executed), the go-plugin handshake, opening its session and killing it:
+// what isolation = "process" adds to each run per plugin.
+func BenchmarkOpenProcess(b *testing.B) {
+	c, _ := newCatalog(b, loader.Options{})
+	for b.Loop() {
+		inst, err := c.Open(sdk.KindClockEvent, "echo", loader.Process)
+		if err != nil {
+			b.Fatal(err)
+		}
+		inst.Kill()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/open")
 }

@@ -24,6 +24,10 @@ var passEnv = []string{"TMPDIR", "GOTRACEBACK", "GODEBUG", "GOMAXPROCS", "GOCOVE
 // Managed clients). Call it when tickemu exits, including on signals.
 func CleanupClients() { plugin.CleanupClients() }
 
+// RoundTrips returns how many calls this process has made to plugin processes
+// (each is one request/answer pair on a plugin's stream).
+func RoundTrips() uint64 { return shim.RoundTrips() }
+
 // process is a running plugin process; it implements shim.Process.
 type process struct {
 	client *plugin.Client
