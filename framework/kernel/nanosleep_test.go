@@ -75,7 +75,10 @@ func TestNanosleepInterrupted(t *testing.T) {
 					func(kernel.Result) kernel.Action {
 						return kernel.TimerCreate{Clock: sdk.ClockMonotonic, Notify: kernel.SigevThreadID, Signo: kernel.SIGRTMIN, TID: sleeper.Pid}
 					},
-					func(r kernel.Result) kernel.Action { id = int(r.Ret); return kernel.TimerSettime{ID: id, Value: 50 * us} },
+					func(r kernel.Result) kernel.Action {
+						id = int(r.Ret)
+						return kernel.TimerSettime{ID: id, Value: 50 * us}
+					},
 					do(kernel.Compute{NS: 100 * us}),
 				}
 				if tt.action != nil {

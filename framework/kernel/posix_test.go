@@ -40,7 +40,9 @@ func TestOverrunCounting(t *testing.T) {
 			name: "periodic timer blocked for 9.5 periods",
 			setup: func(id *int) []step {
 				return []step{
-					func(kernel.Result) kernel.Action { return kernel.TimerSettime{ID: *id, Value: 100 * us, Interval: 100 * us} },
+					func(kernel.Result) kernel.Action {
+						return kernel.TimerSettime{ID: *id, Value: 100 * us, Interval: 100 * us}
+					},
 					do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 1050 * us}),
 				}
 			},
@@ -53,7 +55,9 @@ func TestOverrunCounting(t *testing.T) {
 			name: "periodic timer blocked, timer_gettime while pending",
 			setup: func(id *int) []step {
 				return []step{
-					func(kernel.Result) kernel.Action { return kernel.TimerSettime{ID: *id, Value: 100 * us, Interval: 100 * us} },
+					func(kernel.Result) kernel.Action {
+						return kernel.TimerSettime{ID: *id, Value: 100 * us, Interval: 100 * us}
+					},
 					do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 550 * us}),
 					func(kernel.Result) kernel.Action { return kernel.TimerGettime{ID: *id} },
 					do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 500 * us}),
@@ -85,9 +89,13 @@ func TestOverrunCounting(t *testing.T) {
 			name: "periodic re-armed while its signal is queued",
 			setup: func(id *int) []step {
 				return []step{
-					func(kernel.Result) kernel.Action { return kernel.TimerSettime{ID: *id, Value: 100 * us, Interval: 100 * us} },
+					func(kernel.Result) kernel.Action {
+						return kernel.TimerSettime{ID: *id, Value: 100 * us, Interval: 100 * us}
+					},
 					do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 150 * us}),
-					func(kernel.Result) kernel.Action { return kernel.TimerSettime{ID: *id, Value: 100 * us, Interval: 100 * us} },
+					func(kernel.Result) kernel.Action {
+						return kernel.TimerSettime{ID: *id, Value: 100 * us, Interval: 100 * us}
+					},
 					do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 250 * us}),
 				}
 			},
@@ -313,7 +321,9 @@ func TestIgnoredPeriodicTimer(t *testing.T) {
 			var fires int64
 			steps := createTimer(&id, sdk.ClockMonotonic)
 			steps = append(steps,
-				func(kernel.Result) kernel.Action { return kernel.TimerSettime{ID: id, Value: 100 * us, Interval: 100 * us} },
+				func(kernel.Result) kernel.Action {
+					return kernel.TimerSettime{ID: id, Value: 100 * us, Interval: 100 * us}
+				},
 				do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: 10 * ms}),
 				func(kernel.Result) kernel.Action {
 					fires = r.total("posix_timer_fires")
