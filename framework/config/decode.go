@@ -57,6 +57,16 @@ func (s *Spec) DecodePlugin(p PluginBlock, schema sdk.Schema) (sdk.Config, hcl.D
 	return d.decode(p.Body, schema, p.What())
 }
 
+// DecodeWorkload decodes a workload block with the schema of its type.
+func (s *Spec) DecodeWorkload(w WorkloadBlock, schema sdk.Schema) (sdk.Config, hcl.Diagnostics) {
+	return s.DecodeBody(w.Body, schema, w.What())
+}
+
+// What names the block in messages: `workload "cyclictest" "rt" block`.
+func (w WorkloadBlock) What() string {
+	return fmt.Sprintf("workload %q %q block", w.Type, w.Name)
+}
+
 // What names the block in messages: `clockevent "local" block (plugin "lapic")`.
 func (p PluginBlock) What() string {
 	if p.Role != "" {

@@ -239,3 +239,31 @@ func TestSpecDecodeBodyCPUList(t *testing.T) {
 		t.Errorf("Spec.DecodeBody(cpus = [8]) =\n%s want a range error", diagsString(diags))
 	}
 }
+
+func TestUnknownNameError(t *testing.T) {
+	r := hcl.Range{Filename: "t.hcl", Start: hcl.Pos{Line: 3, Column: 10, Byte: 30}, End: hcl.Pos{Line: 3, Column: 20, Byte: 40}}
+	tests := []struct {
+		name  string
+		known []string
+		want  string
+	}{
+		{"cyclictst", []string{"cyclictest", "stress"}, `t.hcl:3,10-20: error: Unknown workload type; There is no workload type "cyclictst". Did you mean "cyclictest"? Known: cyclictest, stress.`},
+		{"x", nil, `t.hcl:3,10-20: error: Unknown workload type; There is no workload type "x". Known: none.`},
+	}
+	for _, tt := range tests {
+		if got := diagString(UnknownNameError(r, "workload type", tt.name, tt.known)); got != tt.want {
+			t.Errorf("UnknownNameError(%q, %v) = %s, want %s", tt.name, tt.known, got, tt.want)
+		}
+	}
+}
+
+func TestDecodeWorkload(t *testing.T) {
+	s, diags := LoadBytes("t.hcl", []byte("workload \"stress\" \"a\" {\n  ops = \"x\"\n}\n"+runBlock), Options{})
+	if diags.HasErrors() {
+		t.Fatalf("LoadBytes: %s", diagsString(diags))
+	}
+	_, diags = s.DecodeWorkload(s.Workloads[0], sdk.Schema{Attributes: []sdk.Attribute{{Name: "ops", Type: TypeInteger}}})
+	if !containsDiag(diags, []string{"t.hcl:2,9-12", `"ops" in the workload "stress" "a" block`, "a number is required"}) {
+		t.Errorf("DecodeWorkload(ops = \"x\") =\n%s want a type error", diagsString(diags))
+	}
+}

@@ -57,6 +57,18 @@ func allowedNames(schema *hcl.BodySchema, what string) string {
 	return fmt.Sprintf("The %s allows %s.", what, strings.Join(parts, "; "))
 }
 
+// UnknownNameError reports a name that matches nothing known, such as a
+// workload type or a plugin name, at r (a label or attribute value), with the
+// nearest known name and the full list. what says what the name should be
+// ("workload type", "clockevent plugin").
+func UnknownNameError(r hcl.Range, what, name string, known []string) *hcl.Diagnostic {
+	list := "none"
+	if len(known) > 0 {
+		list = strings.Join(known, ", ")
+	}
+	return errorAt(r, "Unknown "+what, "There is no %s %q.%s Known: %s.", what, name, didYouMean(name, known), list)
+}
+
 // didYouMean returns ` Did you mean "x"?` for the candidate nearest to given
 // (edit distance below 3, HCL's own threshold), or "".
 func didYouMean(given string, candidates []string) string {
