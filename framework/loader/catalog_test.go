@@ -237,7 +237,7 @@ func TestBinaries(t *testing.T) {
 	dir := t.TempDir()
 	bin := linkBinary(t, dir, "echo")
 	broken := writeScript(t, dir, "broken", "echo 'cannot start: no comparator found' >&2\nexit 3\n")
-	chatty := writeScript(t, dir, "chatty", "echo 'hello, I print before the handshake'\nsleep 1\n")
+	chatty := writeScript(t, dir, "chatty", "echo 'hello, I print before the handshake'\nexec sleep 1\n")
 	// Builtins: only "echo", so the binary's echo is shadowed and its "tb"
 	// and "hr" are found in it.
 	c, _ := newCatalog(t, loader.Options{Builtins: testFactories()[:1], Path: []string{dir}})
@@ -298,5 +298,21 @@ func TestBinaries(t *testing.T) {
 				t.Errorf("Open(clockevent, %s) = %v, want it to contain %q", tt.name, err, w)
 			}
 		}
+	}
+}
+
+// TestStartTimeout: a binary that never completes the handshake is given up
+// on after StartTimeout, killed, and reported with what it wrote.
+func TestStartTimeout(t *testing.T) {
+	dir := t.TempDir()
+	writeScript(t, dir, "slow", "echo 'warming up the comparators' >&2\nexec sleep 30\n")
+	c, _ := newCatalog(t, loader.Options{Path: []string{dir}, StartTimeout: 300 * time.Millisecond})
+	start := time.Now()
+	_, _, err := c.Describe(sdk.KindClockEvent, "slow")
+	if !errors.Is(err, loader.ErrStart) || !strings.Contains(err.Error(), "timeout") || !strings.Contains(err.Error(), "warming up the comparators") {
+		t.Errorf("Describe(slow) = %v, want a start timeout with the plugin's stderr", err)
+	}
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("Describe(slow) took %v, want about 300ms", elapsed)
 	}
 }
