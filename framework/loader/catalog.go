@@ -198,7 +198,7 @@ func (c *Catalog) lookup(kind sdk.Kind, name string) (found, error) {
 		descs, err := c.describe(b)
 		if err != nil {
 			if b.name == name {
-				return found{}, fmt.Errorf("%w: %s plugin %q: %v", ErrStart, kind, name, err)
+				return found{}, fmt.Errorf("%s plugin %q: %w", kind, name, err)
 			}
 			continue
 		}

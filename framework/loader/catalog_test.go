@@ -284,8 +284,8 @@ func TestBinaries(t *testing.T) {
 		name string
 		want []string
 	}{
-		{"broken", []string{"cannot start: no comparator found", broken}},
-		{"chatty", []string{chatty}},
+		{"broken", []string{"no go-plugin handshake on stdout (got nothing)", "stderr: cannot start: no comparator found", broken}},
+		{"chatty", []string{`no go-plugin handshake on stdout (got "hello, I print before the handshake")`, chatty}},
 	}
 	for _, tt := range tests {
 		_, err := c.Open(sdk.KindClockEvent, tt.name, "")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -98,7 +99,7 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd) (*process, plugin.ClientProt
 	p := &process{client: client, cmd: cmd, out: out}
 	rpc, err := client.Client()
 	if err != nil {
-		return nil, nil, p.failed(err)
+		return nil, nil, p.failed(handshakeError(err))
 	}
 	if cmd.Process != nil {
 		p.pid = cmd.Process.Pid
@@ -107,6 +108,25 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd) (*process, plugin.ClientProt
 		return nil, nil, p.failed(fmt.Errorf("plugin speaks protocol %d, tickemu speaks %d", v, sdk.ProtocolVersion))
 	}
 	return p, rpc, nil
+}
+
+// handshakeError shortens go-plugin's several-paragraph explanation of a
+// binary that printed something other than the handshake line on stdout to
+// one line; other errors pass unchanged.
+func handshakeError(err error) error {
+	msg := err.Error()
+	const prefix = "Unrecognized remote plugin message:"
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	got, _, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(msg, prefix)), "\n")
+	if got == "" || strings.HasPrefix(got, "Failed to read any lines") {
+		got = "nothing"
+	} else {
+		got = strconv.Quote(got)
+	}
+	return fmt.Errorf("no go-plugin handshake on stdout (got %s): it exited early, is not a tickemu plugin, "+
+		"was built for another system, or wrote to stdout before serving", got)
 }
 
 // failed kills the process and returns err with its stderr tail.
