@@ -106,6 +106,9 @@ func TestDecodeBodyErrors(t *testing.T) {
 		{"need = \"y\"\nenabled = \"yes\"", []string{"b.hcl:2,11-16", `"enabled"`, "true or false is required"}},
 		{"need = [1]", []string{"b.hcl:1,8-11", `"need"`, "a string is required, got tuple"}},
 		{"need = \"y\"\nn = 1.5", []string{"b.hcl:2,5-8", `"n"`, "a whole number is required, got 1.5"}},
+		{"need = \"y\"\ncount = \"1e99999999\"", []string{"b.hcl:2,9-21", `"count"`, "between 1e-1233 and 1e1233"}},
+		{"need = \"y\"\nn = \"-1e99999999\"", []string{"b.hcl:2,5-18", `"n"`, "between 1e-1233 and 1e1233"}},
+		{"need = \"y\"\ncpus = [\"1e99999999\"]", []string{"b.hcl:2,8-22", `"cpus"`, "between 1e-1233 and 1e1233"}},
 		{"need = \"y\"\nn = 1e30", []string{"b.hcl:2,5-9", "out of range"}},
 		{"need = \"y\"\ncpus = \"N\"", []string{"b.hcl:2,8-11", `"cpus"`, "needs the machine size"}},
 		{"need = \"y\"\ncpus = [4096]", []string{"b.hcl:2,8-14", "CPU 4096 does not exist"}},
@@ -265,5 +268,21 @@ func TestDecodeWorkload(t *testing.T) {
 	_, diags = s.DecodeWorkload(s.Workloads[0], sdk.Schema{Attributes: []sdk.Attribute{{Name: "ops", Type: TypeInteger}}})
 	if !containsDiag(diags, []string{"t.hcl:2,9-12", `"ops" in the workload "stress" "a" block`, "a number is required"}) {
 		t.Errorf("DecodeWorkload(ops = \"x\") =\n%s want a type error", diagsString(diags))
+	}
+}
+
+// Several unknown attributes come out in source order on every call, though
+// HCL finds them by iterating a map.
+func TestDecodeBodyDiagnosticOrder(t *testing.T) {
+	body := parseBody(t, "need = \"y\"\na = 1\nb = 2\nc = 3\nd = 4\ne = 5\n")
+	for range 5 {
+		_, diags := DecodeBody(body, nil, sampleSchema, "sample block")
+		var lines []int
+		for _, d := range diags {
+			lines = append(lines, d.Subject.Start.Line)
+		}
+		if fmt.Sprint(lines) != "[2 3 4 5 6]" {
+			t.Fatalf("DecodeBody(5 unknown attributes) lines = %v, want [2 3 4 5 6]", lines)
+		}
 	}
 }
