@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -91,10 +92,18 @@ func newSession(kind sdk.Kind, name string, o Options, start func(ctx context.Co
 	return s, nil
 }
 
+// roundTrips counts client round trips in this process, for benchmarks
+// (loader.RoundTrips).
+var roundTrips atomic.Uint64
+
+// RoundTrips returns the number of client round trips made so far.
+func RoundTrips() uint64 { return roundTrips.Load() }
+
 // roundTrip sends req and reads the answer into resp. On any transport
 // failure it panics with a *sdk.TransportError (the kind interfaces have no
 // error returns).
 func (s *session) roundTrip(call string, req, resp proto.Message) {
+	roundTrips.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed != nil {
