@@ -43,7 +43,10 @@ type rig struct {
 
 // newRig builds a CPUs-CPU HZ=1000 NO_HZ-idle high-res machine in era,
 // tracing every event.
-func newRig(t testing.TB, era string, cpus int) *rig {
+func newRig(t testing.TB, era string, cpus int) *rig { return newRigTrace(t, era, cpus, true) }
+
+// newRigTrace is newRig with the trace on or off.
+func newRigTrace(t testing.TB, era string, cpus int, traced bool) *rig {
 	t.Helper()
 	r := &rig{t: t, procs: map[string]*kernel.Process{}}
 	setup := sdk.Setup{CPUs: cpus, HZ: 1000, HighRes: true, Seed: 1}
@@ -55,7 +58,9 @@ func newRig(t testing.TB, era string, cpus int) *rig {
 	if err != nil {
 		t.Fatalf("clockevents.New: %v", err)
 	}
-	r.tw = trace.New(&r.buf, "", cpus)
+	if traced {
+		r.tw = trace.New(&r.buf, "", cpus)
+	}
 	k, err := kernel.New(kernel.Options{
 		Machine:  kernel.Machine{CPUs: cpus, HZ: 1000, NoHZ: "idle", HighRes: true},
 		Settings: kernel.KernelSettings{PosixTimerSignals: era, Costs: rigCosts},

@@ -217,7 +217,8 @@ func (t *Task) posixSyscall(now ktime.Time, a Action) {
 	at := now + ktime.Time(cost)
 	var res Result
 	var name, args string
-	kret := int64(0) // the syscall's return value as sys_exit prints it
+	tracing := k.tr != nil // build the sys_enter arguments only for a trace
+	kret := int64(0)       // the syscall's return value as sys_exit prints it
 	lookup := func(id int) *PosixTimer {
 		pt := p.timers[id]
 		if pt == nil {
@@ -228,7 +229,9 @@ func (t *Task) posixSyscall(now ktime.Time, a Action) {
 	switch a := a.(type) {
 	case TimerCreate:
 		name = "timer_create"
-		args = "which_clock: " + hex(int64(a.Clock)) + ", timer_event_spec: " + t.userAddr(1) + ", created_timer_id: " + t.userAddr(2)
+		if tracing {
+			args = "which_clock: " + hex(int64(a.Clock)) + ", timer_event_spec: " + t.userAddr(1) + ", created_timer_id: " + t.userAddr(2)
+		}
 		var pt *PosixTimer
 		pt, res.Err = t.timerCreate(at, a)
 		if pt != nil {
@@ -240,7 +243,9 @@ func (t *Task) posixSyscall(now ktime.Time, a Action) {
 		if a.Abs {
 			flags = 1
 		}
-		args = "timer_id: " + hex(int64(a.ID)) + ", flags: " + hex(flags) + ", new_setting: " + t.userAddr(3) + ", old_setting: 0"
+		if tracing {
+			args = "timer_id: " + hex(int64(a.ID)) + ", flags: " + hex(flags) + ", new_setting: " + t.userAddr(3) + ", old_setting: 0"
+		}
 		if a.Value < 0 || a.Interval < 0 {
 			res.Err = EINVAL // timespec64_valid()
 		} else if pt := lookup(a.ID); pt != nil {
@@ -250,20 +255,26 @@ func (t *Task) posixSyscall(now ktime.Time, a Action) {
 		}
 	case TimerGettime:
 		name = "timer_gettime"
-		args = "timer_id: " + hex(int64(a.ID)) + ", setting: " + t.userAddr(3)
+		if tracing {
+			args = "timer_id: " + hex(int64(a.ID)) + ", setting: " + t.userAddr(3)
+		}
 		if pt := lookup(a.ID); pt != nil {
 			res.Ret = pt.remaining(at)
 		}
 	case TimerGetoverrun:
 		name = "timer_getoverrun"
-		args = "timer_id: " + hex(int64(a.ID))
+		if tracing {
+			args = "timer_id: " + hex(int64(a.ID))
+		}
 		if pt := lookup(a.ID); pt != nil {
 			res.Ret = clampInt(pt.overrunLast)
 			kret = res.Ret
 		}
 	case TimerDelete:
 		name = "timer_delete"
-		args = "timer_id: " + hex(int64(a.ID))
+		if tracing {
+			args = "timer_id: " + hex(int64(a.ID))
+		}
 		if pt := lookup(a.ID); pt != nil {
 			c.heldLocks++
 			cost += pt.delete(c, at)
@@ -272,7 +283,9 @@ func (t *Task) posixSyscall(now ktime.Time, a Action) {
 		}
 	case Setitimer:
 		name = "setitimer"
-		args = "which: " + hex(int64(a.Which)) + ", value: " + t.userAddr(3) + ", ovalue: 0"
+		if tracing {
+			args = "which: " + hex(int64(a.Which)) + ", value: " + t.userAddr(3) + ", ovalue: 0"
+		}
 		if a.Which < ItimerReal || a.Which > ItimerProf || a.Value < 0 || a.Interval < 0 {
 			res.Err = EINVAL
 		} else {
@@ -280,7 +293,9 @@ func (t *Task) posixSyscall(now ktime.Time, a Action) {
 		}
 	case Sigaction:
 		name = "rt_sigaction"
-		args = "sig: " + hex(int64(a.Signo)) + ", act: " + t.userAddr(4) + ", oact: 0, sigsetsize: 8"
+		if tracing {
+			args = "sig: " + hex(int64(a.Signo)) + ", act: " + t.userAddr(4) + ", oact: 0, sigsetsize: 8"
+		}
 		if a.Signo < 1 || a.Signo > maxSignal || a.Signo == 9 || a.Signo == 19 {
 			res.Err = EINVAL
 		} else {
@@ -288,11 +303,15 @@ func (t *Task) posixSyscall(now ktime.Time, a Action) {
 		}
 	case Sigpending:
 		name = "rt_sigpending"
-		args = "uset: " + t.userAddr(5) + ", sigsetsize: 8"
+		if tracing {
+			args = "uset: " + t.userAddr(5) + ", sigsetsize: 8"
+		}
 		res.Ret = int64(t.sigpendingSet())
 	case Sigprocmask:
 		name = "rt_sigprocmask"
-		args = "how: " + hex(int64(a.How)) + ", nset: " + t.userAddr(6) + ", oset: 0, sigsetsize: 8"
+		if tracing {
+			args = "how: " + hex(int64(a.How)) + ", nset: " + t.userAddr(6) + ", oset: 0, sigsetsize: 8"
+		}
 		res.Ret = int64(t.blocked)
 		switch a.How {
 		case SigBlock:

@@ -319,6 +319,9 @@ func sysRet(r Result) int64 {
 // prints it (kernel/trace/trace_syscalls.c:print_syscall_enter()):
 // "sys_NAME(arg: hex, ...)".
 func (t *Task) traceSysEnter(now ktime.Time, name, args string) {
+	if t.k.tr == nil {
+		return
+	}
 	if ev := "sys_enter_" + name; t.k.tr.Enabled(ev) {
 		t.k.tr.Raw(now, t.cpu.traceCtx(), ev, "sys_"+name+"("+args+")")
 	}
@@ -326,6 +329,9 @@ func (t *Task) traceSysEnter(now ktime.Time, name, args string) {
 
 // traceSysExit writes sys_exit_NAME: "sys_NAME -> 0xRET" (print_syscall_exit()).
 func (t *Task) traceSysExit(now ktime.Time, name string, ret int64) {
+	if t.k.tr == nil {
+		return
+	}
 	if ev := "sys_exit_" + name; t.k.tr.Enabled(ev) {
 		t.k.tr.Raw(now, t.cpu.traceCtx(), ev, "sys_"+name+" -> 0x"+hex(ret))
 	}
@@ -368,15 +374,17 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 		name = "restart_syscall"
 		t.traceSysEnter(now, name, "")
 	} else {
-		flags := int64(0)
-		if a.Abs {
-			flags = 1
+		if k.tr != nil {
+			flags := int64(0)
+			if a.Abs {
+				flags = 1
+			}
+			rmtp := "0"
+			if a.Rem && !a.Abs {
+				rmtp = t.userAddr(8)
+			}
+			t.traceSysEnter(now, name, "which_clock: "+hex(int64(a.Clock))+", flags: "+hex(flags)+", rqtp: "+t.userAddr(7)+", rmtp: "+rmtp)
 		}
-		rmtp := "0"
-		if a.Rem && !a.Abs {
-			rmtp = t.userAddr(8)
-		}
-		t.traceSysEnter(now, name, "which_clock: "+hex(int64(a.Clock))+", flags: "+hex(flags)+", rqtp: "+t.userAddr(7)+", rmtp: "+rmtp)
 		t.restartBlock = nil // restart_block.fn = do_no_restart_syscall
 		t.restartAct = a
 	}
