@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/loader"
 )
 
 // benchTimerHeavy is the engine benchmark's load: 4 CPUs, each with 64
@@ -21,6 +24,7 @@ workload "hrtimer_load" "heavy" {
   count  = 64
   period = "100us"
   callback_cost = "50ns"
+  stagger = false
 }
 run {
   duration = "%DUR%"
@@ -51,5 +55,32 @@ func BenchmarkEngineInProcess(b *testing.B) {
 		expiries += res.Total("hrtimer_expire")
 	}
 	b.ReportMetric(float64(expiries)/time.Since(start).Seconds(), "expiries/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkEngineProcess is the same load with every plugin in its own
+// process over go-plugin gRPC (issue floor: 10,000 expiries/s); it also
+// reports round trips per expiry.
+func BenchmarkEngineProcess(b *testing.B) {
+	spec := benchSpec(b, "20ms")
+	var c common
+	op, closeOp, err := newOpener(&c, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closeOp()
+	var expiries int64
+	rt0 := loader.RoundTrips()
+	start := time.Now()
+	for b.Loop() {
+		res, err := experiment.Run(spec, experiment.Options{Opener: op, Isolation: "process"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		expiries += res.Total("hrtimer_expire")
+	}
+	el := time.Since(start).Seconds()
+	b.ReportMetric(float64(expiries)/el, "expiries/s")
+	b.ReportMetric(float64(loader.RoundTrips()-rt0)/float64(expiries), "roundtrips/expiry")
 	b.ReportMetric(0, "ns/op")
 }

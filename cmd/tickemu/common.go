@@ -11,10 +11,10 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/rs/zerolog"
-	"golang.org/x/term"
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/logging"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
@@ -89,27 +89,11 @@ func (c *common) options() (config.Options, error) {
 }
 
 func (c *common) logger(stderr io.Writer) (zerolog.Logger, error) {
-	lvl, err := zerolog.ParseLevel(c.logLevel)
-	if err != nil {
-		return zerolog.Nop(), fmt.Errorf("--log-level %q: %v", c.logLevel, err)
+	var opts []logging.Option
+	if os.Getenv("NO_COLOR") != "" {
+		opts = append(opts, logging.WithoutColor())
 	}
-	format := c.logFormat
-	if format == "auto" {
-		format = "json"
-		if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			format = "console"
-		}
-	}
-	var l zerolog.Logger
-	switch format {
-	case "console":
-		l = zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: os.Getenv("NO_COLOR") != ""}).With().Timestamp().Logger()
-	case "json":
-		l = zerolog.New(stderr).With().Timestamp().Logger()
-	default:
-		return zerolog.Nop(), fmt.Errorf("--log-format %q: want auto, console or json", c.logFormat)
-	}
-	return l.Level(lvl), nil
+	return logging.New(stderr, c.logFormat, c.logLevel, opts...)
 }
 
 // loadSpec loads FILE, printing diagnostics to stderr.

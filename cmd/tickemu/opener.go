@@ -1,13 +1,66 @@
 package main
 
 import (
+	"os"
+
 	"github.com/rs/zerolog"
 
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/loader"
+	"github.com/tickemu/tickemu/framework/sdk"
 )
 
-// newOpener returns the plugin opener for a command and a function that stops
-// every plugin process it started.
-func newOpener(c *common, log zerolog.Logger) (experiment.Opener, func(), error) {
-	return experiment.InProcess(builtins), func() {}, nil
+// catalog builds the plugin catalog: the builtins, tickemu itself for
+// out-of-process builtins, and the plugin search path.
+func catalog(c *common, log zerolog.Logger) (*loader.Catalog, error) {
+	self, err := os.Executable()
+	if err != nil {
+		self = ""
+	}
+	return loader.New(loader.Options{
+		Builtins: builtins,
+		Self:     self,
+		Path:     loader.SearchPath(c.pluginDir, os.Getenv),
+		Logger:   log,
+	})
 }
+
+// newOpener returns the plugin opener for a command and a function that stops
+// every plugin process started through it.
+func newOpener(c *common, log zerolog.Logger) (experiment.Opener, func(), error) {
+	cat, err := catalog(c, log)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	return catalogOpener{cat}, loader.CleanupClients, nil
+}
+
+// catalogOpener adapts a loader.Catalog to experiment.Opener.
+type catalogOpener struct{ c *loader.Catalog }
+
+func (o catalogOpener) Describe(kind sdk.Kind, name string) (sdk.Info, sdk.Schema, error) {
+	return o.c.Describe(kind, name)
+}
+
+func (o catalogOpener) Open(kind sdk.Kind, name, isolation string) (experiment.Instance, error) {
+	in, err := o.c.Open(kind, name, loader.Isolation(isolation))
+	if err != nil {
+		return nil, err
+	}
+	return instance{in}, nil
+}
+
+// Names lists the plugins of a kind (experiment.Lister: per-plugin settings blocks).
+func (o catalogOpener) Names(kind sdk.Kind) []string {
+	var out []string
+	for _, e := range o.c.List() {
+		if e.Kind == kind && !e.Shadowed {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+type instance struct{ *loader.Instance }
+
+func (i instance) Describe() string { return i.String() }

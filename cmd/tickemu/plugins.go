@@ -7,18 +7,39 @@ import (
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/serve"
 )
 
-// cmdPlugins lists the builtin plugins with their versions and schemas.
+// cmdPlugins lists the builtin plugins and the tickemu-plugin-NAME binaries
+// found on the plugin path, with versions and schemas.
 func cmdPlugins(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plugins", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
+	var c common
+	c.register(fs, false)
+	if _, err := parseInterspersed(fs, args); err != nil {
 		return 2
 	}
-	for _, f := range builtins {
-		p := f.New()
-		writePlugin(stdout, p.Info(), p.Schema(), "builtin")
+	log, err := c.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
+	cat, err := catalog(&c, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	for _, e := range cat.List() {
+		if e.Err != nil {
+			fmt.Fprintf(stdout, "? %s (%s): %v\n", e.Name, e.Source, e.Err)
+			continue
+		}
+		src := e.Source
+		if e.Shadowed {
+			src += ", shadowed"
+		}
+		writePlugin(stdout, sdk.Info{Kind: e.Kind, Name: e.Name, Version: e.Version, Description: e.Description}, e.Schema, src)
 	}
 	return 0
 }
@@ -41,8 +62,19 @@ func writePlugin(w io.Writer, info sdk.Info, s sdk.Schema, source string) {
 	}
 }
 
-// cmdPlugin is the hidden `tickemu plugin serve KIND NAME`.
+// cmdPlugin is the hidden `tickemu plugin serve KIND NAME`: tickemu re-executes
+// itself this way to run a builtin out of process.
 func cmdPlugin(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "tickemu plugin: this command is started by tickemu itself")
+	if len(args) != 3 || args[0] != "serve" {
+		fmt.Fprintln(stderr, "usage: tickemu plugin serve KIND NAME (started by tickemu itself)")
+		return 2
+	}
+	for _, f := range builtins {
+		if string(f.Kind) == args[1] && f.Name == args[2] {
+			serve.One(f) // never returns
+			return 0
+		}
+	}
+	fmt.Fprintf(stderr, "tickemu plugin: no builtin %s plugin %q\n", args[1], args[2])
 	return 2
 }

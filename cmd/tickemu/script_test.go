@@ -15,6 +15,11 @@ var update = flag.Bool("update", false, "rewrite the cmp files of testdata/scrip
 // TestMain lets the test binary act as the tickemu command inside scripts
 // (testscript.Main), and as a plugin process when tickemu re-executes itself.
 func TestMain(m *testing.M) {
+	if len(os.Args) >= 2 && os.Args[1] == "plugin" {
+		// Re-executed by the loader as `tickemu plugin serve KIND NAME` (the
+		// test binary is os.Executable() in tests).
+		os.Exit(mainWith(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	testscript.Main(m, map[string]func(){
 		"tickemu": func() { os.Exit(mainWith(os.Args[1:], os.Stdout, os.Stderr)) },
 	})

@@ -35,7 +35,7 @@ func WriteText(w io.Writer, r *Result) error {
 		if p.Role != "" {
 			role = " " + strconv.Quote(p.Role)
 		}
-		fmt.Fprintf(b, "# %s%s: %s %s (%s)%s\n", p.Kind, role, p.Name, p.Version, p.Isolation, strategyText(p.Config))
+		fmt.Fprintf(b, "# %s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, strategyText(p.Config))
 	}
 	for _, wr := range r.Workloads {
 		if len(wr.Text) == 0 {

@@ -53,7 +53,7 @@ type PluginInfo struct {
 	Role      string            `json:"role,omitempty"`
 	Name      string            `json:"name"`
 	Version   string            `json:"version"`
-	Isolation string            `json:"isolation"`
+	Isolation string            `json:"-"` // not a simulation input: results are identical either way
 	Config    map[string]string `json:"config"`
 	Counters  []sdk.Counter     `json:"-"`
 }

@@ -123,7 +123,9 @@ func (c *CPU) RaiseSoftirq(now ktime.Time, vec int) {
 	if c.softirqs&(1<<vec) == 0 {
 		c.softirqs |= 1 << vec
 		if c.k.tr.Enabled("softirq_raise") {
-			c.k.tr.Event(now, c.traceCtx(), "softirq_raise", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
+			if c.k.tr != nil {
+				c.k.tr.Event(now, c.traceCtx(), "softirq_raise", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
+			}
 		}
 	}
 	if c.mode == modeIdle || c.mode == modeFree && c.curr == nil {
@@ -144,6 +146,9 @@ func (c *CPU) traceCtx() trace.Ctx { return c.traceCtxLocks(0) }
 // (irqs off): trace.Flags builds the irqs-off, hardirq/softirq and
 // preempt-depth columns; the idle task runs with a preempt count of 1.
 func (c *CPU) traceCtxLocks(locks int) trace.Ctx {
+	if c.k.tr == nil {
+		return trace.Ctx{} // tracing off: every Event is a no-op, skip the work
+	}
 	comm, pid, depth := "<idle>", 0, 1
 	if c.curr != nil {
 		comm, pid, depth = c.curr.Comm, c.curr.Pid, 0
@@ -179,7 +184,7 @@ func (c *CPU) accountUntil(t ktime.Time) {
 		c.ctxSince = t
 	}
 	if c.mode == modeIdle && c.idleState >= 0 && t > c.idleSince {
-		c.k.Counters.Add("idle_residency_ns:"+c.k.m.IdleStates[c.idleState].Name, c.id, int64(t-c.idleSince))
+		c.k.Counters.Inc(c.k.idleNames.residency[c.idleState], c.id, int64(t-c.idleSince))
 		c.idleSince = t
 	}
 }
@@ -205,13 +210,13 @@ func (c *CPU) boot(t ktime.Time) {
 func (c *CPU) programDevice(now, at ktime.Time) int64 {
 	o := c.k.local.Program(c.id, now, at, true)
 	k := c.k
-	k.Counters.Add("device_writes", c.id, int64(o.Writes))
-	k.Counters.Add("device_write_cost_ns", c.id, o.Cost)
+	k.Counters.Inc(cntDevWrites, c.id, int64(o.Writes))
+	k.Counters.Inc(cntDevWriteCost, c.id, o.Cost)
 	if o.Retries > 0 {
-		k.Counters.Add("device_retries", c.id, int64(o.Retries))
+		k.Counters.Inc(cntDevRetries, c.id, int64(o.Retries))
 	}
 	if o.ETIMEs > 0 {
-		k.Counters.Add("device_etime", c.id, int64(o.ETIMEs))
+		k.Counters.Inc(cntDevETIME, c.id, int64(o.ETIMEs))
 	}
 	if o.Raises > 0 {
 		for _, l := range o.Log(k.local.Name(), k.m.HZ) {
@@ -402,7 +407,7 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 		}
 		if c.pendIPI&ipiResched != 0 {
 			c.pendIPI &^= ipiResched
-			k.Counters.Add("ipi_resched", c.id, 1)
+			k.Counters.Inc(cntIPIResched, c.id, 1)
 		}
 	}
 	now += ktime.Time(k.costs.IRQExit)
@@ -423,8 +428,10 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 // handler, hrtimer_interrupt() in high-res mode or the tick in low-res mode.
 func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	k := c.k
-	k.Counters.Add("local_timer_interrupts", c.id, 1)
-	k.tr.Event(now, c.traceCtx(), "local_timer_entry", "vector=236")
+	k.Counters.Inc(cntLocalTimerIRQ, c.id, 1)
+	if k.tr != nil {
+		k.tr.Event(now, c.traceCtx(), "local_timer_entry", "vector=236")
+	}
 	if ack {
 		a := k.local.Ack(c.id, now)
 		now += ktime.Time(a.Cost)
@@ -432,12 +439,12 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	}
 	if k.m.HighRes {
 		r := k.hrt.Interrupt(c.id, now)
-		k.Counters.Add("hrtimer_interrupts", c.id, 1)
+		k.Counters.Inc(cntHRInterrupts, c.id, 1)
 		if r.Hang {
-			k.Counters.Add("hrtimer_hangs", c.id, 1)
-			k.Counters.Max("hrtimer_max_hang_delay_ns", c.id, r.HangDelay)
+			k.Counters.Inc(cntHRHangs, c.id, 1)
+			k.Counters.MaxN(cntHRMaxHangNS, c.id, r.HangDelay)
 		}
-		k.Counters.Add("hrtimer_retries", c.id, int64(r.Retries))
+		k.Counters.Inc(cntHRRetries, c.id, int64(r.Retries))
 		// The interrupt's final device write first: a callback's side effect
 		// that starts a timer on this CPU must see (and may pull in) it.
 		end := r.End + ktime.Time(k.programLocal(c, r.End, r.Program))
@@ -449,7 +456,9 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	} else {
 		now = c.lowresTick(now)
 	}
-	k.tr.Event(now, c.traceCtx(), "local_timer_exit", "vector=236")
+	if k.tr != nil {
+		k.tr.Event(now, c.traceCtx(), "local_timer_exit", "vector=236")
+	}
 	return now
 }
 
@@ -466,12 +475,16 @@ func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 			if pending&(1<<vec) == 0 {
 				continue
 			}
-			k.Counters.Add("softirq_"+softirqNames[vec], c.id, 1)
-			k.tr.Event(now, c.traceCtx(), "softirq_entry", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
+			k.Counters.Inc(cntSoftirq[vec], c.id, 1)
+			if k.tr != nil {
+				k.tr.Event(now, c.traceCtx(), "softirq_entry", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
+			}
 			if fn := c.softirqFns[vec]; fn != nil {
 				now = fn(c, now)
 			}
-			k.tr.Event(now, c.traceCtx(), "softirq_exit", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
+			if k.tr != nil {
+				k.tr.Event(now, c.traceCtx(), "softirq_exit", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
+			}
 		}
 	}
 	c.inSoft = false
@@ -484,22 +497,22 @@ func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 	start := now
 	r := k.wheel.RunTimers(c.id, k.jiffies)
 	c.wheel = r.State
-	k.Counters.Add("wheel_runs", c.id, 1)
-	k.Counters.Add("wheel_iterations", c.id, int64(r.Iterations))
-	k.Counters.Add("wheel_cascades", c.id, int64(r.Cascades))
-	k.Counters.Max("wheel_max_gap_jiffies", c.id, int64(r.Gap))
-	k.Counters.Max("wheel_max_run_ns", c.id, r.Cost)
+	k.Counters.Inc(cntWheelRuns, c.id, 1)
+	k.Counters.Inc(cntWheelIters, c.id, int64(r.Iterations))
+	k.Counters.Inc(cntWheelCascades, c.id, int64(r.Cascades))
+	k.Counters.MaxN(cntWheelMaxGap, c.id, int64(r.Gap))
+	k.Counters.MaxN(cntWheelMaxRun, c.id, r.Cost)
 	if r.Gap > 1 {
 		k.CatchupGaps.Add(int64(r.Gap))
 	}
 	for _, e := range r.Expired {
-		t := k.wtimers[e.ID]
+		t := k.wtimerByID(e.ID)
 		if t == nil {
 			panic("kernel: wheel plugin expired an unknown timer")
 		}
 		at := start + ktime.Time(e.Offset)
 		t.pending = e.Rearmed
-		k.Counters.Add("timer_expire", c.id, 1)
+		k.Counters.Inc(cntTimerExpire, c.id, 1)
 		if k.tr.Enabled("timer_expire_entry") {
 			k.tr.Event(at, c.traceCtx(), "timer_expire_entry", "timer="+trace.Ptr(uint64(t.ID))+" function="+t.Function+
 				" now="+utoa(k.jiffies)+" baseclk="+utoa(e.Jiffy))
@@ -507,7 +520,9 @@ func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 		if t.Callback != nil {
 			t.Callback(c, at)
 		}
-		k.tr.Event(at+ktime.Time(t.Cost), c.traceCtx(), "timer_expire_exit", "timer="+trace.Ptr(uint64(t.ID)))
+		if k.tr != nil {
+			k.tr.Event(at+ktime.Time(t.Cost), c.traceCtx(), "timer_expire_exit", "timer="+trace.Ptr(uint64(t.ID)))
+		}
 	}
 	return start + ktime.Time(r.Cost)
 }

@@ -96,14 +96,15 @@ type Kernel struct {
 	clockSeq          uint64 // clock_was_set sequence
 
 	nextTimerID sdk.TimerID
-	hrtimers    map[sdk.TimerID]*HRTimer
-	wtimers     map[sdk.TimerID]*WheelTimer
+	hrtimers    []*HRTimer    // by TimerID; nil for ids of wheel timers
+	wtimers     []*WheelTimer // by TimerID; nil for ids of hrtimers
 
 	tasks   []*Task
 	procs   []*Process
 	nextPid int
 
 	qosLatency *int64
+	idleNames  idleNames
 
 	// Stats.
 	Counters    metrics.Counters
@@ -131,8 +132,8 @@ func New(o Options) (*Kernel, error) {
 	k := &Kernel{
 		m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace,
 		wheel: o.Plugins.Wheel, hrt: o.Plugins.HRTimer, local: o.Plugins.Local, bcDev: o.Plugins.Broadcast,
-		tickNsec: ktime.TickNsec(m.HZ), hrtimers: map[sdk.TimerID]*HRTimer{}, wtimers: map[sdk.TimerID]*WheelTimer{},
-		nextPid: 1000, tickDoTimerCPU: 0,
+		tickNsec: ktime.TickNsec(m.HZ),
+		nextPid:  1000, tickDoTimerCPU: 0,
 	}
 	if k.costs == (Costs{}) {
 		k.costs = DefaultCosts()
@@ -144,6 +145,7 @@ func New(o Options) (*Kernel, error) {
 	k.jiffies = k.jiffiesBase
 	k.tickNextPeriod = ktime.Time(k.tickNsec)
 	k.ctxNS = make([][numCtx]int64, m.CPUs)
+	k.idleNames = newIdleNames(m.IdleStates)
 	nohzFull := map[int]bool{}
 	for _, c := range m.NoHZFull {
 		nohzFull[c] = true

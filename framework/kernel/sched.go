@@ -121,7 +121,7 @@ func (c *CPU) switchTo(now ktime.Time, next *Task) {
 	next.runSince = now
 	if c.lastRan != next {
 		next.segRemaining += c.k.costs.ContextSwitch
-		c.k.Counters.Add("context_switches", c.id, 1)
+		c.k.Counters.Inc(cntCtxSwitches, c.id, 1)
 		c.k.traceSwitch(now, c, c.lastRan, next)
 		c.lastRan = next
 	}
@@ -148,7 +148,7 @@ func (k *Kernel) Wake(now ktime.Time, t *Task, from *CPU) int64 {
 	t.state = taskRunnable
 	target := t.cpu
 	target.rq.push(t, false)
-	k.Counters.Add("wakeups", target.id, 1)
+	k.Counters.Inc(cntWakeups, target.id, 1)
 	if k.tr.Enabled("sched_wakeup") {
 		ctx := target.traceCtx()
 		if from != nil {

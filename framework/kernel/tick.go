@@ -54,7 +54,7 @@ func (c *CPU) tickSchedDoTimer(now ktime.Time) {
 // raises TIMER_SOFTIRQ when the wheel says so; CPU-time timers are checked.
 func (c *CPU) tickHandle(now ktime.Time) {
 	k := c.k
-	k.Counters.Add("ticks", c.id, 1)
+	k.Counters.Inc(cntTicks, c.id, 1)
 	if k.jiffies >= c.wheel.RaiseAt {
 		c.RaiseSoftirq(now, TimerSoftirq)
 	}
@@ -158,9 +158,9 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 	c.mode = modeIdle
 	c.idleSince = now
 	if c.idleState >= 0 {
-		k.Counters.Add("idle_enter:"+k.m.IdleStates[c.idleState].Name, c.id, 1)
+		k.Counters.Inc(k.idleNames.enter[c.idleState], c.id, 1)
 	} else {
-		k.Counters.Add("idle_enter:poll", c.id, 1)
+		k.Counters.Inc(cntIdleEnterPoll, c.id, 1)
 	}
 }
 
@@ -171,8 +171,8 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 	if c.idleState >= 0 {
 		s := k.m.IdleStates[c.idleState]
 		lat = s.ExitLatency
-		k.Counters.Add("idle_residency_ns:"+s.Name, c.id, int64(now-c.idleSince))
-		k.Counters.Add("idle_exit_latency_ns", c.id, lat)
+		k.Counters.Inc(k.idleNames.residency[c.idleState], c.id, int64(now-c.idleSince))
+		k.Counters.Inc(cntIdleExitLat, c.id, lat)
 	}
 	if c.inBroadcast {
 		lat += k.broadcastExit(c, now+ktime.Time(lat))
@@ -242,7 +242,7 @@ func (c *CPU) nohzStopTick(now ktime.Time) int64 {
 	cost += k.costs.NohzStop
 	if !c.tickStopped {
 		c.tickStopped = true
-		k.Counters.Add("tick_stops", c.id, 1)
+		k.Counters.Inc(cntTickStops, c.id, 1)
 		k.tr.Event(now, c.traceCtx(), "tick_stop", "success=1 dependency=NONE")
 	}
 	c.tickExpires = expires
@@ -282,14 +282,14 @@ func (c *CPU) idleExit(now ktime.Time) int64 {
 		c.lowresNext = next
 		cost += c.programDevice(at, next)
 	}
-	k.Counters.Add("tick_restarts", c.id, 1)
+	k.Counters.Inc(cntTickRestarts, c.id, 1)
 	return cost
 }
 
 // sendIPI sends an IPI of kind from (nil: from outside any CPU) to target; it
 // arrives after the IPI latency.
 func (k *Kernel) sendIPI(now ktime.Time, target *CPU, kind int) {
-	k.Counters.Add("ipi_sent", target.id, 1)
+	k.Counters.Inc(cntIPISent, target.id, 1)
 	at := now + ktime.Time(k.costs.IPILatency)
 	k.q.Schedule(newOneShot("ipi", func(t ktime.Time) { target.ipiArrived(t, kind) }), at)
 }

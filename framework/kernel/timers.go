@@ -37,6 +37,7 @@ func (k *Kernel) NewHRTimer(function string, clock sdk.ClockID, mode sdk.HRMode,
 	if clock == sdk.ClockRealtime && mode&sdk.HRModeRel != 0 {
 		t.Clock = sdk.ClockMonotonic
 	}
+	k.hrtimers = growTo(k.hrtimers, int(t.ID))
 	k.hrtimers[t.ID] = t
 	return t
 }
@@ -47,7 +48,7 @@ func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time,
 	t.Mode = mode
 	r := k.hrt.Start(c.id, now, sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period}, expires, slack)
 	t.queued, t.cpu, t.expires = true, c.id, r.Expires
-	k.Counters.Add("hrtimer_start", c.id, 1)
+	k.Counters.Inc(cntHRStart, c.id, 1)
 	if k.tr.Enabled("hrtimer_start") {
 		k.tr.Event(now, c.traceCtxLocks(1+c.heldLocks), "hrtimer_start", fmt.Sprintf("hrtimer=%s function=%s expires=%d softexpires=%d mode=%s",
 			trace.Ptr(uint64(t.ID)), t.Function, int64(r.Expires), int64(r.SoftExpires), mode))
@@ -63,8 +64,10 @@ func (k *Kernel) hrCancel(c *CPU, now ktime.Time, t *HRTimer) int64 {
 	r := k.hrt.Cancel(c.id, now, t.ID)
 	if r.Ret == 1 {
 		t.queued = false
-		k.Counters.Add("hrtimer_cancel", c.id, 1)
-		k.tr.Event(now, c.traceCtxLocks(1+c.heldLocks), "hrtimer_cancel", "hrtimer="+trace.Ptr(uint64(t.ID)))
+		k.Counters.Inc(cntHRCancel, c.id, 1)
+		if k.tr != nil {
+			k.tr.Event(now, c.traceCtxLocks(1+c.heldLocks), "hrtimer_cancel", "hrtimer="+trace.Ptr(uint64(t.ID)))
+		}
 	}
 	return r.Cost + k.programLocal(c, now+ktime.Time(r.Cost), r.Program)
 }
@@ -74,7 +77,7 @@ func (k *Kernel) hrCancel(c *CPU, now ktime.Time, t *HRTimer) int64 {
 func (k *Kernel) runHRExpiries(c *CPU, res *sdk.InterruptResult) {
 	for i := range res.Expired {
 		e := &res.Expired[i]
-		t := k.hrtimers[e.ID]
+		t := k.hrtimerByID(e.ID)
 		if t == nil {
 			panic(fmt.Sprintf("kernel: hrtimer plugin expired unknown timer %d on cpu %d", e.ID, c.id))
 		}
@@ -83,9 +86,9 @@ func (k *Kernel) runHRExpiries(c *CPU, res *sdk.InterruptResult) {
 			t.expires = e.NewExpires
 		}
 		if e.Soft {
-			k.Counters.Add("hrtimer_expire_soft", c.id, 1)
+			k.Counters.Inc(cntHRExpireSoft, c.id, 1)
 		} else {
-			k.Counters.Add("hrtimer_expire", c.id, 1)
+			k.Counters.Inc(cntHRExpire, c.id, 1)
 		}
 		if k.tr.Enabled("hrtimer_expire_entry") {
 			k.tr.Event(e.Now, c.traceCtx(), "hrtimer_expire_entry", fmt.Sprintf("hrtimer=%s function=%s now=%d",
@@ -94,7 +97,9 @@ func (k *Kernel) runHRExpiries(c *CPU, res *sdk.InterruptResult) {
 		if t.Callback != nil {
 			t.Callback(c, e.Now, e)
 		}
-		k.tr.Event(e.Now+ktime.Time(t.Cost), c.traceCtx(), "hrtimer_expire_exit", "hrtimer="+trace.Ptr(uint64(t.ID)))
+		if k.tr != nil {
+			k.tr.Event(e.Now+ktime.Time(t.Cost), c.traceCtx(), "hrtimer_expire_exit", "hrtimer="+trace.Ptr(uint64(t.ID)))
+		}
 	}
 }
 
@@ -124,6 +129,7 @@ type WheelTimer struct {
 // NewWheelTimer registers a timer_list (timer_setup()).
 func (k *Kernel) NewWheelTimer(function string, flags sdk.TimerFlags, cost int64, period uint64, cb func(cpu *CPU, now ktime.Time)) *WheelTimer {
 	t := &WheelTimer{ID: k.allocTimerID(), Function: function, Flags: flags, Cost: cost, Period: period, Callback: cb, cpu: -1}
+	k.wtimers = growTo(k.wtimers, int(t.ID))
 	k.wtimers[t.ID] = t
 	return t
 }
@@ -138,7 +144,7 @@ func (k *Kernel) modTimer(c *CPU, now ktime.Time, t *WheelTimer, expires uint64)
 	r := k.wheel.ModTimer(c.id, k.jiffies, sdk.WheelTimer{ID: t.ID, Expires: expires, Flags: t.Flags, CallbackCost: t.Cost, Period: t.Period})
 	t.pending, t.cpu = true, c.id
 	c.wheel = r.State
-	k.Counters.Add("timer_start", c.id, 1)
+	k.Counters.Inc(cntTimerStart, c.id, 1)
 	if k.tr.Enabled("timer_start") {
 		k.tr.Event(now, c.traceCtx(), "timer_start", fmt.Sprintf("timer=%s function=%s expires=%d [timeout=%d] cpu=%d idx=0 flags=%s",
 			trace.Ptr(uint64(t.ID)), t.Function, expires, int64(expires-k.jiffies), c.id, timerFlags(t.Flags)))
@@ -156,8 +162,10 @@ func (k *Kernel) delTimer(c *CPU, now ktime.Time, t *WheelTimer) int64 {
 	r := k.wheel.DelTimer(owner.id, k.jiffies, t.ID)
 	owner.wheel = r.State
 	t.pending = false
-	k.Counters.Add("timer_cancel", owner.id, 1)
-	k.tr.Event(now, c.traceCtx(), "timer_cancel", "timer="+trace.Ptr(uint64(t.ID)))
+	k.Counters.Inc(cntTimerCancel, owner.id, 1)
+	if k.tr != nil {
+		k.tr.Event(now, c.traceCtx(), "timer_cancel", "timer="+trace.Ptr(uint64(t.ID)))
+	}
 	return r.Cost
 }
 
@@ -171,4 +179,28 @@ func timerFlags(f sdk.TimerFlags) string {
 		return "P"
 	}
 	return ""
+}
+
+// growTo extends s so that index i exists.
+func growTo[T any](s []*T, i int) []*T {
+	for len(s) <= i {
+		s = append(s, nil)
+	}
+	return s
+}
+
+// hrtimerByID returns the hrtimer with id, or nil.
+func (k *Kernel) hrtimerByID(id sdk.TimerID) *HRTimer {
+	if int(id) < len(k.hrtimers) {
+		return k.hrtimers[id]
+	}
+	return nil
+}
+
+// wtimerByID returns the wheel timer with id, or nil.
+func (k *Kernel) wtimerByID(id sdk.TimerID) *WheelTimer {
+	if int(id) < len(k.wtimers) {
+		return k.wtimers[id]
+	}
+	return nil
 }

@@ -1,0 +1,57 @@
+package kernel
+
+import "github.com/tickemu/tickemu/framework/metrics"
+
+// Interned names of the counters on the hot path (metrics.Intern): counting
+// must not hash a string per timer expiry.
+var (
+	cntHRStart       = metrics.Intern("hrtimer_start")
+	cntHRCancel      = metrics.Intern("hrtimer_cancel")
+	cntHRExpire      = metrics.Intern("hrtimer_expire")
+	cntHRExpireSoft  = metrics.Intern("hrtimer_expire_soft")
+	cntHRInterrupts  = metrics.Intern("hrtimer_interrupts")
+	cntHRRetries     = metrics.Intern("hrtimer_retries")
+	cntHRHangs       = metrics.Intern("hrtimer_hangs")
+	cntHRMaxHangNS   = metrics.Intern("hrtimer_max_hang_delay_ns")
+	cntLocalTimerIRQ = metrics.Intern("local_timer_interrupts")
+	cntDevWrites     = metrics.Intern("device_writes")
+	cntDevWriteCost  = metrics.Intern("device_write_cost_ns")
+	cntDevRetries    = metrics.Intern("device_retries")
+	cntDevETIME      = metrics.Intern("device_etime")
+	cntWakeups       = metrics.Intern("wakeups")
+	cntCtxSwitches   = metrics.Intern("context_switches")
+	cntTicks         = metrics.Intern("ticks")
+	cntTimerStart    = metrics.Intern("timer_start")
+	cntTimerCancel   = metrics.Intern("timer_cancel")
+	cntTimerExpire   = metrics.Intern("timer_expire")
+	cntWheelRuns     = metrics.Intern("wheel_runs")
+	cntWheelIters    = metrics.Intern("wheel_iterations")
+	cntWheelCascades = metrics.Intern("wheel_cascades")
+	cntWheelMaxGap   = metrics.Intern("wheel_max_gap_jiffies")
+	cntWheelMaxRun   = metrics.Intern("wheel_max_run_ns")
+	cntIPISent       = metrics.Intern("ipi_sent")
+	cntIPIResched    = metrics.Intern("ipi_resched")
+	cntIdleExitLat   = metrics.Intern("idle_exit_latency_ns")
+	cntIdleEnterPoll = metrics.Intern("idle_enter:poll")
+	cntTickStops     = metrics.Intern("tick_stops")
+	cntTickRestarts  = metrics.Intern("tick_restarts")
+	cntSoftirq       [nrSoftirqs]metrics.Name
+)
+
+// idleNames are the interned per-state counter names of a machine.
+type idleNames struct{ enter, residency []metrics.Name }
+
+func newIdleNames(states []IdleState) idleNames {
+	var n idleNames
+	for _, s := range states {
+		n.enter = append(n.enter, metrics.Intern("idle_enter:"+s.Name))
+		n.residency = append(n.residency, metrics.Intern("idle_residency_ns:"+s.Name))
+	}
+	return n
+}
+
+func init() {
+	for v, n := range softirqNames {
+		cntSoftirq[v] = metrics.Intern("softirq_" + n)
+	}
+}

@@ -1,0 +1,64 @@
+package metrics
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestCounters(t *testing.T) {
+	var c Counters
+	c.Add("b", 1, 2)
+	c.Add("a", -1, 1)
+	c.Inc(Intern("b"), 0, 3)
+	c.Add("b", 1, 5)
+	c.Max("m", 2, 7)
+	c.Max("m", 2, 4)
+	c.MaxN(Intern("m"), 0, -3) // an unset counter takes a negative maximum
+	if got := c.Get("b", 1); got != 7 {
+		t.Errorf("Get(b, 1) = %d, want 7", got)
+	}
+	if got := c.Total("b"); got != 10 {
+		t.Errorf("Total(b) = %d, want 10", got)
+	}
+	if got := c.Get("nothing", 3); got != 0 {
+		t.Errorf("Get(nothing, 3) = %d, want 0", got)
+	}
+	want := []Sample{{"a", -1, 1}, {"b", 0, 3}, {"b", 1, 7}, {"m", 0, -3}, {"m", 2, 7}}
+	if got := c.Samples(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Samples() = %v, want %v", got, want)
+	}
+}
+
+func TestInternStable(t *testing.T) {
+	a, b := Intern("x_stable"), Intern("x_stable")
+	if a != b || a.String() != "x_stable" {
+		t.Errorf("Intern(x_stable) = %d, %d (%q)", a, b, a.String())
+	}
+}
+
+func TestLatency(t *testing.T) {
+	h := NewLatency(10)
+	for _, ns := range []int64{1500, 2500, 2600, -4, 25000} {
+		h.Add(ns)
+	}
+	if h.Count != 5 || h.Min != 0 || h.Max != 25000 || h.Last != 25000 {
+		t.Errorf("Count, Min, Max, Last = %d, %d, %d, %d; want 5, 0, 25000, 25000", h.Count, h.Min, h.Max, h.Last)
+	}
+	b, over := h.Buckets()
+	if b[0] != 1 || b[1] != 1 || b[2] != 2 || over != 1 {
+		t.Errorf("buckets %v overflow %d; want [1 1 2 ...] and 1", b[:3], over)
+	}
+	if p := h.PercentileUS(0.5); p != 2 {
+		t.Errorf("PercentileUS(0.5) = %d, want 2", p)
+	}
+}
+
+func TestDist(t *testing.T) {
+	var d Dist
+	for _, v := range []int64{5, 1, 300000, 499, 499} {
+		d.Add(v)
+	}
+	if d.Count() != 5 || d.Max() != 300000 || d.Quantile(0.5) != 499 || d.Sum() != 301004 {
+		t.Errorf("Count, Max, median, Sum = %d, %d, %d, %d", d.Count(), d.Max(), d.Quantile(0.5), d.Sum())
+	}
+}
