@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// recordingOpener remembers the instances a run opens, so a test can see (and
+// kill) the plugin processes.
+type recordingOpener struct {
+	experiment.Opener
+	mu   sync.Mutex
+	open []experiment.Instance
+}
+
+func (r *recordingOpener) Open(kind sdk.Kind, name, iso string) (experiment.Instance, error) {
+	in, err := r.Opener.Open(kind, name, iso)
+	if err == nil {
+		r.mu.Lock()
+		r.open = append(r.open, in)
+		r.mu.Unlock()
+	}
+	return in, err
+}
+
+func (r *recordingOpener) pids() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []int
+	for _, in := range r.open {
+		if i, ok := in.(instance); ok && i.Pid() > 0 {
+			out = append(out, i.Pid())
+		}
+	}
+	return out
+}
+
+const processConfig = `
+machine {
+  cpus = 2
+}
+workload "cyclictest" "rt" {
+  threads  = 2
+  priority = 99
+}
+workload "hrtimer_load" "load" {
+  count  = 8
+  period = "50us"
+}
+run {
+  duration = "%DUR%"
+  seed     = 7
+}
+`
+
+func loadInline(t *testing.T, src string) *config.Spec {
+	t.Helper()
+	spec, diags := config.LoadBytes("inline.hcl", []byte(src), config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return spec
+}
+
+// TestProcessIsolationIdentical: the same spec and seed give byte-identical
+// JSON whether the plugins run in process or in their own processes, and the
+// plugin processes exist while the run uses them.
+func TestProcessIsolationIdentical(t *testing.T) {
+	spec := loadInline(t, strings.ReplaceAll(processConfig, "%DUR%", "8ms"))
+	var c common
+	op, closeOp, err := newOpener(&c, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeOp()
+	var out [2]bytes.Buffer
+	for i, iso := range []string{"inprocess", "process"} {
+		rec := &recordingOpener{Opener: op}
+		res, err := experiment.Run(spec, experiment.Options{Opener: rec, Isolation: iso})
+		if err != nil {
+			t.Fatalf("Run(isolation=%s): %v", iso, err)
+		}
+		if err := experiment.WriteJSON(&out[i], res); err != nil {
+			t.Fatal(err)
+		}
+		if iso == "process" && len(rec.pids()) != 3 {
+			t.Errorf("isolation=process started %d plugin processes, want 3 (wheel, hrtimer, lapic)", len(rec.pids()))
+		}
+	}
+	if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {
+		t.Errorf("results differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", out[0].Len(), out[1].Len())
+	}
+}
+
+// TestPluginKilledMidRun: SIGKILL to a plugin process ends the run promptly
+// with an error that names the plugin and how it exited.
+func TestPluginKilledMidRun(t *testing.T) {
+	spec := loadInline(t, strings.ReplaceAll(processConfig, "%DUR%", "60s"))
+	var c common
+	op, closeOp, err := newOpener(&c, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeOp()
+	rec := &recordingOpener{Opener: op}
+	done := make(chan error, 1)
+	go func() {
+		_, err := experiment.Run(spec, experiment.Options{Opener: rec, Isolation: "process"})
+		done <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(rec.pids()) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("plugin processes did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // let the run get going
+	victim := rec.pids()[1]            // the hrtimer plugin
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	select {
+	case err := <-done:
+		var te *sdk.TransportError
+		if !errors.As(err, &te) {
+			t.Fatalf("Run after SIGKILL = %v, want a *sdk.TransportError", err)
+		}
+		msg := te.Error()
+		for _, want := range []string{"hrtimer", "signal: killed", strconv.Itoa(victim)} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("error %q does not mention %q", msg, want)
+			}
+		}
+		t.Logf("run ended %v after the kill: %v", time.Since(killed).Round(time.Millisecond), msg)
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not end within 20 s of its plugin being killed")
+	}
+	if _, err := os.Stat("/proc/" + strconv.Itoa(victim)); err == nil {
+		// The zombie is reaped by go-plugin; give it a moment.
+		time.Sleep(100 * time.Millisecond)
+	}
+}
