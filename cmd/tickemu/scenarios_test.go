@@ -1,0 +1,200 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/workload"
+)
+
+// runScenario runs configs/FILE with a variant in process.
+func runScenario(t *testing.T, file, variant string) *experiment.Result {
+	t.Helper()
+	spec, diags := config.Load(filepath.Join("..", "..", "configs", file), config.Options{Variant: variant})
+	if diags.HasErrors() {
+		t.Fatalf("load %s: %v", file, diags)
+	}
+	res, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtins)})
+	if err != nil {
+		t.Fatalf("run %s --variant %s: %v", file, variant, err)
+	}
+	return res
+}
+
+// metric returns the value of unit on the bench line named name (e.g.
+// "Cyclictest" with sub "thread=0"), failing the test if it is missing.
+func metric(t *testing.T, r *experiment.Result, name, sub, unit string) float64 {
+	t.Helper()
+	for _, w := range r.Workloads {
+		for _, b := range w.Bench {
+			if b.Name == name && b.Sub == sub {
+				for _, m := range b.Metrics {
+					if m.Name == unit {
+						return m.Value
+					}
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s %s %s in the result", name, sub, unit)
+	return 0
+}
+
+func scenarioBench(r *experiment.Result, name string) []workload.BenchLine {
+	var out []workload.BenchLine
+	for _, w := range r.Workloads {
+		for _, b := range w.Bench {
+			if b.Name == name {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// TestConfigsValidate loads every scenario file with every variant and builds
+// its plugins, kernel and workloads, so the examples cannot rot.
+func TestConfigsValidate(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "*.hcl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no configs: %v", err)
+	}
+	for _, f := range files {
+		spec, diags := config.Load(f, config.Options{})
+		if diags.HasErrors() {
+			t.Errorf("%s: %v", f, diags)
+			continue
+		}
+		for _, v := range append([]string{""}, spec.Variants()...) {
+			s, diags := config.Load(f, config.Options{Variant: v})
+			if diags.HasErrors() {
+				t.Errorf("%s --variant %q: %v", f, v, diags)
+				continue
+			}
+			if err := experiment.Validate(s, experiment.Options{Opener: experiment.InProcess(builtins)}); err != nil {
+				t.Errorf("%s --variant %q: %v", f, v, err)
+			}
+		}
+	}
+}
+
+// TestNohzCatchup: on the 3.10 wheel the per-jiffy catch-up of a ~300000-jiffy
+// gap delays cyclictest by hundreds of us to ms on some threads while Min and
+// Avg stay at a few us; jumping to the next expiry keeps every Max small.
+func TestNohzCatchup(t *testing.T) {
+	per := runScenario(t, "nohz-catchup.hcl", "per_jiffy")
+	next := runScenario(t, "nohz-catchup.hcl", "next_expiry")
+	if g := per.Kernel.CatchupGaps.Max; g < 250000 {
+		t.Errorf("per_jiffy max catch-up gap = %d jiffies, want >= 250000", g)
+	}
+	worst := 0.0
+	for _, b := range scenarioBench(per, "Cyclictest") {
+		max := metric(t, per, "Cyclictest", b.Sub, "max-latency-ns")
+		avg := metric(t, per, "Cyclictest", b.Sub, "avg-latency-ns")
+		worst = maxf(worst, max)
+		if avg > 10000 {
+			t.Errorf("per_jiffy %s avg latency = %.0f ns, want a few us", b.Sub, avg)
+		}
+	}
+	if worst < 300000 {
+		t.Errorf("per_jiffy worst Max latency = %.0f ns, want hundreds of us or more", worst)
+	}
+	for _, b := range scenarioBench(next, "Cyclictest") {
+		if max := metric(t, next, "Cyclictest", b.Sub, "max-latency-ns"); max > 50000 {
+			t.Errorf("next_expiry %s Max = %.0f ns, want within a few tens of us", b.Sub, max)
+		}
+	}
+	if per.Total("wheel_iterations") < 100*next.Total("wheel_iterations") {
+		t.Errorf("catch-up iterations per_jiffy %d vs next_expiry %d: want per_jiffy far more",
+			per.Total("wheel_iterations"), next.Total("wheel_iterations"))
+	}
+}
+
+// TestHangTimermix: a fixed 100 ms hang delay costs >= 30% of timermix's
+// bogo ops/s; min(100 ms, max_hang_time) stays within 5% of the old
+// proportional delay.
+func TestHangTimermix(t *testing.T) {
+	ops := map[string]float64{}
+	for _, v := range []string{"proportional", "fixed_100ms", "max_hang_time"} {
+		r := runScenario(t, "hang-timermix.hcl", v)
+		ops[v] = metric(t, r, "Timermix", "", "bogo-ops/s")
+		if r.Total("hrtimer_hangs") == 0 {
+			t.Errorf("%s: no hrtimer hangs detected", v)
+		}
+	}
+	if ops["fixed_100ms"] > 0.7*ops["max_hang_time"] {
+		t.Errorf("bogo ops/s fixed_100ms %.0f vs max_hang_time %.0f: want >= 30%% fewer", ops["fixed_100ms"], ops["max_hang_time"])
+	}
+	if d := ops["max_hang_time"]/ops["proportional"] - 1; d < -0.05 || d > 0.05 {
+		t.Errorf("bogo ops/s max_hang_time %.0f vs proportional %.0f: want within 5%%", ops["max_hang_time"], ops["proportional"])
+	}
+}
+
+// TestSoftirqStorm: with a stale softirq_expires_next, a forward clock jump
+// gives >= 100x the hrtimer interrupts of the fixed kernel.
+func TestSoftirqStorm(t *testing.T) {
+	stale := metric(t, runScenario(t, "softirq-storm.hcl", "stale"), "ClockJump", "", "hrtimer-interrupts")
+	updated := metric(t, runScenario(t, "softirq-storm.hcl", "updated"), "ClockJump", "", "hrtimer-interrupts")
+	if updated == 0 || stale < 100*updated {
+		t.Errorf("hrtimer interrupts after the jump: stale %.0f, updated %.0f; want stale >= 100x updated", stale, updated)
+	}
+}
+
+// TestNcmRestart: two device writes per restart of the first timer (the
+// 46eb1701c046 era) against one (627ef5ae2df8), and the throughput they cost.
+func TestNcmRestart(t *testing.T) {
+	get := func(v string) (pps, wpp float64) {
+		r := runScenario(t, "ncm-restart.hcl", v)
+		return metric(t, r, "Ncm", "", "packets/s"), metric(t, r, "Ncm", "", "device-writes/packet")
+	}
+	bPPS, bW := get("before_46eb")
+	dPPS, dW := get("double")
+	fPPS, fW := get("deferred")
+	if dW < 1.5 || fW > 1.05 || fW < 0.7 || bW > 0.1 {
+		t.Errorf("device writes/packet before_46eb %.2f double %.2f deferred %.2f; want ~0, ~2, ~1", bW, dW, fW)
+	}
+	if !(dPPS < fPPS && fPPS < bPPS) {
+		t.Errorf("packets/s before_46eb %.0f double %.0f deferred %.0f; want double < deferred < before_46eb", bPPS, dPPS, fPPS)
+	}
+	if loss := 1 - dPPS/bPPS; loss < 0.4 {
+		t.Errorf("double loses %.0f%% of before_46eb's throughput; the report saw ~60%%", 100*loss)
+	}
+}
+
+// TestDevices: C6 with the HPET broadcast adds the exit latency and the
+// broadcast hand-off to every wakeup; the LAPIC in TSC-deadline mode with C1
+// only does not; HPET programming costs more than an MSR write.
+func TestDevices(t *testing.T) {
+	res := map[string]*experiment.Result{}
+	for _, v := range []string{"lapic_deadline", "lapic_c6_broadcast", "hpet_only", "archtimer"} {
+		res[v] = runScenario(t, "devices.hcl", v)
+	}
+	avg := func(v string) float64 { return metric(t, res[v], "Cyclictest", "thread=0", "avg-latency-ns") }
+	if avg("lapic_c6_broadcast") < avg("lapic_deadline")+100000 {
+		t.Errorf("avg latency lapic_c6_broadcast %.0f vs lapic_deadline %.0f: want the C6 exit latency on top", avg("lapic_c6_broadcast"), avg("lapic_deadline"))
+	}
+	if n := res["lapic_c6_broadcast"].Total("broadcast_enter"); n == 0 {
+		t.Error("lapic_c6_broadcast never entered the tick broadcast")
+	}
+	for _, v := range []string{"lapic_deadline", "hpet_only", "archtimer"} {
+		if n := res[v].Total("broadcast_enter"); n != 0 {
+			t.Errorf("%s entered the broadcast %d times; its local timer keeps running", v, n)
+		}
+	}
+	cost := func(v string) float64 {
+		return float64(res[v].Total("device_write_cost_ns")) / float64(res[v].Total("device_writes"))
+	}
+	if cost("hpet_only") < 10*cost("lapic_deadline") {
+		t.Errorf("cost per device write hpet_only %.0f ns vs lapic_deadline %.0f ns: want the HPET's MMIO reads to dominate", cost("hpet_only"), cost("lapic_deadline"))
+	}
+}
+
+func maxf(a, b float64) float64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
