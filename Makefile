@@ -19,9 +19,11 @@ run: build ## Build and run the default scenario (CONFIG=...).
 	@echo "==> $(BIN) run $(CONFIG)"
 	./$(BIN) run $(CONFIG)
 
-test: ## Run every test with the race detector, in shuffled order.
+test: ## Run every test with the race detector, in shuffled order (and the example plugin's).
 	@echo "==> go test -race -shuffle=on $(PKGS)"
 	$(GO) test -race -shuffle=on -timeout 20m $(PKGS)
+	@echo "==> (cd examples/fixed && go test ./...)"
+	cd examples/fixed && $(GO) test -timeout 10m ./...
 
 test-short: ## Run the tests without the race detector.
 	@echo "==> go test $(PKGS)"
