@@ -146,8 +146,10 @@ func (k *Kernel) modTimer(c *CPU, now ktime.Time, t *WheelTimer, expires uint64)
 	c.wheel = r.State
 	k.Counters.Inc(cntTimerStart, c.id, 1)
 	if k.tr.Enabled("timer_start") {
-		k.tr.Event(now, c.traceCtx(), "timer_start", fmt.Sprintf("timer=%s function=%s expires=%d [timeout=%d] cpu=%d idx=0 flags=%s",
-			trace.Ptr(uint64(t.ID)), t.Function, expires, int64(expires-k.jiffies), c.id, timerFlags(t.Flags)))
+		// Divergence: the wheel's bucket is the plugin's; bucket_expiry
+		// prints the requested expiry and idx 0.
+		k.tr.Event(now, c.traceCtx(), "timer_start", fmt.Sprintf("timer=%s function=%s expires=%d [timeout=%d] bucket_expiry=%d cpu=%d idx=0 flags=%s",
+			trace.Ptr(uint64(t.ID)), t.Function, expires, int64(expires-k.jiffies), expires, c.id, timerFlags(t.Flags)))
 	}
 	c.wheelChanged(now)
 	return r.Cost
