@@ -70,7 +70,15 @@ func WriteText(w io.Writer, r *Result) error {
 		r.Total("signals_delivered"), r.Total("signals_dropped"), r.Total("signals_stale_delivered"), r.Total("posix_timer_fires"),
 		r.Total("posix_timer_overruns"), r.Total("wakeups"), r.Total("context_switches"), r.Total("ipi_sent"))
 	if n := r.Total("broadcast_interrupts"); n > 0 || r.Total("broadcast_enter") > 0 {
-		fmt.Fprintf(b, "broadcast: enters %d interrupts %d ipis %d device writes %d\n", r.Total("broadcast_enter"), n, r.Total("broadcast_ipis"), r.Total("broadcast_device_writes"))
+		ipis := r.Total("broadcast_ipis")
+		fmt.Fprintf(b, "broadcast: enters %d exits %d interrupts %d ipis %d device writes %d; wake delay avg %.1f us per IPI\n",
+			r.Total("broadcast_enter"), r.Total("broadcast_exit"), n, ipis, r.Total("broadcast_device_writes"), avgUS(r.Total("broadcast_wake_delay_ns"), ipis))
+	}
+	if w := r.Total("wakeups"); w > 0 {
+		exits := r.Total("idle_exits")
+		fmt.Fprintf(b, "device writes %d (cost %.1f us, %.0f ns each), -ETIME %d, retries %d; idle exit latency avg %.1f us over %d exits\n",
+			r.Total("device_writes"), float64(r.Total("device_write_cost_ns"))/1000, avgF(r.Total("device_write_cost_ns"), r.Total("device_writes")),
+			r.Total("device_etime"), r.Total("device_retries"), avgUS(r.Total("idle_exit_latency_ns"), exits), exits)
 	}
 	if idle := idleLines(r); idle != "" {
 		b.WriteString(idle)
@@ -253,3 +261,12 @@ func formatValue(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
+
+func avgF(sum, n int64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(sum) / float64(n)
+}
+
+func avgUS(sumNS, n int64) float64 { return avgF(sumNS, n) / 1000 }

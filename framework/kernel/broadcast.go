@@ -67,11 +67,20 @@ func (k *Kernel) broadcastFired(now ktime.Time) {
 func (c *CPU) broadcastInterrupt(now ktime.Time) ktime.Time {
 	k := c.k
 	k.Counters.Add("broadcast_interrupts", c.id, 1)
+	// The broadcast device's interrupt is a device irq (the HPET's legacy
+	// IRQ 0, "timer"), not the local timer vector.
+	k.tr.Event(now, c.traceCtx(), "irq_handler_entry", "irq=0 name=timer")
+	defer func() { k.tr.Event(now, c.traceCtx(), "irq_handler_exit", "irq=0 ret=handled") }()
 	r := k.bcast.HandleInterrupt(c.id, now)
 	now += ktime.Time(r.Cost)
 	for _, cpu := range r.IPIs {
 		k.sendIPI(now, k.cpus[cpu], ipiTimer)
 		k.Counters.Add("broadcast_ipis", cpu, 1)
+		// How late the sleeper's event is handed over: the broadcast device's
+		// own latency plus the IPI, before the CPU's idle exit latency.
+		if ev := k.local.NextEvent(cpu); ev != ktime.Max && ev <= now {
+			k.Counters.Add("broadcast_wake_delay_ns", cpu, int64(now-ev)+k.costs.IPILatency)
+		}
 		now += ktime.Time(k.costs.IPISend)
 	}
 	k.syncBroadcast(now)

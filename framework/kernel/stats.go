@@ -33,6 +33,7 @@ var (
 	cntIPIResched    = metrics.Intern("ipi_resched")
 	cntIdleExitLat   = metrics.Intern("idle_exit_latency_ns")
 	cntIdleEnterPoll = metrics.Intern("idle_enter:poll")
+	cntIdleExits     = metrics.Intern("idle_exits")
 	cntTickStops     = metrics.Intern("tick_stops")
 	cntTickRestarts  = metrics.Intern("tick_restarts")
 	cntSoftirq       [nrSoftirqs]metrics.Name

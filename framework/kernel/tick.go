@@ -173,6 +173,7 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 		lat = s.ExitLatency
 		k.Counters.Inc(k.idleNames.residency[c.idleState], c.id, int64(now-c.idleSince))
 		k.Counters.Inc(cntIdleExitLat, c.id, lat)
+		k.Counters.Inc(cntIdleExits, c.id, 1)
 	}
 	if c.inBroadcast {
 		lat += k.broadcastExit(c, now+ktime.Time(lat))
