@@ -44,8 +44,11 @@ func applySlack(expires, jiffies uint64) uint64 {
 // 3.15). There is one per CPU; deferrable timers share it and are only
 // skipped by the next-event search.
 //
-// Invariant: a bit of tv1map/tvnmap is set exactly when the matching bucket
-// is not empty; nondef and def hold every queued timer by flag.
+// Invariant: a bit of the all maps is set exactly when the bucket is not
+// empty, a bit of the nd maps exactly when ndCount of the bucket (its
+// non-deferrable timers) is not zero. ndEarliest/allEarliest, when valid,
+// are the earliest effective expiry (see effective) of the non-deferrable
+// and of all queued timers, NoExpiry if none.
 type cascadeBase struct {
 	init         bool
 	timerJiffies uint64 // timer_jiffies: the next jiffy to process
@@ -53,26 +56,170 @@ type cascadeBase struct {
 	activeTimers int    // active_timers: queued non-deferrable timers
 	allTimers    int    // all_timers (3.15): every queued timer
 	lists        [tvSlots]bucketList
-	tv1map       [tvrSize / 64]uint64
-	tvnmap       [4]uint64
-	// nondef and def give the exact earliest expiry after every call; the
-	// kernel computes it only on demand (__next_timer_interrupt()).
-	nondef, def expiryHeap
+	ndCount      [tvSlots]int32
+	all, nd      wheelMaps
+	// The exact earliest expiry after every call, which the kernel only
+	// computes on demand (__next_timer_interrupt()): cached, and recomputed
+	// from the maps when the timer that held it leaves.
+	ndEarliest, allEarliest uint64
+	ndValid, allValid       bool
 }
 
-func (b *cascadeBase) mark(bkt int) {
+// wheelMaps has one bit per bucket: tv1's 256 slots, then tv2..tv5's 64.
+type wheelMaps struct {
+	tv1 [tvrSize / 64]uint64
+	tvn [4]uint64
+}
+
+func (m *wheelMaps) set(bkt int) {
 	if bkt < tvrSize {
-		b.tv1map[bkt>>6] |= 1 << uint(bkt&63)
+		m.tv1[bkt>>6] |= 1 << uint(bkt&63)
 	} else {
-		b.tvnmap[(bkt-tvrSize)>>tvnBits] |= 1 << uint(bkt&tvnMask)
+		m.tvn[(bkt-tvrSize)>>tvnBits] |= 1 << uint(bkt&tvnMask)
 	}
 }
 
-func (b *cascadeBase) unmark(bkt int) {
+func (m *wheelMaps) clear(bkt int) {
 	if bkt < tvrSize {
-		b.tv1map[bkt>>6] &^= 1 << uint(bkt&63)
+		m.tv1[bkt>>6] &^= 1 << uint(bkt&63)
 	} else {
-		b.tvnmap[(bkt-tvrSize)>>tvnBits] &^= 1 << uint(bkt&tvnMask)
+		m.tvn[(bkt-tvrSize)>>tvnBits] &^= 1 << uint(bkt&tvnMask)
+	}
+}
+
+// nextSet returns the first set tv1 bit at or after from, or -1.
+func (m *wheelMaps) nextSet(from int) int {
+	for i := from >> 6; i < len(m.tv1); i++ {
+		word := m.tv1[i]
+		if i == from>>6 {
+			word &= ^uint64(0) << uint(from&63)
+		}
+		if word != 0 {
+			return i<<6 + bits.TrailingZeros64(word)
+		}
+	}
+	return -1
+}
+
+// nextCascade returns the first non-empty bucket of tv(lvl+2) to cascade at
+// or after tj, with the jiffy it cascades at, or false. tv(L+2) cascades
+// exactly at the multiples of 2^(8+6L), where the lower indices are zero.
+func (m *wheelMaps) nextCascade(lvl int, tj uint64) (bkt int, at uint64, ok bool) {
+	word := m.tvn[lvl]
+	if word == 0 {
+		return 0, 0, false
+	}
+	sh := uint(tvrBits + lvl*tvnBits)
+	u := (tj + (1<<sh - 1)) >> sh // first cascade point, in the vector's units
+	u += uint64(bits.TrailingZeros64(bits.RotateLeft64(word, -int(u&tvnMask))))
+	return tvBucket(lvl, u), u << sh, true
+}
+
+// add appends n to bucket bkt (list_add_tail: FIFO).
+func (w *cascadeWheel) add(b *cascadeBase, bkt int, n int32) {
+	nd := &w.c.timers.nodes[n]
+	nd.bucket = int32(bkt)
+	w.c.timers.pushBack(&b.lists[bkt], n)
+	b.all.set(bkt)
+	if !nd.deferrable() {
+		b.ndCount[bkt]++
+		b.nd.set(bkt)
+	}
+}
+
+// unlink removes a queued n from its bucket.
+func (w *cascadeWheel) unlink(b *cascadeBase, n int32) {
+	nd := &w.c.timers.nodes[n]
+	bkt := int(nd.bucket)
+	w.c.timers.unlink(&b.lists[bkt], n)
+	nd.bucket = nilNode
+	if b.lists[bkt].empty() {
+		b.all.clear(bkt)
+	}
+	if !nd.deferrable() {
+		if b.ndCount[bkt]--; b.ndCount[bkt] == 0 {
+			b.nd.clear(bkt)
+		}
+	}
+}
+
+// take empties bucket bkt and returns its list (list_replace_init).
+func (w *cascadeWheel) take(b *cascadeBase, bkt int) bucketList {
+	l := b.lists[bkt]
+	b.lists[bkt] = emptyList
+	b.ndCount[bkt] = 0
+	b.all.clear(bkt)
+	b.nd.clear(bkt)
+	return l
+}
+
+// effective is the jiffy at which a timer with this expiry runs: its expiry,
+// or the next jiffy to process if that is already past.
+func (b *cascadeBase) effective(expires uint64) uint64 {
+	if before(expires, b.timerJiffies) {
+		return b.timerJiffies
+	}
+	return expires
+}
+
+// earlier reports whether jiffy a comes before b, NoExpiry being latest.
+func earlier(a, b uint64) bool {
+	return a != sdk.NoExpiry && (b == sdk.NoExpiry || before(a, b))
+}
+
+// earliest computes the earliest effective expiry of the timers the maps
+// cover (non-deferrable ones only if nd). A tv1 slot in the current window
+// beats everything else: a tv1 slot holds one expiry (or timers already
+// due) and every upper-vector timer is at or after the next cascade point.
+// Otherwise it is the least of the first wrapped tv1 slot and of the first
+// bucket to cascade in each upper vector, whose timers are ordered by bucket
+// within a lap.
+func (w *cascadeWheel) earliest(b *cascadeBase, m *wheelMaps, nd bool) uint64 {
+	tj := b.timerJiffies
+	index := int(tj & tvrMask)
+	if s := m.nextSet(index); s >= 0 {
+		return tj + uint64(s-index)
+	}
+	best := sdk.NoExpiry
+	if s := m.nextSet(0); s >= 0 {
+		best = tj - uint64(index) + tvrSize + uint64(s)
+	}
+	s := &w.c.timers
+	for lvl := 0; lvl < 4; lvl++ {
+		bkt, _, ok := m.nextCascade(lvl, tj)
+		if !ok {
+			continue
+		}
+		for n := b.lists[bkt].head; n != nilNode; n = s.nodes[n].next {
+			if nd && s.nodes[n].deferrable() {
+				continue
+			}
+			if e := s.nodes[n].expires; earlier(e, best) {
+				best = e
+			}
+		}
+	}
+	return best
+}
+
+// noteAdded and noteRemoved keep the earliest-expiry caches.
+func (b *cascadeBase) noteAdded(n *timerNode) {
+	e := b.effective(n.expires)
+	if b.allValid && earlier(e, b.allEarliest) {
+		b.allEarliest = e
+	}
+	if !n.deferrable() && b.ndValid && earlier(e, b.ndEarliest) {
+		b.ndEarliest = e
+	}
+}
+
+func (b *cascadeBase) noteRemoved(n *timerNode) {
+	e := b.effective(n.expires)
+	if e == b.allEarliest {
+		b.allValid = false
+	}
+	if !n.deferrable() && e == b.ndEarliest {
+		b.ndValid = false
 	}
 }
 
@@ -95,7 +242,7 @@ func (w *cascadeWheel) base(cpu int, j uint64) *cascadeBase {
 		for i := range b.lists {
 			b.lists[i] = emptyList
 		}
-		b.nondef.set, b.def.set = &w.c.timers, &w.c.timers
+		b.ndEarliest, b.allEarliest, b.ndValid, b.allValid = sdk.NoExpiry, sdk.NoExpiry, true, true
 	}
 	return b
 }
@@ -126,9 +273,7 @@ func (w *cascadeWheel) place(b *cascadeBase, n int32) {
 		}
 		bkt = tvBucket(3, expires>>(tvrBits+3*tvnBits))
 	}
-	nd.bucket = int32(bkt)
-	w.c.timers.pushBack(&b.lists[bkt], n)
-	b.mark(bkt)
+	w.add(b, bkt, n)
 }
 
 // catchup models kernel/timer.c:catchup_timer_jiffies() (3.15, d550e81dc0dd,
@@ -155,28 +300,24 @@ func (w *cascadeWheel) internalAdd(b *cascadeBase, n int32, j uint64) {
 	if before(nd.expires, b.timerJiffies) {
 		nd.bucketExpiry = b.timerJiffies
 	}
-	if nd.deferrable() {
-		b.def.push(n)
-	} else {
+	if !nd.deferrable() {
 		if before(nd.expires, b.nextTimer) ||
 			(w.c.opt.catchup == CatchupSkipEmpty && b.activeTimers == 0) {
 			b.nextTimer = nd.expires
 		}
 		b.activeTimers++
-		b.nondef.push(n)
 	}
 	b.allTimers++
+	b.noteAdded(nd)
 }
 
-// account removes a timer from the base's counts and heaps
-// (detach_expired_timer(), and the accounting half of detach_if_pending()).
+// account removes a timer from the base's counts (detach_expired_timer(),
+// and the accounting half of detach_if_pending()).
 func (w *cascadeWheel) account(b *cascadeBase, n int32, j uint64) {
 	nd := &w.c.timers.nodes[n]
-	if nd.deferrable() {
-		b.def.remove(n)
-	} else {
+	b.noteRemoved(nd)
+	if !nd.deferrable() {
 		b.activeTimers--
-		b.nondef.remove(n)
 	}
 	b.allTimers--
 	w.catchup(b, j)
@@ -185,14 +326,8 @@ func (w *cascadeWheel) account(b *cascadeBase, n int32, j uint64) {
 // detach models kernel/timer.c:detach_if_pending() for a queued timer.
 // Deleting the cached earliest timer makes next_timer stale.
 func (w *cascadeWheel) detach(b *cascadeBase, n int32, j uint64) {
-	s := &w.c.timers
-	nd := &s.nodes[n]
-	bkt := int(nd.bucket)
-	s.unlink(&b.lists[bkt], n)
-	if b.lists[bkt].empty() {
-		b.unmark(bkt)
-	}
-	nd.bucket = nilNode
+	w.unlink(b, n)
+	nd := &w.c.timers.nodes[n]
 	if !nd.deferrable() && nd.expires == b.nextTimer {
 		b.nextTimer = b.timerJiffies
 	}
@@ -252,10 +387,7 @@ func (w *cascadeWheel) delTimer(cpu int, j uint64, id sdk.TimerID, m *meter) boo
 // and re-insert each timer, in list order, relative to timer_jiffies.
 func (w *cascadeWheel) cascade(b *cascadeBase, lvl int, index uint64, r *run) uint64 {
 	s := &w.c.timers
-	bkt := tvBucket(lvl, index)
-	l := b.lists[bkt]
-	b.lists[bkt] = emptyList
-	b.unmark(bkt)
+	l := w.take(b, tvBucket(lvl, index))
 	r.cascades++
 	r.m.add(w.c.opt.cost.cascade)
 	for !l.empty() {
@@ -289,9 +421,11 @@ func (w *cascadeWheel) iterate(b *cascadeBase, r *run) {
 	jiffy := b.timerJiffies - 1
 	r.iterations++
 	r.m.add(w.c.opt.cost.iteration)
-	work := b.lists[index]
-	b.lists[index] = emptyList
-	b.unmark(index)
+	work := w.take(b, index)
+	if !work.empty() {
+		// The earliest timer may be among them.
+		b.ndValid, b.allValid = false, false
+	}
 	for !work.empty() {
 		n := work.head
 		s.unlink(&work, n)
@@ -316,21 +450,6 @@ func (w *cascadeWheel) iterate(b *cascadeBase, r *run) {
 	}
 }
 
-// nextSet returns the first set bit at or after from in the 256-bit tv1 map,
-// or -1.
-func (b *cascadeBase) nextSet(from int) int {
-	for i := from >> 6; i < len(b.tv1map); i++ {
-		word := b.tv1map[i]
-		if i == from>>6 {
-			word &= ^uint64(0) << uint(from&63)
-		}
-		if word != 0 {
-			return i<<6 + bits.TrailingZeros64(word)
-		}
-	}
-	return -1
-}
-
 // nextEvent is the first jiffy at or after timer_jiffies at which an
 // iteration of __run_timers() does anything: runs a non-empty tv1 slot, or
 // reaches a cascade point whose chain of cascade() calls finds a non-empty
@@ -342,21 +461,14 @@ func (b *cascadeBase) nextEvent() (uint64, bool) {
 	index := int(tj & tvrMask)
 	var best uint64
 	ok := false
-	if s := b.nextSet(index); s >= 0 {
+	if s := b.all.nextSet(index); s >= 0 {
 		best, ok = tj+uint64(s-index), true
-	} else if s := b.nextSet(0); s >= 0 {
+	} else if s := b.all.nextSet(0); s >= 0 {
 		// A slot behind index: processed after tv1 wraps.
 		best, ok = tj-uint64(index)+tvrSize+uint64(s), true
 	}
 	for lvl := 0; lvl < 4; lvl++ {
-		m := b.tvnmap[lvl]
-		if m == 0 {
-			continue
-		}
-		sh := uint(tvrBits + lvl*tvnBits)
-		u := (tj + (1<<sh - 1)) >> sh // first cascade point of this vector, in its units
-		d := bits.TrailingZeros64(bits.RotateLeft64(m, -int(u&tvnMask)))
-		if c := (u + uint64(d)) << sh; !ok || c < best {
+		if _, c, found := b.all.nextCascade(lvl, tj); found && (!ok || c < best) {
 			best, ok = c, true
 		}
 	}
@@ -498,27 +610,20 @@ func (w *cascadeWheel) nextTimerInterrupt(cpu int, j uint64, m *meter) uint64 {
 	return b.nextTimer
 }
 
-// effective is the jiffy at which a timer with this expiry runs: its expiry,
-// or the next jiffy to process if that is already past.
-func (b *cascadeBase) effective(expires uint64) uint64 {
-	if before(expires, b.timerJiffies) {
-		return b.timerJiffies
-	}
-	return expires
-}
-
 // state reports cpu's WheelState. NextExpiry is the exact earliest
 // non-deferrable expiry (what __next_timer_interrupt() computes), raised to
-// timer_jiffies for a timer armed in the past.
+// timer_jiffies for a timer armed in the past; the cached value is
+// recomputed here when the timer that held it has left.
 func (w *cascadeWheel) state(cpu int) sdk.WheelState {
 	b := &w.bases[cpu]
 	st := sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry, Pending: b.allTimers}
 	if !b.init {
 		return st
 	}
-	if e, ok := b.nondef.min(); ok {
-		st.NextExpiry = b.effective(e)
+	if !b.ndValid {
+		b.ndEarliest, b.ndValid = w.earliest(b, &b.nd, true), true
 	}
+	st.NextExpiry = b.ndEarliest
 	switch w.c.opt.raise {
 	case RaiseEveryTick:
 		// 3.10 run_local_timers() raises on every tick; run_timer_softirq()
@@ -527,10 +632,10 @@ func (w *cascadeWheel) state(cpu int) sdk.WheelState {
 	default:
 		// Earliest expiry of any timer: the CPU is awake when it ticks, so
 		// deferrable timers count (as 5.9+ checks BASE_DEF).
-		st.RaiseAt = st.NextExpiry
-		if e, ok := b.def.min(); ok && (st.RaiseAt == sdk.NoExpiry || before(b.effective(e), st.RaiseAt)) {
-			st.RaiseAt = b.effective(e)
+		if !b.allValid {
+			b.allEarliest, b.allValid = w.earliest(b, &b.all, false), true
 		}
+		st.RaiseAt = b.allEarliest
 	}
 	return st
 }

@@ -373,16 +373,18 @@ func (w *levelWheel) runBase(b *levelBase, r *run) {
 	var heads [maxDepth]bucketList
 	for afterEq(j, b.clk) && afterEq(j, b.nextExpiry) {
 		levels := w.collect(b, &heads)
+		collected := b.clk
 		b.clk++
 		if w.c.opt.catchup == CatchupNextExpiry {
 			r.iterations++
 			r.m.add(cost.iteration)
 			w.recalcNext(b, &r.m)
 		} else {
-			w.recalcNext(b, &meter{})
+			var free meter // per_jiffy/skip_empty do not charge the 5.9+ recalculation
+			w.recalcNext(b, &free)
 		}
 		for levels--; levels >= 0; levels-- {
-			w.expireList(b, &heads[levels], r)
+			w.expireList(b, &heads[levels], collected, r)
 		}
 	}
 }
@@ -415,9 +417,13 @@ func (w *levelWheel) collect(b *levelBase, heads *[maxDepth]bucketList) int {
 // bucket head first. A declared Period re-arms the timer as its callback's
 // mod_timer(timer, jiffies + Period) would: the base is forwarded and the
 // timer re-queued relative to it.
-func (w *levelWheel) expireList(b *levelBase, head *bucketList, r *run) {
+//
+// Divergence: the kernel derives the traced baseclk from base->clk - 1 at
+// each expire_timers() call, so after a re-arm has forwarded the base during
+// a catch-up, the lower levels of the same pass trace a wrong clock; here
+// every timer of a pass reports the jiffy it was collected at.
+func (w *levelWheel) expireList(b *levelBase, head *bucketList, baseclk uint64, r *run) {
 	s := &w.c.timers
-	baseclk := b.clk - 1
 	for !head.empty() {
 		n := head.head
 		s.unlink(head, n)

@@ -44,12 +44,14 @@ type cpuStats struct {
 	maxGap                                                     uint64
 }
 
-// common is the state shared by both layouts.
+// common is the state shared by both layouts. m and r are reused by every
+// call: passed through the engine interface, locals would escape to the heap.
 type common struct {
-	opt     options
-	timers  timerSet
-	stats   []cpuStats
-	scratch []sdk.WheelExpiry
+	opt    options
+	timers timerSet
+	stats  []cpuStats
+	m      meter
+	r      run
 }
 
 // New returns an unconfigured wheel plugin; it is the sdk.Factory constructor.
@@ -96,8 +98,9 @@ func (w *Wheel) Configure(s sdk.Setup, cfg sdk.Config) sdk.Diagnostics {
 // kernel's next_expiry after a dequeue).
 func (w *Wheel) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) sdk.WheelOpResult {
 	w.checkCPU(cpu)
-	var m meter
-	was := w.eng.modTimer(cpu, jiffies, t, &m)
+	m := &w.c.m
+	*m = meter{}
+	was := w.eng.modTimer(cpu, jiffies, t, m)
 	return sdk.WheelOpResult{Cost: m.ns(), WasPending: was, State: w.eng.state(cpu)}
 }
 
@@ -105,8 +108,9 @@ func (w *Wheel) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) sdk.WheelOpR
 // whichever CPU holds it; the returned State is cpu's.
 func (w *Wheel) DelTimer(cpu int, jiffies uint64, id sdk.TimerID) sdk.WheelOpResult {
 	w.checkCPU(cpu)
-	var m meter
-	was := w.eng.delTimer(cpu, jiffies, id, &m)
+	m := &w.c.m
+	*m = meter{}
+	was := w.eng.delTimer(cpu, jiffies, id, m)
 	return sdk.WheelOpResult{Cost: m.ns(), WasPending: was, State: w.eng.state(cpu)}
 }
 
@@ -118,8 +122,9 @@ func (w *Wheel) DelTimer(cpu int, jiffies uint64, id sdk.TimerID) sdk.WheelOpRes
 func (w *Wheel) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
 	w.checkCPU(cpu)
 	c := w.c
-	r := run{cpu: cpu, jiffies: jiffies, expired: c.scratch[:0]}
-	w.eng.runTimers(&r)
+	r := &c.r
+	*r = run{cpu: cpu, jiffies: jiffies, expired: r.expired[:0]}
+	w.eng.runTimers(r)
 	st := &c.stats[cpu]
 	st.runs++
 	st.iterations += int64(r.iterations)
@@ -133,7 +138,6 @@ func (w *Wheel) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
 		out = make([]sdk.WheelExpiry, len(r.expired))
 		copy(out, r.expired)
 	}
-	c.scratch = r.expired[:0]
 	return sdk.RunTimersResult{
 		Expired: out, Cost: r.m.ns(), Gap: r.gap, Iterations: r.iterations, Cascades: r.cascades,
 		State: w.eng.state(cpu),
@@ -144,8 +148,9 @@ func (w *Wheel) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
 // (the 3.10 form; the host converts to ns as 4.2+ does with basem).
 func (w *Wheel) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult {
 	w.checkCPU(cpu)
-	var m meter
-	next := w.eng.nextTimerInterrupt(cpu, jiffies, &m)
+	m := &w.c.m
+	*m = meter{}
+	next := w.eng.nextTimerInterrupt(cpu, jiffies, m)
 	return sdk.NextTimerResult{Next: next, Cost: m.ns(), State: w.eng.state(cpu)}
 }
 

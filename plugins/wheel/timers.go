@@ -28,7 +28,6 @@ type timerNode struct {
 	cpu          int32
 	bucket       int32
 	prev, next   int32
-	heapIdx      int32 // position in the cascade layout's expiry heap, or -1
 }
 
 func (n *timerNode) deferrable() bool { return n.flags&sdk.TimerDeferrable != 0 }
@@ -60,7 +59,7 @@ func (s *timerSet) alloc(id sdk.TimerID) int32 {
 		s.nodes = append(s.nodes, timerNode{})
 		n = int32(len(s.nodes) - 1)
 	}
-	s.nodes[n] = timerNode{id: id, bucket: nilNode, prev: nilNode, next: nilNode, heapIdx: -1}
+	s.nodes[n] = timerNode{id: id, bucket: nilNode, prev: nilNode, next: nilNode}
 	s.byID[id] = n
 	return n
 }
@@ -120,84 +119,4 @@ func (s *timerSet) unlink(l *bucketList, n int32) {
 		l.tail = nd.prev
 	}
 	nd.prev, nd.next = nilNode, nilNode
-}
-
-// expiryHeap is a min-heap of nodes ordered by (expires, id). The cascade
-// layout uses it to know its exact earliest expiry after every call, which
-// the 3.10 kernel only computes on demand (__next_timer_interrupt()).
-type expiryHeap struct {
-	set *timerSet
-	idx []int32
-}
-
-func (h *expiryHeap) less(i, j int) bool {
-	a, b := &h.set.nodes[h.idx[i]], &h.set.nodes[h.idx[j]]
-	if a.expires != b.expires {
-		return a.expires < b.expires
-	}
-	return a.id < b.id
-}
-
-func (h *expiryHeap) swap(i, j int) {
-	h.idx[i], h.idx[j] = h.idx[j], h.idx[i]
-	h.set.nodes[h.idx[i]].heapIdx = int32(i)
-	h.set.nodes[h.idx[j]].heapIdx = int32(j)
-}
-
-func (h *expiryHeap) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if !h.less(j, i) {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-func (h *expiryHeap) down(i int) {
-	n := len(h.idx)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			return
-		}
-		h.swap(i, m)
-		i = m
-	}
-}
-
-func (h *expiryHeap) push(n int32) {
-	h.set.nodes[n].heapIdx = int32(len(h.idx))
-	h.idx = append(h.idx, n)
-	h.up(len(h.idx) - 1)
-}
-
-func (h *expiryHeap) remove(n int32) {
-	i := int(h.set.nodes[n].heapIdx)
-	last := len(h.idx) - 1
-	if i != last {
-		h.swap(i, last)
-	}
-	h.idx = h.idx[:last]
-	h.set.nodes[n].heapIdx = -1
-	if i != last {
-		h.down(i)
-		h.up(i)
-	}
-}
-
-// min returns the earliest expiry, or false when the heap is empty.
-func (h *expiryHeap) min() (uint64, bool) {
-	if len(h.idx) == 0 {
-		return 0, false
-	}
-	return h.set.nodes[h.idx[0]].expires, true
 }
