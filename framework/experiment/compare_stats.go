@@ -196,7 +196,7 @@ func analyzeMetric(m *MetricComparison, alpha, confidence float64) {
 		// cannot fail.
 		vb.Paired, _ = stats.WilcoxonSignedRank(bx, vx)
 		vb.PairedDelta = pairedDelta(vb.Paired, base.Summary.Median, alpha)
-		if need := pairsNeeded(alpha); vb.Paired.P > alpha && vb.Paired.Pairs < need {
+		if need := pairsNeeded(alpha); vb.Paired.P > alpha && vb.Paired.Pairs > 0 && vb.Paired.Pairs < need {
 			vb.Warnings = append(vb.Warnings, fmt.Sprintf("need >= %d pairs to detect a difference at alpha level %v", need, alpha))
 		}
 		if strings.HasSuffix(m.Unit, "%") {
