@@ -61,6 +61,17 @@
 // levels layout all strategies keep the 5.9+ state; skip_empty never moves
 // timer_jiffies backwards and leaves it at jiffies+1 after a softirq on an
 // empty wheel; the 6.9+ BASE_LOCAL/BASE_GLOBAL split and timer migration
-// (tmigr) are not modelled, since the host picks the CPU. NextExpiry of the
-// cascade layout is the exact earliest expiry, kept by a heap.
+// (tmigr) are not modelled, since the host picks the CPU; the collected
+// jiffy reported for each expiry is the pass's clock even where the kernel's
+// trace point would show a forwarded one. NextExpiry of the cascade layout is
+// the exact earliest expiry (the kernel computes it only at idle entry),
+// cached and recomputed from per-bucket bitmaps when its timer leaves.
+//
+// # Tests
+//
+// levels_test.go and cascade_test.go check the geometry and the reference
+// vectors V1-V11 (kernel-wheel-tick.md) at HZ 100/250/1000;
+// FuzzTimerBaseVsReference runs every strategy of both layouts against a
+// sorted-slice reference model; the sdktest.RunTimerBase suite runs for every
+// combination.
 package wheel
