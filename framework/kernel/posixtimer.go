@@ -329,10 +329,7 @@ func (t *Task) posixSyscall(now ktime.Time, a Action) {
 		kret = -int64(res.Err)
 	}
 	t.traceSysEnter(now, name, args)
-	t.segment(cost, false, func(now ktime.Time) {
-		t.traceSysExit(now, name, kret)
-		t.toUser(now, res)
-	})
+	t.finishSyscallRet(cost, name, res, kret)
 }
 
 // timerCreate is do_timer_create() with good_sigevent() and
@@ -466,6 +463,15 @@ func (pt *PosixTimer) arm(c *CPU, now ktime.Time, abs bool, value int64) int64 {
 	return k.hrStart(c, now, pt.hr, ktime.Time(pt.expires), 0, sdk.HRModeAbs)
 }
 
+// resolution is the forward granularity: hrtimer_resolution for hrtimer
+// clocks; CPU-time clocks (bump_cpu_timer()) have none.
+func (pt *PosixTimer) resolution() int64 {
+	if pt.cpuClock {
+		return 1
+	}
+	return pt.proc.k.hrtimerResolution()
+}
+
 // cancel is the timer_try_to_cancel() hook.
 func (pt *PosixTimer) cancel(c *CPU, now ktime.Time) int64 {
 	if pt.hr != nil {
@@ -524,7 +530,7 @@ func (pt *PosixTimer) remaining(now ktime.Time) int64 {
 	}
 	if forward {
 		var orun int64
-		pt.expires, orun = hrForward(pt.expires, nowc, iv, k.hrtimerResolution())
+		pt.expires, orun = hrForward(pt.expires, nowc, iv, pt.resolution())
 		pt.overrun += orun
 	}
 	rem := pt.expires - nowc
@@ -578,7 +584,7 @@ func (pt *PosixTimer) fire(c *CPU, now ktime.Time, baseNow int64) {
 			nowb += k.tickNsec
 		}
 		var orun int64
-		pt.expires, orun = hrForward(pt.expires, nowb, pt.interval, k.hrtimerResolution())
+		pt.expires, orun = hrForward(pt.expires, nowb, pt.interval, pt.resolution())
 		pt.overrun += orun
 		pt.requeuePending++
 		pt.status = timerArmed
@@ -808,7 +814,7 @@ func (pt *PosixTimer) dequeued(t *Task, now ktime.Time, e *sigEntry, info *SigIn
 func (pt *PosixTimer) rearm(c *CPU, now ktime.Time) int64 {
 	k := pt.proc.k
 	var orun int64
-	pt.expires, orun = hrForward(pt.expires, pt.clockNow(now), pt.interval, k.hrtimerResolution())
+	pt.expires, orun = hrForward(pt.expires, pt.clockNow(now), pt.interval, pt.resolution())
 	pt.overrun += orun
 	if pt.cpuClock {
 		return 0

@@ -343,12 +343,12 @@ func (t *Task) dequeueSignal(now ktime.Time) (*sigEntry, int64) {
 // way back to user space with TIF_SIGPENDING set: get_signal() dequeues
 // signals until one has a handler, dropping stale POSIX timer signals (6.13+,
 // posixtimer_deliver_signal()) and ignored ones; handle_signal() then pushes
-// the handler's frame. r is the syscall result being returned, or nil when
-// the task returns to an interrupted user computation. It reports whether a
-// handler frame was pushed (its setup then runs as the task's next segment);
-// if not, r is unchanged, the caller applies the syscall restart rules and
+// the handler's frame. r is the syscall result being returned (hasR), or the
+// task returns to an interrupted user computation (!hasR). It reports whether
+// a handler frame was pushed (its setup then runs as the task's next
+// segment); if not, the caller applies the syscall restart rules to r and
 // charges cost, the time the dequeues took.
-func (t *Task) doSignal(now ktime.Time, r *Result) (pushed bool, cost int64) {
+func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost int64) {
 	k := t.k
 	for {
 		e, c := t.dequeueSignal(now + ktime.Time(cost))
@@ -371,12 +371,10 @@ func (t *Task) doSignal(now ktime.Time, r *Result) (pushed bool, cost int64) {
 			k.Counters.Add("signals_ignored", t.cpu.id, 1)
 			continue // SIG_IGN at delivery time
 		}
-		t.handleSignal(now+ktime.Time(cost), r, e.signo, info, act)
-		t.segment(cost+k.costs.SignalDeliver, false, func(now ktime.Time) {
-			// exit_to_user_mode_loop(): more pending signals nest their own
-			// frames before the handler's first instruction.
-			t.toUser(now, Result{Now: now})
-		})
+		t.handleSignal(now+ktime.Time(cost), r, hasR, e.signo, info, act)
+		// exit_to_user_mode_loop(): more pending signals nest their own
+		// frames before the handler's first instruction (toUser).
+		t.segment(cost+k.costs.SignalDeliver, false, t.userFn)
 		return true, 0
 	}
 	return false, cost
@@ -387,16 +385,15 @@ func (t *Task) doSignal(now ktime.Time, r *Result) (pushed bool, cost int64) {
 // modelled: no modelled syscall returns -ERESTARTSYS), the interrupted frame
 // keeps what it resumes with, and the handler's frame is pushed with its
 // signal (and sa_mask) blocked.
-func (t *Task) handleSignal(now ktime.Time, r *Result, signo int, info SigInfo, act sigAction) {
+func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info SigInfo, act sigAction) {
 	k := t.k
 	top := &t.frames[len(t.frames)-1]
-	if r != nil {
-		rr := *r
-		if rr.Err == errRestartBlock || rr.Err == errRestartNoHand {
-			rr.Err = EINTR
+	if hasR {
+		if r.Err == errRestartBlock || r.Err == errRestartNoHand {
+			r.Err = EINTR
 		}
 		t.restartBlock = nil
-		top.resume = &rr
+		top.resume, top.hasResume = r, true
 	} else {
 		top.resumeCompute = t.segRemaining
 		t.segRemaining = 0
@@ -427,21 +424,24 @@ func (t *Task) sigreturn(now ktime.Time) {
 	t.frames[len(t.frames)-1] = frame{}
 	t.frames = t.frames[:len(t.frames)-1]
 	t.setBlocked(h.savedMask)
-	top := &t.frames[len(t.frames)-1]
 	t.traceSysEnter(now, "rt_sigreturn", "")
-	t.segment(t.k.costs.Syscall, false, func(now ktime.Time) {
-		if top.resume != nil {
-			r := *top.resume
-			top.resume = nil
-			t.traceSysExit(now, "rt_sigreturn", sysRet(r))
-			t.toUser(now, r)
-			return
-		}
-		t.traceSysExit(now, "rt_sigreturn", 0)
-		rest := top.resumeCompute
-		top.resumeCompute = 0
-		t.resumeCompute(now, rest)
-	})
+	t.segment(t.k.costs.Syscall, false, t.sigreturnFn)
+}
+
+// sigreturnDone resumes the frame below the handler after rt_sigreturn().
+func (t *Task) sigreturnDone(now ktime.Time) {
+	top := &t.frames[len(t.frames)-1]
+	if top.hasResume {
+		r := top.resume
+		top.resume, top.hasResume = Result{}, false
+		t.traceSysExit(now, "rt_sigreturn", sysRet(r))
+		t.toUser(now, r)
+		return
+	}
+	t.traceSysExit(now, "rt_sigreturn", 0)
+	rest := top.resumeCompute
+	top.resumeCompute = 0
+	t.resumeCompute(now, rest)
 }
 
 // resumeCompute continues an interrupted user computation of rest ns, taking
@@ -452,7 +452,7 @@ func (t *Task) resumeCompute(now ktime.Time, rest int64) {
 	var cost int64
 	if t.sigpending {
 		var pushed bool
-		if pushed, cost = t.doSignal(now, nil); pushed {
+		if pushed, cost = t.doSignal(now, Result{}, false); pushed {
 			return
 		}
 	}
@@ -467,7 +467,7 @@ func (t *Task) interruptedCompute(now ktime.Time) bool {
 	if !t.segUser || t.segRemaining <= 0 || !t.sigpending {
 		return false
 	}
-	pushed, cost := t.doSignal(now, nil)
+	pushed, cost := t.doSignal(now, Result{}, false)
 	t.segRemaining += cost // dropped signals: the dequeues delay the computation
 	return pushed
 }

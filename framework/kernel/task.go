@@ -109,9 +109,10 @@ func (Return) isAction()         {}
 type frame struct {
 	prog Program
 	// What resumes this frame when the handler above it returns: a pending
-	// syscall result (the zero Result starts a handler that has not run
-	// yet), or the rest of an interrupted computation.
-	resume        *Result
+	// syscall result (hasResume; the zero Result starts a handler that has
+	// not run yet), or the rest of an interrupted computation.
+	resume        Result
+	hasResume     bool
 	resumeCompute int64
 	// savedMask is, for a handler frame, the blocked mask rt_sigreturn()
 	// restores (the uc_sigmask of the signal frame).
@@ -151,6 +152,15 @@ type Task struct {
 	sigpending bool     // TIF_SIGPENDING
 
 	cpuTime int64 // task CPU time in ns (CLOCK_THREAD_CPUTIME_ID)
+
+	// The syscall being completed and prebuilt continuations, so that the
+	// per-syscall path allocates no closures (one syscall at a time).
+	sysName     string
+	sysRet      int64
+	sysRes      Result
+	sysExitFn   func(now ktime.Time) // sys_exit of sysName, then toUser(sysRes)
+	userFn      func(now ktime.Time) // toUser with a zero result
+	sigreturnFn func(now ktime.Time)
 }
 
 // CPU is the CPU the task is bound to.
@@ -198,7 +208,13 @@ func (k *Kernel) Spawn(p *Process, comm string, cpu int, pol Policy, rtprio int,
 	p.tasks = append(p.tasks, t)
 	k.tasks = append(k.tasks, t)
 	t.segRemaining = 0
-	t.segDone = func(now ktime.Time) { t.toUser(now, Result{Now: now}) }
+	t.sysExitFn = func(now ktime.Time) {
+		t.traceSysExit(now, t.sysName, t.sysRet)
+		t.toUser(now, t.sysRes)
+	}
+	t.userFn = func(now ktime.Time) { t.toUser(now, Result{Now: now}) }
+	t.sigreturnFn = t.sigreturnDone
+	t.segDone = t.userFn
 	t.cpu.rq.push(t, false)
 	return t, nil
 }
@@ -228,7 +244,7 @@ func (t *Task) segment(ns int64, user bool, done func(now ktime.Time)) {
 // (hrtimer_nanosleep_restart()). Otherwise the top frame's program gets r.
 func (t *Task) toUser(now ktime.Time, r Result) {
 	if t.sigpending {
-		pushed, cost := t.doSignal(now, &r)
+		pushed, cost := t.doSignal(now, r, true)
 		if pushed {
 			return
 		}
@@ -267,7 +283,7 @@ func (t *Task) exec(now ktime.Time, a Action) {
 	c := t.cpu
 	switch a := a.(type) {
 	case Compute:
-		t.segment(a.NS, true, func(now ktime.Time) { t.toUser(now, Result{Now: now}) })
+		t.segment(a.NS, true, t.userFn)
 	case ClockNanosleep:
 		t.doNanosleep(now, a, false)
 	case ClockGettime:
@@ -285,7 +301,7 @@ func (t *Task) exec(now ktime.Time, a Action) {
 		})
 	case Syscall:
 		t.traceSysEnter(now, a.Name, "")
-		t.segment(k.costs.Syscall+a.Cost, false, func(now ktime.Time) { t.sysReturn(now, a.Name, Result{}) })
+		t.finishSyscall(k.costs.Syscall+a.Cost, a.Name, Result{})
 	case KernelWork:
 		cost := a.Fn(c, now)
 		t.segment(cost, false, func(now ktime.Time) { t.toUser(now, Result{}) })
@@ -305,6 +321,19 @@ func (t *Task) exec(now ktime.Time, a Action) {
 func (t *Task) sysReturn(now ktime.Time, name string, r Result) {
 	t.traceSysExit(now, name, sysRet(r))
 	t.toUser(now, r)
+}
+
+// finishSyscall makes the syscall name take cost ns and then return r; its
+// sys_exit prints the kernel's return value (sysRet(r)).
+func (t *Task) finishSyscall(cost int64, name string, r Result) {
+	t.finishSyscallRet(cost, name, r, sysRet(r))
+}
+
+// finishSyscallRet is finishSyscall with the value sys_exit prints given:
+// some syscalls hand their result to user memory and return 0.
+func (t *Task) finishSyscallRet(cost int64, name string, r Result, ret int64) {
+	t.sysName, t.sysRes, t.sysRet = name, r, ret
+	t.segment(cost, false, t.sysExitFn)
 }
 
 // sysRet is the syscall's return value as the kernel returns it: -errno on error.

@@ -137,49 +137,23 @@ func (w *stressNgTimer) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	return nil
 }
 
-// program is one instance's main(): setup, then the nanosleep loop.
+// program is one instance's main(): setup, then the nanosleep loop. The
+// actions are boxed once per instance, so the loop allocates nothing.
 func (w *stressNgTimer) program() kernel.Program {
-	tid := 0
-	handler := func(t *kernel.Task, info kernel.SigInfo) kernel.Program {
-		step := 0
-		return kernel.ProgramFunc(func(t *kernel.Task, r kernel.Result) kernel.Action {
-			step++
-			switch step {
-			case 1:
-				return kernel.Sigpending{}
-			case 2:
-				w.b.inc(r.Now)
-				if w.b.total&65535 == 0 {
-					return kernel.Syscall{Name: "read", Cost: procTimersReadNS}
-				}
-				return kernel.Compute{NS: w.handler}
-			case 3:
-				if w.b.total&65535 == 0 {
-					return kernel.Compute{NS: w.handler}
-				}
-				step++
-				fallthrough
-			case 4:
-				return kernel.TimerGetoverrun{ID: tid}
-			case 5:
-				if r.Err == 0 && r.Ret > 0 && r.Now >= w.warmup {
-					w.overruns += r.Ret
-				}
-				if w.rearm {
-					return kernel.TimerSettime{ID: tid, Value: w.period, Interval: w.period}
-				}
-			}
-			return kernel.Return{}
-		})
-	}
+	h := &stressTimerHandler{w: w}
+	sleep := kernel.Action(kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: w.sleep})
+	invalid := kernel.Action(kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: -1})
 	n := 0
 	return sequence([]step{
 		do(kernel.Sigprocmask{How: kernel.SigSetmask, Set: kernel.SigMask(kernel.SIGINT)}),
-		do(kernel.Sigaction{Signo: kernel.SIGRTMIN, Handler: handler, Flags: kernel.SaNocldstop | kernel.SaOnstack}),
+		// The handler program is reused: SIGRTMIN is blocked while its
+		// handler runs, so it never nests with itself.
+		do(kernel.Sigaction{Signo: kernel.SIGRTMIN, Flags: kernel.SaNocldstop | kernel.SaOnstack,
+			Handler: func(*kernel.Task, kernel.SigInfo) kernel.Program { h.step = 0; return h }}),
 		do(kernel.TimerCreate{Clock: sdk.ClockRealtime, Notify: kernel.SigevSignal, Signo: kernel.SIGRTMIN}),
 		func(r kernel.Result) kernel.Action {
-			tid = int(r.Ret)
-			return kernel.TimerSettime{ID: tid, Value: w.period, Interval: w.period}
+			h.arm(int(r.Ret))
+			return h.settime
 		},
 	}, []step{func(kernel.Result) kernel.Action {
 		n++
@@ -187,12 +161,59 @@ func (w *stressNgTimer) program() kernel.Program {
 		case n <= 1024:
 		case n == 1025 || n == 1026:
 			// The two invalid nanosleeps (tv_sec = -1; tv_nsec = 1e9).
-			return kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: -1}
+			return invalid
 		default:
 			n = 0
 		}
-		return kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: w.sleep}
+		return sleep
 	}})
+}
+
+// stressTimerHandler is stress_timer_handler() of one instance.
+type stressTimerHandler struct {
+	w          *stressNgTimer
+	step       int
+	getoverrun kernel.Action
+	settime    kernel.Action
+	work       kernel.Action
+	read       kernel.Action
+}
+
+// arm records the timer id and boxes the handler's actions.
+func (h *stressTimerHandler) arm(tid int) {
+	w := h.w
+	h.getoverrun = kernel.TimerGetoverrun{ID: tid}
+	h.settime = kernel.TimerSettime{ID: tid, Value: w.period, Interval: w.period}
+	h.work = kernel.Compute{NS: w.handler}
+	h.read = kernel.Syscall{Name: "read", Cost: procTimersReadNS}
+}
+
+func (h *stressTimerHandler) Next(t *kernel.Task, r kernel.Result) kernel.Action {
+	w := h.w
+	h.step++
+	switch h.step {
+	case 1:
+		return kernel.Sigpending{}
+	case 2:
+		w.b.inc(r.Now)
+		if w.b.total&65535 == 0 {
+			return h.read // stress_proc_self_timer_read()
+		}
+		h.step++
+		return h.work
+	case 3:
+		return h.work
+	case 4:
+		return h.getoverrun
+	case 5:
+		if r.Err == 0 && r.Ret > 0 && r.Now >= w.warmup {
+			w.overruns += r.Ret
+		}
+		if w.rearm {
+			return h.settime
+		}
+	}
+	return kernel.Return{}
 }
 
 func (w *stressNgTimer) Report(k *kernel.Kernel, end ktime.Time) Report {
