@@ -347,3 +347,43 @@ func TestIgnoredPeriodicTimer(t *testing.T) {
 		})
 	}
 }
+
+// TestCPUTimeTimer checks CPU-time POSIX timers
+// (kernel/time/posix-cpu-timers.c): they are checked from the tick
+// (run_posix_cpu_timers()), so a 100 us periodic timer on a CPU-bound task
+// fires once per tick (HZ=1000), and the re-arm at dequeue
+// (posix_cpu_timer_rearm() -> bump_cpu_timer()) counts the periods the tick
+// granularity skipped as overruns: about 9 per signal.
+func TestCPUTimeTimer(t *testing.T) {
+	clocks := []struct {
+		name  string
+		clock sdk.ClockID
+	}{{"CLOCK_PROCESS_CPUTIME_ID", kernel.ClockProcessCPUTime}, {"CLOCK_THREAD_CPUTIME_ID", kernel.ClockThreadCPUTime}}
+	for _, c := range clocks {
+		clock := c.clock
+		for _, era := range eras {
+			t.Run(c.name+"/"+era, func(t *testing.T) {
+				r := newRig(t, era, 1)
+				var log []handled
+				id := -1
+				steps := []step{do(kernel.Sigaction{Signo: kernel.SIGRTMIN, Handler: recorder(&log, true, 0)})}
+				steps = append(steps, createTimer(&id, clock)...)
+				steps = append(steps,
+					func(kernel.Result) kernel.Action {
+						return kernel.TimerSettime{ID: id, Value: 100 * us, Interval: 100 * us}
+					},
+					do(kernel.Compute{NS: 30 * ms}))
+				r.spawn("p", "spin", 0, kernel.SchedOther, 0, &script{steps: steps})
+				r.run(20 * ms)
+				if n := len(log); n < 18 || n > 20 {
+					t.Fatalf("handler runs in 20 ms = %d, want 18..20 (one per tick)", n)
+				}
+				for i, h := range log[1:] {
+					if h.info.Overrun < 8 || h.info.Overrun > 10 || h.overrun != h.info.Overrun {
+						t.Errorf("signal %d: si_overrun %d, timer_getoverrun() %d, want equal, 8..10", i+1, h.info.Overrun, h.overrun)
+					}
+				}
+			})
+		}
+	}
+}

@@ -151,6 +151,9 @@ type PosixTimer struct {
 
 	proc   *Process
 	thread *Task // SIGEV_THREAD_ID target (PIDTYPE_PID), nil for the process
+	// clockTask is the thread whose CPU time a CLOCK_THREAD_CPUTIME_ID timer
+	// measures (the creator), independent of where its signal goes.
+	clockTask *Task
 
 	hr        *HRTimer    // hrtimer clocks: it.real.timer
 	baseClock sdk.ClockID // the clock the hrtimer runs on (REL CLOCK_REALTIME -> MONOTONIC)
@@ -364,9 +367,8 @@ func (t *Task) timerCreate(now ktime.Time, a TimerCreate) (*PosixTimer, Errno) {
 	switch a.Clock {
 	case ClockProcessCPUTime, ClockThreadCPUTime:
 		pt.cpuClock = true
-		if a.Clock == ClockThreadCPUTime && pt.thread == nil {
-			// A thread clock measures the creating thread.
-			pt.thread = t
+		if a.Clock == ClockThreadCPUTime {
+			pt.clockTask = t // a thread clock measures the creating thread
 		}
 	case sdk.ClockRealtime, sdk.ClockMonotonic, sdk.ClockBoottime, sdk.ClockTAI:
 		pt.hr = k.NewHRTimer("posix_timer_fn", a.Clock, sdk.HRModeAbs, k.costs.SignalGenerate, func(cpu *CPU, now ktime.Time, e *sdk.HRExpiry) {
@@ -496,8 +498,8 @@ func (pt *PosixTimer) delete(c *CPU, now ktime.Time) int64 {
 
 // cpuNow is the CPU-time clock's current value.
 func (pt *PosixTimer) cpuNow() int64 {
-	if pt.Clock == ClockThreadCPUTime && pt.thread != nil {
-		return pt.thread.cpuTime
+	if pt.clockTask != nil {
+		return pt.clockTask.cpuTime
 	}
 	return pt.proc.cpuTime
 }
@@ -951,8 +953,8 @@ func (k *Kernel) runCPUTimers(c *CPU, now ktime.Time) {
 		if !pt.cpuClock || pt.status != timerArmed || pt.cpuNow() < pt.expires {
 			continue
 		}
-		if pt.Clock == ClockThreadCPUTime && pt.thread != t {
-			continue
+		if pt.clockTask != nil && pt.clockTask != t {
+			continue // a thread clock only advances while its thread runs
 		}
 		pt.fire(c, now, pt.cpuNow())
 	}
