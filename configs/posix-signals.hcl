@@ -20,9 +20,9 @@
 #   grep -c 'hrtimer_expire_entry.*function=hrtimer_wakeup' legacy.txt
 #   tickemu run configs/posix-signals.hcl --variant consistent --format bench
 #
-# The trace of the full 2 s is large (~300 MB with every event); restrict it
-# with --trace-events hrtimer_start,hrtimer_expire_entry or shorten the run
-# with --var duration=200ms. docs/trace.md explains the numbers.
+# The trace of the full 2 s is large: ~0.9 GB with every event, ~300 MB with
+# --trace-events hrtimer_start,hrtimer_expire_entry; shorten the run with
+# --var duration=200ms for a quick look. docs/trace.md explains the numbers.
 
 variable "signals" {
   default = "consistent"
