@@ -421,11 +421,11 @@ func (w *cascadeWheel) iterate(b *cascadeBase, r *run) {
 	jiffy := b.timerJiffies - 1
 	r.iterations++
 	r.m.add(w.c.opt.cost.iteration)
-	work := w.take(b, index)
-	if !work.empty() {
-		// The earliest timer may be among them.
-		b.ndValid, b.allValid = false, false
+	if b.lists[index].empty() {
+		return
 	}
+	work := w.take(b, index)
+	b.ndValid, b.allValid = false, false // the earliest timer may be among them
 	for !work.empty() {
 		n := work.head
 		s.unlink(&work, n)
