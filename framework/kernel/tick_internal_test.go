@@ -1,0 +1,67 @@
+package kernel
+
+import (
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+)
+
+// TestDoUpdateJiffies encodes tick_do_update_jiffies64() (kernel/time/tick-sched.c)
+// with vector V12 of the reference: the whole ticks since last_jiffies_update
+// are added in one step and the remainder carries over.
+func TestDoUpdateJiffies(t *testing.T) {
+	ms := ktime.Time(ktime.Millisecond)
+	for _, tc := range []struct {
+		now          ktime.Time
+		wantJiffies  uint64
+		wantLast     ktime.Time
+		wantNextTick ktime.Time
+	}{
+		{1300*ms + 500*ktime.Time(ktime.Microsecond), 5300, 1300 * ms, 1301 * ms},
+		{1000*ms + 900*ktime.Time(ktime.Microsecond), 5000, 1000 * ms, 1001 * ms}, // before tick_next_period: nothing
+		{1001 * ms, 5001, 1001 * ms, 1002 * ms},
+	} {
+		k := &Kernel{tickNsec: 1000000, jiffies: 5000, lastJiffiesUpdate: 1000 * ms, tickNextPeriod: 1001 * ms}
+		k.doUpdateJiffies(tc.now)
+		if k.jiffies != tc.wantJiffies || k.lastJiffiesUpdate != tc.wantLast || k.tickNextPeriod != tc.wantNextTick {
+			t.Errorf("doUpdateJiffies(%v) = jiffies %d, last %v, next %v; want %d, %v, %v",
+				tc.now, k.jiffies, k.lastJiffiesUpdate, k.tickNextPeriod, tc.wantJiffies, tc.wantLast, tc.wantNextTick)
+		}
+	}
+}
+
+// TestJiffyTime: an absolute jiffy maps onto the jiffies grid as
+// tick_nohz_next_event() computes it (basemono + (j - basejiff) * TICK_NSEC).
+func TestJiffyTime(t *testing.T) {
+	k := &Kernel{tickNsec: 1000000, jiffies: 5000, lastJiffiesUpdate: 5000 * ktime.Time(ktime.Millisecond)}
+	for _, tc := range []struct {
+		j    uint64
+		want ktime.Time
+	}{{5104, 5104 * ktime.Time(ktime.Millisecond)}, {4990, 5000 * ktime.Time(ktime.Millisecond)}, {^uint64(0), ktime.Max}} {
+		if got := k.jiffyTime(tc.j); got != tc.want {
+			t.Errorf("jiffyTime(%d) = %v, want %v", tc.j, got, tc.want)
+		}
+	}
+}
+
+func TestRunqueueOrder(t *testing.T) {
+	var q runqueue
+	a := &Task{Comm: "a", Policy: SchedFIFO, RTPrio: 50}
+	b := &Task{Comm: "b", Policy: SchedFIFO, RTPrio: 99}
+	c := &Task{Comm: "c", Policy: SchedOther}
+	d := &Task{Comm: "d", Policy: SchedFIFO, RTPrio: 50}
+	for _, x := range []*Task{c, a, b, d} {
+		q.push(x, false)
+	}
+	var order []string
+	for x := q.peek(); x != nil; x = q.peek() {
+		order = append(order, x.Comm)
+		q.remove(x)
+	}
+	if got := order[0] + order[1] + order[2] + order[3]; got != "badc" {
+		t.Errorf("runqueue order = %v, want b a d c (RT by priority, FIFO within, then fair)", order)
+	}
+	if !higher(b, a) || higher(a, d) || !higher(a, c) || higher(c, a) {
+		t.Error("higher(): want RT over fair and higher RT priority over lower, FIFO peers not preempting")
+	}
+}

@@ -1,0 +1,96 @@
+package kernel_test
+
+import (
+	"bytes"
+	"regexp"
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/internal/simtest"
+)
+
+func count(r interface{ Total(string) int64 }, name string) int64 { return r.Total(name) }
+
+// TestTickStopsOnIdle: with NO_HZ idle an idle CPU stops its tick
+// (tick_nohz_idle_stop_tick()) and wakes only for its next timer, here a wheel
+// timer 100 ms out; with nohz=off it ticks every jiffy.
+func TestTickStopsOnIdle(t *testing.T) {
+	src := func(nohz string) string {
+		return `
+machine {
+  cpus = 1
+  nohz = "` + nohz + `"
+}
+workload "kernel_timers" "t" {
+  period = "100ms"
+}
+run {
+  duration = "1s"
+}`
+	}
+	idle := simtest.Run(t, src("idle"), config.Options{}, nil)
+	off := simtest.Run(t, src("off"), config.Options{}, nil)
+	if n := count(idle, "local_timer_interrupts"); n < 9 || n > 12 {
+		t.Errorf("nohz=idle: %d local timer interrupts in 1 s, want ~10 (one per 100 ms timer)", n)
+	}
+	if n := count(off, "ticks"); n < 990 {
+		t.Errorf("nohz=off: %d ticks in 1 s at HZ=1000, want ~1000", n)
+	}
+	if n := count(idle, "timer_expire"); n < 9 || n > 10 {
+		t.Errorf("nohz=idle: the 100 ms timer expired %d times in 1 s, want 9-10", n)
+	}
+}
+
+// TestLowResHrtimerOnTick: in low-res mode hrtimers expire from the tick
+// (hrtimer_run_queues()), so a 1 ms cyclictest at HZ=250 wakes up to a tick late
+// (reference scenario 11), while high-res mode wakes it within microseconds.
+func TestLowResHrtimerOnTick(t *testing.T) {
+	src := func(highres string) string {
+		return `
+machine {
+  cpus    = 1
+  hz      = 250
+  highres = ` + highres + `
+}
+workload "cyclictest" "c" {
+  interval = "1000us"
+  priority = 90
+}
+run {
+  duration = "200ms"
+}`
+	}
+	lo := simtest.Run(t, src("false"), config.Options{}, nil)
+	hi := simtest.Run(t, src("true"), config.Options{}, nil)
+	loMax := lo.Workloads[0].Bench[0].Metrics[0].Value
+	hiMax := hi.Workloads[0].Bench[0].Metrics[0].Value
+	if loMax < 1e6 || loMax > 4.1e6 {
+		t.Errorf("low-res max latency = %.0f ns, want between 1 and 4 ms (a 4 ms tick)", loMax)
+	}
+	if hiMax > 20000 {
+		t.Errorf("high-res max latency = %.0f ns, want a few us", hiMax)
+	}
+}
+
+// TestRTPreemptsFair: a woken SCHED_FIFO cyclictest thread preempts a busy
+// SCHED_OTHER task on its CPU at once (check_preempt_curr()).
+func TestRTPreemptsFair(t *testing.T) {
+	var trace bytes.Buffer
+	r := simtest.Run(t, `
+machine {
+  cpus = 1
+}
+workload "cyclictest" "rt" {
+  priority = 99
+}
+workload "stress_ng_cpu" "busy" {}
+run {
+  duration = "50ms"
+}`, config.Options{}, &trace)
+	if max := r.Workloads[0].Bench[0].Metrics[0].Value; max > 30000 {
+		t.Errorf("cyclictest max latency next to a fair task = %.0f ns, want a few us", max)
+	}
+	if !regexp.MustCompile(`sched_switch: prev_comm=stress-ng-cpu .* ==> next_comm=cyclictest`).MatchString(trace.String()) {
+		t.Error("no switch from the fair task to cyclictest in the trace")
+	}
+}

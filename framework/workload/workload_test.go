@@ -1,0 +1,84 @@
+package workload_test
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/workload"
+	"github.com/tickemu/tickemu/internal/simtest"
+)
+
+func TestParseCPUList(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+		err  bool
+	}{
+		{"0-3,8", []int{0, 1, 2, 3, 8}, false},
+		{"all", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, false},
+		{"", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, false},
+		{"9", []int{9}, false},
+		{"10", nil, true},
+		{"3-1", nil, true},
+		{"x", nil, true},
+	} {
+		got, err := workload.ParseCPUList(tc.in, 10)
+		if (err != nil) != tc.err || !tc.err && !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParseCPUList(%q, 10) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestTypesDecodeWithDefaults: every workload type's schema decodes an empty
+// block (its defaults are valid) and its constructor accepts the result.
+func TestTypesDecodeWithDefaults(t *testing.T) {
+	m := kernel.Machine{CPUs: 4, HZ: 1000}
+	for _, ty := range workload.Types() {
+		cfg, diags := config.DecodeBody(hcl.EmptyBody(), nil, ty.Schema, "workload "+ty.Name)
+		if diags.HasErrors() {
+			t.Errorf("%s: defaults do not decode: %v", ty.Name, diags)
+			continue
+		}
+		if _, err := ty.New("x", cfg, m); err != nil && !strings.Contains(err.Error(), "one-shot") {
+			t.Errorf("%s: New with defaults: %v", ty.Name, err)
+		}
+		for _, a := range ty.Schema.Attributes {
+			if a.Doc == "" {
+				t.Errorf("%s: attribute %q has no Doc", ty.Name, a.Name)
+			}
+		}
+	}
+}
+
+// TestCyclictestOutput: the summary uses cyclictest's own line format, and
+// -h adds its histogram block.
+func TestCyclictestOutput(t *testing.T) {
+	r := simtest.Run(t, `
+machine {
+  cpus = 2
+}
+workload "cyclictest" "c" {
+  threads   = 2
+  priority  = 80
+  histogram = 50
+}
+run {
+  duration = "30ms"
+}`, config.Options{}, nil)
+	text := strings.Join(r.Workloads[0].Text, "\n")
+	line := regexp.MustCompile(`(?m)^T: 1 \( *\d+\) P:80 I:1000 C: +\d+ Min: +\d+ Act: +\d+ Avg: +\d+ Max: +\d+$`)
+	if !line.MatchString(text) {
+		t.Errorf("no cyclictest line for thread 1 in:\n%s", text)
+	}
+	for _, want := range []string{"# Histogram", "# Total:", "# Max Latencies:", "# Histogram Overflows:"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("histogram output lacks %q:\n%s", want, text)
+		}
+	}
+}
