@@ -57,6 +57,7 @@ type CPU struct {
 	devEv     *sim.Event // local clockevent interrupt
 	taskEv    *sim.Event // end of the current task segment
 
+	periodic      bool // the local device runs in periodic mode (low-res, nohz=off)
 	pendTimerIRQ  bool
 	pendBroadcast bool // the broadcast device's interrupt is routed here
 	pendIPI       int
@@ -199,6 +200,11 @@ func (c *CPU) boot(t ktime.Time) {
 			k.costs.Tick+k.costs.JiffiesUpdate, c.tickCallback)
 		c.tick.Period = k.tickNsec
 		k.hrStart(c, t, c.tick, first, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
+	} else if k.m.NoHZ == "off" && k.local.Has(sdk.FeatPeriodic) {
+		// tick_setup_periodic(): a periodic device ticks by itself.
+		c.periodic = true
+		k.local.SetState(c.id, t, sdk.StatePeriodic, k.tickNsec)
+		c.syncDev(t)
 	} else {
 		c.lowresNext = first
 		c.programDevice(t, first)
@@ -337,6 +343,12 @@ func (c *CPU) kick(now ktime.Time) {
 		}
 	}
 	c.switchTo(now, next)
+	if c.nohzFull {
+		if cost := c.nohzFullUpdate(now); cost > 0 {
+			// The tick-sched work runs before the task continues (irq exit).
+			next.segRemaining += cost
+		}
+	}
 	next.interruptedCompute(now)
 	c.runCurr(now)
 }

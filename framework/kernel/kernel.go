@@ -147,8 +147,10 @@ func New(o Options) (*Kernel, error) {
 	k.ctxNS = make([][numCtx]int64, m.CPUs)
 	k.idleNames = newIdleNames(m.IdleStates)
 	nohzFull := map[int]bool{}
-	for _, c := range m.NoHZFull {
-		nohzFull[c] = true
+	if m.NoHZ == "full" {
+		for _, c := range m.NoHZFull {
+			nohzFull[c] = true
+		}
 	}
 	if ch := k.local.Channels(); ch < m.CPUs || !k.local.Has(sdk.FeatPerCPU) {
 		return nil, fmt.Errorf("kernel: local clockevent device %q has %d channels and is not per-CPU-capable for %d CPUs", k.local.Name(), ch, m.CPUs)

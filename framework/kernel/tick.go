@@ -84,7 +84,7 @@ func (c *CPU) lowresTick(now ktime.Time) ktime.Time {
 	if r.RaiseSoftirq {
 		c.RaiseSoftirq(now, HRTimerSoftirq)
 	}
-	if !c.tickStopped {
+	if !c.tickStopped && !c.periodic {
 		tick := ktime.Time(k.tickNsec)
 		next := (now/tick + 1) * tick
 		c.lowresNext = next
@@ -109,7 +109,7 @@ func (c *CPU) enterIdle(now ktime.Time) {
 	}
 	c.setCtx(now, ctxIdle)
 	if k.m.NoHZ != "off" {
-		cost += c.nohzStopTick(now + ktime.Time(cost))
+		cost += c.nohzStopTick(now+ktime.Time(cost), ktime.Max)
 	}
 	if cost > 0 {
 		// The bookkeeping takes time; the CPU enters the state afterwards.
@@ -185,7 +185,10 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 
 // nohzStopTick is tick_nohz_next_event() + tick_nohz_stop_tick() (v6.x
 // kernel/time/tick-sched.c); it returns its cost.
-func (c *CPU) nohzStopTick(now ktime.Time) int64 {
+//
+// capAt bounds the stopped tick's expiry: ktime.Max on idle entry, now + 1 s
+// for a busy nohz_full CPU (the residual 1 Hz tick).
+func (c *CPU) nohzStopTick(now, capAt ktime.Time) int64 {
 	k := c.k
 	tick := k.tickNsec
 	basemono, basejiff := k.lastJiffiesUpdate, k.jiffies
@@ -230,6 +233,9 @@ func (c *CPU) nohzStopTick(now ktime.Time) int64 {
 	if next < expires {
 		expires = next
 	}
+	if capAt < expires {
+		expires = capAt
+	}
 	// tick_nohz_stop_tick()
 	if tcpu == c.id {
 		k.tickDoTimerCPU = -1
@@ -260,6 +266,23 @@ func (c *CPU) nohzStopTick(now ktime.Time) int64 {
 		cost += c.programDevice(at, expires)
 	}
 	return cost
+}
+
+// nohzFullUpdate is tick_nohz_full_update_tick() on a nohz_full CPU about to
+// run a task: with that task alone on the CPU the tick stops (down to a
+// residual 1 Hz tick, or the next timer if sooner); once another task is
+// runnable it restarts (tick dependency TICK_DEP_BIT_SCHED). It returns the cost.
+func (c *CPU) nohzFullUpdate(now ktime.Time) int64 {
+	alone := c.rq.peek() == nil
+	switch {
+	case alone && (!c.tickStopped || c.wheelIsDirty || c.stoppedTickFired(now)):
+		// Stop it, or re-arm it after the residual tick fired or the wheel
+		// gained an earlier timer (tick_nohz_irq_exit() re-evaluates).
+		return c.nohzStopTick(now, now+ktime.Time(ktime.Second))
+	case !alone && c.tickStopped:
+		return c.idleExit(now)
+	}
+	return 0
 }
 
 // idleExit is tick_nohz_idle_exit() -> tick_nohz_restart_sched_tick(): update
@@ -310,4 +333,13 @@ func (k *Kernel) SetPMQoS(ns int64) {
 		v := ns
 		k.qosLatency = &v
 	}
+}
+
+// stoppedTickFired reports whether the stopped tick's one programmed event has
+// passed (it fired and, being stopped, did not re-arm itself).
+func (c *CPU) stoppedTickFired(now ktime.Time) bool {
+	if c.k.m.HighRes {
+		return !c.tick.queued
+	}
+	return c.lowresNext <= now
 }

@@ -94,3 +94,57 @@ run {
 		t.Error("no switch from the fair task to cyclictest in the trace")
 	}
 }
+
+// TestNohzFull: a nohz_full CPU running one busy task stops its tick down to
+// the residual 1 Hz tick; a housekeeping CPU with the same task ticks at HZ.
+func TestNohzFull(t *testing.T) {
+	r := simtest.Run(t, `
+machine {
+  cpus      = 2
+  nohz      = "full"
+  nohz_full = "1"
+}
+workload "stress_ng_cpu" "busy" {
+  instances = 2
+}
+run {
+  duration = "3s"
+}`, config.Options{}, nil)
+	var ticks [2]int64
+	for _, c := range r.Kernel.CPUs {
+		ticks[c.CPU] = c.Ticks
+	}
+	if ticks[0] < 2900 {
+		t.Errorf("housekeeping CPU 0 ticked %d times in 3 s, want ~3000", ticks[0])
+	}
+	if ticks[1] < 2 || ticks[1] > 6 {
+		t.Errorf("nohz_full CPU 1 ticked %d times in 3 s, want ~3 (the residual 1 Hz tick)", ticks[1])
+	}
+}
+
+// TestPeriodicLowRes: low-res mode with nohz=off runs the local device in
+// periodic mode (tick_setup_periodic()): HZ interrupts a second and no
+// programming per tick.
+func TestPeriodicLowRes(t *testing.T) {
+	r := simtest.Run(t, `
+machine {
+  cpus    = 1
+  hz      = 250
+  nohz    = "off"
+  highres = false
+}
+clockevent "local" {
+  plugin = "lapic"
+  mode   = "oneshot" # TSC-deadline mode has no periodic mode
+}
+run {
+  duration = "1s"
+}`, config.Options{}, nil)
+	c := r.Kernel.CPUs[0]
+	if c.Ticks < 249 || c.Ticks > 251 {
+		t.Errorf("periodic tick: %d ticks in 1 s at HZ=250, want 250", c.Ticks)
+	}
+	if c.DeviceWrites > 2 {
+		t.Errorf("periodic tick: %d device writes, want none after setup", c.DeviceWrites)
+	}
+}
