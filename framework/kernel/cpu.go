@@ -18,7 +18,6 @@ const (
 	numCtx
 )
 
-var ctxNames = [numCtx]string{"idle", "task", "irq", "softirq"}
 
 type cpuMode int
 
@@ -169,14 +168,6 @@ func (c *CPU) setCtx(now ktime.Time, ctx ctxKind) {
 		c.ctxSince = now
 	}
 	c.ctx = ctx
-}
-
-// addKernelCost charges cost to the current task's pending work (kernel work
-// done on its behalf, e.g. re-arming a timer while dequeuing a signal).
-func (c *CPU) addKernelCost(cost int64) {
-	if c.curr != nil {
-		c.curr.segRemaining += cost
-	}
 }
 
 func (c *CPU) accountUntil(t ktime.Time) {

@@ -174,13 +174,10 @@ func do(a kernel.Action) step { return func(kernel.Result) kernel.Action { retur
 
 // handled records one handler invocation.
 type handled struct {
-	pid      int
-	at       ktime.Time
-	info     kernel.SigInfo
-	overrun  int64 // timer_getoverrun() from inside the handler, -1 if not asked
-	settime  bool
-	timerID  int
-	interval int64
+	pid     int
+	at      ktime.Time
+	info    kernel.SigInfo
+	overrun int64 // timer_getoverrun() from inside the handler, -1 if not asked
 }
 
 // recorder is a handler that logs each run into log; with getoverrun it

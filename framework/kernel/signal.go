@@ -171,15 +171,6 @@ func (s *sigQueue) removeAt(i int) {
 	e.on = nil
 }
 
-func (s *sigQueue) remove(e *sigEntry) {
-	for i, x := range s.q {
-		if x == e {
-			s.removeAt(i)
-			return
-		}
-	}
-}
-
 func (s *sigQueue) pendingUnblocked(blocked uint64) bool {
 	for _, e := range s.q {
 		if blocked&sigmask(e.signo) == 0 {
@@ -188,12 +179,6 @@ func (s *sigQueue) pendingUnblocked(blocked uint64) bool {
 	}
 	return false
 }
-
-// signalPending is signal_pending(current): the TIF_SIGPENDING flag. It is set
-// by signal_wake_up() on the task chosen to take a signal and recomputed by
-// recalc_sigpending() when the task dequeues signals or changes its mask; a
-// signal queued for the process does not set it on every thread.
-func (t *Task) signalPending() bool { return t.sigpending }
 
 // recalcSigpending is recalc_sigpending(): TIF_SIGPENDING is set while an
 // unblocked signal waits in the thread's or the process's pending list.

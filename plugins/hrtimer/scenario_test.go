@@ -12,10 +12,9 @@ import (
 // era is one combination of the restart and softirq strategies, named after
 // the kernel state it reproduces (reference §1 era table).
 type era struct {
-	name     string
-	restart  string
-	softirq  string
-	settings map[string]string
+	name    string
+	restart string
+	softirq string
 }
 
 var eras = []era{
