@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,6 +119,16 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeOp()
+	// A comparison is many short simulations, each with a live heap well
+	// under 1 MB, that allocate quickly; at the default GOGC=100 the
+	// collector then runs every 4 MB and, on two cores, takes a large part
+	// of the second job's CPU. Unless the user chose GOGC, let the heap grow
+	// 4x further between collections (tens of MB at most): on the 2-core
+	// development machine this cut a 16-run comparison's wall time by ~20%
+	// and brought the --jobs 2 speed-up from ~1.5 to ~1.8.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	co := experiment.CompareOptions{
 		File:     file,
 		Variants: variants,
