@@ -146,10 +146,9 @@ func (k *Kernel) modTimer(c *CPU, now ktime.Time, t *WheelTimer, expires uint64)
 	c.wheel = r.State
 	k.Counters.Inc(cntTimerStart, c.id, 1)
 	if k.tr.Enabled("timer_start") {
-		// Divergence: the wheel's bucket is the plugin's; bucket_expiry
-		// prints the requested expiry and idx 0.
-		k.tr.Event(now, c.traceCtx(), "timer_start", fmt.Sprintf("timer=%s function=%s expires=%d [timeout=%d] bucket_expiry=%d cpu=%d idx=0 flags=%s",
-			trace.Ptr(uint64(t.ID)), t.Function, expires, int64(expires-k.jiffies), expires, c.id, timerFlags(t.Flags)))
+		// The bucket and its expiry are the wheel plugin's (ModTimer's result).
+		k.tr.Event(now, c.traceCtx(), "timer_start", fmt.Sprintf("timer=%s function=%s expires=%d [timeout=%d] bucket_expiry=%d cpu=%d idx=%d flags=%s",
+			trace.Ptr(uint64(t.ID)), t.Function, expires, int64(expires-k.jiffies), r.BucketExpiry, c.id, r.Index, timerFlags(t.Flags)))
 	}
 	c.wheelChanged(now)
 	return r.Cost

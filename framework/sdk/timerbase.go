@@ -48,6 +48,11 @@ type WheelOpResult struct {
 	Cost       int64 // ns
 	WasPending bool  // the return value of mod_timer()/del_timer()
 	State      WheelState
+	// BucketExpiry and Index say where ModTimer queued the timer: the jiffy
+	// its bucket is processed at and the bucket's index, as the timer_start
+	// tracepoint prints them (bucket_expiry=, idx=). Zero for DelTimer.
+	BucketExpiry uint64
+	Index        int
 }
 
 // WheelExpiry is one timer callback run by RunTimers.

@@ -511,3 +511,13 @@ func (w *levelWheel) bucketExpiry(id sdk.TimerID) (int, uint64, bool) {
 	nd := &w.c.timers.nodes[n]
 	return int(nd.cpu), nd.bucketExpiry, true
 }
+
+// bucket implements engine.
+func (w *levelWheel) bucket(id sdk.TimerID) (int, uint64, bool) {
+	n, ok := w.c.timers.lookup(id)
+	if !ok {
+		return 0, 0, false
+	}
+	nd := &w.c.timers.nodes[n]
+	return int(nd.bucket), nd.bucketExpiry, true
+}

@@ -36,6 +36,9 @@ type engine interface {
 	// bucketExpiry reports where a queued timer will be collected, for
 	// white-box tests: its cpu and the jiffy its bucket is processed at.
 	bucketExpiry(id sdk.TimerID) (cpu int, jiffy uint64, ok bool)
+	// bucket reports a queued timer's bucket index and bucket expiry, as the
+	// timer_start tracepoint prints them (idx=, bucket_expiry=).
+	bucket(id sdk.TimerID) (idx int, jiffy uint64, ok bool)
 }
 
 // cpuStats are the per-CPU counters reported by Counters.
@@ -101,7 +104,9 @@ func (w *Wheel) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) sdk.WheelOpR
 	m := &w.c.m
 	*m = meter{}
 	was := w.eng.modTimer(cpu, jiffies, t, m)
-	return sdk.WheelOpResult{Cost: m.ns(), WasPending: was, State: w.eng.state(cpu)}
+	r := sdk.WheelOpResult{Cost: m.ns(), WasPending: was, State: w.eng.state(cpu)}
+	r.Index, r.BucketExpiry, _ = w.eng.bucket(t.ID)
+	return r
 }
 
 // DelTimer is del_timer() (timer_delete() in 6.x). The timer is removed from

@@ -64,7 +64,7 @@ func runCalls(t *testing.T, got *recorder, calls []call) {
 var (
 	wheelState = sdk.WheelState{RaiseAt: 1001, NextExpiry: sdk.NoExpiry, Pending: 7}
 	wheelTimer = sdk.WheelTimer{ID: 42, Expires: 1 << 40, Flags: sdk.TimerDeferrable | sdk.TimerPinned, CallbackCost: 1500, Period: 4}
-	wheelOp    = sdk.WheelOpResult{Cost: 95, WasPending: true, State: wheelState}
+	wheelOp    = sdk.WheelOpResult{Cost: 95, WasPending: true, State: wheelState, BucketExpiry: 4294667400, Index: 77}
 	runTimers  = sdk.RunTimersResult{
 		Expired: []sdk.WheelExpiry{
 			{ID: 1, Offset: 10, Jiffy: 1000, Rearmed: true, NewExpires: 1004},

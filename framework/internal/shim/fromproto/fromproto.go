@@ -133,7 +133,8 @@ func WheelState(s *pb.WheelState) sdk.WheelState {
 
 // WheelOpResult converts a pb.WheelOpResult.
 func WheelOpResult(r *pb.WheelOpResult) sdk.WheelOpResult {
-	return sdk.WheelOpResult{Cost: r.GetCost(), WasPending: r.GetWasPending(), State: WheelState(r.GetState())}
+	return sdk.WheelOpResult{Cost: r.GetCost(), WasPending: r.GetWasPending(), State: WheelState(r.GetState()),
+		BucketExpiry: r.GetBucketExpiry(), Index: int(r.GetIndex())}
 }
 
 // WheelExpiry converts a pb.WheelExpiry.

@@ -124,7 +124,8 @@ func WheelState(s sdk.WheelState) *pb.WheelState {
 
 // WheelOpResult converts an sdk.WheelOpResult.
 func WheelOpResult(r sdk.WheelOpResult) *pb.WheelOpResult {
-	return &pb.WheelOpResult{Cost: r.Cost, WasPending: r.WasPending, State: WheelState(r.State)}
+	return &pb.WheelOpResult{Cost: r.Cost, WasPending: r.WasPending, State: WheelState(r.State),
+		BucketExpiry: r.BucketExpiry, Index: int64(r.Index)}
 }
 
 // WheelExpiry converts an sdk.WheelExpiry.

@@ -428,6 +428,8 @@ type WheelOpResult struct {
 	Cost          int64                  `protobuf:"varint,1,opt,name=cost,proto3" json:"cost,omitempty"`
 	WasPending    bool                   `protobuf:"varint,2,opt,name=was_pending,json=wasPending,proto3" json:"was_pending,omitempty"`
 	State         *WheelState            `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	BucketExpiry  uint64                 `protobuf:"varint,4,opt,name=bucket_expiry,json=bucketExpiry,proto3" json:"bucket_expiry,omitempty"`
+	Index         int64                  `protobuf:"varint,5,opt,name=index,proto3" json:"index,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -481,6 +483,20 @@ func (x *WheelOpResult) GetState() *WheelState {
 		return x.State
 	}
 	return nil
+}
+
+func (x *WheelOpResult) GetBucketExpiry() uint64 {
+	if x != nil {
+		return x.BucketExpiry
+	}
+	return 0
+}
+
+func (x *WheelOpResult) GetIndex() int64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
 }
 
 // WheelExpiry is sdk.WheelExpiry.
@@ -1148,12 +1164,14 @@ const file_tickemu_plugin_v1_timerbase_proto_rawDesc = "" +
 	"\braise_at\x18\x01 \x01(\x04R\araiseAt\x12\x1f\n" +
 	"\vnext_expiry\x18\x02 \x01(\x04R\n" +
 	"nextExpiry\x12\x18\n" +
-	"\apending\x18\x03 \x01(\x03R\apending\"y\n" +
+	"\apending\x18\x03 \x01(\x03R\apending\"\xb4\x01\n" +
 	"\rWheelOpResult\x12\x12\n" +
 	"\x04cost\x18\x01 \x01(\x03R\x04cost\x12\x1f\n" +
 	"\vwas_pending\x18\x02 \x01(\bR\n" +
 	"wasPending\x123\n" +
-	"\x05state\x18\x03 \x01(\v2\x1d.tickemu.plugin.v1.WheelStateR\x05state\"\x86\x01\n" +
+	"\x05state\x18\x03 \x01(\v2\x1d.tickemu.plugin.v1.WheelStateR\x05state\x12#\n" +
+	"\rbucket_expiry\x18\x04 \x01(\x04R\fbucketExpiry\x12\x14\n" +
+	"\x05index\x18\x05 \x01(\x03R\x05index\"\x86\x01\n" +
 	"\vWheelExpiry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x14\n" +
