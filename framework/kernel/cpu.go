@@ -18,7 +18,6 @@ const (
 	numCtx
 )
 
-
 type cpuMode int
 
 const (
