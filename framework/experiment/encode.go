@@ -59,9 +59,10 @@ func WriteText(w io.Writer, r *Result) error {
 		fmt.Fprintf(b, "%4d %12d %12d %10d %12.1f %9d %9d %7.2f %7.2f %7.2f %7.2f\n", cs.CPU, cs.LocalTimerIRQs, cs.HRTimerIRQs,
 			cs.DeviceWrites, float64(cs.DeviceWriteCostNS)/1000, cs.Ticks, cs.TickStops, pct(cs.IdleNS), pct(cs.TaskNS), pct(cs.IRQNS), pct(cs.SoftirqNS))
 	}
-	fmt.Fprintf(b, "hrtimer: starts %d cancels %d expiries %d (soft %d) interrupts %d retries %d hangs %d\n",
+	fmt.Fprintf(b, "hrtimer: starts %d cancels %d expiries %d (soft %d) interrupts %d retries %d hangs %d (nr_hangs %d, max_hang_time %d ns)\n",
 		r.Total("hrtimer_start"), r.Total("hrtimer_cancel"), r.Total("hrtimer_expire"), r.Total("hrtimer_expire_soft"),
-		r.Total("hrtimer_interrupts"), r.Total("hrtimer_retries"), r.Total("hrtimer_hangs"))
+		r.Total("hrtimer_interrupts"), r.Total("hrtimer_retries"), r.Total("hrtimer_hangs"),
+		r.PluginTotal("hrtimer", "nr_hangs"), r.PluginMax("hrtimer", "max_hang_time"))
 	fmt.Fprintf(b, "wheel: starts %d cancels %d expiries %d softirq runs %d catch-up iterations %d cascades %d\n",
 		r.Total("timer_start"), r.Total("timer_cancel"), r.Total("timer_expire"), r.Total("wheel_runs"), r.Total("wheel_iterations"), r.Total("wheel_cascades"))
 	g := r.Kernel.CatchupGaps

@@ -137,6 +137,17 @@ func collect(spec *config.Spec, b *built, end ktime.Time) *Result {
 	return r
 }
 
+// PluginMax is the largest value of a plugin counter over CPUs.
+func (r *Result) PluginMax(source, name string) int64 {
+	var m int64
+	for _, c := range r.Kernel.Counters {
+		if strings.HasPrefix(c.Source, source) && c.Name == name && c.Value > m {
+			m = c.Value
+		}
+	}
+	return m
+}
+
 // PluginTotal sums a plugin counter (by source prefix and name) over CPUs.
 func (r *Result) PluginTotal(source, name string) int64 {
 	var s int64
