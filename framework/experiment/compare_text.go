@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -82,60 +83,39 @@ func seedRange(seeds []uint64) string {
 }
 
 // configLines splits the bench-format configuration lines of each variant's
-// first successful run into those every variant shares and each variant's
-// own.
+// first successful run into those every variant with a run shares, in the
+// first such variant's order, and each variant's own.
 func (c *Comparison) configLines() (common []string, own [][]string) {
 	own = make([][]string, len(c.Variants))
-	per := make([][]string, len(c.Variants))
-	have := 0
+	var per [][]string // header lines of the variants that have a run
+	owner := []int{}
 	for v := range c.Variants {
 		for s := range c.Seeds {
 			if r := c.Runs[v*len(c.Seeds)+s]; r.Result != nil {
-				per[v] = headerLines(r.Result)
-				have++
+				per = append(per, headerLines(r.Result))
+				owner = append(owner, v)
 				break
 			}
 		}
 	}
-	if have == 0 {
+	if len(per) == 0 {
 		return nil, own
 	}
-	first := -1
-	for v := range per {
-		if per[v] != nil {
-			first = v
-			break
-		}
-	}
-	inAll := func(l string) bool {
-		for v := range per {
-			if per[v] == nil {
-				continue
-			}
-			found := false
-			for _, x := range per[v] {
-				if x == l {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return false
-			}
-		}
-		return true
-	}
 	shared := map[string]bool{}
-	for _, l := range per[first] {
-		if inAll(l) {
+	for _, l := range per[0] {
+		inAll := true
+		for _, ls := range per[1:] {
+			inAll = inAll && slices.Contains(ls, l)
+		}
+		if inAll {
 			common = append(common, l)
 			shared[l] = true
 		}
 	}
-	for v := range per {
-		for _, l := range per[v] {
+	for i, ls := range per {
+		for _, l := range ls {
 			if !shared[l] {
-				own[v] = append(own[v], l)
+				own[owner[i]] = append(own[owner[i]], l)
 			}
 		}
 	}
@@ -143,8 +123,8 @@ func (c *Comparison) configLines() (common []string, own [][]string) {
 }
 
 // headerLines are the configuration lines `tickemu run --format bench`
-// writes for r, without the seed-independent parts dropped: the same
-// WriteBench header, so both outputs agree.
+// writes for r (WriteBench's header), so that both outputs agree. None of
+// them depends on the seed.
 func headerLines(r *Result) []string {
 	var buf bytes.Buffer
 	_ = WriteBench(&buf, r, BenchOptions{Header: true})
