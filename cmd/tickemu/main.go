@@ -60,8 +60,8 @@ commands:
   run FILE       run a scenario once: [--var k=v] [--variant NAME] [--seed N]
                  [--isolation inprocess|process] [--format text|json|bench]
                  [--trace FILE] [--trace-events LIST]
-  compare FILE   run variants across seeds: [--variants a,b] [--seeds N] [--jobs N]
-                 [--format text|json|bench|csv]
+  compare FILE   run variants across seeds: [--variants a,b] [--seeds N] [--seed FIRST]
+                 [--jobs N] [--alpha A] [--format text|json|bench|csv]
   validate FILE  load and check a scenario without running it
   plugins        list builtin and discovered plugins with their schemas
   version        print the version
