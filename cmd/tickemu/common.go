@@ -96,6 +96,20 @@ func (c *common) logger(stderr io.Writer) (zerolog.Logger, error) {
 	return logging.New(stderr, c.logFormat, c.logLevel, opts...)
 }
 
+// setup turns the common flags into config options and a logger, printing
+// what is wrong with them; ok is false on a usage error.
+func (c *common) setup(stderr io.Writer) (config.Options, zerolog.Logger, bool) {
+	opts, err := c.options()
+	if err == nil {
+		var log zerolog.Logger
+		if log, err = c.logger(stderr); err == nil {
+			return opts, log, true
+		}
+	}
+	fmt.Fprintf(stderr, "tickemu: %v\n", err)
+	return opts, zerolog.Nop(), false
+}
+
 // loadSpec loads FILE, printing diagnostics to stderr.
 func loadSpec(file string, o config.Options, stderr io.Writer) (*config.Spec, bool) {
 	spec, diags := config.Load(file, o)

@@ -71,14 +71,8 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: --alpha %v: want a level between 0 and 1\n", *alpha)
 		return 2
 	}
-	opts, err := c.options()
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 2
-	}
-	log, err := c.logger(stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+	opts, log, ok := c.setup(stderr)
+	if !ok {
 		return 2
 	}
 	src, err := os.ReadFile(file)

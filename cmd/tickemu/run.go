@@ -32,14 +32,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: --format %q: want text, json or bench\n", *format)
 		return 2
 	}
-	opts, err := c.options()
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 2
-	}
-	log, err := c.logger(stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+	opts, log, ok := c.setup(stderr)
+	if !ok {
 		return 2
 	}
 	spec, ok := loadSpec(pos[0], opts, stderr)

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/hashicorp/hcl/v2"
-
-	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
 )
 
@@ -26,12 +23,10 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: tickemu validate FILE [flags]")
 		return 2
 	}
-	opts, err := c.options()
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+	opts, log, ok := c.setup(stderr)
+	if !ok {
 		return 2
 	}
-	log, _ := c.logger(stderr)
 	spec, ok := loadSpec(pos[0], opts, stderr)
 	if !ok {
 		return 2
@@ -64,6 +59,3 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
-var _ hcl.Diagnostics
-var _ = config.IsolationProcess

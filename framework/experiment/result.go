@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/config"
-	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/metrics"
 	"github.com/tickemu/tickemu/framework/workload"
@@ -158,8 +157,6 @@ func (r *Result) PluginTotal(source, name string) int64 {
 	}
 	return s
 }
-
-var _ = kernel.SchedFIFO
 
 // ctyString renders a variable's value as HCL would print it.
 func ctyString(v cty.Value) string {
