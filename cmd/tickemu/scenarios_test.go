@@ -234,6 +234,19 @@ func TestDevices(t *testing.T) {
 			t.Errorf("%s entered the broadcast %d times; its local timer keeps running", v, n)
 		}
 	}
+	// The latency breakdown: C6's exit latency on every idle wakeup, the
+	// broadcast hand-off only where the broadcast is used.
+	for _, v := range []string{"lapic_c6_broadcast", "hpet_only", "archtimer"} {
+		if ie := metric(t, res[v], "Cyclictest", "thread=0", "avg-idle-exit-ns"); ie < 130000 || ie > 134000 {
+			t.Errorf("%s: avg idle exit part = %.0f ns, want C6's 133 us", v, ie)
+		}
+	}
+	if bc := metric(t, res["lapic_c6_broadcast"], "Cyclictest", "thread=0", "avg-broadcast-ns"); bc <= 0 {
+		t.Errorf("lapic_c6_broadcast: avg broadcast part = %.0f ns, want > 0", bc)
+	}
+	if bc := metric(t, res["hpet_only"], "Cyclictest", "thread=0", "avg-broadcast-ns"); bc != 0 {
+		t.Errorf("hpet_only: avg broadcast part = %.0f ns, want 0", bc)
+	}
 	cost := func(v string) float64 {
 		return float64(res[v].Total("device_write_cost_ns")) / float64(res[v].Total("device_writes"))
 	}

@@ -79,7 +79,9 @@ func (c *CPU) broadcastInterrupt(now ktime.Time) ktime.Time {
 		// How late the sleeper's event is handed over: the broadcast device's
 		// own latency plus the IPI, before the CPU's idle exit latency.
 		if ev := k.local.NextEvent(cpu); ev != ktime.Max && ev <= now {
-			k.Counters.Add("broadcast_wake_delay_ns", cpu, int64(now-ev)+k.costs.IPILatency)
+			d := int64(now-ev) + k.costs.IPILatency
+			k.Counters.Add("broadcast_wake_delay_ns", cpu, d)
+			k.cpus[cpu].bcastDelay = d
 		}
 		now += ktime.Time(k.costs.IPISend)
 	}

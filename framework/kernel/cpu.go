@@ -63,18 +63,23 @@ type CPU struct {
 	softirqFns    [nrSoftirqs]func(c *CPU, now ktime.Time) ktime.Time
 
 	// tick-sched (struct tick_sched).
-	tick         *HRTimer // ts->sched_timer in high-res mode
-	tickStopped  bool
-	tickExpires  ktime.Time // what the stopped tick is programmed for
-	doTimerLast  bool
-	nohzFull     bool
-	lowresNext   ktime.Time // low-res: next tick programmed on the device
-	inIdleLoop   bool       // the idle task owns the CPU (do_idle())
-	idleState    int        // index into Machine.IdleStates, -1 = polling
-	idleSince    ktime.Time
-	inBroadcast  bool
-	wheel        sdk.WheelState
-	wheelIsDirty bool
+	tick        *HRTimer // ts->sched_timer in high-res mode
+	tickStopped bool
+	tickExpires ktime.Time // what the stopped tick is programmed for
+	doTimerLast bool
+	nohzFull    bool
+	lowresNext  ktime.Time // low-res: next tick programmed on the device
+	inIdleLoop  bool       // the idle task owns the CPU (do_idle())
+	idleState   int        // index into Machine.IdleStates, -1 = polling
+	idleSince   ktime.Time
+	inBroadcast bool
+	// The last idle exit's cost to whatever woke the CPU: the state's exit
+	// latency, and the broadcast hand-off (how late the broadcast IPI came
+	// for the local event, plus tick_broadcast_exit()); bcastDelay holds the
+	// hand-off delay until the IPI wakes the CPU.
+	wakeIdleExit, wakeBroadcast, bcastDelay int64
+	wheel                                   sdk.WheelState
+	wheelIsDirty                            bool
 	// pendingIdleEntry: the idle-entry bookkeeping activity is running; when it
 	// ends with nothing to do, the CPU enters its idle state directly.
 	pendingIdleEntry bool

@@ -147,6 +147,11 @@ func (k *Kernel) Wake(now ktime.Time, t *Task, from *CPU) int64 {
 	}
 	t.state = taskRunnable
 	target := t.cpu
+	t.wakeIdleExit, t.wakeBroadcast = 0, 0
+	if from == target && target.inIdleLoop {
+		// Woken from this CPU's idle: the idle exit is part of its latency.
+		t.wakeIdleExit, t.wakeBroadcast = target.wakeIdleExit, target.wakeBroadcast
+	}
 	target.rq.push(t, false)
 	k.Counters.Inc(cntWakeups, target.id, 1)
 	if k.tr.Enabled("sched_wakeup") {

@@ -153,6 +153,9 @@ type Task struct {
 
 	cpuTime int64 // task CPU time in ns (CLOCK_THREAD_CPUTIME_ID)
 
+	// What the last wakeup paid for leaving idle (see WakeBreakdown).
+	wakeIdleExit, wakeBroadcast int64
+
 	// The syscall being completed and prebuilt continuations, so that the
 	// per-syscall path allocates no closures (one syscall at a time).
 	sysName     string
@@ -484,4 +487,11 @@ func validSleepClock(c sdk.ClockID) bool {
 		return true
 	}
 	return false
+}
+
+// WakeBreakdown reports the part of the task's last wakeup latency spent
+// leaving an idle state on its CPU: the state's exit latency and the tick
+// broadcast hand-off (both 0 when the CPU was not idle).
+func (t *Task) WakeBreakdown() (idleExit, broadcast int64) {
+	return t.wakeIdleExit, t.wakeBroadcast
 }

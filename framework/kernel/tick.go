@@ -168,15 +168,20 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 	k := c.k
 	lat := int64(0)
+	c.wakeIdleExit, c.wakeBroadcast = 0, c.bcastDelay
+	c.bcastDelay = 0
 	if c.idleState >= 0 {
 		s := k.m.IdleStates[c.idleState]
 		lat = s.ExitLatency
+		c.wakeIdleExit = lat
 		k.Counters.Inc(k.idleNames.residency[c.idleState], c.id, int64(now-c.idleSince))
 		k.Counters.Inc(cntIdleExitLat, c.id, lat)
 		k.Counters.Inc(cntIdleExits, c.id, 1)
 	}
 	if c.inBroadcast {
-		lat += k.broadcastExit(c, now+ktime.Time(lat))
+		bc := k.broadcastExit(c, now+ktime.Time(lat))
+		lat += bc
+		c.wakeBroadcast += bc
 	}
 	c.idleState = -1
 	c.setCtx(now, ctxIdle)

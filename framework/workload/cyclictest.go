@@ -39,6 +39,8 @@ type ctThread struct {
 	cpu      int
 	interval int64
 	lat      *metrics.Latency
+	// Sums over the measured wakeups of the part spent leaving idle.
+	idleExit, broadcast int64
 }
 
 func init() {
@@ -155,6 +157,9 @@ func (w *cyclictest) program(k *kernel.Kernel, st *ctThread) kernel.Program {
 			now = r.Ret
 			if r.Now >= w.warmup {
 				st.lat.Add(now - next)
+				ie, bc := t.WakeBreakdown()
+				st.idleExit += ie
+				st.broadcast += bc
 			}
 			next += st.interval
 			for now > next {
@@ -196,7 +201,13 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 			{"min-latency-ns", float64(h.MinOrZero()), "lower"},
 			{"p99-latency-us", float64(h.PercentileUS(0.99)), "lower"},
 			{"cycles", float64(h.Count), "higher"},
+			{"avg-idle-exit-ns", avgOf(st.idleExit, h.Count), "lower"},
+			{"avg-broadcast-ns", avgOf(st.broadcast, h.Count), "lower"},
 		}})
+		if st.idleExit+st.broadcast > 0 {
+			rep.Text = append(rep.Text, fmt.Sprintf("#  T:%2d of the Avg: idle exit %.1f us, tick broadcast hand-off %.1f us",
+				st.tid, avgOf(st.idleExit, h.Count)/1000, avgOf(st.broadcast, h.Count)/1000))
+		}
 	}
 	if w.histMax > 0 {
 		rep.Text = append(rep.Text, w.histogram()...)
@@ -236,4 +247,11 @@ func (w *cyclictest) histogram() []string {
 		sum("Max Latencies", func(st *ctThread) int64 { return st.lat.Max / 1000 }),
 		sum("Histogram Overflows", func(st *ctThread) int64 { _, o := st.lat.Buckets(); return o }))
 	return out
+}
+
+func avgOf(sum, n int64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(sum) / float64(n)
 }
