@@ -280,12 +280,9 @@ func TestCompareBenchMatchesBenchmath(t *testing.T) {
 // TestBenchstatCommand runs the real benchstat on the bench output and
 // checks that every cell it prints is the one tickemu's table prints.
 func TestBenchstatCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds golang.org/x/perf/cmd/benchstat")
-	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command")
+		t.Fatalf("building benchstat needs the go command: %v", err)
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "benchstat")
