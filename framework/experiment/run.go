@@ -215,8 +215,13 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		}
 		w, err := t.New(wb.Name, cfg, m)
 		if err != nil {
+			subject := wb.DefRange
+			var fe *workload.FieldError
+			if errors.As(err, &fe) {
+				subject = config.AttributeRange(wb.Body, fe.Attr)
+			}
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid workload",
-				Detail: fmt.Sprintf("workload %q %q: %v", wb.Type, wb.Name, err), Subject: wb.DefRange.Ptr()})
+				Detail: fmt.Sprintf("workload %q %q: %v", wb.Type, wb.Name, err), Subject: subject.Ptr()})
 			continue
 		}
 		b.workloads = append(b.workloads, w)

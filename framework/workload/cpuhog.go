@@ -1,8 +1,6 @@
 package workload
 
 import (
-	"fmt"
-
 	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -32,7 +30,7 @@ func init() {
 		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
 			w := &stressNgCPU{name: name, instances: int(c.Int("instances")), op: c.Duration("op_time")}
 			if w.op <= 0 {
-				return nil, fmt.Errorf("op_time must be positive")
+				return nil, fieldErr("op_time", "must be positive")
 			}
 			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
 			w.cpus = cpus

@@ -73,20 +73,20 @@ func newCyclictest(name string, c sdk.Config, m kernel.Machine) (Workload, error
 		distance: c.Duration("distance"), prio: int(c.Int("priority")), mode: c.String("mode"),
 		histMax: int(c.Int("histogram")), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency"), userWork: c.Duration("user_work"), start: c.Duration("start"), jitter: c.Duration("start_jitter"), idleStates: len(m.IdleStates) > 0}
 	if w.threads < 1 {
-		return nil, fmt.Errorf("threads must be at least 1, got %d", w.threads)
+		return nil, fieldErr("threads", "must be at least 1, got %d", w.threads)
 	}
 	if w.interval <= 0 {
-		return nil, fmt.Errorf("interval must be positive")
+		return nil, fieldErr("interval", "must be positive")
 	}
 	if w.prio < 0 || w.prio > 99 {
-		return nil, fmt.Errorf("priority %d outside 0..99", w.prio)
+		return nil, fieldErr("priority", "%d is outside 0..99", w.prio)
 	}
 	w.clock = sdk.ClockMonotonic
 	if c.String("clock") == "realtime" {
 		w.clock = sdk.ClockRealtime
 	}
 	if s := c.String("cpus"); s != "" {
-		cpus, err := ParseCPUList(s, m.CPUs)
+		cpus, err := cpusAttr(s, m.CPUs)
 		if err != nil {
 			return nil, err
 		}

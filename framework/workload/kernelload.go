@@ -43,9 +43,9 @@ func init() {
 				w.function = name
 			}
 			if w.period <= 0 {
-				return nil, fmt.Errorf("period must be positive")
+				return nil, fieldErr("period", "must be positive")
 			}
-			cpus, err := ParseCPUList(c.String("cpus"), m.CPUs)
+			cpus, err := cpusAttr(c.String("cpus"), m.CPUs)
 			w.cpus = cpus
 			return w, err
 		},
@@ -117,12 +117,12 @@ func init() {
 			w.clock = map[string]sdk.ClockID{"monotonic": sdk.ClockMonotonic, "realtime": sdk.ClockRealtime,
 				"boottime": sdk.ClockBoottime, "tai": sdk.ClockTAI}[c.String("clock")]
 			if w.count < 1 {
-				return nil, fmt.Errorf("count must be at least 1")
+				return nil, fieldErr("count", "must be at least 1")
 			}
 			if w.period == 0 && w.first == 0 {
-				return nil, fmt.Errorf("a one-shot load (period 0s) needs first")
+				return nil, fieldErr("first", "a one-shot load (period 0s) needs first")
 			}
-			cpus, err := ParseCPUList(c.String("cpus"), m.CPUs)
+			cpus, err := cpusAttr(c.String("cpus"), m.CPUs)
 			w.cpus = cpus
 			return w, err
 		},

@@ -44,10 +44,10 @@ func init() {
 			w := &ncm{name: name, cpu: int(c.Int("cpu")), work: c.Duration("packet_work"), timeout: c.Duration("timeout"),
 				size: c.Int("packet_size"), cbCost: c.Duration("callback_cost")}
 			if w.cpu < 0 || w.cpu >= m.CPUs {
-				return nil, fmt.Errorf("cpu %d does not exist", w.cpu)
+				return nil, fieldErr("cpu", "CPU %d does not exist", w.cpu)
 			}
 			if w.work <= 0 || w.timeout <= 0 || w.size <= 0 {
-				return nil, fmt.Errorf("packet_work, timeout and packet_size must be positive")
+				return nil, fieldErr("packet_work", "packet_work, timeout and packet_size must be positive")
 			}
 			return w, nil
 		},
@@ -122,7 +122,7 @@ func init() {
 				w.delta = -w.delta
 			}
 			if w.cpu < 0 || w.cpu >= m.CPUs {
-				return nil, fmt.Errorf("cpu %d does not exist", w.cpu)
+				return nil, fieldErr("cpu", "CPU %d does not exist", w.cpu)
 			}
 			return w, nil
 		},
@@ -190,7 +190,7 @@ func init() {
 			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
 			w.cpus = cpus
 			if w.children < 1 {
-				return nil, fmt.Errorf("children must be at least 1")
+				return nil, fieldErr("children", "must be at least 1")
 			}
 			return w, err
 		},

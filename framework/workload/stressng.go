@@ -90,7 +90,7 @@ func init() {
 				sleep: c.Duration("sleep"), handler: c.Duration("handler_work")}
 			f := c.Float("freq")
 			if f < 1 || f > 100e6 {
-				return nil, fmt.Errorf("freq must be in [1Hz, 100MHz] (MIN_TIMER_FREQ..MAX_TIMER_FREQ)")
+				return nil, fieldErr("freq", "must be in [1Hz, 100MHz] (MIN_TIMER_FREQ..MAX_TIMER_FREQ)")
 			}
 			if w.sleep <= 0 || w.handler < 0 {
 				return nil, fmt.Errorf("sleep must be positive and handler_work not negative")
@@ -106,7 +106,7 @@ func init() {
 
 func instanceCPUs(list string, n, ncpu int) ([]int, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("instances must be at least 1")
+		return nil, fieldErr("instances", "must be at least 1")
 	}
 	if list == "" {
 		out := make([]int, n)
@@ -115,7 +115,7 @@ func instanceCPUs(list string, n, ncpu int) ([]int, error) {
 		}
 		return out, nil
 	}
-	cpus, err := ParseCPUList(list, ncpu)
+	cpus, err := cpusAttr(list, ncpu)
 	if err != nil {
 		return nil, err
 	}

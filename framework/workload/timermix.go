@@ -58,7 +58,7 @@ func init() {
 				itStart: c.Duration("itimer_period"), adjust: int(c.Int("adjust_every")), starve: c.Duration("starve_limit"),
 				handler: c.Duration("handler_work"), jitter: c.Duration("start_jitter"), perClock: map[string]int64{}}
 			if w.start < 1 || w.itStart < 1 || w.adjust < 1 {
-				return nil, fmt.Errorf("periods and adjust_every must be positive")
+				return nil, fieldErr("adjust_every", "periods and adjust_every must be positive")
 			}
 			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
 			w.cpus = cpus

@@ -120,6 +120,28 @@ func ParseCPUList(s string, n int) ([]int, error) {
 	return out, nil
 }
 
+// FieldError is a workload constructor's complaint about one attribute; the
+// host points the diagnostic at that attribute's value.
+type FieldError struct {
+	Attr string
+	Msg  string
+}
+
+func (e *FieldError) Error() string { return e.Attr + ": " + e.Msg }
+
+// cpusAttr parses the cpus attribute.
+func cpusAttr(s string, n int) ([]int, error) {
+	cpus, err := ParseCPUList(s, n)
+	if err != nil {
+		return nil, &FieldError{Attr: "cpus", Msg: err.Error()}
+	}
+	return cpus, nil
+}
+
+func fieldErr(attr, format string, args ...any) error {
+	return &FieldError{Attr: attr, Msg: fmt.Sprintf(format, args...)}
+}
+
 func attr(name string, t sdk.AttrType, def, doc string, oneOf ...string) sdk.Attribute {
 	return sdk.Attribute{Name: name, Type: t, Default: def, Doc: doc, OneOf: oneOf}
 }
