@@ -333,7 +333,10 @@ func ceCheckStates(t *testing.T, p sdk.ClockEventDevice) {
 func ceCheckPeriodic(t *testing.T, p sdk.ClockEventDevice) {
 	s := p.Spec()
 	if s.Features&sdk.FeatPeriodic == 0 {
-		t.Skip("no periodic mode")
+		// clockevents never asks a device without CLOCK_EVT_FEAT_PERIODIC
+		// for periodic mode, so the contract has nothing to check here.
+		t.Logf("%s has no periodic mode", s.Name)
+		return
 	}
 	period := ktime.TickNsec(ceSetup("").HZ)
 	now := ceNow
