@@ -38,11 +38,25 @@ func ceSetup(role string) sdk.Setup {
 // answer identically.
 func RunClockEventDevice(t *testing.T, newPlugin func(t *testing.T, role string) sdk.ClockEventDevice) {
 	t.Helper()
+	accepted := 0
+	defer func() {
+		if accepted == 0 {
+			t.Errorf("the device refuses every role (%v) with its default settings", ceRoles)
+		}
+	}()
 	for _, role := range ceRoles {
 		t.Run(role, func(t *testing.T) {
 			p := newPlugin(t, role)
-			if ok := ceConfigure(t, p, role); !ok {
-				t.Skipf("%s refuses role %q", p.Info().Name, role)
+			ok := ceConfigure(t, p, role)
+			if ok {
+				accepted++
+			}
+			if !ok {
+				// A device may refuse a role (a LAPIC cannot be the broadcast
+				// device) as long as it says so with a diagnostic, which
+				// ceConfigure checked; there is nothing more to test in it.
+				t.Logf("%s refuses role %q", p.Info().Name, role)
+				return
 			}
 			t.Run("Info", func(t *testing.T) { ceCheckInfo(t, p) })
 			t.Run("Schema", func(t *testing.T) { ceCheckSchema(t, p.Schema()) })
