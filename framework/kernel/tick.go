@@ -127,7 +127,16 @@ func (c *CPU) enterIdle(now ktime.Time) {
 // meets the PM QoS limit.
 func (c *CPU) enterIdleState(now ktime.Time) {
 	k := c.k
-	next := k.hrt.NextEvent(c.id, now, 0)
+	var next ktime.Time
+	if k.m.HighRes {
+		// tick_nohz_get_sleep_length(): in high-res mode the local device is
+		// programmed for the earliest hrtimer, the tick's sched_timer
+		// included, so its next_event is the answer without asking the
+		// hrtimer plugin (a round trip when it runs out of process).
+		next = k.local.NextEvent(c.id)
+	} else {
+		next = k.hrt.NextEvent(c.id, now, 0)
+	}
 	if c.tickStopped && c.tickExpires < next {
 		next = c.tickExpires
 	} else if !c.tickStopped && k.m.HighRes {
