@@ -76,8 +76,8 @@ func loadInline(t *testing.T, src string) *config.Spec {
 }
 
 // TestProcessIsolationIdentical: the same spec and seed give byte-identical
-// JSON whether the plugins run in process or in their own processes, and the
-// plugin processes exist while the run uses them.
+// JSON and traces whether the plugins run in process or in their own
+// processes, and the plugin processes exist while the run uses them.
 func TestProcessIsolationIdentical(t *testing.T) {
 	spec := loadInline(t, strings.ReplaceAll(processConfig, "%DUR%", "8ms"))
 	var c common
@@ -86,10 +86,10 @@ func TestProcessIsolationIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeOp()
-	var out [2]bytes.Buffer
+	var out, traces [2]bytes.Buffer
 	for i, iso := range []string{"inprocess", "process"} {
 		rec := &recordingOpener{Opener: op}
-		res, err := experiment.Run(spec, experiment.Options{Opener: rec, Isolation: iso})
+		res, err := experiment.Run(spec, experiment.Options{Opener: rec, Isolation: iso, Trace: &traces[i]})
 		if err != nil {
 			t.Fatalf("Run(isolation=%s): %v", iso, err)
 		}
@@ -102,6 +102,9 @@ func TestProcessIsolationIdentical(t *testing.T) {
 	}
 	if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {
 		t.Errorf("results differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", out[0].Len(), out[1].Len())
+	}
+	if traces[0].Len() == 0 || !bytes.Equal(traces[0].Bytes(), traces[1].Bytes()) {
+		t.Errorf("traces differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", traces[0].Len(), traces[1].Len())
 	}
 }
 
