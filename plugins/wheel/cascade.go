@@ -639,23 +639,3 @@ func (w *cascadeWheel) state(cpu int) sdk.WheelState {
 	}
 	return st
 }
-
-// bucketExpiry reports where a queued timer will be collected.
-func (w *cascadeWheel) bucketExpiry(id sdk.TimerID) (int, uint64, bool) {
-	n, ok := w.c.timers.lookup(id)
-	if !ok {
-		return 0, 0, false
-	}
-	nd := &w.c.timers.nodes[n]
-	return int(nd.cpu), nd.bucketExpiry, true
-}
-
-// bucket implements engine.
-func (w *cascadeWheel) bucket(id sdk.TimerID) (int, uint64, bool) {
-	n, ok := w.c.timers.lookup(id)
-	if !ok {
-		return 0, 0, false
-	}
-	nd := &w.c.timers.nodes[n]
-	return int(nd.bucket), nd.bucketExpiry, true
-}

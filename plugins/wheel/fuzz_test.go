@@ -276,12 +276,12 @@ func (h *harness) levelBound(expires, clkLow, hi uint64) uint64 {
 // (they must agree) and checks it against the granularity bound.
 func (h *harness) checkLevelsPlacement(id sdk.TimerID, expires, clkLow, hi uint64) (int, uint64) {
 	h.t.Helper()
-	cpu, due, ok := h.ws[0].eng.bucketExpiry(id)
+	cpu, _, due, ok := h.ws[0].c.placement(id)
 	if !ok {
 		h.fail("timer %d not queued", id)
 	}
 	for i := 1; i < 3; i++ {
-		c, d, _ := h.ws[i].eng.bucketExpiry(id)
+		c, _, d, _ := h.ws[i].c.placement(id)
 		if c != cpu || d != due {
 			h.fail("timer %d: %s places it at (cpu %d, %d), per_jiffy at (cpu %d, %d)", id, strategies[i], c, d, cpu, due)
 		}

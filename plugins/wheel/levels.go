@@ -501,23 +501,3 @@ func (w *levelWheel) state(cpu int) sdk.WheelState {
 	}
 	return st
 }
-
-// bucketExpiry reports where a queued timer will be collected.
-func (w *levelWheel) bucketExpiry(id sdk.TimerID) (int, uint64, bool) {
-	n, ok := w.c.timers.lookup(id)
-	if !ok {
-		return 0, 0, false
-	}
-	nd := &w.c.timers.nodes[n]
-	return int(nd.cpu), nd.bucketExpiry, true
-}
-
-// bucket implements engine.
-func (w *levelWheel) bucket(id sdk.TimerID) (int, uint64, bool) {
-	n, ok := w.c.timers.lookup(id)
-	if !ok {
-		return 0, 0, false
-	}
-	nd := &w.c.timers.nodes[n]
-	return int(nd.bucket), nd.bucketExpiry, true
-}

@@ -185,7 +185,7 @@ func TestForwardV8(t *testing.T) {
 	w := newWheel(t, 1000, 1)
 	w.ModTimer(0, 0, sdk.WheelTimer{ID: 1, Expires: 1000}) // next_expiry 1024 > 100
 	w.ModTimer(0, 100, sdk.WheelTimer{ID: 2, Expires: 150})
-	if _, be, _ := w.eng.bucketExpiry(2); be != 151 {
+	if _, _, be, _ := w.c.placement(2); be != 151 {
 		t.Errorf("V8: bucket of expires 150 enqueued at jiffies 100 on a base with clk 0 = %d, want 151", be)
 	}
 }

@@ -33,12 +33,6 @@ type engine interface {
 	runTimers(r *run)
 	nextTimerInterrupt(cpu int, j uint64, m *meter) uint64
 	state(cpu int) sdk.WheelState
-	// bucketExpiry reports where a queued timer will be collected, for
-	// white-box tests: its cpu and the jiffy its bucket is processed at.
-	bucketExpiry(id sdk.TimerID) (cpu int, jiffy uint64, ok bool)
-	// bucket reports a queued timer's bucket index and bucket expiry, as the
-	// timer_start tracepoint prints them (idx=, bucket_expiry=).
-	bucket(id sdk.TimerID) (idx int, jiffy uint64, ok bool)
 }
 
 // cpuStats are the per-CPU counters reported by Counters.
@@ -105,7 +99,7 @@ func (w *Wheel) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) sdk.WheelOpR
 	*m = meter{}
 	was := w.eng.modTimer(cpu, jiffies, t, m)
 	r := sdk.WheelOpResult{Cost: m.ns(), WasPending: was, State: w.eng.state(cpu)}
-	r.Index, r.BucketExpiry, _ = w.eng.bucket(t.ID)
+	_, r.Index, r.BucketExpiry, _ = w.c.placement(t.ID)
 	return r
 }
 
@@ -236,3 +230,15 @@ func afterEq(a, b uint64) bool  { return int64(a-b) >= 0 }
 func beforeEq(a, b uint64) bool { return int64(b-a) >= 0 }
 
 var _ sdk.TimerBase = (*Wheel)(nil)
+
+// placement reports where a queued timer sits, for either layout: its CPU,
+// its bucket's index and the jiffy the bucket is processed at (what the
+// timer_start tracepoint prints as cpu=, idx= and bucket_expiry=).
+func (c *common) placement(id sdk.TimerID) (cpu, idx int, jiffy uint64, ok bool) {
+	n, ok := c.timers.lookup(id)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	nd := &c.timers.nodes[n]
+	return int(nd.cpu), int(nd.bucket), nd.bucketExpiry, true
+}
