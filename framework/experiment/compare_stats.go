@@ -1,8 +1,6 @@
 package experiment
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -76,7 +74,7 @@ func (vb *VsBase) MarshalJSON() ([]byte, error) {
 	if !math.IsNaN(vb.MeanChange) && !math.IsInf(vb.MeanChange, 0) {
 		mc = vb.MeanChange
 	}
-	return marshalJSON(struct {
+	return stats.MarshalJSON(struct {
 		*plain
 		MeanChange any `json:"mean_change"`
 	}{(*plain)(vb), mc})
@@ -93,20 +91,9 @@ func (v Values) MarshalJSON() ([]byte, error) {
 			out[i] = x
 		}
 	}
-	return marshalJSON(out)
+	return stats.MarshalJSON(out)
 }
 
-// marshalJSON is json.Marshal without escaping <, > and &, which the
-// reports use in messages ("need >= 6 samples").
-func marshalJSON(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
 
 // Present returns the values that are there (the seeds whose run succeeded).
 func (v Values) Present() []float64 {

@@ -125,7 +125,7 @@ func errorStrings(errs []error) []string {
 // MarshalJSON writes non-finite statistics (an infinite interval, the NaNs
 // of an empty sample) as null, which encoding/json cannot otherwise encode.
 func (s Summary) MarshalJSON() ([]byte, error) {
-	return marshalJSON(struct {
+	return MarshalJSON(struct {
 		N          int      `json:"n"`
 		Median     jsonNum  `json:"median"`
 		Lo         jsonNum  `json:"ci_lo"`
@@ -148,9 +148,9 @@ func (f jsonNum) MarshalJSON() ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// marshalJSON is json.Marshal without escaping <, > and &, which warnings
-// use ("need >= 6 samples").
-func marshalJSON(v any) ([]byte, error) {
+// MarshalJSON is json.Marshal without escaping <, > and &, which warnings
+// and reports use ("need >= 6 samples").
+func MarshalJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -197,7 +197,7 @@ func exactSignedRankP(ranks2 []int, plus2 int) float64 {
 // MarshalJSON writes MedianDiff as null when there are no pairs.
 func (r SignedRank) MarshalJSON() ([]byte, error) {
 	type plain SignedRank
-	return marshalJSON(struct {
+	return MarshalJSON(struct {
 		plain
 		MedianDiff jsonNum `json:"median_diff"`
 	}{plain(r), jsonNum(r.MedianDiff)})
