@@ -94,7 +94,6 @@ func (v Values) MarshalJSON() ([]byte, error) {
 	return stats.MarshalJSON(out)
 }
 
-
 // Present returns the values that are there (the seeds whose run succeeded).
 func (v Values) Present() []float64 {
 	var out []float64
