@@ -191,24 +191,14 @@ func (p *programming) minDelta() bool {
 		var delta uint64
 		for range 10 {
 			delta += p.c.minDeltaNs
-			p.c.next = p.t.Add(int64(delta))
-			if p.c.state == sdk.StateShutdown {
-				return true
-			}
-			p.retry()
-			if p.write(p.d.scale.NsToTicks(delta)) {
+			if p.tryDelta(delta) {
 				return true
 			}
 		}
 		p.r.ETIME = true
 		return false
 	case RetryOnce:
-		p.c.next = p.t.Add(int64(p.c.minDeltaNs))
-		if p.c.state == sdk.StateShutdown {
-			return true
-		}
-		p.retry()
-		if p.write(p.d.scale.NsToTicks(p.c.minDeltaNs)) {
+		if p.tryDelta(p.c.minDeltaNs) {
 			return true
 		}
 		p.r.ETIME = true
@@ -216,13 +206,7 @@ func (p *programming) minDelta() bool {
 	}
 	// MinAdjust.
 	for i := 0; ; {
-		delta := p.c.minDeltaNs
-		p.c.next = p.t.Add(int64(delta))
-		if p.c.state == sdk.StateShutdown {
-			return true
-		}
-		p.retry()
-		if p.write(p.d.scale.NsToTicks(delta)) {
+		if p.tryDelta(p.c.minDeltaNs) {
 			return true
 		}
 		if i++; i > 2 {
@@ -242,9 +226,17 @@ func (p *programming) minDelta() bool {
 	}
 }
 
-func (p *programming) retry() {
+// tryDelta is one attempt of the min-delta loop: next_event = now + delta,
+// dev->retries++, then a write of delta unless the device was shut down
+// meanwhile. It reports whether the loop is done.
+func (p *programming) tryDelta(delta uint64) bool {
+	p.c.next = p.t.Add(int64(delta))
+	if p.c.state == sdk.StateShutdown {
+		return true
+	}
 	p.r.Retries++
 	p.c.stats.Retries++
+	return p.write(p.d.scale.NsToTicks(delta))
 }
 
 // guarded is the tail of clockevents_program_event() with the starvation
