@@ -64,6 +64,20 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseFile parses a command's flags around its one FILE argument; ok is
+// false (after a usage message) when that is not what it got.
+func parseFile(fs *flag.FlagSet, args []string, stderr io.Writer) (file string, ok bool) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return "", false
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "usage: tickemu %s FILE [flags]\n", fs.Name())
+		return "", false
+	}
+	return pos[0], true
+}
+
 func (c *common) options() (config.Options, error) {
 	o := config.Options{Vars: map[string]string{}, Variant: c.variant}
 	for _, v := range c.vars {

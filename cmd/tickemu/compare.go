@@ -44,15 +44,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs simulated in parallel")
 	format := fs.String("format", "text", "output format: text, json, bench or csv")
 	alpha := fs.Float64("alpha", 0.05, "significance level of the tests (benchstat -alpha)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
+	file, ok := parseFile(fs, args, stderr)
+	if !ok {
 		return 2
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: tickemu compare FILE [flags]")
-		return 2
-	}
-	file := pos[0]
 	switch *format {
 	case "text", "json", "bench", "csv":
 	default:

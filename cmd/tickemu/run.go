@@ -18,12 +18,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "text", "output format: text, json or bench")
 	traceFile := fs.String("trace", "", "write an ftrace-format trace to FILE")
 	traceEvents := fs.String("trace-events", "", "comma-separated events or globs to trace (default all)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: tickemu run FILE [flags]")
+	file, ok := parseFile(fs, args, stderr)
+	if !ok {
 		return 2
 	}
 	switch *format {
@@ -36,7 +32,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	spec, ok := loadSpec(pos[0], opts, stderr)
+	spec, ok := loadSpec(file, opts, stderr)
 	if !ok {
 		return 2
 	}

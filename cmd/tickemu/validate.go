@@ -15,19 +15,15 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs, true)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: tickemu validate FILE [flags]")
+	file, ok := parseFile(fs, args, stderr)
+	if !ok {
 		return 2
 	}
 	opts, log, ok := c.setup(stderr)
 	if !ok {
 		return 2
 	}
-	spec, ok := loadSpec(pos[0], opts, stderr)
+	spec, ok := loadSpec(file, opts, stderr)
 	if !ok {
 		return 2
 	}
@@ -44,7 +40,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	for _, v := range variants {
 		o := opts
 		o.Variant = v
-		s, ok := loadSpec(pos[0], o, stderr)
+		s, ok := loadSpec(file, o, stderr)
 		if !ok {
 			return 2
 		}
@@ -55,7 +51,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		if name == "" {
 			name = "(no variant)"
 		}
-		fmt.Fprintf(stdout, "%s: %s ok\n", pos[0], name)
+		fmt.Fprintf(stdout, "%s: %s ok\n", file, name)
 	}
 	return 0
 }
