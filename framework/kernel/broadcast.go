@@ -15,10 +15,10 @@ func (k *Kernel) broadcastEnter(c *CPU, now ktime.Time) (ok bool, cost int64) {
 	c.syncDev(now)
 	k.syncBroadcast(now)
 	if r.Handled {
-		k.Counters.Add("broadcast_enter", c.id, 1)
+		k.Counters.Inc(cntBroadcastEnter, c.id, 1)
 	}
 	if r.Program.Writes > 0 {
-		k.Counters.Add("broadcast_device_writes", -1, int64(r.Program.Writes))
+		k.Counters.Inc(cntBroadcastDeviceWrites, -1, int64(r.Program.Writes))
 	}
 	return !r.Busy, r.Cost
 }
@@ -28,7 +28,7 @@ func (k *Kernel) broadcastExit(c *CPU, now ktime.Time) int64 {
 	r := k.bcast.Exit(c.id, now)
 	c.inBroadcast = false
 	if r.Handled {
-		k.Counters.Add("broadcast_exit", c.id, 1)
+		k.Counters.Inc(cntBroadcastExit, c.id, 1)
 	}
 	c.syncDev(now)
 	k.syncBroadcast(now)
@@ -66,7 +66,7 @@ func (k *Kernel) broadcastFired(now ktime.Time) {
 // whose event expired, run c's own if it did.
 func (c *CPU) broadcastInterrupt(now ktime.Time) ktime.Time {
 	k := c.k
-	k.Counters.Add("broadcast_interrupts", c.id, 1)
+	k.Counters.Inc(cntBroadcastInterrupts, c.id, 1)
 	// The broadcast device's interrupt is a device irq (the HPET's legacy
 	// IRQ 0, "timer"), not the local timer vector.
 	k.tr.Event(now, c.traceCtx(), "irq_handler_entry", "irq=0 name=timer")
@@ -75,12 +75,12 @@ func (c *CPU) broadcastInterrupt(now ktime.Time) ktime.Time {
 	now += ktime.Time(r.Cost)
 	for _, cpu := range r.IPIs {
 		k.sendIPI(now, k.cpus[cpu], ipiTimer)
-		k.Counters.Add("broadcast_ipis", cpu, 1)
+		k.Counters.Inc(cntBroadcastIpis, cpu, 1)
 		// How late the sleeper's event is handed over: the broadcast device's
 		// own latency plus the IPI, before the CPU's idle exit latency.
 		if ev := k.local.NextEvent(cpu); ev != ktime.Max && ev <= now {
 			d := int64(now-ev) + k.costs.IPILatency
-			k.Counters.Add("broadcast_wake_delay_ns", cpu, d)
+			k.Counters.Inc(cntBroadcastWakeDelayNs, cpu, d)
 			k.cpus[cpu].bcastDelay = d
 		}
 		now += ktime.Time(k.costs.IPISend)

@@ -551,7 +551,7 @@ func (pt *PosixTimer) remaining(now ktime.Time) int64 {
 // dequeued, not here.
 func (pt *PosixTimer) fire(c *CPU, now ktime.Time, baseNow int64) {
 	k := pt.proc.k
-	k.Counters.Add("posix_timer_fires", c.id, 1)
+	k.Counters.Inc(cntPosixTimerFires, c.id, 1)
 	if pt.Notify == SigevNone {
 		return
 	}
@@ -663,7 +663,7 @@ func (pt *PosixTimer) sendSigqueueLegacy(c *CPU, now ktime.Time) (ignored bool) 
 		pt.queue(c, now, t)
 	}
 	if res == traceSignalAlreadyPending {
-		k.Counters.Add("posix_timer_already_pending", c.id, 1)
+		k.Counters.Inc(cntPosixTimerAlreadyPending, c.id, 1)
 	}
 	k.traceSignalGenerate(now, c, pt.Signo, siTimer, t, pt.thread == nil, res)
 	return ignored
@@ -695,7 +695,7 @@ func (pt *PosixTimer) sendSigqueue(c *CPU, now ktime.Time) {
 		}
 	case q.queued():
 		res = traceSignalAlreadyPending
-		k.Counters.Add("posix_timer_already_pending", c.id, 1)
+		k.Counters.Inc(cntPosixTimerAlreadyPending, c.id, 1)
 	default:
 		pt.unpark()
 		q.overrun = 0
@@ -792,7 +792,7 @@ func (pt *PosixTimer) dequeued(t *Task, now ktime.Time, e *sigEntry, info *SigIn
 		return true, cost
 	}
 	if stale {
-		k.Counters.Add("signals_stale_delivered", c.id, 1)
+		k.Counters.Inc(cntSignalsStaleDelivered, c.id, 1)
 	}
 	if pt.valid && e.sysPriv != 0 {
 		k.traceFunction(now, c, "posixtimer_rearm <-dequeue_signal")
@@ -862,7 +862,7 @@ func (p *Process) setitimer(c *CPU, now ktime.Time, which int, value, interval i
 				if k.tr.Enabled("itimer_expire") {
 					k.tr.Event(now, cpu.traceCtx(), "itimer_expire", "which=0 pid="+strconv.Itoa(p.Tgid)+" now=0")
 				}
-				k.Counters.Add("itimer_real_fires", cpu.id, 1)
+				k.Counters.Inc(cntItimerRealFires, cpu.id, 1)
 				k.sendSignal(now, cpu, p, nil, SIGALRM)
 			})
 			k.traceHRInit(now, c, it.hr, sdk.ClockMonotonic, sdk.HRModeRel)

@@ -347,13 +347,13 @@ func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost 
 			ok, c := e.timer.dequeued(t, now+ktime.Time(cost), e, &info)
 			cost += c
 			if !ok {
-				k.Counters.Add("signals_dropped", t.cpu.id, 1)
+				k.Counters.Inc(cntSignalsDropped, t.cpu.id, 1)
 				continue // dequeue_signal(): goto again
 			}
 		}
 		act := t.Proc.actions[e.signo]
 		if act.handler == nil {
-			k.Counters.Add("signals_ignored", t.cpu.id, 1)
+			k.Counters.Inc(cntSignalsIgnored, t.cpu.id, 1)
 			continue // SIG_IGN at delivery time
 		}
 		t.handleSignal(now+ktime.Time(cost), r, hasR, e.signo, info, act)
@@ -383,9 +383,9 @@ func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info
 		top.resumeCompute = t.segRemaining
 		t.segRemaining = 0
 	}
-	k.Counters.Add("signals_delivered", t.cpu.id, 1)
+	k.Counters.Inc(cntSignalsDelivered, t.cpu.id, 1)
 	if info.Code == siTimer {
-		k.Counters.Add("posix_timer_overruns", t.cpu.id, info.Overrun)
+		k.Counters.Inc(cntPosixTimerOverruns, t.cpu.id, info.Overrun)
 	}
 	if k.tr.Enabled("signal_deliver") {
 		k.tr.Event(now, t.cpu.traceCtxLocks(1), "signal_deliver", "sig="+strconv.Itoa(signo)+" errno=0 code="+strconv.Itoa(info.Code)+
@@ -531,7 +531,7 @@ func (k *Kernel) ShiftRealtime(c *CPU, now ktime.Time, delta int64) int64 {
 	k.offsets.Real += delta
 	k.offsets.TAI += delta
 	k.clockSeq++
-	k.Counters.Add("clock_was_set", -1, 1)
+	k.Counters.Inc(cntClockWasSet, -1, 1)
 	cost := int64(0)
 	for _, o := range k.cpus {
 		if o == c {

@@ -267,11 +267,11 @@ func (t *Task) restartOrReturn(now ktime.Time, r Result) {
 	case errRestartBlock:
 		rs := t.restartBlock
 		t.restartBlock = nil
-		t.k.Counters.Add("syscall_restarts", t.cpu.id, 1)
+		t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
 		t.doNanosleep(now, *rs, true)
 		return
 	case errRestartNoHand:
-		t.k.Counters.Add("syscall_restarts", t.cpu.id, 1)
+		t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
 		t.doNanosleep(now, t.restartAct, false)
 		return
 	}
