@@ -9,6 +9,7 @@ import (
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/workload"
+	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
 // runScenario runs configs/FILE with a variant in process.
@@ -18,7 +19,7 @@ func runScenario(t *testing.T, file, variant string) *experiment.Result {
 	if diags.HasErrors() {
 		t.Fatalf("load %s: %v", file, diags)
 	}
-	res, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtins)})
+	res, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())})
 	if err != nil {
 		t.Fatalf("run %s --variant %s: %v", file, variant, err)
 	}
@@ -75,7 +76,7 @@ func TestConfigsValidate(t *testing.T) {
 				t.Errorf("%s --variant %q: %v", f, v, diags)
 				continue
 			}
-			if err := experiment.Validate(s, experiment.Options{Opener: experiment.InProcess(builtins)}); err != nil {
+			if err := experiment.Validate(s, experiment.Options{Opener: experiment.InProcess(builtin.Factories())}); err != nil {
 				t.Errorf("%s --variant %q: %v", f, v, err)
 			}
 		}
@@ -145,7 +146,7 @@ func TestHangTimermix(t *testing.T) {
 				o := out{}
 				if diags.HasErrors() {
 					o.err = diags
-				} else if r, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtins)}); err != nil {
+				} else if r, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())}); err != nil {
 					o.err = err
 				} else {
 					for _, b := range r.Workloads[0].Bench {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/tickemu/tickemu/framework/cli"
 )
 
 var update = flag.Bool("update", false, "rewrite the cmp files of testdata/script")
@@ -18,10 +20,10 @@ func TestMain(m *testing.M) {
 	if len(os.Args) >= 2 && os.Args[1] == "plugin" {
 		// Re-executed by the loader as `tickemu plugin serve KIND NAME` (the
 		// test binary is os.Executable() in tests).
-		os.Exit(mainWith(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(cli.Main())
 	}
 	testscript.Main(m, map[string]func(){
-		"tickemu": func() { os.Exit(mainWith(os.Args[1:], os.Stdout, os.Stderr)) },
+		"tickemu": func() { os.Exit(cli.Main()) },
 	})
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
-	"github.com/tickemu/tickemu/internal/builtin"
+	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
 // lapicSrc is a small, fast scenario (one CPU, 10 ms) whose two variants

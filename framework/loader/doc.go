@@ -1,7 +1,7 @@
 // Package loader finds plugins and starts them.
 //
 // A Catalog knows the builtin plugins (factories linked into tickemu, listed
-// by cmd/tickemu/builtin.go) and the plugin binaries named tickemu-plugin-NAME
+// by plugins/builtin) and the plugin binaries named tickemu-plugin-NAME
 // on the plugin search path. Open returns an Instance: the plugin as its kind's
 // sdk interface, either the builtin's own value called directly (isolation
 // "inprocess", the default for builtins) or a gRPC client of a plugin process

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
-	"github.com/tickemu/tickemu/internal/builtin"
+	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
 // Run loads src (HCL) with opts and runs it in process; it fails the test on

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 	"github.com/tickemu/tickemu/framework/experiment"
 )
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
+func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
@@ -36,7 +36,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	op, closeOp, err := newOpener(&c, log)
+	op, closeOp, err := a.newOpener(&c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 1

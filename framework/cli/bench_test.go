@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"strings"
@@ -64,7 +64,7 @@ func BenchmarkEngineInProcess(b *testing.B) {
 func BenchmarkEngineProcess(b *testing.B) {
 	spec := benchSpec(b, "20ms")
 	var c common
-	op, closeOp, err := newOpener(&c, zerolog.Nop())
+	op, closeOp, err := New().newOpener(&c, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -10,15 +10,15 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
-// catalog builds the plugin catalog: the builtins, tickemu itself for
-// out-of-process builtins, and the plugin search path.
-func catalog(c *common, log zerolog.Logger) (*loader.Catalog, error) {
+// catalog builds the plugin catalog: the linked-in plugins (builtins and
+// extras), tickemu itself for running them out of process, and the plugin search path.
+func (a *App) catalog(c *common, log zerolog.Logger) (*loader.Catalog, error) {
 	self, err := os.Executable()
 	if err != nil {
 		self = ""
 	}
 	return loader.New(loader.Options{
-		Builtins: builtins,
+		Builtins: a.factories,
 		Self:     self,
 		Path:     loader.SearchPath(c.pluginDir, os.Getenv),
 		Logger:   log,
@@ -27,8 +27,8 @@ func catalog(c *common, log zerolog.Logger) (*loader.Catalog, error) {
 
 // newOpener returns the plugin opener for a command and a function that stops
 // every plugin process started through it.
-func newOpener(c *common, log zerolog.Logger) (experiment.Opener, func(), error) {
-	cat, err := catalog(c, log)
+func (a *App) newOpener(c *common, log zerolog.Logger) (experiment.Opener, func(), error) {
+	cat, err := a.catalog(c, log)
 	if err != nil {
 		return nil, func() {}, err
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -12,7 +12,7 @@ import (
 
 // cmdPlugins lists the builtin plugins and the tickemu-plugin-NAME binaries
 // found on the plugin path, with versions and schemas.
-func cmdPlugins(args []string, stdout, stderr io.Writer) int {
+func (a *App) cmdPlugins(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plugins", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
@@ -25,7 +25,7 @@ func cmdPlugins(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2
 	}
-	cat, err := catalog(&c, log)
+	cat, err := a.catalog(&c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 1
@@ -63,18 +63,18 @@ func writePlugin(w io.Writer, info sdk.Info, s sdk.Schema, source string) {
 }
 
 // cmdPlugin is the hidden `tickemu plugin serve KIND NAME`: tickemu re-executes
-// itself this way to run a builtin out of process.
-func cmdPlugin(args []string, stdout, stderr io.Writer) int {
+// itself this way to run a linked-in plugin (builtin or extra) out of process.
+func (a *App) cmdPlugin(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 3 || args[0] != "serve" {
 		fmt.Fprintln(stderr, "usage: tickemu plugin serve KIND NAME (started by tickemu itself)")
 		return 2
 	}
-	for _, f := range builtins {
+	for _, f := range a.factories {
 		if string(f.Kind) == args[1] && f.Name == args[2] {
 			serve.One(f) // never returns
 			return 0
 		}
 	}
-	fmt.Fprintf(stderr, "tickemu plugin: no builtin %s plugin %q\n", args[1], args[2])
+	fmt.Fprintf(stderr, "tickemu plugin: no linked-in %s plugin %q\n", args[1], args[2])
 	return 2
 }

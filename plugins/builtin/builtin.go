@@ -1,6 +1,8 @@
-// Package builtin lists the plugins linked into tickemu. It is the only place
-// that knows them: the framework never imports plugins, and a new builtin is one
-// line here.
+// Package builtin lists the plugins linked into every tickemu binary. It is the
+// only place that knows them: the command line (framework/cli) links this list,
+// the rest of the framework never imports plugins, and a new builtin is one line
+// here. It is public so that a plugin author's tests (sdktest) and a custom
+// build's main can run scenarios with the builtins next to their own plugin.
 package builtin
 
 import (

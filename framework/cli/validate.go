@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -10,7 +10,7 @@ import (
 
 // cmdValidate loads FILE for every variant (or the one given), decodes every
 // block with its owner's schema and configures the plugins, without running.
-func cmdValidate(args []string, stdout, stderr io.Writer) int {
+func (a *App) cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
@@ -27,7 +27,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	op, closeOp, err := newOpener(&c, log)
+	op, closeOp, err := a.newOpener(&c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 1

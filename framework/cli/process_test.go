@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -81,7 +81,7 @@ func loadInline(t *testing.T, src string) *config.Spec {
 func TestProcessIsolationIdentical(t *testing.T) {
 	spec := loadInline(t, strings.ReplaceAll(processConfig, "%DUR%", "8ms"))
 	var c common
-	op, closeOp, err := newOpener(&c, zerolog.Nop())
+	op, closeOp, err := New().newOpener(&c, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestProcessIsolationIdentical(t *testing.T) {
 func TestPluginKilledMidRun(t *testing.T) {
 	spec := loadInline(t, strings.ReplaceAll(processConfig, "%DUR%", "60s"))
 	var c common
-	op, closeOp, err := newOpener(&c, zerolog.Nop())
+	op, closeOp, err := New().newOpener(&c, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ import (
 // Exit status: 0 when every run succeeded, 1 when some run failed (the others'
 // results are still written), 2 for bad usage or a configuration error that
 // affects every run.
-func cmdCompare(args []string, stdout, stderr io.Writer) int {
+func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
@@ -102,7 +102,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	for i := range seedList {
 		seedList[i] = start + uint64(i)
 	}
-	op, closeOp, err := newOpener(&c, log)
+	op, closeOp, err := a.newOpener(&c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 1

@@ -1,0 +1,98 @@
+// Package cli is the tickemu command line as a library, so that a custom build
+// (`tickemu build --with MODULE`, or a hand-written main) can link extra plugins
+// in process next to the builtins:
+//
+//	package main
+//
+//	import (
+//		"os"
+//
+//		"example.com/riscv"
+//		"github.com/tickemu/tickemu/framework/cli"
+//	)
+//
+//	func main() { os.Exit(cli.Main(riscv.Factories()...)) }
+//
+// cmd/tickemu is exactly that with no extras. Every subcommand lives here, one
+// file each; the linked-in factories reach them through App.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/plugins/builtin"
+)
+
+// version is the tickemu version; release builds set it with
+// -ldflags "-X github.com/tickemu/tickemu/framework/cli.version=...".
+var version = "0.1.0-dev"
+
+// App is the command line over one set of linked-in plugins.
+type App struct {
+	// factories are the builtins followed by the extras, all linked in
+	// process; each can also run out of process through `tickemu plugin
+	// serve`, which re-executes this binary.
+	factories []sdk.Factory
+}
+
+// New returns the command line with the builtin plugins and extra linked in.
+func New(extra ...sdk.Factory) *App {
+	return &App{factories: append(builtin.Factories(), extra...)}
+}
+
+// Main runs the command line on os.Args with the builtins and extra linked in
+// and returns the exit status, for os.Exit.
+func Main(extra ...sdk.Factory) int {
+	return New(extra...).Run(os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// Run runs one command (args without the program name) and returns the exit
+// status: 0 ok, 1 the run failed, 2 bad usage or configuration.
+func (a *App) Run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return a.cmdRun(rest, stdout, stderr)
+	case "compare":
+		return a.cmdCompare(rest, stdout, stderr)
+	case "validate":
+		return a.cmdValidate(rest, stdout, stderr)
+	case "plugins":
+		return a.cmdPlugins(rest, stdout, stderr)
+	case "plugin":
+		return a.cmdPlugin(rest, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "tickemu %s (plugin protocol %d)\n", version, protocolVersion())
+		return 0
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "tickemu: unknown command %q\n", cmd)
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: tickemu <command> [arguments]
+
+commands:
+  run FILE       run a scenario once: [--var k=v] [--variant NAME] [--seed N]
+                 [--isolation inprocess|process] [--format text|json|bench]
+                 [--trace FILE] [--trace-events LIST]
+  compare FILE   run variants across seeds: [--variants a,b] [--seeds N] [--seed FIRST]
+                 [--jobs N] [--alpha A] [--format text|json|bench|csv]
+  validate FILE  load and check a scenario without running it
+  plugins        list builtin and discovered plugins with their schemas
+  version        print the version
+
+common flags: --log-format auto|console|json, --log-level LEVEL, --plugin-dir DIR
+`)
+}
