@@ -77,7 +77,8 @@ func (i *Instance) StderrTail() []string {
 }
 
 // Kill ends the session and stops the plugin process: gracefully, then by
-// force after go-plugin's 2 s grace period. Calling the plugin afterwards
+// force after go-plugin's 2 s grace period; every process it forked is
+// killed with it (its process group). Calling the plugin afterwards
 // panics with a *sdk.TransportError. Safe to call more than once; a no-op in
 // process.
 func (i *Instance) Kill() {
@@ -88,7 +89,7 @@ func (i *Instance) Kill() {
 		if c, ok := i.plugin.(shim.Closer); ok {
 			c.Close()
 		}
-		i.proc.client.Kill()
+		i.proc.stop()
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +50,9 @@ func TestMain(m *testing.M) {
 		serve.Serve(testFactories()...)
 	case os.Getenv("LOADER_TEST_HOST") == "1":
 		runHost()
+	case os.Getenv("LOADER_TEST_SLEEP") == "1":
+		time.Sleep(time.Hour) // a plugin's child (chFork)
+		os.Exit(0)
 	}
 	code := m.Run()
 	loader.CleanupClients()
@@ -61,6 +65,7 @@ const (
 	chExit  = 666 // Ack: log "exiting on request" and exit with status 3
 	chCrash = 667 // Ack: panic on another goroutine: the process dies
 	chHang  = 668 // Ack: never answer
+	chFork  = 669 // Ack: start a child that sleeps, holding stderr; return its pid as the cost
 )
 
 // testFactories are the test's plugins: an "echo" clockevent device whose
@@ -125,6 +130,18 @@ func newEcho() *shimtest.ClockEventDevice {
 			time.Sleep(time.Minute)
 		case chHang:
 			time.Sleep(time.Hour)
+		case chFork:
+			exe, err := os.Executable()
+			if err != nil {
+				panic(err)
+			}
+			child := exec.Command(exe)
+			child.Env = append(os.Environ(), "LOADER_TEST_SLEEP=1")
+			child.Stderr = os.Stderr
+			if err := child.Start(); err != nil {
+				panic(err)
+			}
+			return int64(child.Process.Pid), ktime.Max
 		}
 		return 5, ktime.Max
 	}

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/tickemu/tickemu/framework/internal/shim"
 	"github.com/tickemu/tickemu/framework/logging"
@@ -21,9 +23,14 @@ import (
 // scheduling, and GOCOVERDIR lets `go test -cover` count plugin processes.
 var passEnv = []string{"TMPDIR", "GOTRACEBACK", "GODEBUG", "GOMAXPROCS", "GOCOVERDIR"}
 
-// CleanupClients kills every plugin process still running (go-plugin's
-// Managed clients). Call it when tickemu exits, including on signals.
-func CleanupClients() { plugin.CleanupClients() }
+// CleanupClients stops every plugin process still running (go-plugin's
+// Managed clients: gracefully, then by force after 2 s) and kills what is
+// left of their process groups. Call it when tickemu exits; on a signal,
+// call KillPluginGroups first.
+func CleanupClients() {
+	plugin.CleanupClients()
+	KillPluginGroups()
+}
 
 // RoundTrips returns how many calls this process has made to plugin processes
 // (each is one request/answer pair on a plugin's stream).
@@ -33,6 +40,7 @@ func RoundTrips() uint64 { return shim.RoundTrips() }
 type process struct {
 	client *plugin.Client
 	cmd    *exec.Cmd
+	runner *groupRunner // nil until go-plugin starts the process
 	out    *logging.PluginOutput
 	pid    int
 }
@@ -82,10 +90,16 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd) (*process, plugin.ClientProt
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
 	}
+	p := &process{cmd: cmd, out: out}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  shim.Handshake,
 		VersionedPlugins: shim.ClientPlugins(),
-		Cmd:              cmd,
+		// The plugin runs in its own process group (procgroup.go).
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+			r, err := newGroupRunner(cmd, spec)
+			p.runner = r
+			return r, err
+		},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Managed:          true,
 		SkipHostEnv:      true,
@@ -96,7 +110,7 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd) (*process, plugin.ClientProt
 		SyncStderr:       out.SyncStderr(),
 		Logger:           logging.HCLog(c.log.With().Str("plugin", desc).Logger()),
 	})
-	p := &process{client: client, cmd: cmd, out: out}
+	p.client = client
 	rpc, err := client.Client()
 	if err != nil {
 		return nil, nil, p.failed(handshakeError(err))
@@ -129,9 +143,29 @@ func handshakeError(err error) error {
 		"was built for another system, or wrote to stdout before serving", got)
 }
 
+// kill ends the process and every process it forked at once, then lets
+// go-plugin reap it and close its connection.
+func (p *process) kill() {
+	if p.runner != nil {
+		p.runner.killGroup()
+	}
+	p.client.Kill()
+}
+
+// stop ends the process gracefully (go-plugin closes the connection and
+// gives it 2 s before it kills the group), then kills what is left of its
+// group: children that do not hold the plugin's pipes would not delay
+// go-plugin, and would survive it.
+func (p *process) stop() {
+	p.client.Kill()
+	if p.runner != nil {
+		p.runner.killGroup()
+	}
+}
+
 // failed kills the process and returns err with its stderr tail.
 func (p *process) failed(err error) error {
-	p.client.Kill()
+	p.kill()
 	tail := p.out.Tail()
 	if n := len(tail); n > 5 {
 		tail = tail[n-5:]
@@ -148,7 +182,7 @@ func (c *Catalog) describeBinary(b binary) ([]shim.Description, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStart, b.path, err)
 	}
-	defer p.client.Kill()
+	defer p.stop()
 	raw, err := rpc.Dispense(shim.CatalogName)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStart, b.path, p.failed(err))

@@ -171,3 +171,78 @@ func TestHostDeathStopsPlugin(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// pgid returns the process group of pid from /proc, or -1.
+func pgid(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 3 {
+		return -1
+	}
+	g, err := strconv.Atoi(f[2])
+	if err != nil {
+		return -1
+	}
+	return g
+}
+
+// waitGone waits up to 10 s for pid to end and fails the test if it does not.
+func waitGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("%s %d still runs 10s later", what, pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestKillEndsForkedChildren: a plugin process leads its own process group,
+// so Kill ends the processes it forked too, also one that holds the plugin's
+// stderr pipe open (which would otherwise keep go-plugin waiting).
+func TestKillEndsForkedChildren(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kill func(*loader.Instance)
+	}{
+		{"Kill", (*loader.Instance).Kill},
+		{"KillPluginGroups", func(*loader.Instance) { loader.KillPluginGroups() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newCatalog(t, loader.Options{})
+			inst := open(t, c, sdk.KindClockEvent, "echo", loader.Process)
+			cost, _ := inst.ClockEventDevice().Ack(chFork, 0)
+			child := int(cost)
+			if !alive(child) {
+				t.Fatalf("the plugin's child %d is not running", child)
+			}
+			if g := pgid(inst.Pid()); g != inst.Pid() {
+				t.Errorf("plugin %d is in process group %d, want its own", inst.Pid(), g)
+			}
+			if g := pgid(child); g != inst.Pid() {
+				t.Errorf("child %d is in process group %d, want the plugin's %d", child, g, inst.Pid())
+			}
+			found := false
+			for _, g := range loader.PluginGroups() {
+				found = found || g == inst.Pid()
+			}
+			if !found {
+				t.Errorf("PluginGroups() = %v, want it to hold %d", loader.PluginGroups(), inst.Pid())
+			}
+			tc.kill(inst)
+			waitGone(t, child, "the plugin's child")
+			waitGone(t, inst.Pid(), "the plugin")
+			for _, g := range loader.PluginGroups() {
+				if g == inst.Pid() {
+					t.Errorf("PluginGroups() = %v after the kill, still holds %d", loader.PluginGroups(), g)
+				}
+			}
+		})
+	}
+}

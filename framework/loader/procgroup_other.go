@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package loader
+
+import "syscall"
+
+// setDeathSignal: no parent-death signal outside Linux; the plugin's parent
+// watch (framework/serve) stands in for it.
+func setDeathSignal(*syscall.SysProcAttr) {}
