@@ -38,6 +38,23 @@ func (k *Kernel) jiffyTime(j uint64) ktime.Time {
 	return k.lastJiffiesUpdate.Add(int64(d) * k.tickNsec)
 }
 
+// cmpNextHrtimerEvent is kernel/time/timer.c:cmp_next_hrtimer_event() for
+// low-res mode, where hrtimers expire from the tick: the wheel's next event
+// expires stays if it is not later than the next hrtimer h; an hrtimer already
+// due gives basem (fire the tick at once); otherwise h is rounded up to the
+// tick grid (DIV_ROUND_UP(h, TICK_NSEC) * TICK_NSEC) so that tick really
+// expires it.
+func cmpNextHrtimerEvent(basem, expires, h ktime.Time, tick int64) ktime.Time {
+	if expires <= h {
+		return expires
+	}
+	if h <= basem {
+		return basem
+	}
+	t := ktime.Time(tick)
+	return (h + t - 1) / t * t
+}
+
 // tickSchedDoTimer is tick_sched_do_timer(): take over the jiffies duty if
 // nobody has it, and update jiffies when we have it.
 func (c *CPU) tickSchedDoTimer(now ktime.Time) {
@@ -55,6 +72,12 @@ func (c *CPU) tickSchedDoTimer(now ktime.Time) {
 func (c *CPU) tickHandle(now ktime.Time) {
 	k := c.k
 	k.Counters.Inc(cntTicks, c.id, 1)
+	if c.tickStopped {
+		// tick_sched_handle(): a stopped tick that fired clears ts->next_tick,
+		// so the next tick_nohz_stop_tick() reprograms even the same expiry
+		// instead of skipping it as unchanged.
+		c.tickExpires = 0
+	}
 	if k.jiffies >= c.wheel.RaiseAt {
 		c.RaiseSoftirq(now, TimerSoftirq)
 	}
@@ -219,16 +242,7 @@ func (c *CPU) nohzStopTick(now, capAt ktime.Time) int64 {
 		if !k.m.HighRes {
 			// Low-res: hrtimers expire from the tick, so the next one counts,
 			// rounded up to the tick grid (cmp_next_hrtimer_event()).
-			if h := k.hrt.NextEvent(c.id, now, 0); h != ktime.Max {
-				if int64(h-basemono) <= tick {
-					h = basemono
-				} else {
-					h = ((h + ktime.Time(tick) - 1) / ktime.Time(tick)) * ktime.Time(tick)
-				}
-				if h < next {
-					next = h
-				}
-			}
+			next = cmpNextHrtimerEvent(basemono, next, k.hrt.NextEvent(c.id, now, 0), tick)
 		}
 	}
 	c.wheelIsDirty = false
