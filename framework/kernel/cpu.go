@@ -100,6 +100,9 @@ type CPU struct {
 	// the one a traced function takes itself (e.g. a POSIX timer's it_lock
 	// around hrtimer_start()): the preempt-depth column of trace lines.
 	heldLocks int
+
+	// spans is the log WakePath reads; nil unless a workload asked (RecordSpans).
+	spans *spanLog
 }
 
 func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
@@ -332,6 +335,7 @@ func (c *CPU) kick(now ktime.Time) {
 		// do_idle() saw need_resched(): tick_nohz_idle_exit() before schedule_idle().
 		c.inIdleLoop = false
 		if cost := c.idleExit(now); cost > 0 {
+			c.span(SpanTickSched, now, now+ktime.Time(cost), "")
 			c.setCtx(now, ctxIdle)
 			c.beginActivity(now, now+ktime.Time(cost))
 			return
@@ -360,6 +364,9 @@ func (c *CPU) runCurr(now ktime.Time) {
 // preemptSegment stops the current task segment at now, keeping what is left.
 func (c *CPU) preemptSegment(now ktime.Time) {
 	t := c.curr
+	if c.spans != nil {
+		c.spans.add(Span{Kind: SpanTask, Start: c.segStart, End: now, Pid: t.Pid, Detail: t.Comm})
+	}
 	t.segRemaining -= int64(now - c.segStart)
 	if t.segRemaining < 0 {
 		t.segRemaining = 0
@@ -371,6 +378,9 @@ func (c *CPU) preemptSegment(now ktime.Time) {
 // segmentDone: the current task finished its segment; run its continuation.
 func (c *CPU) segmentDone(now ktime.Time) {
 	t := c.curr
+	if c.spans != nil {
+		c.spans.add(Span{Kind: SpanTask, Start: c.segStart, End: now, Pid: t.Pid, Detail: t.Comm})
+	}
 	c.mode = modeFree
 	t.segRemaining = 0
 	done := t.segDone
@@ -387,6 +397,7 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 	wasIdle := c.inIdleLoop
 	c.setCtx(now, ctxIRQ)
 	c.irqNest = true
+	start := now
 	now += ktime.Time(k.costs.IRQEntry)
 	if wasIdle && c.tickStopped {
 		// tick_nohz_irq_enter() -> tick_nohz_update_jiffies(): jiffies are stale
@@ -394,10 +405,13 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 		k.doUpdateJiffies(now)
 		now += ktime.Time(k.costs.JiffiesUpdate)
 	}
+	c.span(SpanIRQEntry, start, now, "")
 	for c.pendTimerIRQ || c.pendIPI != 0 || c.pendBroadcast {
 		if c.pendBroadcast {
 			c.pendBroadcast = false
+			s := now
 			now = c.broadcastInterrupt(now)
+			c.span(SpanBroadcastIRQ, s, now, "")
 		}
 		if c.pendTimerIRQ {
 			c.pendTimerIRQ = false
@@ -410,13 +424,16 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 		}
 		if c.pendIPI&ipiCallFunc != 0 {
 			c.pendIPI &^= ipiCallFunc
+			s := now
 			now = c.clockWasSetIPI(now)
+			c.span(SpanIPI, s, now, "")
 		}
 		if c.pendIPI&ipiResched != 0 {
 			c.pendIPI &^= ipiResched
 			k.Counters.Inc(cntIPIResched, c.id, 1)
 		}
 	}
+	c.span(SpanIRQExit, now, now+ktime.Time(k.costs.IRQExit), "")
 	now += ktime.Time(k.costs.IRQExit)
 	c.irqNest = false
 	if c.softirqs != 0 {
@@ -435,6 +452,7 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 // handler, hrtimer_interrupt() in high-res mode or the tick in low-res mode.
 func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	k := c.k
+	start := now
 	k.Counters.Inc(cntLocalTimerIRQ, c.id, 1)
 	if k.tr != nil {
 		k.tr.Event(now, c.traceCtx(), "local_timer_entry", "vector=236")
@@ -460,8 +478,16 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 		if r.RaiseSoftirq {
 			c.RaiseSoftirq(now, HRTimerSoftirq)
 		}
+		if c.spans != nil {
+			hang := int64(0)
+			if r.Hang {
+				hang = r.HangDelay
+			}
+			c.spans.add(Span{Kind: SpanHRTimer, Start: start, End: now, Hang: hang})
+		}
 	} else {
 		now = c.lowresTick(now)
+		c.span(SpanTick, start, now, "")
 	}
 	if k.tr != nil {
 		k.tr.Event(now, c.traceCtx(), "local_timer_exit", "vector=236")
@@ -486,8 +512,16 @@ func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 			if k.tr != nil {
 				k.tr.Event(now, c.traceCtx(), "softirq_entry", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
 			}
+			s := now
 			if fn := c.softirqFns[vec]; fn != nil {
 				now = fn(c, now)
+			}
+			if c.spans != nil {
+				sp := Span{Kind: SpanSoftirq, Start: s, End: now, Detail: softirqNames[vec]}
+				if vec == TimerSoftirq {
+					sp.Gap = c.spans.gap
+				}
+				c.spans.add(sp)
 			}
 			if k.tr != nil {
 				k.tr.Event(now, c.traceCtx(), "softirq_exit", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
@@ -511,6 +545,9 @@ func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 	k.Counters.MaxN(cntWheelMaxRun, c.id, r.Cost)
 	if r.Gap > 1 {
 		k.CatchupGaps.Add(int64(r.Gap))
+	}
+	if c.spans != nil {
+		c.spans.gap = uint64(r.Gap)
 	}
 	for _, e := range r.Expired {
 		t := k.wtimerByID(e.ID)

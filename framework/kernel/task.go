@@ -155,6 +155,9 @@ type Task struct {
 
 	// What the last wakeup paid for leaving idle (see WakeBreakdown).
 	wakeIdleExit, wakeBroadcast int64
+	// For WakePath: when the task last read a clock, and the last sleep's
+	// hard expiry in sim time (its target plus the timer slack).
+	clockReadAt, lastHardExpiry ktime.Time
 
 	// The syscall being completed and prebuilt continuations, so that the
 	// per-syscall path allocates no closures (one syscall at a time).
@@ -291,6 +294,7 @@ func (t *Task) exec(now ktime.Time, a Action) {
 		t.doNanosleep(now, a, false)
 	case ClockGettime:
 		v := int64(now) + k.clockOffset(a.Clock)
+		t.clockReadAt = now
 		t.segment(k.costs.ClockRead, true, func(now ktime.Time) { t.toUser(now, Result{Ret: v}) })
 	case ClockSettime:
 		t.traceSysEnter(now, "clock_settime", "which_clock: "+hex(int64(a.Clock))+", tp: "+t.userAddr(9))
@@ -450,6 +454,7 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 	t.sleepDone = false
 	cost += k.hrStart(c, now+ktime.Time(cost), t.sleeper, ktime.Time(a.T), slack, mode)
 	absExpires := int64(t.sleeper.expires) // the hard expiry, in the sleeper's clock
+	t.lastHardExpiry = ktime.Time(absExpires - k.clockOffset(clock))
 	t.segment(cost, false, func(now ktime.Time) {
 		finish := func(now ktime.Time) {
 			cost := k.hrCancel(c, now, t.sleeper)

@@ -41,6 +41,8 @@ type ctThread struct {
 	cpu      int
 	interval int64
 	lat      *metrics.Latency
+	// worst explains the Max (kernel.WakePath of the slowest wakeup).
+	worst *kernel.WakePath
 	// Sums over the measured wakeups of the part spent leaving idle.
 	idleExit, broadcast int64
 }
@@ -116,6 +118,7 @@ func (w *cyclictest) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	if buckets == 0 {
 		buckets = 10000
 	}
+	k.RecordSpans()
 	rng := k.Rand("cyclictest/" + w.name)
 	for i := 0; i < w.threads; i++ {
 		st := &ctThread{tid: i, cpu: w.cpus[i%len(w.cpus)], interval: w.interval + int64(i)*w.distance, lat: metrics.NewLatency(buckets)}
@@ -158,6 +161,10 @@ func (w *cyclictest) program(k *kernel.Kernel, st *ctThread) kernel.Program {
 		case 4: // diff = now - next; next += interval (skipping missed periods)
 			now = r.Ret
 			if r.Now >= w.warmup {
+				if d := now - next; st.worst == nil || d > st.lat.Max {
+					wp := k.WakePath(t, d)
+					st.worst = &wp
+				}
 				st.lat.Add(now - next)
 				ie, bc := t.WakeBreakdown()
 				st.idleExit += ie
@@ -214,6 +221,18 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 			rep.Text = append(rep.Text, fmt.Sprintf("#  T:%2d of the Avg: idle exit %.1f us, tick broadcast hand-off %.1f us",
 				st.tid, avgOf(st.idleExit, h.Count)/1000, avgOf(st.broadcast, h.Count)/1000))
 		}
+	}
+	var worst []WorstCase
+	for _, st := range w.stats {
+		if st.worst == nil {
+			continue
+		}
+		wc := WorstCase{Thread: st.tid, WakePath: *st.worst}
+		worst = append(worst, wc)
+		rep.Text = append(rep.Text, fmt.Sprintf("#  T:%2d %s", st.tid, wc.Line()))
+	}
+	if len(worst) > 0 {
+		rep.Extra["worst"] = worst
 	}
 	if w.histMax > 0 {
 		rep.Text = append(rep.Text, w.histogram()...)

@@ -1,0 +1,250 @@
+package kernel
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+)
+
+// Worst-case attribution. When a workload asks for it (RecordSpans), every CPU
+// keeps a short log of what it did: idle, the idle exit, irq entry,
+// hrtimer_interrupt(), each softirq vector, tick-sched work and task
+// segments. WakePath intersects that log with one wakeup's window (from the
+// task's target time to its clock read) and names where the latency went, the
+// way one reads a trace around a cyclictest Max: the wheel's catch-up in
+// TIMER_SOFTIRQ, a deep C-state exit, the broadcast hand-off, an hrtimer hang,
+// another task. Nothing is logged when no workload asked, so the hot path
+// pays one branch.
+
+// SpanKind is what a CPU was doing during a span.
+type SpanKind uint8
+
+// Span kinds.
+const (
+	SpanIdle          SpanKind = iota // in an idle state (Detail: the state; "poll" for polling)
+	SpanIdleExit                      // the idle state's exit latency
+	SpanBroadcastExit                 // tick_broadcast_exit() on idle exit
+	SpanIRQEntry                      // irq entry (and tick_nohz_irq_enter()'s jiffies update)
+	SpanHRTimer                       // hrtimer_interrupt() with its hard callbacks
+	SpanTick                          // the low-res tick handler
+	SpanBroadcastIRQ                  // the broadcast device's interrupt (tick_handle_oneshot_broadcast())
+	SpanIPI                           // other IPI handlers (clock_was_set retrigger)
+	SpanIRQExit                       // irq exit
+	SpanSoftirq                       // one softirq vector (Detail: the vector's name)
+	SpanTickSched                     // tick-sched work outside irq: tick stop on idle entry, restart on exit
+	SpanTask                          // a task segment (Pid, Detail: comm)
+	numSpanKinds
+)
+
+var spanNames = [numSpanKinds]string{"idle", "idle exit", "broadcast exit", "irq entry", "hrtimer_interrupt",
+	"tick", "broadcast irq", "ipi", "irq exit", "softirq", "tick-sched", "task"}
+
+func (k SpanKind) String() string { return spanNames[k] }
+
+// Span is one stretch of a CPU's time.
+type Span struct {
+	Kind       SpanKind
+	Start, End ktime.Time
+	Detail     string // idle state, softirq vector or comm
+	Pid        int    // SpanTask
+	Gap        uint64 // SpanSoftirq TIMER: jiffies the wheel caught up
+	Hang       int64  // SpanHRTimer: the hang delay the interrupt programmed (0: no hang)
+}
+
+// spanLogSize bounds each CPU's span log: enough for the few milliseconds
+// around a wakeup on a busy CPU.
+const spanLogSize = 256
+
+// spanLog is a ring of a CPU's recent spans.
+type spanLog struct {
+	s    [spanLogSize]Span
+	n    uint64 // spans ever added
+	gap  uint64 // the last TIMER_SOFTIRQ's catch-up gap
+	hang int64  // the last hrtimer_interrupt's hang delay
+}
+
+func (l *spanLog) add(s Span) {
+	if s.End <= s.Start {
+		return
+	}
+	l.s[l.n%spanLogSize] = s
+	l.n++
+}
+
+// RecordSpans turns the per-CPU span logs on (a workload that reports its
+// worst case asks in Setup).
+func (k *Kernel) RecordSpans() {
+	for _, c := range k.cpus {
+		if c.spans == nil {
+			c.spans = &spanLog{}
+		}
+	}
+}
+
+// span logs one span on c when logging is on.
+func (c *CPU) span(kind SpanKind, start, end ktime.Time, detail string) {
+	if c.spans != nil {
+		c.spans.add(Span{Kind: kind, Start: start, End: end, Detail: detail})
+	}
+}
+
+// Spans returns c's logged spans that overlap [from, to], by start time, and
+// whether the log reaches back to from (false: older spans were overwritten).
+func (k *Kernel) Spans(cpu int, from, to ktime.Time) ([]Span, bool) {
+	l := k.cpus[cpu].spans
+	if l == nil {
+		return nil, false
+	}
+	n := l.n
+	first := uint64(0)
+	if n > spanLogSize {
+		first = n - spanLogSize
+	}
+	var out []Span
+	complete := n <= spanLogSize
+	for i := first; i < n; i++ {
+		s := l.s[i%spanLogSize]
+		if s.End > from && s.Start < to {
+			out = append(out, s)
+		}
+		if s.Start <= from {
+			complete = true
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out, complete
+}
+
+// WakePart is one named part of a wakeup's latency.
+type WakePart struct {
+	Cause  string `json:"cause"`            // e.g. "TIMER_SOFTIRQ", "idle exit C6", "irq entry"
+	NS     int64  `json:"ns"`               // time spent in it
+	Detail string `json:"detail,omitempty"` // e.g. "catch-up 303678 jiffies"
+	// Gap is the wheel's catch-up for a TIMER_SOFTIRQ part (jiffies).
+	Gap uint64 `json:"catchup_jiffies,omitempty"`
+}
+
+// WakePath is where one wakeup's latency went.
+type WakePath struct {
+	// At is the sim time the task was due (its target); CPU its CPU.
+	At  ktime.Time `json:"at_ns"`
+	CPU int        `json:"cpu"`
+	// LatencyNS is the measured latency (target to clock read).
+	LatencyNS int64 `json:"latency_ns"`
+	// Parts, largest first; their sum is LatencyNS. "unattributed" is time
+	// the span log does not cover (it reached back less far than the window).
+	Parts []WakePart `json:"parts"`
+	// Spans is the CPU's timeline over the window, for drawing it.
+	Spans []Span `json:"-"`
+}
+
+// WakePath explains the latency of t's last wakeup, latency ns measured up
+// to t's last clock read: the window is [read - latency, read]. The idle
+// time before the last sleep's hard expiry (target plus timer slack) is
+// slack, after it the interrupt's delay. Span logging must be on
+// (RecordSpans).
+func (k *Kernel) WakePath(t *Task, latency int64) WakePath {
+	c := t.cpu
+	end := t.clockReadAt
+	target := end - ktime.Time(latency)
+	wp := WakePath{At: target, CPU: c.id, LatencyNS: latency}
+	if latency <= 0 {
+		return wp
+	}
+	spans, _ := k.Spans(c.id, target, end)
+	wp.Spans = spans
+	hard := t.lastHardExpiry
+	if hard < target {
+		hard = target
+	}
+	parts := map[string]*WakePart{}
+	var order []string
+	addPart := func(cause, detail string, ns int64, gap uint64) {
+		if ns <= 0 {
+			return
+		}
+		key := cause + "\x00" + detail
+		p, ok := parts[key]
+		if !ok {
+			p = &WakePart{Cause: cause, Detail: detail}
+			parts[key] = p
+			order = append(order, key)
+		}
+		p.NS += ns
+		if gap > p.Gap {
+			p.Gap = gap
+		}
+	}
+	covered := int64(0)
+	cursor := target
+	hung := false
+	broadcast := t.wakeBroadcast > 0
+	for _, s := range spans {
+		a, b := s.Start, s.End
+		if a < cursor {
+			a = cursor // spans of one CPU do not overlap; clip any rounding
+		}
+		if b > end {
+			b = end
+		}
+		if b <= a {
+			continue
+		}
+		cursor = b
+		d := int64(b - a)
+		covered += d
+		switch s.Kind {
+		case SpanIdle:
+			// Before the hard expiry the timer was not due (slack); after
+			// it the interrupt was on its way.
+			pre := int64(0)
+			if a < hard {
+				pre = int64(min(b, hard) - a)
+			}
+			addPart("timer slack", "", pre, 0)
+			late := d - pre
+			switch {
+			case hung:
+				addPart("hrtimer hang delay", "", late, 0)
+			case broadcast:
+				addPart("broadcast hand-off", "waiting for the broadcast IPI", late, 0)
+			default:
+				addPart("timer interrupt delay", "", late, 0)
+			}
+		case SpanIdleExit:
+			addPart("idle exit "+s.Detail, "", d, 0)
+		case SpanBroadcastExit:
+			addPart("broadcast hand-off", "tick_broadcast_exit", d, 0)
+		case SpanIRQEntry, SpanIRQExit, SpanIPI, SpanBroadcastIRQ, SpanTick:
+			addPart("irq", "", d, 0)
+		case SpanHRTimer:
+			if s.Hang > 0 {
+				hung = true
+				addPart("hrtimer_interrupt", "hang, next try in "+strconv.FormatInt(s.Hang/1000, 10)+" us", d, 0)
+			} else {
+				addPart("hrtimer_interrupt", "", d, 0)
+			}
+		case SpanSoftirq:
+			det := ""
+			if s.Gap > 1 {
+				det = "catch-up " + strconv.FormatUint(s.Gap, 10) + " jiffies"
+			}
+			addPart(s.Detail+"_SOFTIRQ", det, d, s.Gap)
+		case SpanTickSched:
+			addPart("tick-sched", "", d, 0)
+		case SpanTask:
+			if s.Pid == t.Pid {
+				addPart("return to user", "", d, 0) // the rest of the syscall, the context switch, the clock read
+			} else {
+				addPart("preempted", s.Detail+"-"+strconv.Itoa(s.Pid), d, 0)
+			}
+		}
+	}
+	addPart("unattributed", "", wp.LatencyNS-covered, 0)
+	for _, key := range order {
+		wp.Parts = append(wp.Parts, *parts[key])
+	}
+	sort.SliceStable(wp.Parts, func(i, j int) bool { return wp.Parts[i].NS > wp.Parts[j].NS })
+	return wp
+}

@@ -1,0 +1,51 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/ktime"
+)
+
+// WorstCase is a latency workload's slowest wakeup of one thread, explained
+// (kernel.WakePath): when it was due, on which CPU, and where the time went.
+type WorstCase struct {
+	Thread int `json:"thread"`
+	kernel.WakePath
+}
+
+// Line is the one-line summary: "Max 1034 us at 300.105 s on CPU 2:
+// TIMER_SOFTIRQ catch-up 303678 jiffies 1011 us, irq 5 us". Parts under half
+// a microsecond are left out.
+func (w WorstCase) Line() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Max %d us at %.3f s on CPU %d:", w.LatencyNS/1000, float64(w.At)/float64(ktime.Second), w.CPU)
+	n := 0
+	for _, p := range w.Parts {
+		if p.NS < 500 {
+			continue
+		}
+		if n > 0 {
+			b.WriteString(",")
+		}
+		n++
+		b.WriteString(" " + p.Cause)
+		if p.Detail != "" {
+			b.WriteString(" " + p.Detail)
+		}
+		b.WriteString(" " + usString(p.NS))
+	}
+	if n == 0 {
+		b.WriteString(" nothing over 0.5 us")
+	}
+	return b.String()
+}
+
+// usString prints ns as microseconds: one decimal below 10 us.
+func usString(ns int64) string {
+	if ns < 10000 {
+		return fmt.Sprintf("%.1f us", float64(ns)/1000)
+	}
+	return fmt.Sprintf("%d us", (ns+500)/1000)
+}
