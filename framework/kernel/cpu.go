@@ -501,6 +501,7 @@ func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 	k := c.k
 	c.inSoft = true
 	for pass := 0; c.softirqs != 0 && pass < 10; pass++ {
+		passStart := now // the first vector's span carries the entry cost
 		now += ktime.Time(k.costs.SoftirqEntry)
 		pending := c.softirqs
 		c.softirqs = 0
@@ -512,7 +513,8 @@ func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 			if k.tr != nil {
 				k.tr.Event(now, c.traceCtx(), "softirq_entry", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
 			}
-			s := now
+			s := min(now, passStart)
+			passStart = ktime.Max
 			if fn := c.softirqFns[vec]; fn != nil {
 				now = fn(c, now)
 			}
