@@ -111,4 +111,3 @@ func TestWorstCaseBroadcast(t *testing.T) {
 		}
 	}
 }
-
