@@ -11,7 +11,7 @@
 # The device is an ARM SoC timer behind a slow interconnect: each register
 # access costs 400 ns, so one set_next_event() (CTL read, counter read, CVAL
 # write, CTL write) is ~1.6 us, the per-write cost the report's numbers imply
-# (reference workloads-and-calibration.md 3.13: 3.2-3.5 us extra per packet).
+# (docs/reference/calibration.md §13: 3.2-3.5 us extra per packet).
 #
 # At HZ=250 the tick is the first timer during the last 300 us of each tick
 # period; restarts then write nothing, so the average is a little under 2

@@ -7,7 +7,7 @@
 # forward jump then becomes the first event: the device fires for it, but the
 # interrupt compares now with the stale cache, does not raise HRTIMER_SOFTIRQ,
 # and reprograms the (past) soft expiry: an interrupt storm until
-# CLOCK_MONOTONIC reaches the stale value (reference scenario 4).
+# CLOCK_MONOTONIC reaches the stale value (scenario 4 of docs/reference/hrtimer-clockevents.md).
 #
 #   tickemu run configs/softirq-storm.hcl --variant stale --format bench
 #   tickemu run configs/softirq-storm.hcl --variant updated --format bench

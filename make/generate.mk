@@ -9,7 +9,8 @@ PB_DIR    := framework/internal/pb
 TOOLS_MOD := $(CURDIR)/tools/go.mod
 # buf runs from $(PB_DIR) (its module root) and reads its pinned version from
 # tools/go.mod through -modfile; buf.gen.yaml runs the protoc plugins with
-# `go -C ../../../tools tool`, also pinned there.
+# `go tool` in tools/ (buf.gen.yaml gives it relative to $(PB_DIR)),
+# also pinned there.
 BUF       := go tool -modfile=$(TOOLS_MOD) buf
 
 .PHONY: generate generate-proto lint-proto verify-generate

@@ -23,8 +23,8 @@ func newBroadcast(t *testing.T) (*Broadcast, *Device, *fakeDev, *Device, *fakeDe
 	return b, bc, bcf, local, lf
 }
 
-// TestBroadcastHandoff is scenario 10 of the reference (kernel-hrtimer-
-// clockevents.md section 7), following tick-broadcast.c (v6.12).
+// TestBroadcastHandoff is scenario 10 of
+// docs/reference/hrtimer-clockevents.md, following tick-broadcast.c (v6.12).
 func TestBroadcastHandoff(t *testing.T) {
 	const a, b2, handler = 0, 1, 2
 	br, bc, bcf, local, lf := newBroadcast(t)

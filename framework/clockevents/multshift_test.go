@@ -48,7 +48,7 @@ func TestConfig(t *testing.T) {
 			// 192, 0x7FFFFFFF. sec = 2147483647/14318180 = 149; 149e9>>32 =
 			// 34 (6 bits) -> sftacc 26; 14318180*2^32/1e9 = 61496114.69 ->
 			// 61496115 < 2^26 at shift 32. min: (192<<32 + 61496114)/61496115
-			// = 13410 ns (the reference's ~13.4 us); max:
+			// = 13410 ns (HPET_MIN_PROG_DELTA, ~13.4 us); max:
 			// (0x7FFFFFFF<<32 + mult-1)/mult = 149983003521 (~150 s).
 			name: "hpet 14.31818MHz", freq: 14_318_180, minT: 192, maxT: 0x7FFFFFFF,
 			sec: 149, mult: 61496115, shift: 32, minNs: 13410, maxNs: 149983003521,

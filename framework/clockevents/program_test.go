@@ -67,8 +67,8 @@ func TestProgramPast(t *testing.T) {
 	}
 }
 
-// TestProgramHPETRace is scenario 7 of the reference (kernel-hrtimer-
-// clockevents.md section 7) on the core: the HPET answers -ETIME.
+// TestProgramHPETRace is scenario 7 of
+// docs/reference/hrtimer-clockevents.md on the core: the HPET answers -ETIME.
 func TestProgramHPETRace(t *testing.T) {
 	now := ktime.Time(ktime.Second)
 	failFirst := func(k int) func(int, int, ktime.Time, uint64) bool {
@@ -177,7 +177,8 @@ func TestMinDeltaVariants(t *testing.T) {
 	})
 }
 
-// TestStarvationGuard is scenario 8 of the reference: a timer re-armed at
+// TestStarvationGuard is scenario 8 of
+// docs/reference/hrtimer-clockevents.md: a timer re-armed at
 // absolute 1 ns a million times without the interrupt running.
 func TestStarvationGuard(t *testing.T) {
 	now := ktime.Time(ktime.Second)

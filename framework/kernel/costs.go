@@ -6,7 +6,7 @@ import (
 
 // Costs are the framework's own simulated costs, in ns. Plugins charge theirs.
 // Defaults are order-of-magnitude bare-metal x86 figures; sources are in
-// ../shared/reference/workloads-and-calibration.md section 3 and docs/costs.md.
+// docs/reference/calibration.md.
 type Costs struct {
 	IRQEntry       int64 // idtentry + irq_enter_rcu
 	IRQExit        int64 // irq_exit_rcu, without softirqs
@@ -16,12 +16,12 @@ type Costs struct {
 	NohzStop       int64 // tick_nohz_idle_stop_tick() bookkeeping (the wheel scan is the wheel's cost)
 	NohzRestart    int64 // tick_nohz_restart_sched_tick() bookkeeping
 	Syscall        int64 // syscall entry + exit
-	ContextSwitch  int64 // __schedule() + switch_to, direct cost (reference 3.8: ~1.1-2.4 us)
+	ContextSwitch  int64 // __schedule() + switch_to, direct cost (docs/reference/calibration.md §8: ~1.1-2.4 us)
 	Wakeup         int64 // try_to_wake_up()
 	IPISend        int64 // sending a reschedule / call-function IPI
 	IPILatency     int64 // from send to the target's irq entry
 	SignalGenerate int64 // posix_timer_fn() -> send_sigqueue() (excluding the wakeup)
-	SignalDeliver  int64 // get_signal() + frame setup + rt_sigreturn (reference 3.9: 0.5-1.5 us)
+	SignalDeliver  int64 // get_signal() + frame setup + rt_sigreturn (calibration.md §9: 0.5-1.5 us)
 	SignalDequeue  int64 // dequeue_signal() of one signal, delivered or dropped
 	ClockRead      int64 // vDSO clock_gettime()
 	TimerSlack     int64 // default current->timer_slack_ns for SCHED_OTHER tasks

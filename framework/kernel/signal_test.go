@@ -47,7 +47,8 @@ func stressHandler(log *[]handled, work, interval int64) kernel.Handler {
 	}
 }
 
-// TestRearmInHandler is scenario 9 of the reference (the stress-ng --timer
+// TestRearmInHandler is scenario 9 of
+// docs/reference/hrtimer-clockevents.md (the stress-ng --timer
 // pattern of the 6.13 report): a periodic CLOCK_REALTIME timer with a 2 us
 // interval whose SIGRTMIN handler calls sigpending() and
 // timer_getoverrun() and re-arms it with timer_settime(), and a main loop in
@@ -56,8 +57,8 @@ func stressHandler(log *[]handled, work, interval int64) kernel.Handler {
 // re-armed at dequeue expires before the handler re-arms it.
 //
 // The expectations follow the kernel code and Thomas Gleixner's traces of
-// the report (LKML, 25 Aug 2025, <87cy8j3ma5.ffs@tglx>), which correct the
-// reference's guesses (it expected ~2 handler runs per expiry on 6.12):
+// the report (LKML, 25 Aug 2025, <87cy8j3ma5.ffs@tglx>), which correct an
+// earlier guess of ~2 handler runs per expiry on 6.12:
 //
 //   - v6.12: the signal dequeued after each rt_sigreturn was queued by the
 //     arming that the handler's timer_settime() has just replaced; its

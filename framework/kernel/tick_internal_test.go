@@ -7,7 +7,7 @@ import (
 )
 
 // TestDoUpdateJiffies encodes tick_do_update_jiffies64() (kernel/time/tick-sched.c)
-// with vector V12 of the reference: the whole ticks since last_jiffies_update
+// with vector V12 of docs/reference/wheel-tick.md: the whole ticks since last_jiffies_update
 // are added in one step and the remainder carries over.
 func TestDoUpdateJiffies(t *testing.T) {
 	ms := ktime.Time(ktime.Millisecond)

@@ -43,7 +43,7 @@ run {
 
 // TestLowResHrtimerOnTick: in low-res mode hrtimers expire from the tick
 // (hrtimer_run_queues()), so a 1 ms cyclictest at HZ=250 wakes up to a tick late
-// (reference scenario 11), while high-res mode wakes it within microseconds.
+// (scenario 11 of docs/reference/hrtimer-clockevents.md), while high-res mode wakes it within microseconds.
 func TestLowResHrtimerOnTick(t *testing.T) {
 	src := func(highres string) string {
 		return `

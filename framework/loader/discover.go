@@ -19,7 +19,7 @@ const PathEnv = "TICKEMU_PLUGIN_PATH"
 const DefaultDir = "plugins"
 
 // SearchPath returns the plugin search path, in order: the directories of
-// flag (the --plugin-path value), those of $TICKEMU_PLUGIN_PATH, then
+// flag (the --plugin-dir value), those of $TICKEMU_PLUGIN_PATH, then
 // ./plugins. Lists are split with filepath.SplitList (":" on Unix); empty
 // entries are dropped, and so are repeats.
 func SearchPath(flag string, getenv func(string) string) []string {

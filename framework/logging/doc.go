@@ -13,8 +13,8 @@
 // Why the host parses plugin stderr itself: go-plugin re-logs plugin stderr
 // lines through hclog only when they carry hclog's @level/@message keys;
 // zerolog's level/message lines all land at DEBUG, so an INFO host loses a
-// plugin's errors (measured; see shared/reference/plugins-hcl-logging.md
-// §1.6). Renaming zerolog's global field names in the plugin would fix that
+// plugin's errors (checked by a run;
+// see docs/reference/plugin-transport.md §2). Renaming zerolog's global field names in the plugin would fix that
 // for external plugins but would rename the host's own fields for builtins
 // run in process, so instead go-plugin's parsing is switched off (HCLog
 // reports hclog.Off) and PluginOutput reads zerolog's own format.

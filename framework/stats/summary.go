@@ -9,7 +9,8 @@ import (
 	"golang.org/x/perf/benchmath"
 )
 
-// Defaults used by benchstat (cmd/benchstat flags -confidence and -alpha).
+// Defaults used by benchstat (the -confidence and -alpha flags of
+// golang.org/x/perf:cmd/benchstat).
 const (
 	DefaultConfidence = 0.95
 	DefaultAlpha      = 0.05

@@ -27,8 +27,8 @@
 // deep idle needs a broadcast device. The default false is the always-on case
 // common on servers.
 //
-// Costs: sysreg_cost 10ns per system register access (the reference's 20-100
-// ns per programming of four accesses, estimate; "pretty fast as it's next to
+// Costs: sysreg_cost 10ns per system register access (20-100 ns per
+// programming of four accesses, estimate; "pretty fast as it's next to
 // the CPU", tglx); a programming costs 4 accesses (cval) or 3 (tval),
 // shutdown 2, and the interrupt handler (timer_handler(): read CTL, write CTL
 // with IT_MASK) 2 plus ack_cost 50ns for the GIC acknowledge/EOI; irq_latency

@@ -36,13 +36,13 @@
 // not charged (Divergence: their effect on the rest of the machine is not
 // modelled).
 //
-// Costs (reference workloads-and-calibration.md section 3.5):
+// Costs (docs/reference/calibration.md §5):
 //
 //   - read_cost 1us: one uncached MMIO read of the HPET (kernel comments:
 //     "thousands of CPU cycles"; measured >= 1.4 us per read on a large NUMA
 //     box under load, J. Wiesner, Feb 2026; ~0.5-1 us single socket, estimate).
 //   - write_cost 100ns: a posted MMIO write (0.05-0.2 us, estimate).
-//   - one programming = 2 reads + 1 write ≈ 2.1 us (the reference's 1-3 us).
+//   - one programming = 2 reads + 1 write ≈ 2.1 us (1-3 us derived).
 //   - ack_cost 50ns: the LAPIC EOI of the edge-triggered HPET interrupt (the
 //     handler does not touch the HPET).
 //   - irq_latency 1us: comparator match to interrupt entry through the

@@ -161,8 +161,7 @@ func TestMissedComparator(t *testing.T) {
 	}
 }
 
-// TestScenario7 is scenario 7 of the reference (kernel-hrtimer-clockevents.md
-// section 7) through the clockevents core: a 10 us SMI between COUNTER read and
+// TestScenario7 is scenario 7 of docs/reference/hrtimer-clockevents.md through the clockevents core: a 10 us SMI between COUNTER read and
 // CMP write on a 15 us program.
 func TestScenario7(t *testing.T) {
 	now := ktime.Time(ktime.Second)

@@ -86,7 +86,7 @@ func (c ClockWasSetIPI) String() string { return ipiNames[c] }
 // here: the host charges them per Program entry.
 //
 // Defaults are estimates ([EST]) from
-// reference/workloads-and-calibration.md §3.1-3.2: an APIC timer interrupt with
+// docs/reference/calibration.md §1-2: an APIC timer interrupt with
 // one cheap callback costs 0.5-2 us in total on bare metal, of which irq
 // entry/exit and the device write are the host's; hrtimer_start/cancel are
 // 0.1-0.3 us each.
@@ -109,19 +109,19 @@ type costAttr struct {
 }
 
 var costAttrs = []costAttr{
-	{"start_ns", 200, "hrtimer_start_range_ns() cost; [EST] 0.1-0.3 us (workloads-and-calibration.md §3.2)",
+	{"start_ns", 200, "hrtimer_start_range_ns() cost; [EST] 0.1-0.3 us (docs/reference/calibration.md §2)",
 		func(c *Costs, v int64) { c.Start = v }},
-	{"cancel_ns", 150, "hrtimer_try_to_cancel() cost; [EST] 0.1-0.3 us, no ktime_get (§3.2)",
+	{"cancel_ns", 150, "hrtimer_try_to_cancel() cost; [EST] 0.1-0.3 us, no ktime_get (calibration.md §2)",
 		func(c *Costs, v int64) { c.Cancel = v }},
-	{"interrupt_entry_ns", 100, "hrtimer_interrupt() entry (lock, hrtimer_update_base); [EST] share of the 0.5-2 us interrupt (§3.1)",
+	{"interrupt_entry_ns", 100, "hrtimer_interrupt() entry (lock, hrtimer_update_base); [EST] share of the 0.5-2 us interrupt (calibration.md §1)",
 		func(c *Costs, v int64) { c.Entry = v }},
-	{"pass_ns", 100, "one pass of the hrtimer_interrupt() retry loop and of hrtimer_run_queues(); [EST] (§3.1)",
+	{"pass_ns", 100, "one pass of the hrtimer_interrupt() retry loop and of hrtimer_run_queues(); [EST] (calibration.md §1)",
 		func(c *Costs, v int64) { c.Pass = v }},
-	{"expiry_ns", 50, "__run_hrtimer() overhead per expired timer, callback excluded; [EST] (§3.1)",
+	{"expiry_ns", 50, "__run_hrtimer() overhead per expired timer, callback excluded; [EST] (calibration.md §1)",
 		func(c *Costs, v int64) { c.Expiry = v }},
-	{"softirq_ns", 150, "hrtimer_run_softirq() fixed cost; [EST] (§3.2)",
+	{"softirq_ns", 150, "hrtimer_run_softirq() fixed cost; [EST] (calibration.md §2)",
 		func(c *Costs, v int64) { c.Softirq = v }},
-	{"clock_was_set_ns", 300, "retrigger_next_event() on an interrupted CPU, IPI delivery excluded; [EST] (§3.2)",
+	{"clock_was_set_ns", 300, "retrigger_next_event() on an interrupted CPU, IPI delivery excluded; [EST] (calibration.md §2)",
 		func(c *Costs, v int64) { c.ClockWasSet = v }},
 }
 

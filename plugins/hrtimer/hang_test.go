@@ -8,7 +8,7 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
-// hangTimer is reference §7 scenario 5's timer: period 10 us, and a callback
+// hangTimer is scenario 5 of docs/reference/hrtimer-clockevents.md's timer: period 10 us, and a callback
 // that forwards first and then burns 30 us, so every pass leaves it expired.
 var hangTimer = sdk.HRTimer{ID: 100, Clock: sdk.ClockMonotonic, Mode: sdk.HRModeAbs, Period: 10 * us, CallbackCost: 30 * us}
 
@@ -111,7 +111,7 @@ func TestHangBlocksWrites(t *testing.T) {
 	}
 }
 
-// TestHangFlagVsCancel is reference §7 scenario 6 (Era A): after a hang the
+// TestHangFlagVsCancel is scenario 6 of docs/reference/hrtimer-clockevents.md (Era A): after a hang the
 // device stays at now+delay while T1 (+50 ms) is removed with T2 (+5 s) left:
 // no write, and expires_next becomes T2 (the T1 50 ms / T2 5 s comment in
 // __hrtimer_reprogram()).
@@ -143,7 +143,7 @@ func expiriesPerSecond(r *rig, id sdk.TimerID) int {
 	return len(r.expiriesOf(id))
 }
 
-// TestHangThroughputScenario5 is the end of reference §7 scenario 5 with the
+// TestHangThroughputScenario5 is the end of scenario 5 of docs/reference/hrtimer-clockevents.md with the
 // default costs: a permanently overrunning periodic timer. Throughput must come
 // out as B << A ~= C.
 func TestHangThroughputScenario5(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 )
 
 // era is one combination of the restart and softirq strategies, named after
-// the kernel state it reproduces (reference §1 era table).
+// the kernel state it reproduces (the era table of docs/reference/hrtimer-clockevents.md).
 type era struct {
 	name    string
 	restart string
@@ -52,7 +52,7 @@ func runSteps(t *testing.T, p *Plugin, steps []step) {
 	}
 }
 
-// TestCancelFirstOfThree is reference §7 scenario 1: cancelling next_timer
+// TestCancelFirstOfThree is scenario 1 of docs/reference/hrtimer-clockevents.md: cancelling next_timer
 // reprograms once to the new first timer (__remove_hrtimer() ->
 // hrtimer_force_reprogram(skip_equal=1)); cancelling a later timer never writes.
 // The same in every era.
@@ -78,7 +78,7 @@ func TestCancelFirstOfThree(t *testing.T) {
 	}
 }
 
-// TestRestartFirstTimer is reference §7 scenario 2 (627ef5ae2df8): restarting
+// TestRestartFirstTimer is scenario 2 of docs/reference/hrtimer-clockevents.md (627ef5ae2df8): restarting
 // the first timer costs a removal write and an enqueue write before the fix,
 // one force_reprogram(skip_equal) write, or none, after it.
 func TestRestartFirstTimer(t *testing.T) {
@@ -123,7 +123,7 @@ func TestRestartFirstTimer(t *testing.T) {
 	}
 }
 
-// TestNCMSoftTimerRestart is reference §7 scenario 3 (the f_ncm pattern behind
+// TestNCMSoftTimerRestart is scenario 3 of docs/reference/hrtimer-clockevents.md (the f_ncm pattern behind
 // 46eb1701c046 and 627ef5ae2df8): a hard 1 ms tick and a REL|SOFT 300 us timer
 // restarted every 2 us. Device writes per restart: ~0 in E-5.10 (the stale
 // softirq_expires_next makes hrtimer_reprogram() return early, so the soft
@@ -176,7 +176,7 @@ func TestNCMSoftTimerRestart(t *testing.T) {
 	}
 }
 
-// TestLowRes is reference §7 scenario 11: with high-res off and HZ=250 a 1 ms
+// TestLowRes is scenario 11 of docs/reference/hrtimer-clockevents.md: with high-res off and HZ=250 a 1 ms
 // timer expires at the next tick (at most 4 ms late), hrtimer code never writes
 // the device, and hrtimer_forward() clamps a 1 us interval to
 // hrtimer_resolution = TICK_NSEC.

@@ -95,7 +95,7 @@ func TestBaseOrder(t *testing.T) {
 	}
 }
 
-// TestClockSetStorm is reference §7 scenario 4 (46eb1701c046): a hard MONO
+// TestClockSetStorm is scenario 4 of docs/reference/hrtimer-clockevents.md (46eb1701c046): a hard MONO
 // timer H at 1 ms, a soft ABS REALTIME timer S whose monotonic expiry is 10 ms;
 // at 0.5 ms REALTIME jumps forward 7 ms, so S is due at 3 ms. With the stale
 // softirq_expires_next the raise test keeps failing until mono time reaches

@@ -30,7 +30,7 @@
 // broadcast device in deep idle.
 //
 // Costs (defaults are estimates; no cycle-accurate public figure exists,
-// reference workloads-and-calibration.md section 3.3/3.4):
+// docs/reference/calibration.md §3-4):
 //
 //   - deadline_write_cost 60ns: RDTSC + one non-serializing WRMSR (~100-300
 //     cycles at 2-3 GHz on bare metal; a VM exit, 1-3 us, in a guest).

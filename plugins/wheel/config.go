@@ -71,7 +71,7 @@ var catchupNames = []string{"per_jiffy", "skip_empty", "next_expiry"}
 var raiseNames = []string{"every_tick", "next_expiry", "auto"}
 
 // costAttr describes one cost parameter; defaults are in ns and documented
-// with their source (see /work/shared/reference/workloads-and-calibration.md).
+// with their source (see docs/reference/calibration.md §11).
 type costAttr struct {
 	name string
 	def  string

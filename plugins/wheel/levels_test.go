@@ -126,7 +126,7 @@ func TestCalcWheelIndexBoundaries(t *testing.T) {
 	}
 }
 
-// TestGeometry checks the HZ-dependent constants (reference 1.1).
+// TestGeometry checks the HZ-dependent constants (docs/reference/wheel-tick.md section 1).
 func TestGeometry(t *testing.T) {
 	tests := []struct {
 		hz                 int

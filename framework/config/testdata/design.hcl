@@ -1,4 +1,4 @@
-# The configuration sketch of DESIGN.md section 5, in valid HCL: a one-line
+# The configuration sketch of the original design, in valid HCL: a one-line
 # block may hold only one argument, so blocks with several are written out.
 variable "hang_delay" { default = "max_hang_time" }
 

@@ -22,8 +22,8 @@
 // between two go-plugin processes (16-64 B payloads, no TLS, p50/mean):
 // 109/154 µs against 212/292 µs with other jobs running (load 10), 71/86 µs
 // against 137/169 µs with GOMAXPROCS=1 in both processes (load 2.5); the
-// reference measured 73-115 µs against 100-165 µs
-// (shared/reference/plugins-hcl-logging.md §0). The host already
+// design-time benchmark measured 73-115 µs against 100-165 µs
+// (docs/reference/plugin-transport.md §1). The host already
 // makes one call per interrupt, softirq or timer operation (sdk's declared
 // callbacks), so the round trip is the whole cost; BenchmarkRoundTrip in
 // framework/loader measures it for the shipped code.

@@ -1,6 +1,6 @@
 // Package shimtest has fake plugins of every kind for the transport's tests:
-// each method calls a function field when it is set (the Nomad
-// plugins/base/testing.go pattern) and returns the zero value otherwise.
+// each method calls a function field when it is set (the pattern of
+// hashicorp/nomad:plugins/base/testing.go) and returns the zero value otherwise.
 // They model nothing; they let a test see exactly what crossed the wire.
 package shimtest
 

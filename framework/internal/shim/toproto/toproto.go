@@ -1,6 +1,7 @@
 // Package toproto converts framework/sdk values to their tickemu.plugin.v1
 // messages. Each function is named after the message it returns
-// (terraform-plugin-go's internal/toproto style); fromproto is the inverse.
+// (the style of
+// hashicorp/terraform-plugin-go:internal/toproto); fromproto is the inverse.
 //
 // Empty slices and maps become empty repeated fields, so the round trip
 // toproto → fromproto turns an empty, non-nil slice into nil.
