@@ -10,7 +10,8 @@ import (
 	"github.com/tickemu/tickemu/framework/serve"
 )
 
-// cmdPlugins lists the builtin plugins and the tickemu-plugin-NAME binaries
+// cmdPlugins lists the builtin plugins, the plugins a custom build linked in
+// (with their module and its version), and the tickemu-plugin-NAME binaries
 // found on the plugin path, with versions and schemas.
 func (a *App) cmdPlugins(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plugins", flag.ContinueOnError)
@@ -36,6 +37,9 @@ func (a *App) cmdPlugins(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		src := e.Source
+		if e.Module != nil {
+			src = "linked-in " + e.Module.String()
+		}
 		if e.Shadowed {
 			src += ", shadowed"
 		}

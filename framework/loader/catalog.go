@@ -65,8 +65,12 @@ type Entry struct {
 	Name        string
 	Version     string
 	Description string
-	// Source is SourceBuiltin or the path of the binary.
+	// Source is SourceBuiltin (linked into this binary) or the path of the
+	// binary.
 	Source string
+	// Module is set for a plugin linked in from a module other than tickemu
+	// (a custom build's extra): where its code comes from (FactoryModule).
+	Module *Module
 	Schema sdk.Schema
 	// Shadowed: a builtin, or a binary earlier on the search path, provides
 	// the same kind and name and is the one Open uses.
@@ -233,8 +237,12 @@ func (c *Catalog) List() []Entry {
 	var out, broken []Entry
 	for k, f := range c.builtins {
 		p := f.New()
-		out = append(out, Entry{Kind: k.kind, Name: k.name, Version: p.Info().Version,
-			Description: p.Info().Description, Source: SourceBuiltin, Schema: p.Schema()})
+		e := Entry{Kind: k.kind, Name: k.name, Version: p.Info().Version,
+			Description: p.Info().Description, Source: SourceBuiltin, Schema: p.Schema()}
+		if m, ok := FactoryModule(f); ok {
+			e.Module = &m
+		}
+		out = append(out, e)
 	}
 	for _, b := range c.binaries {
 		descs, err := c.describe(b)
