@@ -194,6 +194,37 @@ func TestSoftirqStorm(t *testing.T) {
 	}
 }
 
+// TestNohzFullScenario: in both eras jiffies never go stale (the idle
+// timekeeper keeps its tick for the nohz_full CPUs) and the isolated CPUs'
+// 1 ms timers keep expiring; before 4.17 the busy CPU without timers keeps a
+// residual 1 Hz tick, from 4.17 it does not tick and a housekeeping CPU runs
+// sched_tick_remote() for it.
+func TestNohzFullScenario(t *testing.T) {
+	for _, v := range []string{"v4_9", "v4_17"} {
+		r := runScenario(t, "nohz-full.hcl", v)
+		if s := r.Total("jiffies_max_stale_ns"); s > 1000000 {
+			t.Errorf("%s: jiffies stale by up to %d ns, want less than a tick", v, s)
+		}
+		var expired int64
+		for _, c := range r.Kernel.Counters {
+			if c.Source == "kernel" && c.Name == "timer_expire" && (c.CPU == 1 || c.CPU == 2) {
+				expired += c.Value
+			}
+		}
+		if expired < 2900 {
+			t.Errorf("%s: %d expiries of the 1 ms timers on CPUs 1-2 in 3 s, want ~3000", v, expired)
+		}
+		ticks3 := r.Kernel.CPUs[3].Ticks
+		if v == "v4_9" && (ticks3 < 2 || ticks3 > 4) {
+			t.Errorf("v4_9: busy CPU 3 ticked %d times in 3 s, want ~3 (the residual 1 Hz tick)", ticks3)
+		}
+		if v == "v4_17" && (ticks3 != 0 || r.Total("sched_tick_remote") == 0) {
+			t.Errorf("v4_17: busy CPU 3 ticked %d times, %d sched_tick_remote runs; want 0 ticks and remote ticks",
+				ticks3, r.Total("sched_tick_remote"))
+		}
+	}
+}
+
 // TestNcmRestart: two device writes per restart of the first timer (the
 // 46eb1701c046 era) against one (627ef5ae2df8), and the throughput they cost.
 func TestNcmRestart(t *testing.T) {

@@ -76,15 +76,28 @@ type KernelSettings struct {
 	// delivered even when the timer was re-armed or deleted since) or "consistent"
 	// (6.13+: a signal whose sequence no longer matches its timer is dropped).
 	PosixTimerSignals string
-	// TimerSoftirqRaise overrides the wheel's raise rule: "" keeps the wheel's.
-	Costs Costs
+	// NohzFullTick is what is left of a busy nohz_full CPU's tick:
+	// "max_deferment" (before d84b31313ef8, v4.17: scheduler_tick_max_deferment()
+	// caps the stopped tick at 1 s, the residual 1 Hz tick) or "offload" (4.17+:
+	// no cap; sched_tick_remote() runs its scheduler tick once a second from a
+	// housekeeping CPU).
+	NohzFullTick string
+	Costs        Costs
 }
+
+// NohzFullTick values.
+const (
+	NohzFullMaxDeferment = "max_deferment"
+	NohzFullOffload      = "offload"
+)
 
 // KernelSchema is the schema of the kernel block.
 func KernelSchema() sdk.Schema {
 	s := sdk.Schema{Attributes: []sdk.Attribute{
 		{Name: "posix_timer_signals", Type: sdk.TypeString, Default: "consistent", OneOf: []string{"legacy", "consistent"},
 			Doc: "legacy: deliver stale POSIX timer signals (<= 6.12); consistent: drop them at dequeue (513793bc6ab3, 6.13+)"},
+		{Name: "nohz_full_tick", Type: sdk.TypeString, Default: NohzFullOffload, OneOf: []string{NohzFullMaxDeferment, NohzFullOffload},
+			Doc: "busy nohz_full CPUs: max_deferment (before 4.17: residual 1 Hz tick) or offload (4.17+: no cap, sched_tick_remote() on a housekeeping CPU)"},
 	}}
 	d := DefaultCosts()
 	for _, a := range d.costAttrs() {
@@ -99,6 +112,10 @@ func ParseKernelSettings(c sdk.Config) KernelSettings {
 	ks := KernelSettings{PosixTimerSignals: c.String("posix_timer_signals"), Costs: DefaultCosts()}
 	if ks.PosixTimerSignals == "" {
 		ks.PosixTimerSignals = "consistent"
+	}
+	ks.NohzFullTick = c.String("nohz_full_tick")
+	if ks.NohzFullTick == "" {
+		ks.NohzFullTick = NohzFullOffload
 	}
 	for _, a := range ks.Costs.costAttrs() {
 		if v, ok := c[a.name+"_cost"]; ok && v != "" {

@@ -92,6 +92,7 @@ type Kernel struct {
 	lastJiffiesUpdate ktime.Time // last_jiffies_update
 	tickNextPeriod    ktime.Time // tick_next_period
 	tickDoTimerCPU    int        // tick_do_timer_cpu; -1 = TICK_DO_TIMER_NONE
+	nohzFullRunning   bool       // tick_nohz_full_running: nohz_full= names a CPU
 	offsets           sdk.ClockOffsets
 	clockSeq          uint64 // clock_was_set sequence
 
@@ -150,6 +151,7 @@ func New(o Options) (*Kernel, error) {
 	if m.NoHZ == "full" {
 		for _, c := range m.NoHZFull {
 			nohzFull[c] = true
+			k.nohzFullRunning = true
 		}
 	}
 	if ch := k.local.Channels(); ch < m.CPUs || !k.local.Has(sdk.FeatPerCPU) {
@@ -206,6 +208,7 @@ func (k *Kernel) Boot() {
 	for _, c := range k.cpus {
 		c.boot(0)
 	}
+	k.startSchedTickRemote()
 	for _, c := range k.cpus {
 		c.kick(0)
 	}
@@ -226,6 +229,10 @@ func (k *Kernel) Run(until ktime.Time) (err error) {
 	}()
 	k.q.RunUntil(until)
 	k.end = until
+	if until > k.tickNextPeriod {
+		// How stale jiffies are at the end counts too (nobody updated them).
+		k.Counters.MaxN(cntJiffiesMaxStale, -1, int64(until-k.tickNextPeriod))
+	}
 	for _, c := range k.cpus {
 		c.accountUntil(until)
 	}

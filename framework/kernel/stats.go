@@ -53,6 +53,8 @@ var (
 	cntPosixTimerOverruns       = metrics.Intern("posix_timer_overruns")
 	cntClockWasSet              = metrics.Intern("clock_was_set")
 	cntSyscallRestarts          = metrics.Intern("syscall_restarts")
+	cntJiffiesMaxStale          = metrics.Intern("jiffies_max_stale_ns")
+	cntSchedTickRemote          = metrics.Intern("sched_tick_remote")
 )
 
 // idleNames are the interned per-state counter names of a machine.

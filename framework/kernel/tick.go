@@ -15,6 +15,7 @@ func (k *Kernel) doUpdateJiffies(now ktime.Time) {
 	if now < k.tickNextPeriod {
 		return
 	}
+	k.Counters.MaxN(cntJiffiesMaxStale, -1, int64(now-k.tickNextPeriod))
 	delta := int64(now - k.lastJiffiesUpdate)
 	ticks := delta / k.tickNsec
 	k.lastJiffiesUpdate += ktime.Time(ticks * k.tickNsec)
@@ -131,7 +132,7 @@ func (c *CPU) enterIdle(now ktime.Time) {
 		}
 	}
 	c.setCtx(now, ctxIdle)
-	if k.m.NoHZ != "off" {
+	if k.m.NoHZ != "off" && c.canStopIdleTick() {
 		cost += c.nohzStopTick(now+ktime.Time(cost), ktime.Max)
 	}
 	if cost > 0 {
@@ -230,6 +231,19 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 	return lat
 }
 
+// canStopIdleTick is the nohz_full part of can_stop_idle_tick()
+// (kernel/time/tick-sched.c, since 3.10): while nohz_full CPUs exist, the CPU
+// holding the do_timer duty keeps its tick, so jiffies and timekeeping advance
+// although every other CPU may have stopped its tick; with the duty unassigned
+// no CPU stops it either.
+func (c *CPU) canStopIdleTick() bool {
+	k := c.k
+	if !k.nohzFullRunning {
+		return true
+	}
+	return k.tickDoTimerCPU != c.id && k.tickDoTimerCPU >= 0
+}
+
 // nohzStopTick is tick_nohz_next_event() + tick_nohz_stop_tick() (v6.x
 // kernel/time/tick-sched.c); it returns its cost.
 //
@@ -307,16 +321,23 @@ func (c *CPU) nohzStopTick(now, capAt ktime.Time) int64 {
 }
 
 // nohzFullUpdate is tick_nohz_full_update_tick() on a nohz_full CPU about to
-// run a task: with that task alone on the CPU the tick stops (down to a
-// residual 1 Hz tick, or the next timer if sooner); once another task is
-// runnable it restarts (tick dependency TICK_DEP_BIT_SCHED). It returns the cost.
+// run a task: with that task alone on the CPU the tick stops until the next
+// timer; once another task is runnable it restarts (tick dependency
+// TICK_DEP_BIT_SCHED). Before 4.17 the stopped tick is also capped at 1 s
+// (scheduler_tick_max_deferment(), the residual 1 Hz tick); from 4.17 there is
+// no cap and sched_tick_remote() ticks for the CPU from a housekeeping CPU
+// (see startSchedTickRemote). It returns the cost.
 func (c *CPU) nohzFullUpdate(now ktime.Time) int64 {
 	alone := c.rq.peek() == nil
 	switch {
 	case alone && (!c.tickStopped || c.wheelIsDirty || c.stoppedTickFired(now)):
-		// Stop it, or re-arm it after the residual tick fired or the wheel
+		// Stop it, or re-arm it after the stopped tick fired or the wheel
 		// gained an earlier timer (tick_nohz_irq_exit() re-evaluates).
-		return c.nohzStopTick(now, now+ktime.Time(ktime.Second))
+		capAt := ktime.Max
+		if c.k.settings.NohzFullTick == NohzFullMaxDeferment {
+			capAt = now + ktime.Time(ktime.Second)
+		}
+		return c.nohzStopTick(now, capAt)
 	case !alone && c.tickStopped:
 		return c.idleExit(now)
 	}
@@ -380,4 +401,39 @@ func (c *CPU) stoppedTickFired(now ktime.Time) bool {
 		return !c.tick.queued
 	}
 	return c.lowresNext <= now
+}
+
+// startSchedTickRemote is sched_tick_start() for every nohz_full CPU in the
+// 4.17+ era (kernel/sched/core.c, d84b31313ef8): a delayed work on a
+// housekeeping CPU that runs sched_tick_remote() once a second, the scheduler
+// tick of a busy nohz_full CPU whose own tick is stopped. It runs on the
+// first housekeeping CPU (the work is queued on the unbound workqueue, whose
+// CPUs are the housekeeping ones) and costs one tick there.
+func (k *Kernel) startSchedTickRemote() {
+	if !k.nohzFullRunning || k.settings.NohzFullTick != NohzFullOffload {
+		return
+	}
+	hk := -1
+	for _, c := range k.cpus {
+		if !c.nohzFull {
+			hk = c.id
+			break
+		}
+	}
+	if hk < 0 {
+		return
+	}
+	hz := uint64(k.m.HZ)
+	for _, c := range k.cpus {
+		if !c.nohzFull {
+			continue
+		}
+		target := c
+		t := k.NewWheelTimer("delayed_work_timer_fn", 0, k.costs.Tick, hz, func(_ *CPU, _ ktime.Time) {
+			if target.tickStopped && target.curr != nil {
+				k.Counters.Inc(cntSchedTickRemote, target.id, 1)
+			}
+		})
+		k.modTimer(k.cpus[hk], 0, t, k.jiffies+hz)
+	}
 }

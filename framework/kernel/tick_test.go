@@ -95,14 +95,18 @@ run {
 	}
 }
 
-// TestNohzFull: a nohz_full CPU running one busy task stops its tick down to
-// the residual 1 Hz tick; a housekeeping CPU with the same task ticks at HZ.
+// TestNohzFull: before 4.17 a nohz_full CPU running one busy task stops its
+// tick down to the residual 1 Hz tick (scheduler_tick_max_deferment()); a
+// housekeeping CPU with the same task ticks at HZ.
 func TestNohzFull(t *testing.T) {
 	r := simtest.Run(t, `
 machine {
   cpus      = 2
   nohz      = "full"
   nohz_full = "1"
+}
+kernel {
+  nohz_full_tick = "max_deferment"
 }
 workload "stress_ng_cpu" "busy" {
   instances = 2
