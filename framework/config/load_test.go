@@ -53,7 +53,7 @@ func TestLoadDesignSketch(t *testing.T) {
 	for _, p := range s.Plugins {
 		got = append(got, fmt.Sprintf("%s/%s=%s:%s", p.Kind, p.Role, p.Plugin, p.Isolation))
 	}
-	want := []string{"wheel/=wheel:inprocess", "hrtimer/=hrtimer:inprocess", "clockevent/local=lapic:inprocess", "clockevent/broadcast=hpet:inprocess"}
+	want := []string{"wheel/=wheel:", "hrtimer/=hrtimer:", "clockevent/local=lapic:", "clockevent/broadcast=hpet:"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Load(design.hcl).Plugins = %v, want %v", got, want)
 	}
@@ -101,8 +101,8 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatalf("LoadBytes(minimal).Plugins has %d blocks, want 3 (wheel, hrtimer, local)", len(s.Plugins))
 	}
 	for _, p := range s.Plugins {
-		if p.DefRange.Filename != "t.hcl" || p.Isolation != IsolationInProcess {
-			t.Errorf("default plugin block %+v: want DefRange in t.hcl and inprocess", p)
+		if p.DefRange.Filename != "t.hcl" || p.Isolation != IsolationDefault {
+			t.Errorf("default plugin block %+v: want DefRange in t.hcl and no isolation (the loader decides)", p)
 		}
 		cfg, diags := s.DecodePlugin(p, sdk.Schema{Attributes: []sdk.Attribute{{Name: "x", Type: sdk.TypeNumber, Default: "3"}}})
 		if len(diags) > 0 || cfg["x"] != "3" {
@@ -195,7 +195,7 @@ machine {
 		"zero-latency idle state":   "0",
 		"run warmup and large seed": "1500000 250000 18446744073709551615",
 		"seed override":             "7",
-		"plugin and isolation":      "wheel:inprocess hrtimer:inprocess archtimer:process hpet:inprocess",
+		"plugin and isolation":      "wheel: hrtimer: archtimer:process hpet:",
 		"workloads in file order":   "stress/b cyclictest/a stress/a",
 		"functions and templates":   "8 [1 2 3 4 5 6 7]",
 	}

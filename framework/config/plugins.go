@@ -49,7 +49,7 @@ func (l *loader) decodePlugins(byType map[string]hcl.Blocks) {
 		if b == nil && !s.Required {
 			continue
 		}
-		p := PluginBlock{Kind: s.Kind, Role: s.Role, Plugin: s.Default, Isolation: IsolationInProcess}
+		p := PluginBlock{Kind: s.Kind, Role: s.Role, Plugin: s.Default, Isolation: IsolationDefault}
 		if b == nil {
 			r := l.fileStart()
 			p.Body, p.DefRange, p.PluginRange = emptyBody(r), r, r

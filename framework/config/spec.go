@@ -50,8 +50,12 @@ func DefaultPluginSlots() []PluginSlot {
 	}
 }
 
-// Isolation modes of a plugin block.
+// Isolation modes of a plugin block. A block without the attribute has
+// IsolationDefault: the plugin loader then runs a builtin or linked-in plugin
+// in process and a plugin binary in its own process (which one a name
+// resolves to is only known to the loader, not to the configuration).
 const (
+	IsolationDefault   = ""          // no isolation attribute: the loader decides
 	IsolationInProcess = "inprocess" // linked into the binary, called directly
 	IsolationProcess   = "process"   // served over go-plugin gRPC by a child process
 )
@@ -126,7 +130,7 @@ type PluginBlock struct {
 	Kind      sdk.Kind
 	Role      string // the block label; empty for unlabelled kinds
 	Plugin    string // builtin or tickemu-plugin-NAME binary
-	Isolation string // IsolationInProcess or IsolationProcess
+	Isolation string // IsolationDefault, IsolationInProcess or IsolationProcess
 	// Body holds the block's attributes other than plugin and isolation.
 	Body hcl.Body
 	// DefRange is the block header, or the start of the file for a block the
