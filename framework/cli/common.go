@@ -14,6 +14,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/logging"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
@@ -33,6 +34,11 @@ type common struct {
 	logFormat string
 	logLevel  string
 	pluginDir string
+	// Plugin resolution and debugging (framework/loader): a lock file, a
+	// reattach value, extra plugin environment.
+	pluginLock     string
+	pluginReattach string
+	pluginEnv      multiFlag
 }
 
 func (c *common) register(fs *flag.FlagSet, withVariant bool) {
@@ -44,7 +50,52 @@ func (c *common) register(fs *flag.FlagSet, withVariant bool) {
 	fs.StringVar(&c.isolation, "isolation", "", "run every plugin inprocess or in its own process (process)")
 	fs.StringVar(&c.logFormat, "log-format", "auto", "log format: auto, console or json")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	fs.StringVar(&c.pluginDir, "plugin-dir", "", "directory searched for tickemu-plugin-NAME binaries (also TICKEMU_PLUGIN_PATH, ./plugins)")
+	fs.StringVar(&c.pluginDir, "plugin-dir", "", "directories searched for tickemu-plugin-NAME binaries, before $TICKEMU_PLUGIN_PATH (./plugins only if named)")
+	fs.StringVar(&c.pluginLock, "plugin-lock", "", "lock file of trusted plugin binaries (default $TICKEMU_PLUGIN_LOCK, else ./"+loader.DefaultLockFile+" if it exists)")
+	fs.StringVar(&c.pluginReattach, "plugin-reattach", "", "use plugins already running with --debug: the line they print (default $"+loader.ReattachEnv+")")
+	fs.Var(&c.pluginEnv, "plugin-env", "add KEY=VALUE to plugin processes' environment (repeatable)")
+}
+
+// lockFile returns the lock file to use and whether it must exist (named by
+// the flag or the environment) rather than being the optional default.
+func (c *common) lockFile() (string, bool) {
+	if c.pluginLock != "" {
+		return c.pluginLock, true
+	}
+	if v := os.Getenv(loader.LockEnv); v != "" {
+		return v, true
+	}
+	return loader.DefaultLockFile, false
+}
+
+// pluginOptions returns the loader options the plugin flags set; withLock
+// false skips the lock file (tickemu plugins lock rewrites it).
+func (c *common) pluginOptions(withLock bool) (loader.Options, error) {
+	o := loader.Options{
+		Path:     loader.SearchPath(c.pluginDir, os.Getenv),
+		CacheDir: loader.DefaultCacheDir(),
+		Reattach: c.pluginReattach,
+	}
+	if o.Reattach == "" {
+		o.Reattach = os.Getenv(loader.ReattachEnv)
+	}
+	for _, kv := range c.pluginEnv {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsAny(k, " \t\n") {
+			return o, fmt.Errorf("--plugin-env %q: want KEY=VALUE", kv)
+		}
+		o.Env = append(o.Env, kv)
+	}
+	if withLock {
+		file, must := c.lockFile()
+		l, err := loader.ReadLock(file)
+		switch {
+		case err == nil:
+			o.Lock = l
+		case must || !errors.Is(err, os.ErrNotExist):
+			return o, fmt.Errorf("--plugin-lock: %w", err)
+		}
+	}
+	return o, nil
 }
 
 // parseInterspersed parses flags that may come before or after positional

@@ -105,7 +105,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	op, closeOp, err := a.newOpener(&c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 1
+		return 2 // a bad plugin flag, lock file or reattach value
 	}
 	defer closeOp()
 	// A comparison is many short simulations, each with a live heap well
@@ -203,21 +203,33 @@ func pickVariants(inFile []string, list string) ([]string, error) {
 
 // reportFailures prints each failed run with its variant and seed, and the
 // full diagnostics of each distinct configuration error once. It returns
-// the exit status: 1 if a run failed.
+// the exit status: 1 if a run failed, 2 if every run failed on a
+// configuration error (nothing was simulated: the file or its plugins are
+// wrong, as for `tickemu run`).
 func reportFailures(stderr io.Writer, cmp *experiment.Comparison) int {
 	status := 0
+	configOnly := len(cmp.Runs) > 0
 	shown := map[string]bool{}
 	for _, r := range cmp.Runs {
 		if r.Err == nil {
+			configOnly = false
 			continue
 		}
 		status = 1
 		fmt.Fprintf(stderr, "tickemu: variant %s seed %d failed: %s\n", r.Variant, r.Seed, oneLine(r.Err))
 		var de *experiment.DiagError
-		if errors.As(r.Err, &de) && !shown[de.Error()] {
+		if !errors.As(r.Err, &de) {
+			configOnly = false
+			continue
+		}
+		if !shown[de.Error()] {
 			shown[de.Error()] = true
 			config.WriteDiagnostics(stderr, de.Diags, de.Files, false)
 		}
+	}
+	if status != 0 && configOnly {
+		fmt.Fprintf(stderr, "tickemu: all %d runs failed on a configuration error\n", len(cmp.Runs))
+		return 2
 	}
 	if status != 0 {
 		fmt.Fprintf(stderr, "tickemu: %d of %d runs failed; the results of the others follow\n", len(cmp.Failures), len(cmp.Runs))

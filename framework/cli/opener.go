@@ -13,16 +13,21 @@ import (
 // catalog builds the plugin catalog: the linked-in plugins (builtins and
 // extras), tickemu itself for running them out of process, and the plugin search path.
 func (a *App) catalog(c *common, log zerolog.Logger) (*loader.Catalog, error) {
+	return a.catalogWith(c, log, true)
+}
+
+// catalogWith is catalog, without the lock file if withLock is false.
+func (a *App) catalogWith(c *common, log zerolog.Logger, withLock bool) (*loader.Catalog, error) {
+	o, err := c.pluginOptions(withLock)
+	if err != nil {
+		return nil, err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		self = ""
 	}
-	return loader.New(loader.Options{
-		Builtins: a.factories,
-		Self:     self,
-		Path:     loader.SearchPath(c.pluginDir, os.Getenv),
-		Logger:   log,
-	})
+	o.Builtins, o.Self, o.Logger = a.factories, self, log
+	return loader.New(o)
 }
 
 // newOpener returns the plugin opener for a command and a function that stops
@@ -50,16 +55,9 @@ func (o catalogOpener) Open(kind sdk.Kind, name, isolation string) (experiment.I
 	return instance{in}, nil
 }
 
-// Names lists the plugins of a kind (experiment.Lister: per-plugin settings blocks).
-func (o catalogOpener) Names(kind sdk.Kind) []string {
-	var out []string
-	for _, e := range o.c.List() {
-		if e.Kind == kind && !e.Shadowed {
-			out = append(out, e.Name)
-		}
-	}
-	return out
-}
+// Names lists the plugins of a kind (experiment.Lister: per-plugin settings
+// blocks), without starting binaries.
+func (o catalogOpener) Names(kind sdk.Kind) []string { return o.c.Names(kind) }
 
 type instance struct{ *loader.Instance }
 

@@ -6,19 +6,31 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/serve"
 )
 
 // cmdPlugins lists the builtin plugins, the plugins a custom build linked in
 // (with their module and its version), and the tickemu-plugin-NAME binaries
-// found on the plugin path, with versions and schemas.
+// found on the plugin path, with versions and schemas, marking the ones the
+// resolution rule passes over as shadowed. `tickemu plugins lock` writes the
+// lock file instead.
 func (a *App) cmdPlugins(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plugins", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs, false)
-	if _, err := parseInterspersed(fs, args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	lock := false
+	switch {
+	case len(pos) == 1 && pos[0] == "lock":
+		lock = true
+	case len(pos) > 0:
+		fmt.Fprintln(stderr, "usage: tickemu plugins [lock] [flags]")
 		return 2
 	}
 	log, err := c.logger(stderr)
@@ -26,10 +38,14 @@ func (a *App) cmdPlugins(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2
 	}
-	cat, err := a.catalog(&c, log)
+	cat, err := a.catalogWith(&c, log, !lock)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 1
+		return 2
+	}
+	defer loader.CleanupClients()
+	if lock {
+		return writeLock(cat, &c, stdout, stderr)
 	}
 	for _, e := range cat.List() {
 		if e.Err != nil {
@@ -44,6 +60,26 @@ func (a *App) cmdPlugins(args []string, stdout, stderr io.Writer) int {
 			src += ", shadowed"
 		}
 		writePlugin(stdout, sdk.Info{Kind: e.Kind, Name: e.Name, Version: e.Version, Description: e.Description}, e.Schema, src)
+	}
+	return 0
+}
+
+// writeLock records the SHA-256 of every plugin binary on the path that
+// answers as a plugin; the others are named and left out (so a run with the
+// lock refuses them).
+func writeLock(cat *loader.Catalog, c *common, stdout, stderr io.Writer) int {
+	file, _ := c.lockFile()
+	l, problems := cat.NewLock()
+	for _, err := range problems {
+		fmt.Fprintf(stderr, "tickemu: not locked: %v\n", err)
+	}
+	if err := l.Write(file); err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %d plugin binaries locked\n", file, len(l.Binaries))
+	for _, b := range l.Binaries {
+		fmt.Fprintf(stdout, "  %s  %s\n", b.SHA256, b.Path)
 	}
 	return 0
 }

@@ -39,7 +39,7 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	op, closeOp, err := a.newOpener(&c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 1
+		return 2 // a bad plugin flag, lock file or reattach value
 	}
 	defer closeOp()
 	eo := experiment.Options{Opener: op, Isolation: c.isolation, Log: log, TraceEvents: *traceEvents}

@@ -30,7 +30,7 @@ func (a *App) cmdValidate(args []string, stdout, stderr io.Writer) int {
 	op, closeOp, err := a.newOpener(&c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 1
+		return 2 // a bad plugin flag, lock file or reattach value
 	}
 	defer closeOp()
 	variants := []string{opts.Variant}

@@ -33,6 +33,16 @@ const SourceBuiltin = "builtin"
 // DefaultStartTimeout bounds a plugin process's start and handshake.
 const DefaultStartTimeout = 30 * time.Second
 
+// DefaultDescribeTimeout bounds describing a plugin binary (start, handshake
+// and the catalog call) when it is not in the description cache. Describing
+// is a few milliseconds of work; a binary that takes longer is broken or
+// not a plugin, and must not hold up a run that may not even need it.
+const DefaultDescribeTimeout = 5 * time.Second
+
+// SourceReattached is the Entry.Source prefix of a plugin reattached with
+// --plugin-reattach: "reattached (pid N)".
+const SourceReattached = "reattached"
+
 // Options configure a Catalog.
 type Options struct {
 	// Builtins are the plugins linked into tickemu.
@@ -50,6 +60,9 @@ type Options struct {
 	// StartTimeout bounds a plugin process's start; 0 means
 	// DefaultStartTimeout.
 	StartTimeout time.Duration
+	// DescribeTimeout bounds describing a binary; 0 means
+	// DefaultDescribeTimeout.
+	DescribeTimeout time.Duration
 	// TailLines is how many stderr lines of a plugin process are kept for
 	// errors; 0 means logging.DefaultTailLines.
 	TailLines int
@@ -57,6 +70,16 @@ type Options struct {
 	Env []string
 	// AutoMTLS turns on go-plugin's mutual TLS (see the package doc).
 	AutoMTLS bool
+	// CacheDir holds the description cache (cache.go); "" disables it.
+	// DefaultCacheDir is the usual value.
+	CacheDir string
+	// Lock, when set, is the lock file in force: only binaries it lists,
+	// with their recorded SHA-256, are started (lock.go).
+	Lock *Lock
+	// Reattach is the JSON line a plugin started with --debug prints
+	// (the value of $TICKEMU_REATTACH_PLUGINS): the plugins it names are
+	// used where they already run instead of being resolved (reattach.go).
+	Reattach string
 }
 
 // Entry is one plugin the catalog can open, for `tickemu plugins`.
@@ -65,18 +88,18 @@ type Entry struct {
 	Name        string
 	Version     string
 	Description string
-	// Source is SourceBuiltin (linked into this binary) or the path of the
-	// binary.
+	// Source is SourceBuiltin (linked into this binary), the path of the
+	// binary, or "reattached (pid N)".
 	Source string
 	// Module is set for a plugin linked in from a module other than tickemu
 	// (a custom build's extra): where its code comes from (FactoryModule).
 	Module *Module
 	Schema sdk.Schema
-	// Shadowed: a builtin, or a binary earlier on the search path, provides
-	// the same kind and name and is the one Open uses.
+	// Shadowed: another source provides the same kind and name and is the
+	// one Open uses (resolve.go has the rule).
 	Shadowed bool
-	// Err is why a binary could not be described (Kind is then empty and
-	// Name is the NAME of its file).
+	// Err is why a binary could not be described or cannot be run (Kind is
+	// then empty and Name is the NAME of its file).
 	Err error
 }
 
@@ -85,10 +108,13 @@ type Catalog struct {
 	opts     Options
 	log      zerolog.Logger
 	builtins map[key]sdk.Factory
-	binaries []binary
+	binaries []binary // every tickemu-plugin-* file on the path, in search order
+	reattach shim.Reattach
+	cache    descCache
 
 	mu        sync.Mutex
 	described map[string]*description // by binary path
+	warned    map[string]bool         // warnings given, by subject
 }
 
 // key identifies a plugin.
@@ -99,21 +125,25 @@ type key struct {
 
 func (k key) String() string { return string(k.kind) + "/" + k.name }
 
-// description caches what a binary serves.
+// description holds what a binary serves, once known.
 type description struct {
-	once  sync.Once
+	mu    sync.Mutex // held while the binary is being described
+	done  bool
 	descs []shim.Description
 	err   error
 }
 
 // New returns a catalog of o.Builtins and the binaries on o.Path. It scans
-// the path but starts no process; binaries are described on first need.
+// the path but starts no process; binaries are described on first need. It
+// warns about every tickemu-plugin-* file that cannot be run.
 func New(o Options) (*Catalog, error) {
 	c := &Catalog{
 		opts:      o,
 		log:       o.Logger,
 		builtins:  make(map[key]sdk.Factory),
 		described: make(map[string]*description),
+		warned:    make(map[string]bool),
+		cache:     descCache{dir: o.CacheDir},
 	}
 	for _, f := range o.Builtins {
 		k := key{f.Kind, f.Name}
@@ -128,7 +158,27 @@ func New(o Options) (*Catalog, error) {
 		}
 		c.builtins[k] = f
 	}
+	if o.Reattach != "" {
+		r, err := shim.ParseReattach(o.Reattach)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range r.Keys() {
+			kind, _, _ := strings.Cut(k, "/")
+			if !isKind(sdk.Kind(kind)) {
+				return nil, fmt.Errorf("reattach value: %w %q in %q (kinds: %s)", ErrUnknownKind, kind, k, kindList())
+			}
+		}
+		c.reattach = r
+	}
 	c.binaries = scan(o.Path)
+	for _, b := range c.binaries {
+		if !b.runnable() {
+			c.warnOnce("file "+b.path, func(e *zerolog.Event) {
+				e.Str("path", b.path).Msgf("plugin binary %s %s; ignored", b.path, b.problem)
+			})
+		}
+	}
 	return c, nil
 }
 
@@ -149,90 +199,80 @@ func kindList() string {
 	return strings.Join(s, ", ")
 }
 
-// describe returns what binary b serves, starting it once.
-func (c *Catalog) describe(b binary) ([]shim.Description, error) {
+// warnOnce logs a warning about subject the first time only: a comparison
+// resolves the same names for every run.
+func (c *Catalog) warnOnce(subject string, msg func(*zerolog.Event)) {
 	c.mu.Lock()
-	d, ok := c.described[b.path]
+	seen := c.warned[subject]
+	c.warned[subject] = true
+	c.mu.Unlock()
+	if !seen {
+		msg(c.log.Warn())
+	}
+}
+
+func (c *Catalog) entry(path string) *description {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.described[path]
 	if !ok {
 		d = &description{}
-		c.described[b.path] = d
+		c.described[path] = d
 	}
-	c.mu.Unlock()
-	d.once.Do(func() {
-		c.log.Debug().Str("path", b.path).Msg("describing plugin binary")
-		d.descs, d.err = c.describeBinary(b)
-	})
+	return d
+}
+
+// describe returns what binary b serves: from memory, from the description
+// cache, or by starting it once (then the answer is cached).
+func (c *Catalog) describe(b binary) ([]shim.Description, error) {
+	d := c.entry(b.path)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.done {
+		if descs, ok := c.cache.get(b); ok {
+			c.log.Debug().Str("path", b.path).Msg("plugin binary described from the cache")
+			d.descs = descs
+		} else {
+			c.log.Debug().Str("path", b.path).Msg("describing plugin binary")
+			d.descs, d.err = c.describeBinary(b)
+			if d.err == nil {
+				if err := c.cache.put(b, d.descs); err != nil {
+					c.log.Debug().Err(err).Str("dir", c.cache.dir).Msg("plugin description cache not written")
+				}
+			}
+		}
+		d.done = true
+	}
+	if d.err != nil {
+		c.warnOnce("broken "+b.path, func(e *zerolog.Event) {
+			e.Str("path", b.path).Msgf("plugin binary %s does not answer as a tickemu plugin: %v", b.path, d.err)
+		})
+	}
 	return d.descs, d.err
 }
 
-// found is where a plugin comes from.
-type found struct {
-	builtin *sdk.Factory
-	bin     binary
-	desc    shim.Description
+// known returns what b serves if that is known without starting it (from
+// memory or the description cache).
+func (c *Catalog) known(b binary) ([]shim.Description, bool) {
+	d := c.entry(b.path)
+	if d.mu.TryLock() {
+		done, descs, err := d.done, d.descs, d.err
+		d.mu.Unlock()
+		if done {
+			return descs, err == nil
+		}
+	} else {
+		return nil, false // being described right now
+	}
+	return c.cache.get(b)
 }
 
-func (f found) source() string {
-	if f.builtin != nil {
-		return SourceBuiltin
-	}
-	return f.bin.path
-}
-
-// lookup resolves kind/name: a builtin first, then the binary named after
-// the plugin, then any other binary that serves it (in file name order).
-func (c *Catalog) lookup(kind sdk.Kind, name string) (found, error) {
-	if !isKind(kind) {
-		return found{}, fmt.Errorf("%w %q (kinds: %s)", ErrUnknownKind, kind, kindList())
-	}
-	k := key{kind, name}
-	if f, ok := c.builtins[k]; ok {
-		return found{builtin: &f}, nil
-	}
-	// The binary named after the plugin first: usually the only one started.
-	order := make([]binary, 0, len(c.binaries))
-	for _, b := range c.binaries {
-		if b.name == name {
-			order = append([]binary{b}, order...)
-		} else {
-			order = append(order, b)
-		}
-	}
-	for _, b := range order {
-		descs, err := c.describe(b)
-		if err != nil {
-			if b.name == name {
-				return found{}, fmt.Errorf("%s plugin %q: %w", kind, name, err)
-			}
-			continue
-		}
-		for _, d := range descs {
-			if d.Info.Kind == kind && d.Info.Name == name {
-				return found{bin: b, desc: d}, nil
-			}
-		}
-	}
-	return found{}, fmt.Errorf("%w: no %s plugin %q (available: %s)", ErrNotFound, kind, name, c.available(kind))
-}
-
-// available lists the plugins of kind, for errors.
-func (c *Catalog) available(kind sdk.Kind) string {
-	var s []string
-	for _, e := range c.List() {
-		if e.Kind == kind && !e.Shadowed {
-			s = append(s, fmt.Sprintf("%s (%s)", e.Name, e.Source))
-		}
-	}
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
-}
-
-// List returns every plugin: builtins, then what each binary serves, ordered
-// by kind, name and source (builtins first, then binaries in search order),
-// and binaries that could not be described (at the end). Describing a binary
-// starts it once.
+// List returns every plugin: builtins and reattached plugins, then what each
+// binary serves, ordered by kind, name and source (the one Open uses first,
+// the shadowed ones after it in search order), then the binaries that could
+// not be described or run (at the end). It describes every binary on the
+// path (from the cache where it can), and marks winners with the same rule
+// as Open (lookup).
 func (c *Catalog) List() []Entry {
 	var out, broken []Entry
 	for k, f := range c.builtins {
@@ -244,7 +284,13 @@ func (c *Catalog) List() []Entry {
 		}
 		out = append(out, e)
 	}
-	for _, b := range c.binaries {
+	rank := map[string]int{}
+	for i, b := range c.binaries {
+		rank[b.path] = i + 1
+		if !b.runnable() {
+			broken = append(broken, Entry{Name: b.name, Source: b.path, Err: fmt.Errorf("%s", b.problem)})
+			continue
+		}
 		descs, err := c.describe(b)
 		if err != nil {
 			broken = append(broken, Entry{Name: b.name, Source: b.path, Err: err})
@@ -255,9 +301,27 @@ func (c *Catalog) List() []Entry {
 				Description: d.Info.Description, Source: b.path, Schema: d.Schema})
 		}
 	}
-	rank := make(map[string]int, len(c.binaries))
-	for i, b := range c.binaries {
-		rank[b.path] = i + 1
+	for _, k := range c.reattach.Keys() {
+		kind, name, _ := strings.Cut(k, "/")
+		f, err := c.lookup(sdk.Kind(kind), name)
+		if err != nil {
+			broken = append(broken, Entry{Name: name, Source: SourceReattached, Err: err})
+			continue
+		}
+		out = append(out, Entry{Kind: f.desc.Info.Kind, Name: f.desc.Info.Name, Version: f.desc.Info.Version,
+			Description: f.desc.Info.Description, Source: f.source(), Schema: f.desc.Schema})
+	}
+	winner := map[key]string{}
+	for _, e := range out {
+		k := key{e.Kind, e.Name}
+		if _, ok := winner[k]; !ok {
+			if f, err := c.lookup(e.Kind, e.Name); err == nil {
+				winner[k] = f.source()
+			}
+		}
+	}
+	for i := range out {
+		out[i].Shadowed = out[i].Source != winner[key{out[i].Kind, out[i].Name}]
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -267,14 +331,52 @@ func (c *Catalog) List() []Entry {
 		if a.Name != b.Name {
 			return a.Name < b.Name
 		}
-		return rank[a.Source] < rank[b.Source] // builtin ranks 0
+		if a.Shadowed != b.Shadowed {
+			return !a.Shadowed
+		}
+		return rank[a.Source] < rank[b.Source]
 	})
-	for i := 1; i < len(out); i++ {
-		if out[i].Kind == out[i-1].Kind && out[i].Name == out[i-1].Name {
-			out[i].Shadowed = true
+	return append(out, broken...)
+}
+
+// Names returns the names of the plugins of kind that the catalog knows
+// without starting anything: builtins, reattached plugins, what binaries
+// described earlier (or in the cache) serve, and the NAME of every binary
+// not described yet (it is named after what it most likely serves). Sorted.
+// The config layer uses it for per-plugin settings blocks.
+func (c *Catalog) Names(kind sdk.Kind) []string {
+	seen := map[string]bool{}
+	for k := range c.builtins {
+		if k.kind == kind {
+			seen[k.name] = true
 		}
 	}
-	return append(out, broken...)
+	for _, k := range c.reattach.Keys() {
+		if kd, name, _ := strings.Cut(k, "/"); sdk.Kind(kd) == kind {
+			seen[name] = true
+		}
+	}
+	for _, b := range c.binaries {
+		if !b.runnable() {
+			continue
+		}
+		descs, ok := c.known(b)
+		if !ok {
+			seen[b.name] = true
+			continue
+		}
+		for _, d := range descs {
+			if d.Info.Kind == kind {
+				seen[d.Info.Name] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Describe returns the Info and Schema of kind/name, which the config layer
@@ -292,7 +394,18 @@ func (c *Catalog) Describe(kind sdk.Kind, name string) (sdk.Info, sdk.Schema, er
 	return f.desc.Info, f.desc.Schema, nil
 }
 
-// Open starts an instance of kind/name with isolation iso.
+// Source returns where kind/name resolves to (SourceBuiltin, a binary's path
+// or "reattached (pid N)"): what Open would use.
+func (c *Catalog) Source(kind sdk.Kind, name string) (string, error) {
+	f, err := c.lookup(kind, name)
+	if err != nil {
+		return "", err
+	}
+	return f.source(), nil
+}
+
+// Open starts an instance of kind/name with isolation iso. Default runs a
+// builtin in process and anything else in its own process.
 func (c *Catalog) Open(kind sdk.Kind, name string, iso Isolation) (*Instance, error) {
 	f, err := c.lookup(kind, name)
 	if err != nil {
@@ -308,18 +421,23 @@ func (c *Catalog) Open(kind sdk.Kind, name string, iso Isolation) (*Instance, er
 		return c.openInProcess(k, *f.builtin)
 	}
 	if f.builtin == nil && iso == InProcess {
-		return nil, fmt.Errorf("%w: %s plugin %q is the binary %s; only builtins run in process", ErrIsolation, kind, name, f.bin.path)
+		return nil, fmt.Errorf("%w: %s plugin %q is %s, which runs in its own process; only plugins linked into tickemu run in process "+
+			"(drop isolation = \"inprocess\", or link it in with tickemu build --with)", ErrIsolation, kind, name, f.source())
+	}
+	if f.reattach != nil {
+		return c.openReattached(k, *f.reattach)
 	}
 	var cmd *exec.Cmd
+	verify := ""
 	if f.builtin != nil {
 		if c.opts.Self == "" {
 			return nil, fmt.Errorf("%w: %s plugin %q: running a builtin in a process needs the tickemu executable", ErrIsolation, kind, name)
 		}
 		cmd = exec.Command(c.opts.Self, "plugin", "serve", string(kind), name)
 	} else {
-		cmd = exec.Command(f.bin.path)
+		cmd, verify = exec.Command(f.bin.path), f.bin.path
 	}
-	return c.openProcess(k, f.source(), cmd)
+	return c.openProcess(k, f.source(), cmd, verify)
 }
 
 // openInProcess makes the builtin's value.

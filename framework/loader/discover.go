@@ -1,11 +1,12 @@
 package loader
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
+	"time"
 )
 
 // BinaryPrefix starts the file name of every plugin binary: a plugin called
@@ -15,13 +16,14 @@ const BinaryPrefix = "tickemu-plugin-"
 // PathEnv is the environment variable holding extra plugin directories.
 const PathEnv = "TICKEMU_PLUGIN_PATH"
 
-// DefaultDir is searched last, relative to the working directory.
-const DefaultDir = "plugins"
-
 // SearchPath returns the plugin search path, in order: the directories of
-// flag (the --plugin-dir value), those of $TICKEMU_PLUGIN_PATH, then
-// ./plugins. Lists are split with filepath.SplitList (":" on Unix); empty
-// entries are dropped, and so are repeats.
+// flag (the --plugin-dir value), then those of $TICKEMU_PLUGIN_PATH. Lists
+// are split with filepath.SplitList (":" on Unix); empty entries are dropped,
+// and so are repeats.
+//
+// The working directory is not searched unless one of the two names it
+// (`--plugin-dir ./plugins`): tickemu run inside a checkout someone else
+// wrote must not execute the binaries that checkout ships.
 func SearchPath(flag string, getenv func(string) string) []string {
 	var out []string
 	seen := make(map[string]bool)
@@ -36,42 +38,58 @@ func SearchPath(flag string, getenv func(string) string) []string {
 	}
 	add(flag)
 	add(getenv(PathEnv))
-	add(DefaultDir)
 	return out
 }
 
-// binary is a plugin executable found on the search path.
+// binary is a tickemu-plugin-NAME file found on the search path.
 type binary struct {
 	name string // NAME of tickemu-plugin-NAME
 	path string
+	dir  int // index of its directory on the search path
+	// size and mtime key the description cache (cache.go).
+	size  int64
+	mtime time.Time
+	// problem says why the file cannot be a plugin (not executable, a
+	// directory, a dangling link); "" if it can be started.
+	problem string
 }
 
-// scan finds the plugin binaries in dirs. The first directory holding a
-// given NAME wins, as in $PATH; missing directories are skipped. Only regular
-// files (or links to them) with an execute bit count.
+// runnable reports whether b can be started.
+func (b binary) runnable() bool { return b.problem == "" }
+
+// scan finds every tickemu-plugin-NAME entry in dirs, in search order:
+// directory by directory, and by file name within one (os.ReadDir sorts).
+// Missing directories are skipped. Entries that cannot be run are kept with
+// their problem, so that the catalog can warn about them instead of
+// ignoring them silently; so are same-named files in later directories
+// (resolve.go decides which one serves a name, and warns about the others).
 func scan(dirs []string) []binary {
 	var out []binary
-	seen := make(map[string]bool)
-	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir) // sorted by name
+	for i, dir := range dirs {
+		entries, err := os.ReadDir(dir)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
 			name, ok := pluginName(e.Name())
-			if !ok || seen[name] {
+			if !ok {
 				continue
 			}
-			path := filepath.Join(dir, e.Name())
-			fi, err := os.Stat(path)
-			if err != nil || !fi.Mode().IsRegular() || (runtime.GOOS != "windows" && fi.Mode().Perm()&0o111 == 0) {
-				continue
+			b := binary{name: name, path: filepath.Join(dir, e.Name()), dir: i}
+			fi, err := os.Stat(b.path)
+			switch {
+			case err != nil:
+				b.problem = fmt.Sprintf("cannot be read: %v", err)
+			case !fi.Mode().IsRegular():
+				b.problem = fmt.Sprintf("is not a regular file (%s)", fi.Mode().Type())
+			case runtime.GOOS != "windows" && fi.Mode().Perm()&0o111 == 0:
+				b.problem = fmt.Sprintf("is not executable (mode %s; chmod +x it, or remove it)", fi.Mode().Perm())
+			default:
+				b.size, b.mtime = fi.Size(), fi.ModTime()
 			}
-			seen[name] = true
-			out = append(out, binary{name: name, path: path})
+			out = append(out, b)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
 

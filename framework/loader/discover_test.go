@@ -3,9 +3,11 @@
 package loader
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -15,10 +17,12 @@ func TestSearchPath(t *testing.T) {
 		flag, env string
 		want      []string
 	}{
-		{"", "", []string{"plugins"}},
-		{"/a", "", []string{"/a", "plugins"}},
-		{"/a" + sep + "/b", "/c" + sep + sep + "/a", []string{"/a", "/b", "/c", "plugins"}},
+		// The working directory's ./plugins only when asked for.
+		{"", "", nil},
+		{"/a", "", []string{"/a"}},
+		{"/a" + sep + "/b", "/c" + sep + sep + "/a", []string{"/a", "/b", "/c"}},
 		{"", "plugins" + sep + "/x", []string{"plugins", "/x"}},
+		{"./plugins", "", []string{"./plugins"}},
 	}
 	for _, tt := range tests {
 		getenv := func(k string) string {
@@ -56,12 +60,30 @@ func TestScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := scan([]string{a, filepath.Join(a, "absent"), b})
-	want := []binary{
-		{name: "arch", path: filepath.Join(b, "tickemu-plugin-arch")},
-		{name: "hpet2", path: filepath.Join(a, "tickemu-plugin-hpet2")},
-		{name: "linked", path: filepath.Join(b, "tickemu-plugin-linked")},
+	// Every tickemu-plugin-NAME entry, in search order (directory, then
+	// file name), with why it cannot run; same-named files in later
+	// directories are kept for resolve.go to warn about.
+	var short []string
+	for _, e := range got {
+		s := fmt.Sprintf("%d %s %s", e.dir, e.name, filepath.Base(e.path))
+		if e.problem != "" {
+			s += ": " + e.problem
+		}
+		short = append(short, s)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("scan(a, absent, b) = %v, want %v", got, want)
+	want := []string{
+		"0 dir tickemu-plugin-dir: is not a regular file (d---------)",
+		"0 hpet2 tickemu-plugin-hpet2",
+		"0 noexec tickemu-plugin-noexec: is not executable (mode -rw-r--r--; chmod +x it, or remove it)",
+		"2 arch tickemu-plugin-arch",
+		"2 dangling tickemu-plugin-dangling: cannot be read: stat " + filepath.Join(b, "tickemu-plugin-dangling") + ": no such file or directory",
+		"2 hpet2 tickemu-plugin-hpet2",
+		"2 linked tickemu-plugin-linked",
+	}
+	if strings.Join(short, "\n") != strings.Join(want, "\n") {
+		t.Errorf("scan(a, absent, b) =\n%s\nwant\n%s", strings.Join(short, "\n"), strings.Join(want, "\n"))
+	}
+	if got[1].size != 10 || got[1].mtime.IsZero() || got[0].size != 0 {
+		t.Errorf("scan: size/mtime of %+v and %+v, want them only for the runnable file", got[1], got[0])
 	}
 }

@@ -11,6 +11,9 @@ var (
 	ErrNotFound = errors.New("loader: plugin not found")
 	// ErrIsolation: the plugin cannot run with the isolation asked for.
 	ErrIsolation = errors.New("loader: isolation not possible")
+	// ErrProtocol: a plugin speaks another version of tickemu's plugin
+	// protocol.
+	ErrProtocol = errors.New("loader: plugin protocol version mismatch")
 	// ErrStart: a plugin process failed to start, handshake or open.
 	ErrStart = errors.New("loader: plugin failed to start")
 )

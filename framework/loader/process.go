@@ -81,22 +81,34 @@ func (c *Catalog) env() []string {
 	return append(env, c.opts.Env...)
 }
 
-// start starts cmd as a go-plugin process named desc in logs and errors.
-// On error the process is killed.
-func (c *Catalog) start(desc string, cmd *exec.Cmd) (*process, plugin.ClientProtocol, error) {
+// start starts cmd as a go-plugin process named desc in logs and errors,
+// within timeout (0: StartTimeout). If verify is a path, the lock file in
+// force (if any) must list that binary with its checksum. On error the
+// process is killed.
+func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verify string) (*process, plugin.ClientProtocol, error) {
 	out := logging.NewPluginOutput(c.log, desc, c.opts.TailLines)
 	cmd.Env = c.env()
-	timeout := c.opts.StartTimeout
+	if timeout <= 0 {
+		timeout = c.opts.StartTimeout
+	}
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
+	}
+	var check func() error
+	if verify != "" && c.opts.Lock != nil {
+		check = func() error { return c.opts.Lock.verify(verify) }
 	}
 	p := &process{cmd: cmd, out: out}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  shim.Handshake,
 		VersionedPlugins: shim.ClientPlugins(),
-		// The plugin runs in its own process group (procgroup.go).
+		// The plugin runs in its own process group (procgroup.go), and
+		// go-plugin gives it a private (0700) directory for its socket.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			r, err := newGroupRunner(cmd, spec)
+			if r != nil {
+				r.verify = check
+			}
 			p.runner = r
 			return r, err
 		},
@@ -119,7 +131,7 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd) (*process, plugin.ClientProt
 		p.pid = cmd.Process.Pid
 	}
 	if v := client.NegotiatedVersion(); v != sdk.ProtocolVersion {
-		return nil, nil, p.failed(fmt.Errorf("plugin speaks protocol %d, tickemu speaks %d", v, sdk.ProtocolVersion))
+		return nil, nil, p.failed(versionError(v))
 	}
 	return p, rpc, nil
 }
@@ -176,27 +188,52 @@ func (p *process) failed(err error) error {
 	return err
 }
 
-// describeBinary starts b, asks its catalog and stops it.
+// describeBinary starts b, asks its catalog and stops it, within the
+// describe timeout: a binary that hangs costs a run that much, once.
 func (c *Catalog) describeBinary(b binary) ([]shim.Description, error) {
-	p, rpc, err := c.start(BinaryPrefix+b.name, exec.Command(b.path))
+	timeout := c.describeTimeout()
+	deadline := time.Now().Add(timeout)
+	p, rpc, err := c.start(BinaryPrefix+b.name, exec.Command(b.path), timeout, b.path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStart, b.path, err)
 	}
 	defer p.stop()
+	return c.describeOver(rpc, p, b.path, time.Until(deadline))
+}
+
+// describeTimeout is DescribeTimeout (or its default), but no longer than
+// StartTimeout if that is set.
+func (c *Catalog) describeTimeout() time.Duration {
+	t := c.opts.DescribeTimeout
+	if t <= 0 {
+		t = DefaultDescribeTimeout
+	}
+	if st := c.opts.StartTimeout; st > 0 && st < t {
+		t = st
+	}
+	return t
+}
+
+// describeOver asks the catalog of the plugin process at the other end of
+// rpc, within timeout.
+func (c *Catalog) describeOver(rpc plugin.ClientProtocol, p *process, what string, timeout time.Duration) ([]shim.Description, error) {
 	raw, err := rpc.Dispense(shim.CatalogName)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrStart, b.path, p.failed(err))
+		return nil, fmt.Errorf("%w: %s: %w", ErrStart, what, p.failed(err))
 	}
-	descs, err := raw.(*shim.CatalogClient).Describe(c.opts.CallTimeout)
+	if ct := c.opts.CallTimeout; ct > 0 && ct < timeout {
+		timeout = ct
+	}
+	descs, err := raw.(*shim.CatalogClient).Describe(max(timeout, time.Millisecond))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: describe: %w", ErrStart, b.path, p.failed(err))
+		return nil, fmt.Errorf("%w: %s: describe: %w", ErrStart, what, p.failed(err))
 	}
 	return descs, nil
 }
 
 // openProcess starts cmd and opens a session with k in it.
-func (c *Catalog) openProcess(k key, source string, cmd *exec.Cmd) (*Instance, error) {
-	p, rpc, err := c.start(k.String(), cmd)
+func (c *Catalog) openProcess(k key, source string, cmd *exec.Cmd, verify string) (*Instance, error) {
+	p, rpc, err := c.start(k.String(), cmd, 0, verify)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s plugin %q (%s): %w", ErrStart, k.kind, k.name, source, err)
 	}

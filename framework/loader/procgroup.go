@@ -110,6 +110,9 @@ type groupRunner struct {
 	// started is closed once Start has run; group is set (nil if the process
 	// did not start).
 	started chan struct{}
+	// verify, if set, is called just before the process starts; an error
+	// stops it from starting (the lock file's checksum check, lock.go).
+	verify func() error
 }
 
 var _ runner.Runner = (*groupRunner)(nil)
@@ -134,6 +137,12 @@ func newGroupRunner(cmd, spec *exec.Cmd) (*groupRunner, error) {
 // Start implements runner.Runner.
 func (r *groupRunner) Start(context.Context) error {
 	defer close(r.started)
+	if r.verify != nil {
+		if err := r.verify(); err != nil {
+			r.group = trackGroup(0)
+			return err
+		}
+	}
 	if err := r.cmd.Start(); err != nil {
 		r.group = trackGroup(0)
 		return err

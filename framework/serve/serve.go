@@ -20,7 +20,9 @@ const parentPoll = 250 * time.Millisecond
 
 // Serve serves factories from a plugin binary and never returns. It exits
 // with status 1 if the factories cannot be served (none, duplicates, an
-// unknown kind) or the binary was not started by tickemu.
+// unknown kind) or the binary was not started by tickemu. Started as
+// `BINARY --debug`, it serves on its own and prints the line that makes
+// tickemu use it (see serveDebug).
 func Serve(factories ...sdk.Factory) {
 	serve(factories)
 }
@@ -38,6 +40,10 @@ func serve(fs []sdk.Factory) {
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu plugin: %v\n", err)
 		os.Exit(1)
+	}
+	if debugRequested(os.Args[1:]) {
+		serveDebug(fs, sets, log, os.Stdout)
+		os.Exit(0)
 	}
 	if os.Getenv(shim.Handshake.MagicCookieKey) == shim.Handshake.MagicCookieValue {
 		// Started by a host: leave when it does. (Run by hand, go-plugin
