@@ -7,7 +7,11 @@ CONFIG  ?= configs/default.hcl
 PKGS    := ./...
 BENCHTIME ?= 1x
 
-.PHONY: all build run test test-short bench lint fuzz clean help
+# Every Go module in the repository besides the main one (each is vetted and
+# tested on its own: `go test ./...` does not cross module boundaries).
+MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
+
+.PHONY: all build run test test-short test-modules bench lint fmt-check tidy-check ci fuzz clean help
 
 all: build
 
@@ -19,15 +23,20 @@ run: build ## Build and run the default scenario (CONFIG=...).
 	@echo "==> $(BIN) run $(CONFIG)"
 	./$(BIN) run $(CONFIG)
 
-test: ## Run every test with the race detector, in shuffled order (and the example plugin's).
+test: ## Run every test with the race detector, in shuffled order (and every example module's).
 	@echo "==> go test -race -shuffle=on $(PKGS)"
 	$(GO) test -race -shuffle=on -timeout 20m $(PKGS)
-	@echo "==> (cd examples/fixed && go test ./...)"
-	cd examples/fixed && $(GO) test -timeout 10m ./...
+	$(MAKE) test-modules
 
-test-short: ## Run the tests without the race detector.
-	@echo "==> go test $(PKGS)"
-	$(GO) test -timeout 20m $(PKGS)
+test-modules: ## Vet and test every module under examples/.
+	@for m in $(MODULES); do \
+		echo "==> (cd $$m && go vet ./... && go test ./...)"; \
+		(cd $$m && $(GO) vet ./... && $(GO) test -timeout 10m ./...) || exit 1; \
+	done
+
+test-short: ## The quick inner loop: -short (long suites run reduced), no race detector.
+	@echo "==> go test -short $(PKGS)"
+	$(GO) test -short -timeout 10m $(PKGS)
 
 bench: ## Engine and transport benchmarks (simulated expiries per wall second).
 	@echo "==> go test -run '^$$' -bench . ./cmd/tickemu ./framework/... ./plugins/..."
@@ -37,6 +46,21 @@ lint: ## go vet and staticcheck (pinned in tools/go.mod).
 	@echo "==> go vet ./... && staticcheck ./..."
 	$(GO) vet ./...
 	$(GO) tool -modfile=tools/go.mod staticcheck ./...
+
+fmt-check: ## Fail if any Go file is not gofmt-formatted.
+	@echo "==> gofmt -l ."
+	@out=$$(gofmt -l .); test -z "$$out" || { echo "$$out"; echo "not gofmt-formatted: run 'gofmt -w .'" >&2; exit 1; }
+
+tidy-check: ## Fail if go.mod or go.sum of any module (main, tools, examples) is not tidy.
+	@for m in . tools $(MODULES); do \
+		echo "==> (cd $$m && go mod tidy -diff)"; \
+		(cd $$m && $(GO) mod tidy -diff) || { echo "$$m: run 'go mod tidy' there" >&2; exit 1; }; \
+	done
+
+# ci is what .ci/run calls on a fresh clone: every check the repository has.
+# verify-generate runs first, while the work tree is still clean.
+ci: verify-generate fmt-check tidy-check lint lint-proto test ## Everything CI checks.
+	@if grep -q '^api-check:' $(MAKEFILE_LIST); then $(MAKE) api-check; fi
 
 fuzz: ## Run each fuzz target for FUZZTIME (default 20s).
 	@echo "==> fuzzing"
