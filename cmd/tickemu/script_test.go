@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -37,10 +40,38 @@ func TestScripts(t *testing.T) {
 		Dir:           filepath.Join("testdata", "script"),
 		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
+			// build_with.txtar runs the go command: it needs the real caches
+			// (scripts get HOME=/no-home) and the example plugins.
+			for k, v := range goEnv(t) {
+				env.Setenv(k, v)
+			}
+			env.Setenv("EXAMPLES", filepath.Join(root, "examples"))
 			return copyDir(filepath.Join(root, "configs"), filepath.Join(env.WorkDir, "configs"))
 		},
 	})
 }
+
+// goEnv is the go command's cache and module locations outside the scripts.
+func goEnv(t *testing.T) map[string]string {
+	goEnvOnce.Do(func() {
+		out, err := exec.Command("go", "env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH", "GOTOOLCHAIN").Output()
+		if err != nil {
+			goEnvErr = err
+			return
+		}
+		goEnvErr = json.Unmarshal(out, &goEnvVars)
+	})
+	if goEnvErr != nil {
+		t.Fatalf("go env: %v", goEnvErr)
+	}
+	return goEnvVars
+}
+
+var (
+	goEnvOnce sync.Once
+	goEnvVars map[string]string
+	goEnvErr  error
+)
 
 func copyDir(src, dst string) error {
 	entries, err := os.ReadDir(src)

@@ -20,6 +20,10 @@ import (
 // Factory makes the plugin; cmd/tickemu-plugin-fixed serves it.
 var Factory = sdk.Factory{Kind: sdk.KindClockEvent, Name: "fixed", New: func() sdk.Plugin { return New() }}
 
+// Factories lists the module's plugins: `tickemu build --with
+// github.com/tickemu/tickemu/examples/fixed` links them in process.
+func Factories() []sdk.Factory { return []sdk.Factory{Factory} }
+
 // Version is the plugin's own version.
 const Version = "0.1.0"
 

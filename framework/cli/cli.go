@@ -68,6 +68,8 @@ func (a *App) Run(args []string, stdout, stderr io.Writer) int {
 		return a.cmdPlugins(rest, stdout, stderr)
 	case "plugin":
 		return a.cmdPlugin(rest, stdout, stderr)
+	case "build":
+		return a.cmdBuild(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "tickemu %s (plugin protocol %d)\n", version, protocolVersion())
 		return 0
@@ -91,6 +93,8 @@ commands:
                  [--jobs N] [--alpha A] [--format text|json|bench|csv]
   validate FILE  load and check a scenario without running it
   plugins        list builtin and discovered plugins with their schemas
+  build          build a tickemu with plugin modules linked in:
+                 --with MODULE[@VERSION][=DIR] ... [-o FILE] [--tickemu VERSION|DIR]
   version        print the version
 
 common flags: --log-format auto|console|json, --log-level LEVEL, --plugin-dir DIR

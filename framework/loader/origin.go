@@ -54,7 +54,7 @@ func FactoryModule(f sdk.Factory) (m Module, ok bool) {
 	m = Module{Path: best.Path, Version: best.Version}
 	if r := best.Replace; r != nil {
 		m.Replace = r.Path
-		if r.Version != "" {
+		if r.Version != "" && r.Version != "(devel)" {
 			m.Replace += "@" + r.Version
 		}
 	}
