@@ -45,7 +45,10 @@ func New(extra ...sdk.Factory) *App {
 
 // Main runs the command line on os.Args with the builtins and extra linked in
 // and returns the exit status, for os.Exit.
+// SIGINT, SIGTERM and SIGHUP kill every plugin process (and what it forked)
+// before tickemu exits with 128+signal.
 func Main(extra ...sdk.Factory) int {
+	defer watchSignals(os.Stderr)()
 	return New(extra...).Run(os.Args[1:], os.Stdout, os.Stderr)
 }
 
@@ -97,6 +100,7 @@ commands:
                  --with MODULE[@VERSION][=DIR] ... [-o FILE] [--tickemu VERSION|DIR]
   version        print the version
 
-common flags: --log-format auto|console|json, --log-level LEVEL, --plugin-dir DIR
+common flags: --log-format auto|console|json, --log-level LEVEL, --plugin-dir DIR,
+              --plugin-call-timeout D (deadline of each plugin call, 0 = none; default 5s)
 `)
 }

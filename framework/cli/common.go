@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/rs/zerolog"
@@ -39,6 +40,8 @@ type common struct {
 	pluginLock     string
 	pluginReattach string
 	pluginEnv      multiFlag
+	// callTimeout is --plugin-call-timeout: 0 turns the deadline off.
+	callTimeout time.Duration
 }
 
 func (c *common) register(fs *flag.FlagSet, withVariant bool) {
@@ -54,6 +57,16 @@ func (c *common) register(fs *flag.FlagSet, withVariant bool) {
 	fs.StringVar(&c.pluginLock, "plugin-lock", "", "lock file of trusted plugin binaries (default $TICKEMU_PLUGIN_LOCK, else ./"+loader.DefaultLockFile+" if it exists)")
 	fs.StringVar(&c.pluginReattach, "plugin-reattach", "", "use plugins already running with --debug: the line they print (default $"+loader.ReattachEnv+")")
 	fs.Var(&c.pluginEnv, "plugin-env", "add KEY=VALUE to plugin processes' environment (repeatable)")
+	fs.DurationVar(&c.callTimeout, "plugin-call-timeout", loader.DefaultCallTimeout,
+		"deadline of each call to a plugin process, its start and describe included (0: none, for debugging)")
+}
+
+// pluginCallTimeout is the loader's CallTimeout for --plugin-call-timeout.
+func (c *common) pluginCallTimeout() time.Duration {
+	if c.callTimeout == 0 {
+		return loader.NoCallTimeout
+	}
+	return c.callTimeout
 }
 
 // lockFile returns the lock file to use and whether it must exist (named by
@@ -75,6 +88,8 @@ func (c *common) pluginOptions(withLock bool) (loader.Options, error) {
 		Path:     loader.SearchPath(c.pluginDir, os.Getenv),
 		CacheDir: loader.DefaultCacheDir(),
 		Reattach: c.pluginReattach,
+		// Describe and every call to a plugin process get the deadline.
+		CallTimeout: c.pluginCallTimeout(),
 	}
 	if o.Reattach == "" {
 		o.Reattach = os.Getenv(loader.ReattachEnv)
@@ -145,6 +160,9 @@ func (c *common) options() (config.Options, error) {
 		}
 		o.Seed = &s
 	}
+	if c.callTimeout < 0 {
+		return o, fmt.Errorf("--plugin-call-timeout %v: want a duration >= 0 (0: no deadline)", c.callTimeout)
+	}
 	switch c.isolation {
 	case "", config.IsolationInProcess, config.IsolationProcess:
 	default:
@@ -198,10 +216,33 @@ func reportError(stderr io.Writer, err error) int {
 	var te *sdk.TransportError
 	if errors.As(err, &te) {
 		fmt.Fprintf(stderr, "tickemu: run aborted: %v\n", te)
+		writeStderrTail(stderr, te.Stderr)
 		return 1
 	}
 	fmt.Fprintf(stderr, "tickemu: %v\n", err)
 	return 1
+}
+
+// stderrTailLines is how many of a failed plugin's last stderr lines an
+// error shows.
+const stderrTailLines = 5
+
+// writeStderrTail prints the last stderrTailLines non-empty lines of a failed
+// plugin's stderr, quoted so that control characters cannot forge output.
+func writeStderrTail(w io.Writer, tail []string) {
+	var lines []string
+	for _, l := range tail {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if n := len(lines); n > stderrTailLines {
+		lines = lines[n-stderrTailLines:]
+	}
+	for _, l := range lines {
+		q := strconv.QuoteToGraphic(l)
+		fmt.Fprintf(w, "  plugin stderr: %s\n", q[1:len(q)-1])
+	}
 }
 
 func protocolVersion() int { return sdk.ProtocolVersion }

@@ -21,5 +21,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) >= 2 && os.Args[1] == "plugin" {
 		os.Exit(mainWith(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	if os.Getenv(hostEnv) == "1" {
+		// The test binary as the tickemu command (liveness_test.go).
+		os.Exit(Main())
+	}
 	os.Exit(m.Run())
 }

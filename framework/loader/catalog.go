@@ -30,8 +30,16 @@ const (
 // SourceBuiltin is the Entry.Source of a builtin plugin.
 const SourceBuiltin = "builtin"
 
-// DefaultStartTimeout bounds a plugin process's start and handshake.
-const DefaultStartTimeout = 30 * time.Second
+// DefaultCallTimeout is the deadline of each plugin call when
+// Options.CallTimeout is 0.
+const DefaultCallTimeout = shim.DefaultCallTimeout
+
+// NoCallTimeout as Options.CallTimeout turns the per-call deadline off, and
+// the start deadline with it (for a plugin under a debugger).
+const NoCallTimeout = shim.NoTimeout
+
+// noDeadline is the start deadline with NoCallTimeout: go-plugin needs one.
+const noDeadline = 365 * 24 * time.Hour
 
 // DefaultDescribeTimeout bounds describing a plugin binary (start, handshake
 // and the catalog call) when it is not in the description cache. Describing
@@ -54,11 +62,11 @@ type Options struct {
 	Path []string
 	// Logger receives the loader's messages and every plugin's log lines.
 	Logger zerolog.Logger
-	// CallTimeout bounds each call to a plugin process; 0 means
-	// shim.DefaultCallTimeout (30 s).
+	// CallTimeout bounds each call to a plugin process, describing a binary
+	// included; 0 means shim.DefaultCallTimeout (5 s), NoCallTimeout none.
 	CallTimeout time.Duration
-	// StartTimeout bounds a plugin process's start; 0 means
-	// DefaultStartTimeout.
+	// StartTimeout bounds a plugin process's start and go-plugin handshake;
+	// 0 means the call timeout.
 	StartTimeout time.Duration
 	// DescribeTimeout bounds describing a binary; 0 means
 	// DefaultDescribeTimeout.

@@ -309,7 +309,8 @@ func TestStartTimeout(t *testing.T) {
 	c, _ := newCatalog(t, loader.Options{Path: []string{dir}, StartTimeout: 300 * time.Millisecond})
 	start := time.Now()
 	_, _, err := c.Describe(sdk.KindClockEvent, "slow")
-	if !errors.Is(err, loader.ErrStart) || !strings.Contains(err.Error(), "timeout") || !strings.Contains(err.Error(), "warming up the comparators") {
+	if !errors.Is(err, loader.ErrStart) || !errors.Is(err, sdk.ErrPluginTimeout) ||
+		!strings.Contains(err.Error(), "no go-plugin handshake on stdout within 300ms") || !strings.Contains(err.Error(), "warming up the comparators") {
 		t.Errorf("Describe(slow) = %v, want a start timeout with the plugin's stderr", err)
 	}
 	if elapsed := time.Since(start); elapsed > 5*time.Second {

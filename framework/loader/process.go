@@ -89,10 +89,7 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verif
 	out := logging.NewPluginOutput(c.log, desc, c.opts.TailLines)
 	cmd.Env = c.env()
 	if timeout <= 0 {
-		timeout = c.opts.StartTimeout
-	}
-	if timeout <= 0 {
-		timeout = DefaultStartTimeout
+		timeout = c.startTimeout()
 	}
 	var check func() error
 	if verify != "" && c.opts.Lock != nil {
@@ -125,7 +122,7 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verif
 	p.client = client
 	rpc, err := client.Client()
 	if err != nil {
-		return nil, nil, p.failed(handshakeError(err))
+		return nil, nil, p.failed(handshakeError(err, timeout))
 	}
 	if cmd.Process != nil {
 		p.pid = cmd.Process.Pid
@@ -136,11 +133,29 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verif
 	return p, rpc, nil
 }
 
+// startTimeout is the deadline of a plugin process's start and handshake.
+func (c *Catalog) startTimeout() time.Duration {
+	switch t := c.opts.StartTimeout; {
+	case t > 0:
+		return t
+	case c.opts.CallTimeout == 0:
+		return shim.DefaultCallTimeout
+	case c.opts.CallTimeout < 0:
+		return noDeadline
+	default:
+		return c.opts.CallTimeout
+	}
+}
+
 // handshakeError shortens go-plugin's several-paragraph explanation of a
 // binary that printed something other than the handshake line on stdout to
-// one line; other errors pass unchanged.
-func handshakeError(err error) error {
+// one line, and names the deadline a silent binary exceeded; other errors
+// pass unchanged.
+func handshakeError(err error, timeout time.Duration) error {
 	msg := err.Error()
+	if strings.Contains(msg, "timeout while waiting for plugin to start") {
+		return fmt.Errorf("%w: no go-plugin handshake on stdout within %v", sdk.ErrPluginTimeout, timeout)
+	}
 	const prefix = "Unrecognized remote plugin message:"
 	if !strings.HasPrefix(msg, prefix) {
 		return err
@@ -155,24 +170,34 @@ func handshakeError(err error) error {
 		"was built for another system, or wrote to stdout before serving", got)
 }
 
+// Kill implements shim.Process: SIGKILL to the process group, without
+// waiting for go-plugin to reap it.
+func (p *process) Kill() {
+	if p.runner != nil {
+		p.runner.killGroup()
+	}
+}
+
 // kill ends the process and every process it forked at once, then lets
 // go-plugin reap it and close its connection.
 func (p *process) kill() {
-	if p.runner != nil {
-		p.runner.killGroup()
-	}
+	p.Kill()
 	p.client.Kill()
 }
 
-// stop ends the process gracefully (go-plugin closes the connection and
-// gives it 2 s before it kills the group), then kills what is left of its
-// group: children that do not hold the plugin's pipes would not delay
-// go-plugin, and would survive it.
+// stopGrace is how long a plugin process gets to exit by itself when it is
+// stopped: go-plugin's graceful shutdown is an RPC without a deadline, which a
+// stopped (SIGSTOP) plugin never answers.
+const stopGrace = 2 * time.Second
+
+// stop ends the process gracefully, and by force after stopGrace, then kills
+// what is left of its group: children that do not hold the plugin's pipes
+// would not delay go-plugin, and would survive it.
 func (p *process) stop() {
+	force := time.AfterFunc(stopGrace, p.Kill)
 	p.client.Kill()
-	if p.runner != nil {
-		p.runner.killGroup()
-	}
+	force.Stop()
+	p.Kill()
 }
 
 // failed kills the process and returns err with its stderr tail.
@@ -205,7 +230,11 @@ func (c *Catalog) describeBinary(b binary) ([]shim.Description, error) {
 // StartTimeout if that is set.
 func (c *Catalog) describeTimeout() time.Duration {
 	t := c.opts.DescribeTimeout
-	if t <= 0 {
+	switch {
+	case t > 0:
+	case c.opts.CallTimeout < 0: // no deadlines: debugging
+		t = noDeadline
+	default:
 		t = DefaultDescribeTimeout
 	}
 	if st := c.opts.StartTimeout; st > 0 && st < t {

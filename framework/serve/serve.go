@@ -50,6 +50,7 @@ func serve(fs []sdk.Factory) {
 		// prints a hint and exits by itself.)
 		go watchParent(os.Getppid(), os.Getppid, parentPoll, func(ppid int) {
 			log.Warn().Int("host_pid", ppid).Msg("host process went away; plugin exiting")
+			killOwnGroup()
 			os.Exit(1)
 		})
 	}

@@ -2,6 +2,8 @@ package shim
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -57,13 +59,19 @@ type CatalogClient struct {
 
 // Describe lists the plugins the process serves, ordered by kind then name.
 func (c *CatalogClient) Describe(timeout time.Duration) ([]Description, error) {
-	if timeout <= 0 {
+	if timeout == 0 {
 		timeout = DefaultCallTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
 	resp, err := c.c.Describe(ctx, &pb.DescribeRequest{})
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w: no answer to Describe within %v", sdk.ErrPluginTimeout, timeout)
+		}
 		return nil, err
 	}
 	out := make([]Description, len(resp.GetPlugins()))

@@ -17,12 +17,6 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
-// DefaultCallTimeout is how long a client waits for the answer to one call
-// before it gives up on the plugin. Generous on purpose: a call is one
-// interrupt's or softirq's work and normally answers in well under a
-// millisecond, so only a hung or stopped (SIGSTOP, debugger) plugin reaches it.
-const DefaultCallTimeout = 30 * time.Second
-
 // exitWait bounds how long a failed call waits for the plugin's process to be
 // reaped, so the TransportError can say how it ended. A killed process closes
 // its socket before the kernel reports its exit; go-plugin reaps it right after
@@ -40,11 +34,15 @@ type Process interface {
 	Exit(wait time.Duration) string
 	// StderrTail returns the last lines the process wrote to stderr.
 	StderrTail() []string
+	// Kill kills the process and every process it started, at once, without
+	// waiting; the call's deadline uses it.
+	Kill()
 }
 
 // Options configure a client session.
 type Options struct {
-	// CallTimeout bounds each call; 0 means DefaultCallTimeout.
+	// CallTimeout bounds each call; 0 means DefaultCallTimeout, NoTimeout
+	// none.
 	CallTimeout time.Duration
 	// Process is the plugin's process, or nil.
 	Process Process
@@ -63,9 +61,9 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	stream grpc.ClientStream
-	// timer cancels ctx with ErrPluginTimeout when a call takes longer than
-	// the call timeout; it is re-armed by every call (no allocation).
-	timer *time.Timer
+	// deadline cancels ctx with ErrPluginTimeout when a call takes longer
+	// than the call timeout.
+	deadline *callDeadline
 
 	mu     sync.Mutex // serialises calls: requests and answers pair up in order
 	failed *sdk.TransportError
@@ -74,16 +72,12 @@ type session struct {
 // newSession opens a session stream with start, which calls the kind's
 // generated streaming method.
 func newSession(kind sdk.Kind, name string, o Options, start func(ctx context.Context) (grpc.ClientStream, error)) (*session, error) {
-	if o.CallTimeout <= 0 {
-		o.CallTimeout = DefaultCallTimeout
-	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &session{kind: kind, name: name, opts: o, ctx: ctx, cancel: cancel}
-	s.timer = time.AfterFunc(time.Hour, func() {
-		cancel(causeError{sdk.ErrPluginTimeout, fmt.Errorf("no answer within %v", o.CallTimeout)})
-	})
-	s.timer.Stop()
+	s.deadline = newCallDeadline(o.CallTimeout, cancel, o.Process)
+	s.deadline.arm()
 	st, err := start(ctx)
+	s.deadline.disarm()
 	if err != nil {
 		cancel(err)
 		return nil, s.transportError("Open", err)
@@ -109,7 +103,7 @@ func (s *session) roundTrip(call string, req, resp proto.Message) {
 	if s.failed != nil {
 		panic(s.failed)
 	}
-	s.timer.Reset(s.opts.CallTimeout)
+	s.deadline.arm()
 	err := s.stream.SendMsg(req)
 	if err == nil {
 		err = s.stream.RecvMsg(resp)
@@ -119,7 +113,7 @@ func (s *session) roundTrip(call string, req, resp proto.Message) {
 			err = io.ErrUnexpectedEOF
 		}
 	}
-	s.timer.Stop()
+	s.deadline.disarm()
 	if err != nil {
 		panic(s.fail(call, err))
 	}
@@ -150,7 +144,7 @@ func (s *session) close() {
 	if s.stream != nil {
 		_ = s.stream.CloseSend()
 	}
-	s.timer.Stop()
+	s.deadline.disarm()
 	s.cancel(errSessionClosed)
 	if s.failed == nil {
 		s.failed = &sdk.TransportError{Kind: s.kind, Name: s.name, Err: errSessionClosed}

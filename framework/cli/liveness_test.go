@@ -1,0 +1,189 @@
+//go:build linux
+
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostEnv makes the test binary run Main, as the tickemu command does.
+const hostEnv = "TICKEMU_CLI_TEST_HOST"
+
+// procStat returns the state, parent and process group of pid from
+// /proc/PID/stat; ok is false if pid does not exist.
+func procStat(pid int) (state byte, ppid, pgid int, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 3 {
+		return 0, 0, 0, false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	pgid, _ = strconv.Atoi(f[2])
+	return f[0][0], ppid, pgid, true
+}
+
+// processes returns every live (not zombie) process for which keep is true.
+func processes(keep func(pid, ppid, pgid int) bool) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, ppid, pgid, ok := procStat(pid)
+		if ok && st != 'Z' && st != 'X' && keep(pid, ppid, pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// startHost starts the test binary as `tickemu ARGS...` and waits until it
+// runs want plugin processes, which it returns with their command lines.
+func startHost(t *testing.T, want int, args ...string) (*exec.Cmd, *bytes.Buffer, map[int]string) {
+	t.Helper()
+	host := exec.Command(os.Args[0], args...)
+	host.Env = append(os.Environ(), hostEnv+"=1")
+	stderr := &bytes.Buffer{}
+	host.Stderr = stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = host.Process.Kill()
+		_, _ = host.Process.Wait()
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		kids := processes(func(_, ppid, _ int) bool { return ppid == host.Process.Pid })
+		plugins := map[int]string{}
+		for _, pid := range kids {
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if c := strings.ReplaceAll(string(cmdline), "\x00", " "); strings.Contains(c, "plugin serve") {
+				plugins[pid] = c
+			}
+		}
+		if len(plugins) == want {
+			return host, stderr, plugins
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host runs plugins %v after 30s, want %d; stderr:\n%s", plugins, want, stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitHost waits up to limit for the host to exit and returns its status.
+func waitHost(t *testing.T, host *exec.Cmd, limit time.Duration, stderr *bytes.Buffer) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- host.Wait() }()
+	select {
+	case <-done:
+		return host.ProcessState.ExitCode()
+	case <-time.After(limit):
+		t.Fatalf("host still runs %v later; stderr:\n%s", limit, stderr)
+		return -1
+	}
+}
+
+// checkNoneLeft fails if any of the plugin processes, or any process in
+// their process groups, still runs.
+func checkNoneLeft(t *testing.T, plugins map[int]string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := processes(func(pid, _, pgid int) bool {
+			_, isPlugin := plugins[pid]
+			_, inGroup := plugins[pgid]
+			return isPlugin || inGroup
+		})
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("plugin processes %v still run after the host exited (plugins: %v)", left, plugins)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+var nohzCatchup = filepath.Join("..", "..", "configs", "nohz-catchup.hcl")
+
+// TestStoppedPluginEndsRun: the wheel plugin of an out-of-process
+// nohz-catchup run is stopped (SIGSTOP) mid-run; the run ends within the call
+// deadline with exit status 1 and a message naming the wheel plugin and the
+// call it did not answer, and no plugin process is left.
+func TestStoppedPluginEndsRun(t *testing.T) {
+	const timeout = time.Second
+	host, stderr, plugins := startHost(t, 3, "run", nohzCatchup, "--variant", "per_jiffy",
+		"--isolation", "process", "--plugin-call-timeout", timeout.String())
+	wheel := 0
+	for pid, c := range plugins {
+		if strings.Contains(c, "plugin serve wheel") {
+			wheel = pid
+		}
+	}
+	if wheel == 0 {
+		t.Fatalf("no wheel plugin among %v", plugins)
+	}
+	time.Sleep(300 * time.Millisecond) // mid-run
+	if err := syscall.Kill(wheel, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	// The deadline plus the host's own teardown; generous for a loaded machine.
+	code := waitHost(t, host, timeout+20*time.Second, stderr)
+	t.Logf("host exited %v after SIGSTOP:\n%s", time.Since(stopped), stderr)
+	msg := stderr.String()
+	if code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	for _, want := range []string{
+		fmt.Sprintf(`wheel plugin "wheel" (pid %d) stopped answering during `, wheel),
+		"no answer within 1s",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("stderr does not say %q", want)
+		}
+	}
+	checkNoneLeft(t, plugins)
+}
+
+// TestHostSignalLeavesNoPlugin: SIGTERM, SIGINT or SIGHUP to the host
+// mid-run kills every plugin process before it exits with 128+signal.
+func TestHostSignalLeavesNoPlugin(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			host, stderr, plugins := startHost(t, 3, "run", nohzCatchup, "--variant", "per_jiffy", "--isolation", "process")
+			time.Sleep(200 * time.Millisecond) // mid-run
+			if err := host.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitHost(t, host, 20*time.Second, stderr); code != 128+int(sig) {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", code, 128+int(sig), stderr)
+			}
+			if !strings.Contains(stderr.String(), "plugin processes killed") {
+				t.Errorf("stderr = %q, want it to say the plugin processes were killed", stderr)
+			}
+			checkNoneLeft(t, plugins)
+		})
+	}
+}
