@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/tickemu/tickemu/framework/experiment"
 )
@@ -16,8 +15,8 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	var c common
 	c.register(fs, true)
 	format := fs.String("format", "text", "output format: text, json or bench")
-	traceFile := fs.String("trace", "", "write an ftrace-format trace to FILE")
-	traceEvents := fs.String("trace-events", "", "comma-separated events or globs to trace (default all)")
+	var tf traceFlags
+	tf.register(fs)
 	file, ok := parseFile(fs, args, stderr)
 	if !ok {
 		return 2
@@ -32,6 +31,11 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
+	var eoTrace experiment.Options
+	if err := tf.options(&eoTrace, log); err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
 	spec, ok := loadSpec(file, opts, stderr)
 	if !ok {
 		return 2
@@ -42,23 +46,40 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 2 // a bad plugin flag, lock file or reattach value
 	}
 	defer closeOp()
-	eo := experiment.Options{Opener: op, Isolation: c.isolation, Log: log, TraceEvents: *traceEvents}
-	if *traceFile != "" {
-		f, err := os.Create(*traceFile)
+	eo := eoTrace
+	eo.Opener, eo.Isolation, eo.Log = op, c.isolation, log
+	if tf.file != "" {
+		f, err := openTrace(tf.file)
 		if err != nil {
-			fmt.Fprintf(stderr, "tickemu: %v\n", err)
+			fmt.Fprintf(stderr, "tickemu: --trace: %v\n", err)
 			return 1
 		}
-		defer f.Close()
 		eo.Trace = f
+		if tf.file == "-" {
+			stdout = stderr // the trace owns standard output
+		}
+		res, err := experiment.Run(spec, eo)
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("trace: %w", cerr)
+		}
+		if err != nil {
+			return reportError(stderr, err)
+		}
+		return writeRunResult(stdout, stderr, *format, res)
 	}
 	res, err := experiment.Run(spec, eo)
 	if err != nil {
 		return reportError(stderr, err)
 	}
+	return writeRunResult(stdout, stderr, *format, res)
+}
+
+// writeRunResult prints a run's result in format.
+func writeRunResult(stdout, stderr io.Writer, format string, res *experiment.Result) int {
+	var err error
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
-	switch *format {
+	switch format {
 	case "json":
 		err = experiment.WriteJSON(w, res)
 	case "bench":

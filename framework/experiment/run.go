@@ -44,7 +44,15 @@ type Options struct {
 	// Trace receives the ftrace-format trace; nil disables it.
 	Trace       io.Writer
 	TraceEvents string
-	Log         zerolog.Logger
+	// TraceFormat, TraceFrom/TraceTo (the window; To 0 = the end) and
+	// TraceWarnBytes with OnTraceEstimate (called once, early, when the
+	// trace is on course to exceed TraceWarnBytes) shape the trace.
+	TraceFormat     trace.Format
+	TraceFrom       ktime.Time
+	TraceTo         ktime.Time
+	TraceWarnBytes  int64
+	OnTraceEstimate func(estimate int64, at ktime.Time)
+	Log             zerolog.Logger
 }
 
 // PluginInfo records which plugin served a block.
@@ -112,6 +120,9 @@ func Run(spec *config.Spec, o Options) (*Result, error) {
 	runErr := b.k.Run(end)
 	if err := b.tw.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("trace: %w", err)
+	}
+	if runErr == nil && b.tw != nil && b.tw.Lines() == 0 && o.TraceEvents != "" {
+		o.Log.Warn().Str("events", o.TraceEvents).Msg("trace: no event matched in the traced time")
 	}
 	if runErr != nil {
 		return nil, runErr
@@ -231,7 +242,17 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		return fail()
 	}
 	if o.Trace != nil {
-		b.tw = trace.New(o.Trace, o.TraceEvents, m.CPUs)
+		b.tw = trace.NewWith(o.Trace, o.TraceEvents, m.CPUs, trace.Options{
+			Format: o.TraceFormat, From: o.TraceFrom, To: o.TraceTo,
+			WarnBytes: o.TraceWarnBytes, OnEstimate: o.OnTraceEstimate,
+			End: ktime.Time(spec.Run.Warmup + spec.Run.Duration),
+			// A trace that cannot be written stops the run at once.
+			OnError: func(err error) {
+				if b.k != nil {
+					b.k.Stop(fmt.Errorf("trace: %w", err))
+				}
+			},
+		})
 	}
 	k, err := kernel.New(kernel.Options{Machine: m, Settings: b.settings, Plugins: plugins, Seed: spec.Run.Seed, Trace: b.tw, Log: o.Log})
 	if err != nil {

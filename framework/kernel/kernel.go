@@ -113,6 +113,7 @@ type Kernel struct {
 	ctxNS       [][numCtx]int64 // per CPU, time spent by context
 	end         ktime.Time
 	fault       error
+	stopErr     error
 }
 
 // New builds a kernel; call Boot, add workloads, then Run.
@@ -228,6 +229,9 @@ func (k *Kernel) Run(until ktime.Time) (err error) {
 		}
 	}()
 	k.q.RunUntil(until)
+	if k.q.Stopped() {
+		until = k.q.Now()
+	}
 	k.end = until
 	if until > k.tickNextPeriod {
 		// How stale jiffies are at the end counts too (nobody updated them).
@@ -236,7 +240,16 @@ func (k *Kernel) Run(until ktime.Time) (err error) {
 	for _, c := range k.cpus {
 		c.accountUntil(until)
 	}
-	return nil
+	return k.stopErr
+}
+
+// Stop ends Run after the current event with err (a trace that cannot be
+// written); Run returns err.
+func (k *Kernel) Stop(err error) {
+	if k.stopErr == nil {
+		k.stopErr = err
+	}
+	k.q.Stop()
 }
 
 // Events is the number of simulation events processed.

@@ -42,7 +42,16 @@ type Queue struct {
 	seq  uint64
 	now  ktime.Time
 	pops uint64
+	// stopped ends RunUntil after the event being fired (Stop).
+	stopped bool
 }
+
+// Stop makes RunUntil return after the current event; the clock stays at
+// that event's time.
+func (q *Queue) Stop() { q.stopped = true }
+
+// Stopped reports whether Stop was called.
+func (q *Queue) Stopped() bool { return q.stopped }
 
 // Now is the time of the event being fired, or of the last one fired.
 func (q *Queue) Now() ktime.Time { return q.now }
@@ -113,9 +122,9 @@ func (q *Queue) Step(limit ktime.Time) bool {
 // RunUntil fires events in order until the queue is empty or the next event is
 // later than limit; then the clock stands at limit (if limit is finite).
 func (q *Queue) RunUntil(limit ktime.Time) {
-	for q.Step(limit) {
+	for !q.stopped && q.Step(limit) {
 	}
-	if limit != ktime.Max && limit > q.now {
+	if !q.stopped && limit != ktime.Max && limit > q.now {
 		q.now = limit
 	}
 }

@@ -27,8 +27,9 @@ import (
 	"github.com/tickemu/tickemu/framework/ktime"
 )
 
-// Writer writes trace lines to an io.Writer, keeping only the enabled events.
-// A nil *Writer is valid and records nothing, so callers need no checks.
+// Writer writes trace lines to an io.Writer, keeping only the enabled events
+// inside the window. A nil *Writer is valid and records nothing, so callers
+// need no checks.
 type Writer struct {
 	w       *bufio.Writer
 	filters []string // glob patterns on the event name; empty = all
@@ -41,19 +42,69 @@ type Writer struct {
 	late    int64
 	err     error
 	buf     []byte
+
+	opt   Options
+	bytes int64 // bytes handed to the buffered writer
+	// headerBytes is the header's share of bytes (not extrapolated).
+	headerBytes int64
+	est         bool // the size estimate has been made
+	json        *jsonState
 }
 
-// New returns a writer for out. events is a comma-separated list of event
-// names or globs ("hrtimer_*,sched_switch,sys_enter_timer_*"); empty means
-// every event. cpus is the number of CPUs the header announces.
+// Format is a trace's file format.
+type Format string
+
+// Formats.
+const (
+	// FormatText is ftrace text (tracefs `trace`), the default.
+	FormatText Format = "text"
+	// FormatPerfetto is the Chrome JSON trace-event format, which
+	// ui.perfetto.dev and trace_processor load: one track per CPU with
+	// irq, softirq, timer-callback and task slices, other events as instants.
+	FormatPerfetto Format = "perfetto"
+)
+
+// Options configure a Writer beyond its event filter.
+type Options struct {
+	Format Format
+	// From and To bound the trace window in simulated time: lines before
+	// From or at or after To are dropped. To 0 means no upper bound.
+	From, To ktime.Time
+	// OnError is called once, with the first write error, as soon as it
+	// happens (the caller stops the run).
+	OnError func(error)
+	// WarnBytes and OnEstimate: after 1% of the window (or as soon as
+	// WarnBytes are written), the writer extrapolates the trace's size and calls
+	// OnEstimate with it if it exceeds WarnBytes. End is the run's end, for
+	// a window without To.
+	WarnBytes  int64
+	End        ktime.Time
+	OnEstimate func(estimate int64, at ktime.Time)
+}
+
+// New returns an ftrace-text writer for out. events is a comma-separated
+// list of event names or globs ("hrtimer_*,sched_switch,sys_enter_timer_*");
+// empty means every event. cpus is the number of CPUs the header announces.
 func New(out io.Writer, events string, cpus int) *Writer {
-	w := &Writer{w: bufio.NewWriterSize(out, 1<<16), enabled: map[string]bool{}}
+	return NewWith(out, events, cpus, Options{})
+}
+
+// NewWith is New with options: the format, a window and error and size
+// callbacks.
+func NewWith(out io.Writer, events string, cpus int, o Options) *Writer {
+	w := &Writer{w: bufio.NewWriterSize(out, 1<<16), enabled: map[string]bool{}, opt: o}
 	for _, f := range strings.Split(events, ",") {
 		if f = strings.TrimSpace(f); f != "" {
 			w.filters = append(w.filters, f)
 		}
 	}
-	w.w.WriteString("# tracer: nop\n#\n# tickemu simulated trace   #P:" + strconv.Itoa(cpus) + "\n#\n" +
+	if o.Format == FormatPerfetto {
+		w.json = newJSONState(cpus)
+		w.emit([]byte(w.json.header()))
+		w.headerBytes = w.bytes
+		return w
+	}
+	w.emit([]byte("# tracer: nop\n#\n# tickemu simulated trace   #P:" + strconv.Itoa(cpus) + "\n#\n" +
 		"#                                _-----=> irqs-off/BH-disabled\n" +
 		"#                               / _----=> need-resched\n" +
 		"#                              | / _---=> hardirq/softirq\n" +
@@ -61,8 +112,74 @@ func New(out io.Writer, events string, cpus int) *Writer {
 		"#                              ||| / _-=> migrate-disable\n" +
 		"#                              |||| /     delay\n" +
 		"#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n" +
-		"#              | |         |   |||||     |         |\n")
+		"#              | |         |   |||||     |         |\n"))
+	w.headerBytes = w.bytes
 	return w
+}
+
+// emit hands bytes to the buffered writer; the first error is kept and
+// reported at once (a full disk or a closed pipe stops the run).
+func (w *Writer) emit(b []byte) {
+	if w.err != nil {
+		return
+	}
+	w.bytes += int64(len(b))
+	if _, err := w.w.Write(b); err != nil {
+		w.fail(err)
+	}
+}
+
+func (w *Writer) fail(err error) {
+	if w.err != nil {
+		return
+	}
+	w.err = err
+	if w.opt.OnError != nil {
+		w.opt.OnError(err)
+	}
+}
+
+// Err is the first write error, nil while writing works.
+func (w *Writer) Err() error {
+	if w == nil {
+		return nil
+	}
+	return w.err
+}
+
+// Bytes is the number of bytes written so far (before buffering).
+func (w *Writer) Bytes() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.bytes
+}
+
+// estimate extrapolates the trace size once, at 1% of the window or when
+// the events alone have reached WarnBytes, whichever comes first.
+func (w *Writer) estimate(t ktime.Time) {
+	o := &w.opt
+	if w.est || o.OnEstimate == nil || o.WarnBytes <= 0 {
+		return
+	}
+	to := o.To
+	if to == 0 || to > o.End {
+		to = o.End
+	}
+	span := int64(to - o.From)
+	done := int64(t - o.From)
+	if span <= 0 || done <= 0 {
+		return
+	}
+	ev := w.bytes - w.headerBytes
+	if done < span/100 && ev < o.WarnBytes {
+		return
+	}
+	w.est = true
+	est := w.headerBytes + int64(float64(ev)*float64(span)/float64(done))
+	if est > o.WarnBytes {
+		o.OnEstimate(est, t)
+	}
 }
 
 // SetClock gives the writer the simulation clock. Every event emitted later
@@ -81,6 +198,9 @@ func (w *Writer) Enabled(name string) bool {
 	if w == nil {
 		return false
 	}
+	if w.outside() {
+		return false
+	}
 	if len(w.filters) == 0 {
 		return true
 	}
@@ -95,6 +215,23 @@ func (w *Writer) Enabled(name string) bool {
 		w.enabled[name] = on
 	}
 	return on
+}
+
+// windowLookahead is how far ahead of the clock the engine may emit an event
+// (an activity's timeline is computed when it starts; the longest, a wheel
+// catch-up of 300000 jiffies, takes about a millisecond): before the window
+// by more than that, nothing emitted can fall inside it.
+const windowLookahead = 100 * ktime.Millisecond
+
+// outside reports whether nothing emitted now can fall inside the window,
+// so callers skip formatting events (a narrow window on a long run costs
+// little more than no trace).
+func (w *Writer) outside() bool {
+	if w.clock == nil || w.opt.From == 0 && w.opt.To == 0 {
+		return false
+	}
+	now := w.clock()
+	return w.opt.To > 0 && now >= w.opt.To || now+ktime.Time(windowLookahead) < w.opt.From
 }
 
 // Ctx is where an event happened: the task running (comm, pid; "<idle>"-0 for
@@ -134,7 +271,7 @@ func (w *Writer) Event(t ktime.Time, c Ctx, name, fields string) {
 	if !w.Enabled(name) {
 		return
 	}
-	w.add(t, c, name+": "+fields)
+	w.add(t, c, name, name+": "+fields)
 }
 
 // Raw writes a line whose function column is text as is (syscall events print
@@ -144,32 +281,33 @@ func (w *Writer) Raw(t ktime.Time, c Ctx, name, text string) {
 	if !w.Enabled(name) {
 		return
 	}
-	w.add(t, c, text)
+	w.add(t, c, name, text)
 }
 
-func (w *Writer) add(t ktime.Time, c Ctx, text string) {
+func (w *Writer) add(t ktime.Time, c Ctx, name, text string) {
 	if w.err != nil {
 		return
 	}
 	if w.clock == nil {
-		w.write(t, c, text)
+		w.write(t, c, name, text)
 		return
 	}
 	w.flushBefore(w.clock())
 	w.seq++
-	heap.Push(&w.pending, line{t: t, seq: w.seq, ctx: c, text: text})
+	heap.Push(&w.pending, line{t: t, seq: w.seq, ctx: c, name: name, text: text})
 }
 
 // flushBefore writes the pending lines older than now, in (time, emission) order.
 func (w *Writer) flushBefore(now ktime.Time) {
 	for len(w.pending) > 0 && w.pending[0].t < now {
 		l := heap.Pop(&w.pending).(line)
-		w.write(l.t, l.ctx, l.text)
+		w.write(l.t, l.ctx, l.name, l.text)
 	}
 }
 
-// write formats one line: "%16s-%-7d [%03d] %s %5d.%06d: %s".
-func (w *Writer) write(t ktime.Time, c Ctx, text string) {
+// write formats one line: "%16s-%-7d [%03d] %s %5d.%06d: %s" (or its
+// trace-event JSON), inside the window only.
+func (w *Writer) write(t ktime.Time, c Ctx, name, text string) {
 	if t < w.last {
 		// An event older than one already written: the emitter broke the
 		// SetClock contract. Keep the output monotonic and count it.
@@ -177,6 +315,18 @@ func (w *Writer) write(t ktime.Time, c Ctx, text string) {
 		t = w.last
 	}
 	w.last = t
+	if t < w.opt.From || w.opt.To > 0 && t >= w.opt.To {
+		return
+	}
+	w.estimate(t)
+	if w.json != nil {
+		w.buf = w.json.event(w.buf[:0], t, c, name, text)
+		if len(w.buf) > 0 {
+			w.emit(w.buf)
+		}
+		w.lines++
+		return
+	}
 	comm := c.Comm
 	if len(comm) > 16 {
 		comm = comm[:16]
@@ -212,9 +362,7 @@ func (w *Writer) write(t ktime.Time, c Ctx, text string) {
 	b = append(b, text...)
 	b = append(b, '\n')
 	w.buf = b
-	if _, err := w.w.Write(b); err != nil {
-		w.err = err
-	}
+	w.emit(b)
 	w.lines++
 }
 
@@ -252,10 +400,16 @@ func (w *Writer) Close() error {
 	w.flushBefore(ktime.Max)
 	for len(w.pending) > 0 { // lines at ktime.Max itself
 		l := heap.Pop(&w.pending).(line)
-		w.write(l.t, l.ctx, l.text)
+		w.write(l.t, l.ctx, l.name, l.text)
 	}
-	if err := w.w.Flush(); err != nil && w.err == nil {
-		w.err = err
+	if w.json != nil && w.err == nil {
+		w.buf = w.json.close(w.buf[:0], w.last)
+		w.emit(w.buf)
+	}
+	if w.err == nil {
+		if err := w.w.Flush(); err != nil {
+			w.fail(err)
+		}
 	}
 	return w.err
 }
@@ -280,6 +434,7 @@ type line struct {
 	t    ktime.Time
 	seq  uint64
 	ctx  Ctx
+	name string
 	text string
 }
 
