@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,10 +33,17 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the CLI scenarios in testdata/script/*.txtar. Each script
 // runs in a fresh directory with the repository's configs/ copied in as
-// $WORK/configs, so scripts exercise the shipped scenario files.
+// $WORK/configs, so scripts exercise the shipped scenario files, and with
+// $FIXED naming the example third-party plugin binary (examples/fixed,
+// built once per test run as a plugin author would build it).
 func TestScripts(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
+	fixed := filepath.Join(t.TempDir(), "tickemu-plugin-fixed")
+	var (
+		once     sync.Once
+		buildErr error
+	)
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("testdata", "script"),
 		UpdateScripts: *update,
@@ -46,6 +54,11 @@ func TestScripts(t *testing.T) {
 				env.Setenv(k, v)
 			}
 			env.Setenv("EXAMPLES", filepath.Join(root, "examples"))
+			once.Do(func() { buildErr = buildExample(filepath.Join(root, "examples", "fixed"), "./cmd/tickemu-plugin-fixed", fixed) })
+			if buildErr != nil {
+				return buildErr
+			}
+			env.Setenv("FIXED", fixed)
 			return copyDir(filepath.Join(root, "configs"), filepath.Join(env.WorkDir, "configs"))
 		},
 	})
@@ -72,6 +85,16 @@ var (
 	goEnvVars map[string]string
 	goEnvErr  error
 )
+
+// buildExample runs go build for pkg in the module at dir, writing out.
+func buildExample(dir, pkg, out string) error {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s in %s: %v\n%s", pkg, dir, err, b)
+	}
+	return nil
+}
 
 func copyDir(src, dst string) error {
 	entries, err := os.ReadDir(src)

@@ -117,7 +117,7 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verif
 		Stderr:           out.Stderr(),
 		SyncStdout:       out.SyncStdout(),
 		SyncStderr:       out.SyncStderr(),
-		Logger:           logging.HCLog(c.log.With().Str("plugin", desc).Logger()),
+		Logger:           logging.HCLog(c.log.With().Str("plugin", desc).Logger(), "plugin"),
 	})
 	p.client = client
 	rpc, err := client.Client()

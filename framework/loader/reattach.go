@@ -39,7 +39,7 @@ func (c *Catalog) attach(desc string, a shim.ReattachAddr) (*process, plugin.Cli
 		Stderr:           out.Stderr(),
 		SyncStdout:       out.SyncStdout(),
 		SyncStderr:       out.SyncStderr(),
-		Logger:           logging.HCLog(c.log.With().Str("plugin", desc).Logger()),
+		Logger:           logging.HCLog(c.log.With().Str("plugin", desc).Logger(), "plugin"),
 	})
 	p := &process{client: client, out: out, pid: a.Pid}
 	rpc, err := client.Client()

@@ -18,14 +18,20 @@ import (
 // reports hclog.Off: go-plugin reads it only to decide whether to parse the
 // plugin's stderr lines itself, and PluginOutput does that instead (see the
 // package doc). SetLevel is ignored; the zerolog logger's level rules.
-func HCLog(l zerolog.Logger) hclog.Logger {
-	return &hcLogger{l: l}
+//
+// contextKeys names the fields l already carries (l.With()...): zerolog
+// cannot be asked, and a JSON record must never repeat a key, so a pair whose
+// key is taken is written as "hclog.KEY" (go-plugin's "plugin" pair is the
+// binary's path, while the host's plugin field is KIND/NAME).
+func HCLog(l zerolog.Logger, contextKeys ...string) hclog.Logger {
+	return &hcLogger{l: l, taken: contextKeys}
 }
 
 type hcLogger struct {
-	l    zerolog.Logger
-	name string
-	args []any // implied key/value pairs from With
+	l     zerolog.Logger
+	name  string
+	args  []any    // implied key/value pairs from With
+	taken []string // keys of l's context
 }
 
 var _ hclog.Logger = (*hcLogger)(nil)
@@ -50,25 +56,28 @@ func (h *hcLogger) Log(level hclog.Level, msg string, args ...any) {
 	if !e.Enabled() {
 		return
 	}
+	keys := newKeySet(h.taken...)
 	if h.name != "" {
-		e = e.Str("logger", h.name)
+		e = e.Str(keys.claim("logger", "hclog."), h.name)
 	}
-	e = addPairs(addPairs(e, h.args), args)
+	e = addPairs(addPairs(e, h.args, keys), args, keys)
 	e.Msg(msg)
 }
 
 // addPairs adds hclog key/value pairs as fields, as hclog itself does with an
-// odd one out (EXTRA_VALUE_AT_END).
-func addPairs(e *zerolog.Event, kv []any) *zerolog.Event {
+// odd one out (EXTRA_VALUE_AT_END); keys already in the record are renamed
+// (keySet).
+func addPairs(e *zerolog.Event, kv []any, keys keySet) *zerolog.Event {
 	for i := 0; i < len(kv); i += 2 {
 		if i+1 == len(kv) {
-			e = e.Interface(hclog.MissingKey, kv[i])
+			e = e.Interface(keys.claim(hclog.MissingKey, "hclog."), kv[i])
 			break
 		}
 		key, ok := kv[i].(string)
 		if !ok {
 			key = fmt.Sprint(kv[i])
 		}
+		key = keys.claim(key, "hclog.")
 		switch v := kv[i+1].(type) {
 		case error:
 			e = e.AnErr(key, v)

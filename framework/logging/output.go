@@ -129,11 +129,14 @@ func (w *lineWriter) line(b []byte) {
 	w.o.remember(string(b))
 	if lvl, msg, fields, ok := parseJSONLine(b); ok {
 		e := w.o.log.WithLevel(lvl)
+		keys := newKeySet("plugin")
 		if w.stream != "" {
-			e = e.Str("stream", w.stream)
+			e = e.Str(keys.claim("stream", "plugin."), w.stream)
 		}
 		for _, f := range fields {
-			e = e.RawJSON(f.key, f.value)
+			// A plugin field whose key the host already wrote (or the
+			// plugin wrote twice) keeps its value under plugin.KEY.
+			e = e.RawJSON(keys.claim(f.key, "plugin."), f.value)
 		}
 		e.Msg(msg)
 		return
