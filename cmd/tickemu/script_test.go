@@ -54,7 +54,9 @@ func TestScripts(t *testing.T) {
 				env.Setenv(k, v)
 			}
 			env.Setenv("EXAMPLES", filepath.Join(root, "examples"))
-			once.Do(func() { buildErr = buildExample(filepath.Join(root, "examples", "fixed"), "./cmd/tickemu-plugin-fixed", fixed) })
+			once.Do(func() {
+				buildErr = buildExample(filepath.Join(root, "examples", "fixed"), "./cmd/tickemu-plugin-fixed", fixed)
+			})
 			if buildErr != nil {
 				return buildErr
 			}
