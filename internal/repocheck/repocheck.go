@@ -178,6 +178,7 @@ func (c *checker) resolve(dir, r string) string {
 		return ""
 	}
 	up := strings.HasPrefix(r, "../")
+	r = strings.TrimPrefix(r, "./") // ./x is x: a command's output (./tickemu-fixed) is a bare name
 	if !strings.Contains(r, "/") {
 		if !slices.Contains(bareExt, path.Ext(r)) || c.names[r] || strings.Contains(r, "*") {
 			return ""

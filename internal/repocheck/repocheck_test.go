@@ -37,7 +37,7 @@ func TestCheck(t *testing.T) {
 		"docs/c.md":                  {Data: []byte("Back to a.md and framework/x (framework/x/y.go). " + home + "/notes.\n")},
 		"framework/x/y.go":           {Data: []byte("// Package x cites docs/costs.md and ../../docs/a.md and ../../../up.md.\npackage x\n\nvar s = \"docs/costs.md\" // a string is not checked; " + work + " is\n")},
 		"framework/x/testdata/t.hcl": {Data: []byte("# missing/file.md is not checked in testdata\n")},
-		"configs/a.hcl":              {Data: []byte("# see docs/reference/gone.md and ./configs/a.hcl\n")},
+		"configs/a.hcl":              {Data: []byte("# see docs/reference/gone.md and ./configs/a.hcl; run ./built-binary, not ./gone.md\n")},
 	}
 	problems, err := Check(fsys)
 	if err != nil {
@@ -49,6 +49,7 @@ func TestCheck(t *testing.T) {
 	}
 	want := []string{
 		`configs/a.hcl:1: "docs/reference/gone.md": no such file or directory in the repository`,
+		`configs/a.hcl:1: "./gone.md": no file of this name in the repository`,
 		`docs/a.md:1: "` + up + `": points outside the repository`,
 		`docs/a.md:1: "docs/b.md": no such file or directory in the repository`,
 		`docs/a.md:1: "` + up + `/DESIGN.md": no such file or directory in the repository`,

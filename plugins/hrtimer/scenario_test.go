@@ -125,4 +125,3 @@ func TestLowRes(t *testing.T) {
 		t.Errorf("low-res nr_events = %d, want 0 (hrtimer_interrupt never runs)", st.NrEvents)
 	}
 }
-
