@@ -131,8 +131,15 @@ func TestPluginKilledMidRun(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond) // let the run get going
-	victim := rec.pids()[1]            // the hrtimer plugin
+	victim := rec.pids()[1] // the hrtimer plugin
+	// Kill it mid-run, not during start-up: once it has spent CPU time
+	// serving calls (utime+stime in /proc/PID/stat, in clock ticks).
+	for cpuTicks(victim) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the hrtimer plugin process served no calls")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +160,31 @@ func TestPluginKilledMidRun(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("run did not end within 20 s of its plugin being killed")
 	}
-	if _, err := os.Stat("/proc/" + strconv.Itoa(victim)); err == nil {
-		// The zombie is reaped by go-plugin; give it a moment.
-		time.Sleep(100 * time.Millisecond)
+	// go-plugin reaps the killed process: no zombie is left behind.
+	for reap := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, _, _, ok := procStat(victim); !ok {
+			break
+		}
+		if time.Now().After(reap) {
+			st, _, _, _ := procStat(victim)
+			t.Fatalf("killed plugin %d still in the process table (state %c) 5 s after the run ended", victim, st)
+		}
 	}
+}
+
+// cpuTicks is pid's user+system CPU time in clock ticks (/proc/PID/stat
+// fields 14 and 15), 0 if pid does not exist.
+func cpuTicks(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.Atoi(f[11])
+	k, _ := strconv.Atoi(f[12])
+	return u + k
 }

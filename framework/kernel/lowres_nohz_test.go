@@ -43,13 +43,7 @@ run {
   duration = "200ms"
 }`
 	r := simtest.Run(t, src, config.Options{}, nil)
-	cycles := -1.0
-	for _, m := range r.Workloads[0].Bench[0].Metrics {
-		if m.Name == "cycles" {
-			cycles = m.Value
-		}
-	}
-	if cycles < 19 {
+	if cycles := simtest.Metric(t, r, "Cyclictest", "cycles"); cycles < 19 {
 		t.Errorf("cyclictest ran %v cycles of 10 ms in 200 ms, want 19-20 (a lost wakeup stops CPU 0's tick for good)", cycles)
 	}
 	if n := r.Total("ipi_sent"); n < 1 {

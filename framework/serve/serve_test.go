@@ -3,6 +3,7 @@ package serve
 import (
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -12,25 +13,33 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
+// TestWatchParent runs in a synctest bubble: the ticker's time is fake, so
+// "not reported for 20 ms" and "reported within one period" are exact.
 func TestWatchParent(t *testing.T) {
-	var ppid atomic.Int64
-	ppid.Store(100)
-	gone := make(chan int, 1)
-	go watchParent(100, func() int { return int(ppid.Load()) }, time.Millisecond, func(p int) { gone <- p })
-	select {
-	case p := <-gone:
-		t.Fatalf("watchParent reported parent %d gone while it lives", p)
-	case <-time.After(20 * time.Millisecond):
-	}
-	ppid.Store(1) // re-parented to init
-	select {
-	case p := <-gone:
-		if p != 100 {
-			t.Errorf("watchParent reported parent %d gone, want 100", p)
+	synctest.Test(t, func(t *testing.T) {
+		var ppid atomic.Int64
+		ppid.Store(100)
+		gone := make(chan int, 1)
+		go watchParent(100, func() int { return int(ppid.Load()) }, time.Millisecond, func(p int) { gone <- p })
+		time.Sleep(20 * time.Millisecond)
+		synctest.Wait()
+		select {
+		case p := <-gone:
+			t.Fatalf("watchParent reported parent %d gone while it lives", p)
+		default:
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("watchParent did not notice its parent going away")
-	}
+		ppid.Store(1) // re-parented to init
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		select {
+		case p := <-gone:
+			if p != 100 {
+				t.Errorf("watchParent reported parent %d gone, want 100", p)
+			}
+		default:
+			t.Fatal("watchParent did not notice within one period that its parent went away")
+		}
+	})
 }
 
 func TestConfig(t *testing.T) {

@@ -29,3 +29,30 @@ func Run(t testing.TB, src string, opts config.Options, trace *bytes.Buffer) *ex
 	}
 	return res
 }
+
+// Metric returns the named metric of the only benchmark line called bench
+// (a workload's Go benchmark name, e.g. "Cyclictest"); it fails the test when
+// there is no such line, more than one, or no such metric, so tests never
+// depend on the order of workloads, lines or metrics.
+func Metric(t testing.TB, r *experiment.Result, bench, metric string) float64 {
+	t.Helper()
+	var found []float64
+	lines := 0
+	for _, w := range r.Workloads {
+		for _, b := range w.Bench {
+			if b.Name != bench {
+				continue
+			}
+			lines++
+			for _, m := range b.Metrics {
+				if m.Name == metric {
+					found = append(found, m.Value)
+				}
+			}
+		}
+	}
+	if lines != 1 || len(found) != 1 {
+		t.Fatalf("metric %s of benchmark %s: %d lines, %d values; want exactly one", metric, bench, lines, len(found))
+	}
+	return found[0]
+}
