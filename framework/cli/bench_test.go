@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +84,91 @@ func BenchmarkEngineProcess(b *testing.B) {
 	b.ReportMetric(float64(expiries)/el, "expiries/s")
 	b.ReportMetric(float64(loader.RoundTrips()-rt0)/float64(expiries), "roundtrips/expiry")
 	b.ReportMetric(0, "ns/op")
+}
+
+// scenarioBenchDuration is the simulated span BenchmarkScenarios measures of
+// each shipped scenario (configs/*.hcl): short enough that the out-of-process
+// run takes a second or two, long enough that its steady state dominates the
+// plugin processes' start-up. 0 keeps the file's own duration (softirq-storm's
+// clock jump falls inside its 12 ms).
+var scenarioBenchDuration = map[string]time.Duration{
+	"default.hcl":       200 * time.Millisecond,
+	"devices.hcl":       200 * time.Millisecond,
+	"hang-timermix.hcl": 20 * time.Millisecond,
+	"ncm-restart.hcl":   10 * time.Millisecond,
+	"nohz-catchup.hcl":  500 * time.Millisecond,
+	"posix-signals.hcl": 20 * time.Millisecond,
+	"softirq-storm.hcl": 0,
+}
+
+// BenchmarkScenarios runs every shipped scenario (its default variant, over
+// scenarioBenchDuration) once in process and once with every plugin in its
+// own process, and reports the wall-time ratio of the two ("x-process"), the
+// plugin round trips per simulated task wakeup ("roundtrips/wakeup", the
+// kernel's wakeups counter: one per cyclictest cycle, nanosleep return or
+// signal delivery), per local timer interrupt ("roundtrips/irq", for the
+// scenarios whose load is timers, not sleeping tasks) and per run (start-up,
+// configuration and the warm-up included). The in-process side is repeated until it has
+// run for 50 ms, so its mean is not one scheduler hiccup.
+func BenchmarkScenarios(b *testing.B) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "*.hcl"))
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no configs: %v", err)
+	}
+	var c common
+	op, closeOp, err := newOpener(&c, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closeOp()
+	for _, f := range files {
+		name := filepath.Base(f)
+		dur, ok := scenarioBenchDuration[name]
+		if !ok {
+			b.Fatalf("%s has no entry in scenarioBenchDuration", name)
+		}
+		spec, diags := config.Load(f, config.Options{})
+		if diags.HasErrors() {
+			b.Fatalf("%s: %v", f, diags)
+		}
+		if dur > 0 {
+			spec.Run.Duration = dur.Nanoseconds()
+		}
+		b.Run(strings.TrimSuffix(name, ".hcl"), func(b *testing.B) {
+			var inWall, outWall time.Duration
+			var wakeups, irqs, trips int64
+			for b.Loop() {
+				var n int
+				start := time.Now()
+				for n == 0 || time.Since(start) < 50*time.Millisecond {
+					if _, err := experiment.Run(spec, experiment.Options{Opener: op}); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				inWall += time.Since(start) / time.Duration(n)
+				rt0 := loader.RoundTrips()
+				start = time.Now()
+				res, err := experiment.Run(spec, experiment.Options{Opener: op, Isolation: "process"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				outWall += time.Since(start)
+				trips += int64(loader.RoundTrips() - rt0)
+				wakeups += res.Total("wakeups")
+				irqs += res.Total("local_timer_interrupts")
+			}
+			b.ReportMetric(float64(inWall.Microseconds())/1e3/float64(b.N), "ms-inprocess")
+			b.ReportMetric(float64(outWall.Microseconds())/1e3/float64(b.N), "ms-process")
+			b.ReportMetric(float64(outWall)/float64(inWall), "x-process")
+			if wakeups > 0 {
+				b.ReportMetric(float64(trips)/float64(wakeups), "roundtrips/wakeup")
+			}
+			if irqs > 0 {
+				b.ReportMetric(float64(trips)/float64(irqs), "roundtrips/irq")
+			}
+			b.ReportMetric(float64(trips)/float64(b.N), "roundtrips/run")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }
