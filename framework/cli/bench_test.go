@@ -116,7 +116,7 @@ func BenchmarkScenarios(b *testing.B) {
 		b.Fatalf("no configs: %v", err)
 	}
 	var c common
-	op, closeOp, err := newOpener(&c, zerolog.Nop())
+	op, closeOp, err := New().newOpener(&c, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}
