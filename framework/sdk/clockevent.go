@@ -78,3 +78,43 @@ type ClockEventDevice interface {
 	// time (ktime.Max otherwise).
 	Ack(ch int, now ktime.Time) (cost int64, nextFire ktime.Time)
 }
+
+// DeadlineModel declares, in closed form, how a oneshot comparator device
+// answers: a free-running counter compared against a deadline written as
+// counter + ticks*Scale (IA32_TSC_DEADLINE, the Arm CNTV_CVAL), constant
+// costs, no -ETIME, no periodic mode. A host that knows the model computes
+// the answers to SetNextEvent, Ack and the oneshot state changes itself, so it
+// need not wait for an out-of-process device; the calls are still made, in
+// order, later (the plugin's counters stay exact), and their answers are
+// checked against the model: a difference is the plugin's fault.
+//
+// The answers the model gives (framework/clockevents evaluates them):
+//
+//	SetNextEvent(ch, now, ticks): Cost = WriteCost; the counter is read at
+//	    now+ReadOffset (value c = floor(t*CounterNum/CounterDen)); the deadline
+//	    d = c + ticks*Scale; FireAt = max(TimeOf(d), now+WriteCost) + Latency,
+//	    ktime.Max when d overflows 64 bits.
+//	Ack(ch, now): AckCost, ktime.Max.
+//	SetState(ch, now, st, _): StopCost for shutdown, detached and
+//	    oneshot_stopped, OneshotCost for oneshot, ktime.Max. (Periodic is
+//	    not modelled: the host asks.)
+type DeadlineModel struct {
+	// CounterNum/CounterDen is the counter's rate in ticks per ns (> 0).
+	CounterNum, CounterDen uint64
+	// Scale is the counter ticks per programmed tick (TSC_DIVISOR = 8 for the
+	// LAPIC deadline device, 1 for the Arm timer's CVAL).
+	Scale uint64
+	// ReadOffset is how far into the write the counter is read, in ns.
+	ReadOffset int64
+	// WriteCost, AckCost, StopCost and OneshotCost are the costs in ns.
+	WriteCost, AckCost, StopCost, OneshotCost int64
+	// Latency is the delay from the deadline to interrupt entry, in ns.
+	Latency int64
+}
+
+// DeadlineDevice is implemented by a ClockEventDevice that can declare a
+// DeadlineModel for its configured mode; ok is false when it cannot (e.g. a
+// count-down mode). It is asked after Configure.
+type DeadlineDevice interface {
+	DeadlineModel() (m DeadlineModel, ok bool)
+}

@@ -197,3 +197,19 @@ func (p *Plugin) Counters() []sdk.Counter {
 	}
 	return out
 }
+
+// DeadlineModel declares the CVAL programming's answers (sdk.DeadlineModel):
+// CVAL = the counter read after the CTL read + delta. TVAL programming (a
+// signed 32-bit delta) has no such model.
+func (p *Plugin) DeadlineModel() (sdk.DeadlineModel, bool) {
+	if p.mode != ModeCVAL || p.counter.Num == 0 {
+		return sdk.DeadlineModel{}, false
+	}
+	return sdk.DeadlineModel{
+		CounterNum: p.counter.Num, CounterDen: p.counter.Den, Scale: 1, ReadOffset: 2 * p.reg,
+		WriteCost: 4 * p.reg, AckCost: 2*p.reg + p.ack, Latency: p.latency,
+		StopCost: 2 * p.reg, OneshotCost: 0,
+	}, true
+}
+
+var _ sdk.DeadlineDevice = (*Plugin)(nil)

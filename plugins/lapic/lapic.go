@@ -292,3 +292,20 @@ func (p *Plugin) Counters() []sdk.Counter {
 func (p *Plugin) String() string {
 	return fmt.Sprintf("%s %s (%g Hz, %d CPUs)", p.Info().Name, p.spec.Name, p.spec.FreqHz, len(p.ch))
 }
+
+// DeadlineModel declares the TSC-deadline mode's answers (sdk.DeadlineModel):
+// the deadline is the TSC read at the write plus delta*TSC_DIVISOR, every
+// write and EOI costs the same. The count-down mode (its count starts at an
+// edge of the divided clock, and it can be periodic) has no such model.
+func (p *Plugin) DeadlineModel() (sdk.DeadlineModel, bool) {
+	if p.mode != ModeDeadline || p.tsc.Num == 0 {
+		return sdk.DeadlineModel{}, false
+	}
+	return sdk.DeadlineModel{
+		CounterNum: p.tsc.Num, CounterDen: p.tsc.Den, Scale: tscDivisor,
+		WriteCost: p.deadlineCost, AckCost: p.eoiCost, Latency: p.latency,
+		StopCost: 2*p.regCost + p.deadlineCost, OneshotCost: p.regCost,
+	}, true
+}
+
+var _ sdk.DeadlineDevice = (*Plugin)(nil)

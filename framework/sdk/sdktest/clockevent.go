@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/tickemu/tickemu/framework/clockevents"
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
@@ -35,7 +36,8 @@ func ceSetup(role string) sdk.Setup {
 // the tick count; shutdown, oneshot and oneshot_stopped transitions stop the
 // device; periodic mode (if offered) ticks once per period; costs are never
 // negative; Counters are stable; and two fresh instances given the same calls
-// answer identically.
+// answer identically; a device that declares a sdk.DeadlineModel answers
+// exactly as the model says.
 func RunClockEventDevice(t *testing.T, newPlugin func(t *testing.T, role string) sdk.ClockEventDevice) {
 	t.Helper()
 	accepted := 0
@@ -76,6 +78,10 @@ func RunClockEventDevice(t *testing.T, newPlugin func(t *testing.T, role string)
 			t.Run("Periodic", func(t *testing.T) {
 				p := ceFresh(t, newPlugin, role)
 				ceCheckPeriodic(t, p)
+			})
+			t.Run("DeadlineModel", func(t *testing.T) {
+				p := ceFresh(t, newPlugin, role)
+				ceCheckModel(t, p)
 			})
 			t.Run("Deterministic", func(t *testing.T) {
 				a := ceScript(ceFresh(t, newPlugin, role))
@@ -394,4 +400,47 @@ func ceScript(p sdk.ClockEventDevice) []any {
 		}
 	}
 	return append(out, p.Counters())
+}
+
+// ceCheckModel: a device that declares a sdk.DeadlineModel answers a script
+// of writes (small, large and overflowing tick counts, at times with every
+// counter phase), acks and oneshot state changes exactly as the model
+// (clockevents.Model) computes, on every channel.
+func ceCheckModel(t *testing.T, p sdk.ClockEventDevice) {
+	dd, ok := p.(sdk.DeadlineDevice)
+	if !ok {
+		return
+	}
+	dm, ok := dd.DeadlineModel()
+	if !ok {
+		return
+	}
+	m, ok := clockevents.NewModel(dm)
+	if !ok {
+		t.Fatalf("DeadlineModel() = %+v: malformed (zero rate or scale, negative cost)", dm)
+	}
+	s := p.Spec()
+	ticks := append(ceTickSteps(s), 0, 1, math.MaxUint64/2, math.MaxUint64)
+	now := ktime.Time(1000)
+	for _, ch := range ceChannels(s) {
+		for i, k := range ticks {
+			now += ktime.Time(997 + 13*i)
+			if got, want := p.SetNextEvent(ch, now, k), m.SetNextEvent(now, k); got != want {
+				t.Errorf("SetNextEvent(%d, %v, %d) = %+v, the declared model gives %+v", ch, now, k, got, want)
+			}
+			now += 31
+			if c, f := p.Ack(ch, now); true {
+				if wc, wf := m.Ack(); c != wc || f != wf {
+					t.Errorf("Ack(%d, %v) = %d, %v; the declared model gives %d, %v", ch, now, c, f, wc, wf)
+				}
+			}
+		}
+		for _, st := range []sdk.DeviceState{sdk.StateOneshot, sdk.StateOneshotStopped, sdk.StateOneshot, sdk.StateShutdown, sdk.StateOneshot} {
+			now += 101
+			c, f := p.SetState(ch, now, st, 0)
+			if wc, wf, ok := m.SetState(st); ok && (c != wc || f != wf) {
+				t.Errorf("SetState(%d, %v, %v) = %d, %v; the declared model gives %d, %v", ch, now, st, c, f, wc, wf)
+			}
+		}
+	}
 }
