@@ -2,9 +2,9 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: tickemu/plugin/v1/timerbase.proto
+// source: tickemu/plugin/v2/timerbase.proto
 
-package pluginv1
+package pluginv2
 
 import (
 	context "context"
@@ -19,7 +19,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	TimerBaseService_TimerBaseSession_FullMethodName = "/tickemu.plugin.v1.TimerBaseService/TimerBaseSession"
+	TimerBaseService_TimerBaseSession_FullMethodName = "/tickemu.plugin.v2.TimerBaseService/TimerBaseSession"
 )
 
 // TimerBaseServiceClient is the client API for TimerBaseService service.
@@ -106,7 +106,7 @@ type TimerBaseService_TimerBaseSessionServer = grpc.BidiStreamingServer[TimerBas
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var TimerBaseService_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "tickemu.plugin.v1.TimerBaseService",
+	ServiceName: "tickemu.plugin.v2.TimerBaseService",
 	HandlerType: (*TimerBaseServiceServer)(nil),
 	Methods:     []grpc.MethodDesc{},
 	Streams: []grpc.StreamDesc{
@@ -117,5 +117,5 @@ var TimerBaseService_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
-	Metadata: "tickemu/plugin/v1/timerbase.proto",
+	Metadata: "tickemu/plugin/v2/timerbase.proto",
 }

@@ -2,22 +2,26 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: tickemu/plugin/v1/plugin.proto
+// source: tickemu/plugin/v2/plugin.proto
 
-// Package tickemu.plugin.v1 is the wire protocol between tickemu and a plugin
+// Package tickemu.plugin.v2 is the wire protocol between tickemu and a plugin
 // process. It mirrors framework/sdk: the Plugin methods every kind has
 // (plugin.proto), one service per kind (timerbase.proto, hrtimer.proto,
 // clockevent.proto) and a catalog of what a binary serves (catalog.proto).
 //
 // Each kind service has one bidirectional-streaming RPC, a session: the host
-// opens it, names the plugin in an OpenRequest, then sends one request per sdk
-// call and waits for its response before sending the next. One session is one
-// fresh plugin value; a process may hold several sessions. A long-lived stream
-// was chosen over unary RPCs because a round trip on it measured about half the
-// cost of a unary call on the 2-core machines tickemu is developed on (see
-// framework/internal/shim/doc.go).
+// opens it, names the plugin in an OpenRequest, then sends messages that each
+// carry a batch of calls and waits for each message's answer before sending
+// the next. Only the last call of a batch is one the host waits for; the
+// others are calls whose answers it computed itself (a device's declared
+// DeadlineModel) and checks when the batch's answer comes. One session is one
+// fresh plugin value; a process may hold several sessions.
+//
+// v2 differs from v1 in the batches (v1 carried one call per message and
+// waited for every answer) and in SpecResponse.deadline_model; the go-plugin
+// handshake's protocol version says which one a binary speaks.
 
-package pluginv1
+package pluginv2
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -68,11 +72,11 @@ func (x Severity) String() string {
 }
 
 func (Severity) Descriptor() protoreflect.EnumDescriptor {
-	return file_tickemu_plugin_v1_plugin_proto_enumTypes[0].Descriptor()
+	return file_tickemu_plugin_v2_plugin_proto_enumTypes[0].Descriptor()
 }
 
 func (Severity) Type() protoreflect.EnumType {
-	return &file_tickemu_plugin_v1_plugin_proto_enumTypes[0]
+	return &file_tickemu_plugin_v2_plugin_proto_enumTypes[0]
 }
 
 func (x Severity) Number() protoreflect.EnumNumber {
@@ -81,7 +85,7 @@ func (x Severity) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Severity.Descriptor instead.
 func (Severity) EnumDescriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{0}
 }
 
 // PluginRequest carries a call of sdk.Plugin, or the opening of a session.
@@ -101,7 +105,7 @@ type PluginRequest struct {
 
 func (x *PluginRequest) Reset() {
 	*x = PluginRequest{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[0]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -113,7 +117,7 @@ func (x *PluginRequest) String() string {
 func (*PluginRequest) ProtoMessage() {}
 
 func (x *PluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[0]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -126,7 +130,7 @@ func (x *PluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginRequest.ProtoReflect.Descriptor instead.
 func (*PluginRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *PluginRequest) GetCall() isPluginRequest_Call {
@@ -232,7 +236,7 @@ type PluginResponse struct {
 
 func (x *PluginResponse) Reset() {
 	*x = PluginResponse{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[1]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -244,7 +248,7 @@ func (x *PluginResponse) String() string {
 func (*PluginResponse) ProtoMessage() {}
 
 func (x *PluginResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[1]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -257,7 +261,7 @@ func (x *PluginResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginResponse.ProtoReflect.Descriptor instead.
 func (*PluginResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{1}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *PluginResponse) GetResult() isPluginResponse_Result {
@@ -357,7 +361,7 @@ type OpenRequest struct {
 
 func (x *OpenRequest) Reset() {
 	*x = OpenRequest{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[2]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -369,7 +373,7 @@ func (x *OpenRequest) String() string {
 func (*OpenRequest) ProtoMessage() {}
 
 func (x *OpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[2]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -382,7 +386,7 @@ func (x *OpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRequest.ProtoReflect.Descriptor instead.
 func (*OpenRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *OpenRequest) GetName() string {
@@ -402,7 +406,7 @@ type OpenResponse struct {
 
 func (x *OpenResponse) Reset() {
 	*x = OpenResponse{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -414,7 +418,7 @@ func (x *OpenResponse) String() string {
 func (*OpenResponse) ProtoMessage() {}
 
 func (x *OpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -427,7 +431,7 @@ func (x *OpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenResponse.ProtoReflect.Descriptor instead.
 func (*OpenResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *OpenResponse) GetInfo() *Info {
@@ -446,7 +450,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -458,7 +462,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -471,7 +475,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 // InfoResponse carries sdk.Plugin.Info.
@@ -484,7 +488,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -496,7 +500,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -509,7 +513,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *InfoResponse) GetInfo() *Info {
@@ -528,7 +532,7 @@ type SchemaRequest struct {
 
 func (x *SchemaRequest) Reset() {
 	*x = SchemaRequest{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +544,7 @@ func (x *SchemaRequest) String() string {
 func (*SchemaRequest) ProtoMessage() {}
 
 func (x *SchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +557,7 @@ func (x *SchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaRequest.ProtoReflect.Descriptor instead.
 func (*SchemaRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 // SchemaResponse carries sdk.Plugin.Schema.
@@ -566,7 +570,7 @@ type SchemaResponse struct {
 
 func (x *SchemaResponse) Reset() {
 	*x = SchemaResponse{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -578,7 +582,7 @@ func (x *SchemaResponse) String() string {
 func (*SchemaResponse) ProtoMessage() {}
 
 func (x *SchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -591,7 +595,7 @@ func (x *SchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaResponse.ProtoReflect.Descriptor instead.
 func (*SchemaResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SchemaResponse) GetSchema() *Schema {
@@ -613,7 +617,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -625,7 +629,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -638,7 +642,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ConfigureRequest) GetSetup() *Setup {
@@ -665,7 +669,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -677,7 +681,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -690,7 +694,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ConfigureResponse) GetDiagnostics() []*Diagnostic {
@@ -709,7 +713,7 @@ type CountersRequest struct {
 
 func (x *CountersRequest) Reset() {
 	*x = CountersRequest{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -721,7 +725,7 @@ func (x *CountersRequest) String() string {
 func (*CountersRequest) ProtoMessage() {}
 
 func (x *CountersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -734,7 +738,7 @@ func (x *CountersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountersRequest.ProtoReflect.Descriptor instead.
 func (*CountersRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 // CountersResponse carries sdk.Plugin.Counters, in the plugin's order.
@@ -747,7 +751,7 @@ type CountersResponse struct {
 
 func (x *CountersResponse) Reset() {
 	*x = CountersResponse{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +763,7 @@ func (x *CountersResponse) String() string {
 func (*CountersResponse) ProtoMessage() {}
 
 func (x *CountersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +776,7 @@ func (x *CountersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountersResponse.ProtoReflect.Descriptor instead.
 func (*CountersResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CountersResponse) GetCounters() []*Counter {
@@ -795,7 +799,7 @@ type Info struct {
 
 func (x *Info) Reset() {
 	*x = Info{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +811,7 @@ func (x *Info) String() string {
 func (*Info) ProtoMessage() {}
 
 func (x *Info) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +824,7 @@ func (x *Info) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Info.ProtoReflect.Descriptor instead.
 func (*Info) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Info) GetKind() string {
@@ -866,7 +870,7 @@ type Attribute struct {
 
 func (x *Attribute) Reset() {
 	*x = Attribute{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +882,7 @@ func (x *Attribute) String() string {
 func (*Attribute) ProtoMessage() {}
 
 func (x *Attribute) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +895,7 @@ func (x *Attribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribute.ProtoReflect.Descriptor instead.
 func (*Attribute) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Attribute) GetName() string {
@@ -946,7 +950,7 @@ type Schema struct {
 
 func (x *Schema) Reset() {
 	*x = Schema{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -958,7 +962,7 @@ func (x *Schema) String() string {
 func (*Schema) ProtoMessage() {}
 
 func (x *Schema) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -971,7 +975,7 @@ func (x *Schema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Schema.ProtoReflect.Descriptor instead.
 func (*Schema) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Schema) GetAttributes() []*Attribute {
@@ -995,7 +999,7 @@ type Setup struct {
 
 func (x *Setup) Reset() {
 	*x = Setup{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1007,7 +1011,7 @@ func (x *Setup) String() string {
 func (*Setup) ProtoMessage() {}
 
 func (x *Setup) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1020,7 +1024,7 @@ func (x *Setup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Setup.ProtoReflect.Descriptor instead.
 func (*Setup) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Setup) GetCpus() int64 {
@@ -1069,7 +1073,7 @@ type ConfigEntry struct {
 
 func (x *ConfigEntry) Reset() {
 	*x = ConfigEntry{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1085,7 @@ func (x *ConfigEntry) String() string {
 func (*ConfigEntry) ProtoMessage() {}
 
 func (x *ConfigEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1098,7 @@ func (x *ConfigEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigEntry.ProtoReflect.Descriptor instead.
 func (*ConfigEntry) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ConfigEntry) GetKey() string {
@@ -1114,7 +1118,7 @@ func (x *ConfigEntry) GetValue() string {
 // Diagnostic is sdk.Diagnostic.
 type Diagnostic struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Severity      Severity               `protobuf:"varint,1,opt,name=severity,proto3,enum=tickemu.plugin.v1.Severity" json:"severity,omitempty"`
+	Severity      Severity               `protobuf:"varint,1,opt,name=severity,proto3,enum=tickemu.plugin.v2.Severity" json:"severity,omitempty"`
 	Summary       string                 `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
 	Detail        string                 `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
 	Attribute     string                 `protobuf:"bytes,4,opt,name=attribute,proto3" json:"attribute,omitempty"`
@@ -1124,7 +1128,7 @@ type Diagnostic struct {
 
 func (x *Diagnostic) Reset() {
 	*x = Diagnostic{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1140,7 @@ func (x *Diagnostic) String() string {
 func (*Diagnostic) ProtoMessage() {}
 
 func (x *Diagnostic) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1153,7 @@ func (x *Diagnostic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostic.ProtoReflect.Descriptor instead.
 func (*Diagnostic) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Diagnostic) GetSeverity() Severity {
@@ -1192,7 +1196,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1208,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1221,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Counter) GetName() string {
@@ -1241,43 +1245,43 @@ func (x *Counter) GetValue() int64 {
 	return 0
 }
 
-var File_tickemu_plugin_v1_plugin_proto protoreflect.FileDescriptor
+var File_tickemu_plugin_v2_plugin_proto protoreflect.FileDescriptor
 
-const file_tickemu_plugin_v1_plugin_proto_rawDesc = "" +
+const file_tickemu_plugin_v2_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x1etickemu/plugin/v1/plugin.proto\x12\x11tickemu.plugin.v1\"\xc6\x02\n" +
+	"\x1etickemu/plugin/v2/plugin.proto\x12\x11tickemu.plugin.v2\"\xc6\x02\n" +
 	"\rPluginRequest\x124\n" +
-	"\x04open\x18\x01 \x01(\v2\x1e.tickemu.plugin.v1.OpenRequestH\x00R\x04open\x124\n" +
-	"\x04info\x18\x02 \x01(\v2\x1e.tickemu.plugin.v1.InfoRequestH\x00R\x04info\x12:\n" +
-	"\x06schema\x18\x03 \x01(\v2 .tickemu.plugin.v1.SchemaRequestH\x00R\x06schema\x12C\n" +
-	"\tconfigure\x18\x04 \x01(\v2#.tickemu.plugin.v1.ConfigureRequestH\x00R\tconfigure\x12@\n" +
-	"\bcounters\x18\x05 \x01(\v2\".tickemu.plugin.v1.CountersRequestH\x00R\bcountersB\x06\n" +
+	"\x04open\x18\x01 \x01(\v2\x1e.tickemu.plugin.v2.OpenRequestH\x00R\x04open\x124\n" +
+	"\x04info\x18\x02 \x01(\v2\x1e.tickemu.plugin.v2.InfoRequestH\x00R\x04info\x12:\n" +
+	"\x06schema\x18\x03 \x01(\v2 .tickemu.plugin.v2.SchemaRequestH\x00R\x06schema\x12C\n" +
+	"\tconfigure\x18\x04 \x01(\v2#.tickemu.plugin.v2.ConfigureRequestH\x00R\tconfigure\x12@\n" +
+	"\bcounters\x18\x05 \x01(\v2\".tickemu.plugin.v2.CountersRequestH\x00R\bcountersB\x06\n" +
 	"\x04call\"\xce\x02\n" +
 	"\x0ePluginResponse\x125\n" +
-	"\x04open\x18\x01 \x01(\v2\x1f.tickemu.plugin.v1.OpenResponseH\x00R\x04open\x125\n" +
-	"\x04info\x18\x02 \x01(\v2\x1f.tickemu.plugin.v1.InfoResponseH\x00R\x04info\x12;\n" +
-	"\x06schema\x18\x03 \x01(\v2!.tickemu.plugin.v1.SchemaResponseH\x00R\x06schema\x12D\n" +
-	"\tconfigure\x18\x04 \x01(\v2$.tickemu.plugin.v1.ConfigureResponseH\x00R\tconfigure\x12A\n" +
-	"\bcounters\x18\x05 \x01(\v2#.tickemu.plugin.v1.CountersResponseH\x00R\bcountersB\b\n" +
+	"\x04open\x18\x01 \x01(\v2\x1f.tickemu.plugin.v2.OpenResponseH\x00R\x04open\x125\n" +
+	"\x04info\x18\x02 \x01(\v2\x1f.tickemu.plugin.v2.InfoResponseH\x00R\x04info\x12;\n" +
+	"\x06schema\x18\x03 \x01(\v2!.tickemu.plugin.v2.SchemaResponseH\x00R\x06schema\x12D\n" +
+	"\tconfigure\x18\x04 \x01(\v2$.tickemu.plugin.v2.ConfigureResponseH\x00R\tconfigure\x12A\n" +
+	"\bcounters\x18\x05 \x01(\v2#.tickemu.plugin.v2.CountersResponseH\x00R\bcountersB\b\n" +
 	"\x06result\"!\n" +
 	"\vOpenRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\";\n" +
 	"\fOpenResponse\x12+\n" +
-	"\x04info\x18\x01 \x01(\v2\x17.tickemu.plugin.v1.InfoR\x04info\"\r\n" +
+	"\x04info\x18\x01 \x01(\v2\x17.tickemu.plugin.v2.InfoR\x04info\"\r\n" +
 	"\vInfoRequest\";\n" +
 	"\fInfoResponse\x12+\n" +
-	"\x04info\x18\x01 \x01(\v2\x17.tickemu.plugin.v1.InfoR\x04info\"\x0f\n" +
+	"\x04info\x18\x01 \x01(\v2\x17.tickemu.plugin.v2.InfoR\x04info\"\x0f\n" +
 	"\rSchemaRequest\"C\n" +
 	"\x0eSchemaResponse\x121\n" +
-	"\x06schema\x18\x01 \x01(\v2\x19.tickemu.plugin.v1.SchemaR\x06schema\"z\n" +
+	"\x06schema\x18\x01 \x01(\v2\x19.tickemu.plugin.v2.SchemaR\x06schema\"z\n" +
 	"\x10ConfigureRequest\x12.\n" +
-	"\x05setup\x18\x01 \x01(\v2\x18.tickemu.plugin.v1.SetupR\x05setup\x126\n" +
-	"\x06config\x18\x02 \x03(\v2\x1e.tickemu.plugin.v1.ConfigEntryR\x06config\"T\n" +
+	"\x05setup\x18\x01 \x01(\v2\x18.tickemu.plugin.v2.SetupR\x05setup\x126\n" +
+	"\x06config\x18\x02 \x03(\v2\x1e.tickemu.plugin.v2.ConfigEntryR\x06config\"T\n" +
 	"\x11ConfigureResponse\x12?\n" +
-	"\vdiagnostics\x18\x01 \x03(\v2\x1d.tickemu.plugin.v1.DiagnosticR\vdiagnostics\"\x11\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x1d.tickemu.plugin.v2.DiagnosticR\vdiagnostics\"\x11\n" +
 	"\x0fCountersRequest\"J\n" +
 	"\x10CountersResponse\x126\n" +
-	"\bcounters\x18\x01 \x03(\v2\x1a.tickemu.plugin.v1.CounterR\bcounters\"j\n" +
+	"\bcounters\x18\x01 \x03(\v2\x1a.tickemu.plugin.v2.CounterR\bcounters\"j\n" +
 	"\x04Info\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -1292,7 +1296,7 @@ const file_tickemu_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x03doc\x18\x06 \x01(\tR\x03doc\"F\n" +
 	"\x06Schema\x12<\n" +
 	"\n" +
-	"attributes\x18\x01 \x03(\v2\x1c.tickemu.plugin.v1.AttributeR\n" +
+	"attributes\x18\x01 \x03(\v2\x1c.tickemu.plugin.v2.AttributeR\n" +
 	"attributes\"n\n" +
 	"\x05Setup\x12\x12\n" +
 	"\x04cpus\x18\x01 \x01(\x03R\x04cpus\x12\x0e\n" +
@@ -1305,7 +1309,7 @@ const file_tickemu_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"\x95\x01\n" +
 	"\n" +
 	"Diagnostic\x127\n" +
-	"\bseverity\x18\x01 \x01(\x0e2\x1b.tickemu.plugin.v1.SeverityR\bseverity\x12\x18\n" +
+	"\bseverity\x18\x01 \x01(\x0e2\x1b.tickemu.plugin.v2.SeverityR\bseverity\x12\x18\n" +
 	"\asummary\x18\x02 \x01(\tR\asummary\x12\x16\n" +
 	"\x06detail\x18\x03 \x01(\tR\x06detail\x12\x1c\n" +
 	"\tattribute\x18\x04 \x01(\tR\tattribute\"E\n" +
@@ -1316,64 +1320,64 @@ const file_tickemu_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bSeverity\x12\x18\n" +
 	"\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSEVERITY_ERROR\x10\x01\x12\x14\n" +
-	"\x10SEVERITY_WARNING\x10\x02BMZKgithub.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1;pluginv1b\x06proto3"
+	"\x10SEVERITY_WARNING\x10\x02BMZKgithub.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2;pluginv2b\x06proto3"
 
 var (
-	file_tickemu_plugin_v1_plugin_proto_rawDescOnce sync.Once
-	file_tickemu_plugin_v1_plugin_proto_rawDescData []byte
+	file_tickemu_plugin_v2_plugin_proto_rawDescOnce sync.Once
+	file_tickemu_plugin_v2_plugin_proto_rawDescData []byte
 )
 
-func file_tickemu_plugin_v1_plugin_proto_rawDescGZIP() []byte {
-	file_tickemu_plugin_v1_plugin_proto_rawDescOnce.Do(func() {
-		file_tickemu_plugin_v1_plugin_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v1_plugin_proto_rawDesc), len(file_tickemu_plugin_v1_plugin_proto_rawDesc)))
+func file_tickemu_plugin_v2_plugin_proto_rawDescGZIP() []byte {
+	file_tickemu_plugin_v2_plugin_proto_rawDescOnce.Do(func() {
+		file_tickemu_plugin_v2_plugin_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_plugin_proto_rawDesc), len(file_tickemu_plugin_v2_plugin_proto_rawDesc)))
 	})
-	return file_tickemu_plugin_v1_plugin_proto_rawDescData
+	return file_tickemu_plugin_v2_plugin_proto_rawDescData
 }
 
-var file_tickemu_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tickemu_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
-var file_tickemu_plugin_v1_plugin_proto_goTypes = []any{
-	(Severity)(0),             // 0: tickemu.plugin.v1.Severity
-	(*PluginRequest)(nil),     // 1: tickemu.plugin.v1.PluginRequest
-	(*PluginResponse)(nil),    // 2: tickemu.plugin.v1.PluginResponse
-	(*OpenRequest)(nil),       // 3: tickemu.plugin.v1.OpenRequest
-	(*OpenResponse)(nil),      // 4: tickemu.plugin.v1.OpenResponse
-	(*InfoRequest)(nil),       // 5: tickemu.plugin.v1.InfoRequest
-	(*InfoResponse)(nil),      // 6: tickemu.plugin.v1.InfoResponse
-	(*SchemaRequest)(nil),     // 7: tickemu.plugin.v1.SchemaRequest
-	(*SchemaResponse)(nil),    // 8: tickemu.plugin.v1.SchemaResponse
-	(*ConfigureRequest)(nil),  // 9: tickemu.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil), // 10: tickemu.plugin.v1.ConfigureResponse
-	(*CountersRequest)(nil),   // 11: tickemu.plugin.v1.CountersRequest
-	(*CountersResponse)(nil),  // 12: tickemu.plugin.v1.CountersResponse
-	(*Info)(nil),              // 13: tickemu.plugin.v1.Info
-	(*Attribute)(nil),         // 14: tickemu.plugin.v1.Attribute
-	(*Schema)(nil),            // 15: tickemu.plugin.v1.Schema
-	(*Setup)(nil),             // 16: tickemu.plugin.v1.Setup
-	(*ConfigEntry)(nil),       // 17: tickemu.plugin.v1.ConfigEntry
-	(*Diagnostic)(nil),        // 18: tickemu.plugin.v1.Diagnostic
-	(*Counter)(nil),           // 19: tickemu.plugin.v1.Counter
+var file_tickemu_plugin_v2_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_tickemu_plugin_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_tickemu_plugin_v2_plugin_proto_goTypes = []any{
+	(Severity)(0),             // 0: tickemu.plugin.v2.Severity
+	(*PluginRequest)(nil),     // 1: tickemu.plugin.v2.PluginRequest
+	(*PluginResponse)(nil),    // 2: tickemu.plugin.v2.PluginResponse
+	(*OpenRequest)(nil),       // 3: tickemu.plugin.v2.OpenRequest
+	(*OpenResponse)(nil),      // 4: tickemu.plugin.v2.OpenResponse
+	(*InfoRequest)(nil),       // 5: tickemu.plugin.v2.InfoRequest
+	(*InfoResponse)(nil),      // 6: tickemu.plugin.v2.InfoResponse
+	(*SchemaRequest)(nil),     // 7: tickemu.plugin.v2.SchemaRequest
+	(*SchemaResponse)(nil),    // 8: tickemu.plugin.v2.SchemaResponse
+	(*ConfigureRequest)(nil),  // 9: tickemu.plugin.v2.ConfigureRequest
+	(*ConfigureResponse)(nil), // 10: tickemu.plugin.v2.ConfigureResponse
+	(*CountersRequest)(nil),   // 11: tickemu.plugin.v2.CountersRequest
+	(*CountersResponse)(nil),  // 12: tickemu.plugin.v2.CountersResponse
+	(*Info)(nil),              // 13: tickemu.plugin.v2.Info
+	(*Attribute)(nil),         // 14: tickemu.plugin.v2.Attribute
+	(*Schema)(nil),            // 15: tickemu.plugin.v2.Schema
+	(*Setup)(nil),             // 16: tickemu.plugin.v2.Setup
+	(*ConfigEntry)(nil),       // 17: tickemu.plugin.v2.ConfigEntry
+	(*Diagnostic)(nil),        // 18: tickemu.plugin.v2.Diagnostic
+	(*Counter)(nil),           // 19: tickemu.plugin.v2.Counter
 }
-var file_tickemu_plugin_v1_plugin_proto_depIdxs = []int32{
-	3,  // 0: tickemu.plugin.v1.PluginRequest.open:type_name -> tickemu.plugin.v1.OpenRequest
-	5,  // 1: tickemu.plugin.v1.PluginRequest.info:type_name -> tickemu.plugin.v1.InfoRequest
-	7,  // 2: tickemu.plugin.v1.PluginRequest.schema:type_name -> tickemu.plugin.v1.SchemaRequest
-	9,  // 3: tickemu.plugin.v1.PluginRequest.configure:type_name -> tickemu.plugin.v1.ConfigureRequest
-	11, // 4: tickemu.plugin.v1.PluginRequest.counters:type_name -> tickemu.plugin.v1.CountersRequest
-	4,  // 5: tickemu.plugin.v1.PluginResponse.open:type_name -> tickemu.plugin.v1.OpenResponse
-	6,  // 6: tickemu.plugin.v1.PluginResponse.info:type_name -> tickemu.plugin.v1.InfoResponse
-	8,  // 7: tickemu.plugin.v1.PluginResponse.schema:type_name -> tickemu.plugin.v1.SchemaResponse
-	10, // 8: tickemu.plugin.v1.PluginResponse.configure:type_name -> tickemu.plugin.v1.ConfigureResponse
-	12, // 9: tickemu.plugin.v1.PluginResponse.counters:type_name -> tickemu.plugin.v1.CountersResponse
-	13, // 10: tickemu.plugin.v1.OpenResponse.info:type_name -> tickemu.plugin.v1.Info
-	13, // 11: tickemu.plugin.v1.InfoResponse.info:type_name -> tickemu.plugin.v1.Info
-	15, // 12: tickemu.plugin.v1.SchemaResponse.schema:type_name -> tickemu.plugin.v1.Schema
-	16, // 13: tickemu.plugin.v1.ConfigureRequest.setup:type_name -> tickemu.plugin.v1.Setup
-	17, // 14: tickemu.plugin.v1.ConfigureRequest.config:type_name -> tickemu.plugin.v1.ConfigEntry
-	18, // 15: tickemu.plugin.v1.ConfigureResponse.diagnostics:type_name -> tickemu.plugin.v1.Diagnostic
-	19, // 16: tickemu.plugin.v1.CountersResponse.counters:type_name -> tickemu.plugin.v1.Counter
-	14, // 17: tickemu.plugin.v1.Schema.attributes:type_name -> tickemu.plugin.v1.Attribute
-	0,  // 18: tickemu.plugin.v1.Diagnostic.severity:type_name -> tickemu.plugin.v1.Severity
+var file_tickemu_plugin_v2_plugin_proto_depIdxs = []int32{
+	3,  // 0: tickemu.plugin.v2.PluginRequest.open:type_name -> tickemu.plugin.v2.OpenRequest
+	5,  // 1: tickemu.plugin.v2.PluginRequest.info:type_name -> tickemu.plugin.v2.InfoRequest
+	7,  // 2: tickemu.plugin.v2.PluginRequest.schema:type_name -> tickemu.plugin.v2.SchemaRequest
+	9,  // 3: tickemu.plugin.v2.PluginRequest.configure:type_name -> tickemu.plugin.v2.ConfigureRequest
+	11, // 4: tickemu.plugin.v2.PluginRequest.counters:type_name -> tickemu.plugin.v2.CountersRequest
+	4,  // 5: tickemu.plugin.v2.PluginResponse.open:type_name -> tickemu.plugin.v2.OpenResponse
+	6,  // 6: tickemu.plugin.v2.PluginResponse.info:type_name -> tickemu.plugin.v2.InfoResponse
+	8,  // 7: tickemu.plugin.v2.PluginResponse.schema:type_name -> tickemu.plugin.v2.SchemaResponse
+	10, // 8: tickemu.plugin.v2.PluginResponse.configure:type_name -> tickemu.plugin.v2.ConfigureResponse
+	12, // 9: tickemu.plugin.v2.PluginResponse.counters:type_name -> tickemu.plugin.v2.CountersResponse
+	13, // 10: tickemu.plugin.v2.OpenResponse.info:type_name -> tickemu.plugin.v2.Info
+	13, // 11: tickemu.plugin.v2.InfoResponse.info:type_name -> tickemu.plugin.v2.Info
+	15, // 12: tickemu.plugin.v2.SchemaResponse.schema:type_name -> tickemu.plugin.v2.Schema
+	16, // 13: tickemu.plugin.v2.ConfigureRequest.setup:type_name -> tickemu.plugin.v2.Setup
+	17, // 14: tickemu.plugin.v2.ConfigureRequest.config:type_name -> tickemu.plugin.v2.ConfigEntry
+	18, // 15: tickemu.plugin.v2.ConfigureResponse.diagnostics:type_name -> tickemu.plugin.v2.Diagnostic
+	19, // 16: tickemu.plugin.v2.CountersResponse.counters:type_name -> tickemu.plugin.v2.Counter
+	14, // 17: tickemu.plugin.v2.Schema.attributes:type_name -> tickemu.plugin.v2.Attribute
+	0,  // 18: tickemu.plugin.v2.Diagnostic.severity:type_name -> tickemu.plugin.v2.Severity
 	19, // [19:19] is the sub-list for method output_type
 	19, // [19:19] is the sub-list for method input_type
 	19, // [19:19] is the sub-list for extension type_name
@@ -1381,19 +1385,19 @@ var file_tickemu_plugin_v1_plugin_proto_depIdxs = []int32{
 	0,  // [0:19] is the sub-list for field type_name
 }
 
-func init() { file_tickemu_plugin_v1_plugin_proto_init() }
-func file_tickemu_plugin_v1_plugin_proto_init() {
-	if File_tickemu_plugin_v1_plugin_proto != nil {
+func init() { file_tickemu_plugin_v2_plugin_proto_init() }
+func file_tickemu_plugin_v2_plugin_proto_init() {
+	if File_tickemu_plugin_v2_plugin_proto != nil {
 		return
 	}
-	file_tickemu_plugin_v1_plugin_proto_msgTypes[0].OneofWrappers = []any{
+	file_tickemu_plugin_v2_plugin_proto_msgTypes[0].OneofWrappers = []any{
 		(*PluginRequest_Open)(nil),
 		(*PluginRequest_Info)(nil),
 		(*PluginRequest_Schema)(nil),
 		(*PluginRequest_Configure)(nil),
 		(*PluginRequest_Counters)(nil),
 	}
-	file_tickemu_plugin_v1_plugin_proto_msgTypes[1].OneofWrappers = []any{
+	file_tickemu_plugin_v2_plugin_proto_msgTypes[1].OneofWrappers = []any{
 		(*PluginResponse_Open)(nil),
 		(*PluginResponse_Info)(nil),
 		(*PluginResponse_Schema)(nil),
@@ -1404,18 +1408,18 @@ func file_tickemu_plugin_v1_plugin_proto_init() {
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v1_plugin_proto_rawDesc), len(file_tickemu_plugin_v1_plugin_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_plugin_proto_rawDesc), len(file_tickemu_plugin_v2_plugin_proto_rawDesc)),
 			NumEnums:      1,
 			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_tickemu_plugin_v1_plugin_proto_goTypes,
-		DependencyIndexes: file_tickemu_plugin_v1_plugin_proto_depIdxs,
-		EnumInfos:         file_tickemu_plugin_v1_plugin_proto_enumTypes,
-		MessageInfos:      file_tickemu_plugin_v1_plugin_proto_msgTypes,
+		GoTypes:           file_tickemu_plugin_v2_plugin_proto_goTypes,
+		DependencyIndexes: file_tickemu_plugin_v2_plugin_proto_depIdxs,
+		EnumInfos:         file_tickemu_plugin_v2_plugin_proto_enumTypes,
+		MessageInfos:      file_tickemu_plugin_v2_plugin_proto_msgTypes,
 	}.Build()
-	File_tickemu_plugin_v1_plugin_proto = out.File
-	file_tickemu_plugin_v1_plugin_proto_goTypes = nil
-	file_tickemu_plugin_v1_plugin_proto_depIdxs = nil
+	File_tickemu_plugin_v2_plugin_proto = out.File
+	file_tickemu_plugin_v2_plugin_proto_goTypes = nil
+	file_tickemu_plugin_v2_plugin_proto_depIdxs = nil
 }

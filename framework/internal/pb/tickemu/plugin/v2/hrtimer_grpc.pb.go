@@ -2,9 +2,9 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: tickemu/plugin/v1/hrtimer.proto
+// source: tickemu/plugin/v2/hrtimer.proto
 
-package pluginv1
+package pluginv2
 
 import (
 	context "context"
@@ -19,7 +19,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	HRTimerBaseService_HRTimerBaseSession_FullMethodName = "/tickemu.plugin.v1.HRTimerBaseService/HRTimerBaseSession"
+	HRTimerBaseService_HRTimerBaseSession_FullMethodName = "/tickemu.plugin.v2.HRTimerBaseService/HRTimerBaseSession"
 )
 
 // HRTimerBaseServiceClient is the client API for HRTimerBaseService service.
@@ -108,7 +108,7 @@ type HRTimerBaseService_HRTimerBaseSessionServer = grpc.BidiStreamingServer[HRTi
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var HRTimerBaseService_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "tickemu.plugin.v1.HRTimerBaseService",
+	ServiceName: "tickemu.plugin.v2.HRTimerBaseService",
 	HandlerType: (*HRTimerBaseServiceServer)(nil),
 	Methods:     []grpc.MethodDesc{},
 	Streams: []grpc.StreamDesc{
@@ -119,5 +119,5 @@ var HRTimerBaseService_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
-	Metadata: "tickemu/plugin/v1/hrtimer.proto",
+	Metadata: "tickemu/plugin/v2/hrtimer.proto",
 }

@@ -2,9 +2,9 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: tickemu/plugin/v1/catalog.proto
+// source: tickemu/plugin/v2/catalog.proto
 
-package pluginv1
+package pluginv2
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -30,7 +30,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_tickemu_plugin_v1_catalog_proto_msgTypes[0]
+	mi := &file_tickemu_plugin_v2_catalog_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -42,7 +42,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_catalog_proto_msgTypes[0]
+	mi := &file_tickemu_plugin_v2_catalog_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -55,7 +55,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_catalog_proto_rawDescGZIP(), []int{0}
+	return file_tickemu_plugin_v2_catalog_proto_rawDescGZIP(), []int{0}
 }
 
 // DescribeResponse lists them, ordered by kind then name.
@@ -68,7 +68,7 @@ type DescribeResponse struct {
 
 func (x *DescribeResponse) Reset() {
 	*x = DescribeResponse{}
-	mi := &file_tickemu_plugin_v1_catalog_proto_msgTypes[1]
+	mi := &file_tickemu_plugin_v2_catalog_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -80,7 +80,7 @@ func (x *DescribeResponse) String() string {
 func (*DescribeResponse) ProtoMessage() {}
 
 func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_catalog_proto_msgTypes[1]
+	mi := &file_tickemu_plugin_v2_catalog_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -93,7 +93,7 @@ func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeResponse.ProtoReflect.Descriptor instead.
 func (*DescribeResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_catalog_proto_rawDescGZIP(), []int{1}
+	return file_tickemu_plugin_v2_catalog_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *DescribeResponse) GetPlugins() []*PluginDescription {
@@ -115,7 +115,7 @@ type PluginDescription struct {
 
 func (x *PluginDescription) Reset() {
 	*x = PluginDescription{}
-	mi := &file_tickemu_plugin_v1_catalog_proto_msgTypes[2]
+	mi := &file_tickemu_plugin_v2_catalog_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -127,7 +127,7 @@ func (x *PluginDescription) String() string {
 func (*PluginDescription) ProtoMessage() {}
 
 func (x *PluginDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_catalog_proto_msgTypes[2]
+	mi := &file_tickemu_plugin_v2_catalog_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -140,7 +140,7 @@ func (x *PluginDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginDescription.ProtoReflect.Descriptor instead.
 func (*PluginDescription) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_catalog_proto_rawDescGZIP(), []int{2}
+	return file_tickemu_plugin_v2_catalog_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PluginDescription) GetInfo() *Info {
@@ -157,46 +157,46 @@ func (x *PluginDescription) GetSchema() *Schema {
 	return nil
 }
 
-var File_tickemu_plugin_v1_catalog_proto protoreflect.FileDescriptor
+var File_tickemu_plugin_v2_catalog_proto protoreflect.FileDescriptor
 
-const file_tickemu_plugin_v1_catalog_proto_rawDesc = "" +
+const file_tickemu_plugin_v2_catalog_proto_rawDesc = "" +
 	"\n" +
-	"\x1ftickemu/plugin/v1/catalog.proto\x12\x11tickemu.plugin.v1\x1a\x1etickemu/plugin/v1/plugin.proto\"\x11\n" +
+	"\x1ftickemu/plugin/v2/catalog.proto\x12\x11tickemu.plugin.v2\x1a\x1etickemu/plugin/v2/plugin.proto\"\x11\n" +
 	"\x0fDescribeRequest\"R\n" +
 	"\x10DescribeResponse\x12>\n" +
-	"\aplugins\x18\x01 \x03(\v2$.tickemu.plugin.v1.PluginDescriptionR\aplugins\"s\n" +
+	"\aplugins\x18\x01 \x03(\v2$.tickemu.plugin.v2.PluginDescriptionR\aplugins\"s\n" +
 	"\x11PluginDescription\x12+\n" +
-	"\x04info\x18\x01 \x01(\v2\x17.tickemu.plugin.v1.InfoR\x04info\x121\n" +
-	"\x06schema\x18\x02 \x01(\v2\x19.tickemu.plugin.v1.SchemaR\x06schema2e\n" +
+	"\x04info\x18\x01 \x01(\v2\x17.tickemu.plugin.v2.InfoR\x04info\x121\n" +
+	"\x06schema\x18\x02 \x01(\v2\x19.tickemu.plugin.v2.SchemaR\x06schema2e\n" +
 	"\x0eCatalogService\x12S\n" +
-	"\bDescribe\x12\".tickemu.plugin.v1.DescribeRequest\x1a#.tickemu.plugin.v1.DescribeResponseBMZKgithub.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1;pluginv1b\x06proto3"
+	"\bDescribe\x12\".tickemu.plugin.v2.DescribeRequest\x1a#.tickemu.plugin.v2.DescribeResponseBMZKgithub.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2;pluginv2b\x06proto3"
 
 var (
-	file_tickemu_plugin_v1_catalog_proto_rawDescOnce sync.Once
-	file_tickemu_plugin_v1_catalog_proto_rawDescData []byte
+	file_tickemu_plugin_v2_catalog_proto_rawDescOnce sync.Once
+	file_tickemu_plugin_v2_catalog_proto_rawDescData []byte
 )
 
-func file_tickemu_plugin_v1_catalog_proto_rawDescGZIP() []byte {
-	file_tickemu_plugin_v1_catalog_proto_rawDescOnce.Do(func() {
-		file_tickemu_plugin_v1_catalog_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v1_catalog_proto_rawDesc), len(file_tickemu_plugin_v1_catalog_proto_rawDesc)))
+func file_tickemu_plugin_v2_catalog_proto_rawDescGZIP() []byte {
+	file_tickemu_plugin_v2_catalog_proto_rawDescOnce.Do(func() {
+		file_tickemu_plugin_v2_catalog_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_catalog_proto_rawDesc), len(file_tickemu_plugin_v2_catalog_proto_rawDesc)))
 	})
-	return file_tickemu_plugin_v1_catalog_proto_rawDescData
+	return file_tickemu_plugin_v2_catalog_proto_rawDescData
 }
 
-var file_tickemu_plugin_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
-var file_tickemu_plugin_v1_catalog_proto_goTypes = []any{
-	(*DescribeRequest)(nil),   // 0: tickemu.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),  // 1: tickemu.plugin.v1.DescribeResponse
-	(*PluginDescription)(nil), // 2: tickemu.plugin.v1.PluginDescription
-	(*Info)(nil),              // 3: tickemu.plugin.v1.Info
-	(*Schema)(nil),            // 4: tickemu.plugin.v1.Schema
+var file_tickemu_plugin_v2_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_tickemu_plugin_v2_catalog_proto_goTypes = []any{
+	(*DescribeRequest)(nil),   // 0: tickemu.plugin.v2.DescribeRequest
+	(*DescribeResponse)(nil),  // 1: tickemu.plugin.v2.DescribeResponse
+	(*PluginDescription)(nil), // 2: tickemu.plugin.v2.PluginDescription
+	(*Info)(nil),              // 3: tickemu.plugin.v2.Info
+	(*Schema)(nil),            // 4: tickemu.plugin.v2.Schema
 }
-var file_tickemu_plugin_v1_catalog_proto_depIdxs = []int32{
-	2, // 0: tickemu.plugin.v1.DescribeResponse.plugins:type_name -> tickemu.plugin.v1.PluginDescription
-	3, // 1: tickemu.plugin.v1.PluginDescription.info:type_name -> tickemu.plugin.v1.Info
-	4, // 2: tickemu.plugin.v1.PluginDescription.schema:type_name -> tickemu.plugin.v1.Schema
-	0, // 3: tickemu.plugin.v1.CatalogService.Describe:input_type -> tickemu.plugin.v1.DescribeRequest
-	1, // 4: tickemu.plugin.v1.CatalogService.Describe:output_type -> tickemu.plugin.v1.DescribeResponse
+var file_tickemu_plugin_v2_catalog_proto_depIdxs = []int32{
+	2, // 0: tickemu.plugin.v2.DescribeResponse.plugins:type_name -> tickemu.plugin.v2.PluginDescription
+	3, // 1: tickemu.plugin.v2.PluginDescription.info:type_name -> tickemu.plugin.v2.Info
+	4, // 2: tickemu.plugin.v2.PluginDescription.schema:type_name -> tickemu.plugin.v2.Schema
+	0, // 3: tickemu.plugin.v2.CatalogService.Describe:input_type -> tickemu.plugin.v2.DescribeRequest
+	1, // 4: tickemu.plugin.v2.CatalogService.Describe:output_type -> tickemu.plugin.v2.DescribeResponse
 	4, // [4:5] is the sub-list for method output_type
 	3, // [3:4] is the sub-list for method input_type
 	3, // [3:3] is the sub-list for extension type_name
@@ -204,27 +204,27 @@ var file_tickemu_plugin_v1_catalog_proto_depIdxs = []int32{
 	0, // [0:3] is the sub-list for field type_name
 }
 
-func init() { file_tickemu_plugin_v1_catalog_proto_init() }
-func file_tickemu_plugin_v1_catalog_proto_init() {
-	if File_tickemu_plugin_v1_catalog_proto != nil {
+func init() { file_tickemu_plugin_v2_catalog_proto_init() }
+func file_tickemu_plugin_v2_catalog_proto_init() {
+	if File_tickemu_plugin_v2_catalog_proto != nil {
 		return
 	}
-	file_tickemu_plugin_v1_plugin_proto_init()
+	file_tickemu_plugin_v2_plugin_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v1_catalog_proto_rawDesc), len(file_tickemu_plugin_v1_catalog_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_catalog_proto_rawDesc), len(file_tickemu_plugin_v2_catalog_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_tickemu_plugin_v1_catalog_proto_goTypes,
-		DependencyIndexes: file_tickemu_plugin_v1_catalog_proto_depIdxs,
-		MessageInfos:      file_tickemu_plugin_v1_catalog_proto_msgTypes,
+		GoTypes:           file_tickemu_plugin_v2_catalog_proto_goTypes,
+		DependencyIndexes: file_tickemu_plugin_v2_catalog_proto_depIdxs,
+		MessageInfos:      file_tickemu_plugin_v2_catalog_proto_msgTypes,
 	}.Build()
-	File_tickemu_plugin_v1_catalog_proto = out.File
-	file_tickemu_plugin_v1_catalog_proto_goTypes = nil
-	file_tickemu_plugin_v1_catalog_proto_depIdxs = nil
+	File_tickemu_plugin_v2_catalog_proto = out.File
+	file_tickemu_plugin_v2_catalog_proto_goTypes = nil
+	file_tickemu_plugin_v2_catalog_proto_depIdxs = nil
 }

@@ -2,9 +2,9 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: tickemu/plugin/v1/catalog.proto
+// source: tickemu/plugin/v2/catalog.proto
 
-package pluginv1
+package pluginv2
 
 import (
 	context "context"
@@ -19,7 +19,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	CatalogService_Describe_FullMethodName = "/tickemu.plugin.v1.CatalogService/Describe"
+	CatalogService_Describe_FullMethodName = "/tickemu.plugin.v2.CatalogService/Describe"
 )
 
 // CatalogServiceClient is the client API for CatalogService service.
@@ -116,7 +116,7 @@ func _CatalogService_Describe_Handler(srv interface{}, ctx context.Context, dec 
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var CatalogService_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "tickemu.plugin.v1.CatalogService",
+	ServiceName: "tickemu.plugin.v2.CatalogService",
 	HandlerType: (*CatalogServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -125,5 +125,5 @@ var CatalogService_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
-	Metadata: "tickemu/plugin/v1/catalog.proto",
+	Metadata: "tickemu/plugin/v2/catalog.proto",
 }

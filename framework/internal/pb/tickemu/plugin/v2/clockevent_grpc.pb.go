@@ -2,9 +2,9 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: tickemu/plugin/v1/clockevent.proto
+// source: tickemu/plugin/v2/clockevent.proto
 
-package pluginv1
+package pluginv2
 
 import (
 	context "context"
@@ -19,7 +19,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ClockEventDeviceService_ClockEventDeviceSession_FullMethodName = "/tickemu.plugin.v1.ClockEventDeviceService/ClockEventDeviceSession"
+	ClockEventDeviceService_ClockEventDeviceSession_FullMethodName = "/tickemu.plugin.v2.ClockEventDeviceService/ClockEventDeviceSession"
 )
 
 // ClockEventDeviceServiceClient is the client API for ClockEventDeviceService service.
@@ -109,7 +109,7 @@ type ClockEventDeviceService_ClockEventDeviceSessionServer = grpc.BidiStreamingS
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var ClockEventDeviceService_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "tickemu.plugin.v1.ClockEventDeviceService",
+	ServiceName: "tickemu.plugin.v2.ClockEventDeviceService",
 	HandlerType: (*ClockEventDeviceServiceServer)(nil),
 	Methods:     []grpc.MethodDesc{},
 	Streams: []grpc.StreamDesc{
@@ -120,5 +120,5 @@ var ClockEventDeviceService_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
-	Metadata: "tickemu/plugin/v1/clockevent.proto",
+	Metadata: "tickemu/plugin/v2/clockevent.proto",
 }

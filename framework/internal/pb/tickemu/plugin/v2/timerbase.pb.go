@@ -2,9 +2,9 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: tickemu/plugin/v1/timerbase.proto
+// source: tickemu/plugin/v2/timerbase.proto
 
-package pluginv1
+package pluginv2
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -21,24 +21,22 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// TimerBaseSessionRequest is one sdk.TimerBase call.
+// TimerBaseSessionRequest is one message of a session: calls of the
+// plugin, in the order the kernel made them. The last is the call the host
+// waits for; the ones before it are calls whose answers the host did not need
+// at once (it computed them itself, from a DeadlineModel, and checks them when
+// they come), batched since the last message. The server makes them in order
+// and answers the message with one TimerBaseSessionResponse.
 type TimerBaseSessionRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Types that are valid to be assigned to Call:
-	//
-	//	*TimerBaseSessionRequest_Plugin
-	//	*TimerBaseSessionRequest_ModTimer
-	//	*TimerBaseSessionRequest_DelTimer
-	//	*TimerBaseSessionRequest_RunTimers
-	//	*TimerBaseSessionRequest_NextTimerInterrupt
-	Call          isTimerBaseSessionRequest_Call `protobuf_oneof:"call"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Calls         []*TimerBaseCall       `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TimerBaseSessionRequest) Reset() {
 	*x = TimerBaseSessionRequest{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[0]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -50,7 +48,7 @@ func (x *TimerBaseSessionRequest) String() string {
 func (*TimerBaseSessionRequest) ProtoMessage() {}
 
 func (x *TimerBaseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[0]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -63,114 +61,159 @@ func (x *TimerBaseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimerBaseSessionRequest.ProtoReflect.Descriptor instead.
 func (*TimerBaseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{0}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{0}
 }
 
-func (x *TimerBaseSessionRequest) GetCall() isTimerBaseSessionRequest_Call {
+func (x *TimerBaseSessionRequest) GetCalls() []*TimerBaseCall {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+// TimerBaseCall is one sdk.TimerBase call.
+type TimerBaseCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Call:
+	//
+	//	*TimerBaseCall_Plugin
+	//	*TimerBaseCall_ModTimer
+	//	*TimerBaseCall_DelTimer
+	//	*TimerBaseCall_RunTimers
+	//	*TimerBaseCall_NextTimerInterrupt
+	Call          isTimerBaseCall_Call `protobuf_oneof:"call"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TimerBaseCall) Reset() {
+	*x = TimerBaseCall{}
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TimerBaseCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TimerBaseCall) ProtoMessage() {}
+
+func (x *TimerBaseCall) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TimerBaseCall.ProtoReflect.Descriptor instead.
+func (*TimerBaseCall) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *TimerBaseCall) GetCall() isTimerBaseCall_Call {
 	if x != nil {
 		return x.Call
 	}
 	return nil
 }
 
-func (x *TimerBaseSessionRequest) GetPlugin() *PluginRequest {
+func (x *TimerBaseCall) GetPlugin() *PluginRequest {
 	if x != nil {
-		if x, ok := x.Call.(*TimerBaseSessionRequest_Plugin); ok {
+		if x, ok := x.Call.(*TimerBaseCall_Plugin); ok {
 			return x.Plugin
 		}
 	}
 	return nil
 }
 
-func (x *TimerBaseSessionRequest) GetModTimer() *ModTimerRequest {
+func (x *TimerBaseCall) GetModTimer() *ModTimerRequest {
 	if x != nil {
-		if x, ok := x.Call.(*TimerBaseSessionRequest_ModTimer); ok {
+		if x, ok := x.Call.(*TimerBaseCall_ModTimer); ok {
 			return x.ModTimer
 		}
 	}
 	return nil
 }
 
-func (x *TimerBaseSessionRequest) GetDelTimer() *DelTimerRequest {
+func (x *TimerBaseCall) GetDelTimer() *DelTimerRequest {
 	if x != nil {
-		if x, ok := x.Call.(*TimerBaseSessionRequest_DelTimer); ok {
+		if x, ok := x.Call.(*TimerBaseCall_DelTimer); ok {
 			return x.DelTimer
 		}
 	}
 	return nil
 }
 
-func (x *TimerBaseSessionRequest) GetRunTimers() *RunTimersRequest {
+func (x *TimerBaseCall) GetRunTimers() *RunTimersRequest {
 	if x != nil {
-		if x, ok := x.Call.(*TimerBaseSessionRequest_RunTimers); ok {
+		if x, ok := x.Call.(*TimerBaseCall_RunTimers); ok {
 			return x.RunTimers
 		}
 	}
 	return nil
 }
 
-func (x *TimerBaseSessionRequest) GetNextTimerInterrupt() *NextTimerInterruptRequest {
+func (x *TimerBaseCall) GetNextTimerInterrupt() *NextTimerInterruptRequest {
 	if x != nil {
-		if x, ok := x.Call.(*TimerBaseSessionRequest_NextTimerInterrupt); ok {
+		if x, ok := x.Call.(*TimerBaseCall_NextTimerInterrupt); ok {
 			return x.NextTimerInterrupt
 		}
 	}
 	return nil
 }
 
-type isTimerBaseSessionRequest_Call interface {
-	isTimerBaseSessionRequest_Call()
+type isTimerBaseCall_Call interface {
+	isTimerBaseCall_Call()
 }
 
-type TimerBaseSessionRequest_Plugin struct {
+type TimerBaseCall_Plugin struct {
 	Plugin *PluginRequest `protobuf:"bytes,1,opt,name=plugin,proto3,oneof"`
 }
 
-type TimerBaseSessionRequest_ModTimer struct {
+type TimerBaseCall_ModTimer struct {
 	ModTimer *ModTimerRequest `protobuf:"bytes,2,opt,name=mod_timer,json=modTimer,proto3,oneof"`
 }
 
-type TimerBaseSessionRequest_DelTimer struct {
+type TimerBaseCall_DelTimer struct {
 	DelTimer *DelTimerRequest `protobuf:"bytes,3,opt,name=del_timer,json=delTimer,proto3,oneof"`
 }
 
-type TimerBaseSessionRequest_RunTimers struct {
+type TimerBaseCall_RunTimers struct {
 	RunTimers *RunTimersRequest `protobuf:"bytes,4,opt,name=run_timers,json=runTimers,proto3,oneof"`
 }
 
-type TimerBaseSessionRequest_NextTimerInterrupt struct {
+type TimerBaseCall_NextTimerInterrupt struct {
 	NextTimerInterrupt *NextTimerInterruptRequest `protobuf:"bytes,5,opt,name=next_timer_interrupt,json=nextTimerInterrupt,proto3,oneof"`
 }
 
-func (*TimerBaseSessionRequest_Plugin) isTimerBaseSessionRequest_Call() {}
+func (*TimerBaseCall_Plugin) isTimerBaseCall_Call() {}
 
-func (*TimerBaseSessionRequest_ModTimer) isTimerBaseSessionRequest_Call() {}
+func (*TimerBaseCall_ModTimer) isTimerBaseCall_Call() {}
 
-func (*TimerBaseSessionRequest_DelTimer) isTimerBaseSessionRequest_Call() {}
+func (*TimerBaseCall_DelTimer) isTimerBaseCall_Call() {}
 
-func (*TimerBaseSessionRequest_RunTimers) isTimerBaseSessionRequest_Call() {}
+func (*TimerBaseCall_RunTimers) isTimerBaseCall_Call() {}
 
-func (*TimerBaseSessionRequest_NextTimerInterrupt) isTimerBaseSessionRequest_Call() {}
+func (*TimerBaseCall_NextTimerInterrupt) isTimerBaseCall_Call() {}
 
-// TimerBaseSessionResponse answers a TimerBaseSessionRequest, with the same
-// oneof case.
+// TimerBaseSessionResponse answers a TimerBaseSessionRequest: one result per
+// call, in the calls' order.
 type TimerBaseSessionResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Types that are valid to be assigned to Result:
-	//
-	//	*TimerBaseSessionResponse_Plugin
-	//	*TimerBaseSessionResponse_ModTimer
-	//	*TimerBaseSessionResponse_DelTimer
-	//	*TimerBaseSessionResponse_RunTimers
-	//	*TimerBaseSessionResponse_NextTimerInterrupt
-	Result        isTimerBaseSessionResponse_Result `protobuf_oneof:"result"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*TimerBaseResult     `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TimerBaseSessionResponse) Reset() {
 	*x = TimerBaseSessionResponse{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[1]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -182,7 +225,7 @@ func (x *TimerBaseSessionResponse) String() string {
 func (*TimerBaseSessionResponse) ProtoMessage() {}
 
 func (x *TimerBaseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[1]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -195,94 +238,146 @@ func (x *TimerBaseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimerBaseSessionResponse.ProtoReflect.Descriptor instead.
 func (*TimerBaseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{1}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *TimerBaseSessionResponse) GetResult() isTimerBaseSessionResponse_Result {
+func (x *TimerBaseSessionResponse) GetResults() []*TimerBaseResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// TimerBaseResult answers a TimerBaseCall, with the same oneof case.
+type TimerBaseResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Result:
+	//
+	//	*TimerBaseResult_Plugin
+	//	*TimerBaseResult_ModTimer
+	//	*TimerBaseResult_DelTimer
+	//	*TimerBaseResult_RunTimers
+	//	*TimerBaseResult_NextTimerInterrupt
+	Result        isTimerBaseResult_Result `protobuf_oneof:"result"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TimerBaseResult) Reset() {
+	*x = TimerBaseResult{}
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TimerBaseResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TimerBaseResult) ProtoMessage() {}
+
+func (x *TimerBaseResult) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TimerBaseResult.ProtoReflect.Descriptor instead.
+func (*TimerBaseResult) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TimerBaseResult) GetResult() isTimerBaseResult_Result {
 	if x != nil {
 		return x.Result
 	}
 	return nil
 }
 
-func (x *TimerBaseSessionResponse) GetPlugin() *PluginResponse {
+func (x *TimerBaseResult) GetPlugin() *PluginResponse {
 	if x != nil {
-		if x, ok := x.Result.(*TimerBaseSessionResponse_Plugin); ok {
+		if x, ok := x.Result.(*TimerBaseResult_Plugin); ok {
 			return x.Plugin
 		}
 	}
 	return nil
 }
 
-func (x *TimerBaseSessionResponse) GetModTimer() *ModTimerResponse {
+func (x *TimerBaseResult) GetModTimer() *ModTimerResponse {
 	if x != nil {
-		if x, ok := x.Result.(*TimerBaseSessionResponse_ModTimer); ok {
+		if x, ok := x.Result.(*TimerBaseResult_ModTimer); ok {
 			return x.ModTimer
 		}
 	}
 	return nil
 }
 
-func (x *TimerBaseSessionResponse) GetDelTimer() *DelTimerResponse {
+func (x *TimerBaseResult) GetDelTimer() *DelTimerResponse {
 	if x != nil {
-		if x, ok := x.Result.(*TimerBaseSessionResponse_DelTimer); ok {
+		if x, ok := x.Result.(*TimerBaseResult_DelTimer); ok {
 			return x.DelTimer
 		}
 	}
 	return nil
 }
 
-func (x *TimerBaseSessionResponse) GetRunTimers() *RunTimersResponse {
+func (x *TimerBaseResult) GetRunTimers() *RunTimersResponse {
 	if x != nil {
-		if x, ok := x.Result.(*TimerBaseSessionResponse_RunTimers); ok {
+		if x, ok := x.Result.(*TimerBaseResult_RunTimers); ok {
 			return x.RunTimers
 		}
 	}
 	return nil
 }
 
-func (x *TimerBaseSessionResponse) GetNextTimerInterrupt() *NextTimerInterruptResponse {
+func (x *TimerBaseResult) GetNextTimerInterrupt() *NextTimerInterruptResponse {
 	if x != nil {
-		if x, ok := x.Result.(*TimerBaseSessionResponse_NextTimerInterrupt); ok {
+		if x, ok := x.Result.(*TimerBaseResult_NextTimerInterrupt); ok {
 			return x.NextTimerInterrupt
 		}
 	}
 	return nil
 }
 
-type isTimerBaseSessionResponse_Result interface {
-	isTimerBaseSessionResponse_Result()
+type isTimerBaseResult_Result interface {
+	isTimerBaseResult_Result()
 }
 
-type TimerBaseSessionResponse_Plugin struct {
+type TimerBaseResult_Plugin struct {
 	Plugin *PluginResponse `protobuf:"bytes,1,opt,name=plugin,proto3,oneof"`
 }
 
-type TimerBaseSessionResponse_ModTimer struct {
+type TimerBaseResult_ModTimer struct {
 	ModTimer *ModTimerResponse `protobuf:"bytes,2,opt,name=mod_timer,json=modTimer,proto3,oneof"`
 }
 
-type TimerBaseSessionResponse_DelTimer struct {
+type TimerBaseResult_DelTimer struct {
 	DelTimer *DelTimerResponse `protobuf:"bytes,3,opt,name=del_timer,json=delTimer,proto3,oneof"`
 }
 
-type TimerBaseSessionResponse_RunTimers struct {
+type TimerBaseResult_RunTimers struct {
 	RunTimers *RunTimersResponse `protobuf:"bytes,4,opt,name=run_timers,json=runTimers,proto3,oneof"`
 }
 
-type TimerBaseSessionResponse_NextTimerInterrupt struct {
+type TimerBaseResult_NextTimerInterrupt struct {
 	NextTimerInterrupt *NextTimerInterruptResponse `protobuf:"bytes,5,opt,name=next_timer_interrupt,json=nextTimerInterrupt,proto3,oneof"`
 }
 
-func (*TimerBaseSessionResponse_Plugin) isTimerBaseSessionResponse_Result() {}
+func (*TimerBaseResult_Plugin) isTimerBaseResult_Result() {}
 
-func (*TimerBaseSessionResponse_ModTimer) isTimerBaseSessionResponse_Result() {}
+func (*TimerBaseResult_ModTimer) isTimerBaseResult_Result() {}
 
-func (*TimerBaseSessionResponse_DelTimer) isTimerBaseSessionResponse_Result() {}
+func (*TimerBaseResult_DelTimer) isTimerBaseResult_Result() {}
 
-func (*TimerBaseSessionResponse_RunTimers) isTimerBaseSessionResponse_Result() {}
+func (*TimerBaseResult_RunTimers) isTimerBaseResult_Result() {}
 
-func (*TimerBaseSessionResponse_NextTimerInterrupt) isTimerBaseSessionResponse_Result() {}
+func (*TimerBaseResult_NextTimerInterrupt) isTimerBaseResult_Result() {}
 
 // WheelTimer is sdk.WheelTimer.
 type WheelTimer struct {
@@ -298,7 +393,7 @@ type WheelTimer struct {
 
 func (x *WheelTimer) Reset() {
 	*x = WheelTimer{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[2]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -310,7 +405,7 @@ func (x *WheelTimer) String() string {
 func (*WheelTimer) ProtoMessage() {}
 
 func (x *WheelTimer) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[2]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -323,7 +418,7 @@ func (x *WheelTimer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WheelTimer.ProtoReflect.Descriptor instead.
 func (*WheelTimer) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{2}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *WheelTimer) GetId() uint64 {
@@ -373,7 +468,7 @@ type WheelState struct {
 
 func (x *WheelState) Reset() {
 	*x = WheelState{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[3]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -385,7 +480,7 @@ func (x *WheelState) String() string {
 func (*WheelState) ProtoMessage() {}
 
 func (x *WheelState) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[3]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -398,7 +493,7 @@ func (x *WheelState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WheelState.ProtoReflect.Descriptor instead.
 func (*WheelState) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{3}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *WheelState) GetRaiseAt() uint64 {
@@ -436,7 +531,7 @@ type WheelOpResult struct {
 
 func (x *WheelOpResult) Reset() {
 	*x = WheelOpResult{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[4]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -448,7 +543,7 @@ func (x *WheelOpResult) String() string {
 func (*WheelOpResult) ProtoMessage() {}
 
 func (x *WheelOpResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[4]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -461,7 +556,7 @@ func (x *WheelOpResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WheelOpResult.ProtoReflect.Descriptor instead.
 func (*WheelOpResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{4}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WheelOpResult) GetCost() int64 {
@@ -513,7 +608,7 @@ type WheelExpiry struct {
 
 func (x *WheelExpiry) Reset() {
 	*x = WheelExpiry{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[5]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -525,7 +620,7 @@ func (x *WheelExpiry) String() string {
 func (*WheelExpiry) ProtoMessage() {}
 
 func (x *WheelExpiry) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[5]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -538,7 +633,7 @@ func (x *WheelExpiry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WheelExpiry.ProtoReflect.Descriptor instead.
 func (*WheelExpiry) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{5}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *WheelExpiry) GetId() uint64 {
@@ -591,7 +686,7 @@ type RunTimersResult struct {
 
 func (x *RunTimersResult) Reset() {
 	*x = RunTimersResult{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -603,7 +698,7 @@ func (x *RunTimersResult) String() string {
 func (*RunTimersResult) ProtoMessage() {}
 
 func (x *RunTimersResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -616,7 +711,7 @@ func (x *RunTimersResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTimersResult.ProtoReflect.Descriptor instead.
 func (*RunTimersResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{6}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RunTimersResult) GetExpired() []*WheelExpiry {
@@ -673,7 +768,7 @@ type NextTimerResult struct {
 
 func (x *NextTimerResult) Reset() {
 	*x = NextTimerResult{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +780,7 @@ func (x *NextTimerResult) String() string {
 func (*NextTimerResult) ProtoMessage() {}
 
 func (x *NextTimerResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +793,7 @@ func (x *NextTimerResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextTimerResult.ProtoReflect.Descriptor instead.
 func (*NextTimerResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{7}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *NextTimerResult) GetNext() uint64 {
@@ -734,7 +829,7 @@ type ModTimerRequest struct {
 
 func (x *ModTimerRequest) Reset() {
 	*x = ModTimerRequest{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -746,7 +841,7 @@ func (x *ModTimerRequest) String() string {
 func (*ModTimerRequest) ProtoMessage() {}
 
 func (x *ModTimerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -759,7 +854,7 @@ func (x *ModTimerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModTimerRequest.ProtoReflect.Descriptor instead.
 func (*ModTimerRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{8}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ModTimerRequest) GetCpu() int64 {
@@ -793,7 +888,7 @@ type ModTimerResponse struct {
 
 func (x *ModTimerResponse) Reset() {
 	*x = ModTimerResponse{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -805,7 +900,7 @@ func (x *ModTimerResponse) String() string {
 func (*ModTimerResponse) ProtoMessage() {}
 
 func (x *ModTimerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -818,7 +913,7 @@ func (x *ModTimerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModTimerResponse.ProtoReflect.Descriptor instead.
 func (*ModTimerResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{9}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ModTimerResponse) GetResult() *WheelOpResult {
@@ -840,7 +935,7 @@ type DelTimerRequest struct {
 
 func (x *DelTimerRequest) Reset() {
 	*x = DelTimerRequest{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -852,7 +947,7 @@ func (x *DelTimerRequest) String() string {
 func (*DelTimerRequest) ProtoMessage() {}
 
 func (x *DelTimerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -865,7 +960,7 @@ func (x *DelTimerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DelTimerRequest.ProtoReflect.Descriptor instead.
 func (*DelTimerRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{10}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DelTimerRequest) GetCpu() int64 {
@@ -899,7 +994,7 @@ type DelTimerResponse struct {
 
 func (x *DelTimerResponse) Reset() {
 	*x = DelTimerResponse{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -911,7 +1006,7 @@ func (x *DelTimerResponse) String() string {
 func (*DelTimerResponse) ProtoMessage() {}
 
 func (x *DelTimerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -924,7 +1019,7 @@ func (x *DelTimerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DelTimerResponse.ProtoReflect.Descriptor instead.
 func (*DelTimerResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{11}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DelTimerResponse) GetResult() *WheelOpResult {
@@ -945,7 +1040,7 @@ type RunTimersRequest struct {
 
 func (x *RunTimersRequest) Reset() {
 	*x = RunTimersRequest{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1052,7 @@ func (x *RunTimersRequest) String() string {
 func (*RunTimersRequest) ProtoMessage() {}
 
 func (x *RunTimersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1065,7 @@ func (x *RunTimersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTimersRequest.ProtoReflect.Descriptor instead.
 func (*RunTimersRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{12}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RunTimersRequest) GetCpu() int64 {
@@ -997,7 +1092,7 @@ type RunTimersResponse struct {
 
 func (x *RunTimersResponse) Reset() {
 	*x = RunTimersResponse{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1009,7 +1104,7 @@ func (x *RunTimersResponse) String() string {
 func (*RunTimersResponse) ProtoMessage() {}
 
 func (x *RunTimersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1022,7 +1117,7 @@ func (x *RunTimersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTimersResponse.ProtoReflect.Descriptor instead.
 func (*RunTimersResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{13}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunTimersResponse) GetResult() *RunTimersResult {
@@ -1044,7 +1139,7 @@ type NextTimerInterruptRequest struct {
 
 func (x *NextTimerInterruptRequest) Reset() {
 	*x = NextTimerInterruptRequest{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1056,7 +1151,7 @@ func (x *NextTimerInterruptRequest) String() string {
 func (*NextTimerInterruptRequest) ProtoMessage() {}
 
 func (x *NextTimerInterruptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1069,7 +1164,7 @@ func (x *NextTimerInterruptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextTimerInterruptRequest.ProtoReflect.Descriptor instead.
 func (*NextTimerInterruptRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{14}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NextTimerInterruptRequest) GetCpu() int64 {
@@ -1096,7 +1191,7 @@ type NextTimerInterruptResponse struct {
 
 func (x *NextTimerInterruptResponse) Reset() {
 	*x = NextTimerInterruptResponse{}
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1203,7 @@ func (x *NextTimerInterruptResponse) String() string {
 func (*NextTimerInterruptResponse) ProtoMessage() {}
 
 func (x *NextTimerInterruptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_timerbase_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1216,7 @@ func (x *NextTimerInterruptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextTimerInterruptResponse.ProtoReflect.Descriptor instead.
 func (*NextTimerInterruptResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP(), []int{15}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NextTimerInterruptResponse) GetResult() *NextTimerResult {
@@ -1131,26 +1226,30 @@ func (x *NextTimerInterruptResponse) GetResult() *NextTimerResult {
 	return nil
 }
 
-var File_tickemu_plugin_v1_timerbase_proto protoreflect.FileDescriptor
+var File_tickemu_plugin_v2_timerbase_proto protoreflect.FileDescriptor
 
-const file_tickemu_plugin_v1_timerbase_proto_rawDesc = "" +
+const file_tickemu_plugin_v2_timerbase_proto_rawDesc = "" +
 	"\n" +
-	"!tickemu/plugin/v1/timerbase.proto\x12\x11tickemu.plugin.v1\x1a\x1etickemu/plugin/v1/plugin.proto\"\x8b\x03\n" +
-	"\x17TimerBaseSessionRequest\x12:\n" +
-	"\x06plugin\x18\x01 \x01(\v2 .tickemu.plugin.v1.PluginRequestH\x00R\x06plugin\x12A\n" +
-	"\tmod_timer\x18\x02 \x01(\v2\".tickemu.plugin.v1.ModTimerRequestH\x00R\bmodTimer\x12A\n" +
-	"\tdel_timer\x18\x03 \x01(\v2\".tickemu.plugin.v1.DelTimerRequestH\x00R\bdelTimer\x12D\n" +
+	"!tickemu/plugin/v2/timerbase.proto\x12\x11tickemu.plugin.v2\x1a\x1etickemu/plugin/v2/plugin.proto\"Q\n" +
+	"\x17TimerBaseSessionRequest\x126\n" +
+	"\x05calls\x18\x01 \x03(\v2 .tickemu.plugin.v2.TimerBaseCallR\x05calls\"\x81\x03\n" +
+	"\rTimerBaseCall\x12:\n" +
+	"\x06plugin\x18\x01 \x01(\v2 .tickemu.plugin.v2.PluginRequestH\x00R\x06plugin\x12A\n" +
+	"\tmod_timer\x18\x02 \x01(\v2\".tickemu.plugin.v2.ModTimerRequestH\x00R\bmodTimer\x12A\n" +
+	"\tdel_timer\x18\x03 \x01(\v2\".tickemu.plugin.v2.DelTimerRequestH\x00R\bdelTimer\x12D\n" +
 	"\n" +
-	"run_timers\x18\x04 \x01(\v2#.tickemu.plugin.v1.RunTimersRequestH\x00R\trunTimers\x12`\n" +
-	"\x14next_timer_interrupt\x18\x05 \x01(\v2,.tickemu.plugin.v1.NextTimerInterruptRequestH\x00R\x12nextTimerInterruptB\x06\n" +
-	"\x04call\"\x93\x03\n" +
-	"\x18TimerBaseSessionResponse\x12;\n" +
-	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v1.PluginResponseH\x00R\x06plugin\x12B\n" +
-	"\tmod_timer\x18\x02 \x01(\v2#.tickemu.plugin.v1.ModTimerResponseH\x00R\bmodTimer\x12B\n" +
-	"\tdel_timer\x18\x03 \x01(\v2#.tickemu.plugin.v1.DelTimerResponseH\x00R\bdelTimer\x12E\n" +
+	"run_timers\x18\x04 \x01(\v2#.tickemu.plugin.v2.RunTimersRequestH\x00R\trunTimers\x12`\n" +
+	"\x14next_timer_interrupt\x18\x05 \x01(\v2,.tickemu.plugin.v2.NextTimerInterruptRequestH\x00R\x12nextTimerInterruptB\x06\n" +
+	"\x04call\"X\n" +
+	"\x18TimerBaseSessionResponse\x12<\n" +
+	"\aresults\x18\x01 \x03(\v2\".tickemu.plugin.v2.TimerBaseResultR\aresults\"\x8a\x03\n" +
+	"\x0fTimerBaseResult\x12;\n" +
+	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v2.PluginResponseH\x00R\x06plugin\x12B\n" +
+	"\tmod_timer\x18\x02 \x01(\v2#.tickemu.plugin.v2.ModTimerResponseH\x00R\bmodTimer\x12B\n" +
+	"\tdel_timer\x18\x03 \x01(\v2#.tickemu.plugin.v2.DelTimerResponseH\x00R\bdelTimer\x12E\n" +
 	"\n" +
-	"run_timers\x18\x04 \x01(\v2$.tickemu.plugin.v1.RunTimersResponseH\x00R\trunTimers\x12a\n" +
-	"\x14next_timer_interrupt\x18\x05 \x01(\v2-.tickemu.plugin.v1.NextTimerInterruptResponseH\x00R\x12nextTimerInterruptB\b\n" +
+	"run_timers\x18\x04 \x01(\v2$.tickemu.plugin.v2.RunTimersResponseH\x00R\trunTimers\x12a\n" +
+	"\x14next_timer_interrupt\x18\x05 \x01(\v2-.tickemu.plugin.v2.NextTimerInterruptResponseH\x00R\x12nextTimerInterruptB\b\n" +
 	"\x06result\"\x89\x01\n" +
 	"\n" +
 	"WheelTimer\x12\x0e\n" +
@@ -1169,7 +1268,7 @@ const file_tickemu_plugin_v1_timerbase_proto_rawDesc = "" +
 	"\x04cost\x18\x01 \x01(\x03R\x04cost\x12\x1f\n" +
 	"\vwas_pending\x18\x02 \x01(\bR\n" +
 	"wasPending\x123\n" +
-	"\x05state\x18\x03 \x01(\v2\x1d.tickemu.plugin.v1.WheelStateR\x05state\x12#\n" +
+	"\x05state\x18\x03 \x01(\v2\x1d.tickemu.plugin.v2.WheelStateR\x05state\x12#\n" +
 	"\rbucket_expiry\x18\x04 \x01(\x04R\fbucketExpiry\x12\x14\n" +
 	"\x05index\x18\x05 \x01(\x03R\x05index\"\x86\x01\n" +
 	"\vWheelExpiry\x12\x0e\n" +
@@ -1180,140 +1279,144 @@ const file_tickemu_plugin_v1_timerbase_proto_rawDesc = "" +
 	"\vnew_expires\x18\x05 \x01(\x04R\n" +
 	"newExpires\"\xe2\x01\n" +
 	"\x0fRunTimersResult\x128\n" +
-	"\aexpired\x18\x01 \x03(\v2\x1e.tickemu.plugin.v1.WheelExpiryR\aexpired\x12\x12\n" +
+	"\aexpired\x18\x01 \x03(\v2\x1e.tickemu.plugin.v2.WheelExpiryR\aexpired\x12\x12\n" +
 	"\x04cost\x18\x02 \x01(\x03R\x04cost\x12\x10\n" +
 	"\x03gap\x18\x03 \x01(\x04R\x03gap\x12\x1e\n" +
 	"\n" +
 	"iterations\x18\x04 \x01(\x04R\n" +
 	"iterations\x12\x1a\n" +
 	"\bcascades\x18\x05 \x01(\x04R\bcascades\x123\n" +
-	"\x05state\x18\x06 \x01(\v2\x1d.tickemu.plugin.v1.WheelStateR\x05state\"n\n" +
+	"\x05state\x18\x06 \x01(\v2\x1d.tickemu.plugin.v2.WheelStateR\x05state\"n\n" +
 	"\x0fNextTimerResult\x12\x12\n" +
 	"\x04next\x18\x01 \x01(\x04R\x04next\x12\x12\n" +
 	"\x04cost\x18\x02 \x01(\x03R\x04cost\x123\n" +
-	"\x05state\x18\x03 \x01(\v2\x1d.tickemu.plugin.v1.WheelStateR\x05state\"r\n" +
+	"\x05state\x18\x03 \x01(\v2\x1d.tickemu.plugin.v2.WheelStateR\x05state\"r\n" +
 	"\x0fModTimerRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x18\n" +
 	"\ajiffies\x18\x02 \x01(\x04R\ajiffies\x123\n" +
-	"\x05timer\x18\x03 \x01(\v2\x1d.tickemu.plugin.v1.WheelTimerR\x05timer\"L\n" +
+	"\x05timer\x18\x03 \x01(\v2\x1d.tickemu.plugin.v2.WheelTimerR\x05timer\"L\n" +
 	"\x10ModTimerResponse\x128\n" +
-	"\x06result\x18\x01 \x01(\v2 .tickemu.plugin.v1.WheelOpResultR\x06result\"M\n" +
+	"\x06result\x18\x01 \x01(\v2 .tickemu.plugin.v2.WheelOpResultR\x06result\"M\n" +
 	"\x0fDelTimerRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x18\n" +
 	"\ajiffies\x18\x02 \x01(\x04R\ajiffies\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\x04R\x02id\"L\n" +
 	"\x10DelTimerResponse\x128\n" +
-	"\x06result\x18\x01 \x01(\v2 .tickemu.plugin.v1.WheelOpResultR\x06result\">\n" +
+	"\x06result\x18\x01 \x01(\v2 .tickemu.plugin.v2.WheelOpResultR\x06result\">\n" +
 	"\x10RunTimersRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x18\n" +
 	"\ajiffies\x18\x02 \x01(\x04R\ajiffies\"O\n" +
 	"\x11RunTimersResponse\x12:\n" +
-	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v1.RunTimersResultR\x06result\"G\n" +
+	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v2.RunTimersResultR\x06result\"G\n" +
 	"\x19NextTimerInterruptRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x18\n" +
 	"\ajiffies\x18\x02 \x01(\x04R\ajiffies\"X\n" +
 	"\x1aNextTimerInterruptResponse\x12:\n" +
-	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v1.NextTimerResultR\x06result2\x83\x01\n" +
+	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v2.NextTimerResultR\x06result2\x83\x01\n" +
 	"\x10TimerBaseService\x12o\n" +
-	"\x10TimerBaseSession\x12*.tickemu.plugin.v1.TimerBaseSessionRequest\x1a+.tickemu.plugin.v1.TimerBaseSessionResponse(\x010\x01BMZKgithub.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1;pluginv1b\x06proto3"
+	"\x10TimerBaseSession\x12*.tickemu.plugin.v2.TimerBaseSessionRequest\x1a+.tickemu.plugin.v2.TimerBaseSessionResponse(\x010\x01BMZKgithub.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2;pluginv2b\x06proto3"
 
 var (
-	file_tickemu_plugin_v1_timerbase_proto_rawDescOnce sync.Once
-	file_tickemu_plugin_v1_timerbase_proto_rawDescData []byte
+	file_tickemu_plugin_v2_timerbase_proto_rawDescOnce sync.Once
+	file_tickemu_plugin_v2_timerbase_proto_rawDescData []byte
 )
 
-func file_tickemu_plugin_v1_timerbase_proto_rawDescGZIP() []byte {
-	file_tickemu_plugin_v1_timerbase_proto_rawDescOnce.Do(func() {
-		file_tickemu_plugin_v1_timerbase_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v1_timerbase_proto_rawDesc), len(file_tickemu_plugin_v1_timerbase_proto_rawDesc)))
+func file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP() []byte {
+	file_tickemu_plugin_v2_timerbase_proto_rawDescOnce.Do(func() {
+		file_tickemu_plugin_v2_timerbase_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_timerbase_proto_rawDesc), len(file_tickemu_plugin_v2_timerbase_proto_rawDesc)))
 	})
-	return file_tickemu_plugin_v1_timerbase_proto_rawDescData
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescData
 }
 
-var file_tickemu_plugin_v1_timerbase_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
-var file_tickemu_plugin_v1_timerbase_proto_goTypes = []any{
-	(*TimerBaseSessionRequest)(nil),    // 0: tickemu.plugin.v1.TimerBaseSessionRequest
-	(*TimerBaseSessionResponse)(nil),   // 1: tickemu.plugin.v1.TimerBaseSessionResponse
-	(*WheelTimer)(nil),                 // 2: tickemu.plugin.v1.WheelTimer
-	(*WheelState)(nil),                 // 3: tickemu.plugin.v1.WheelState
-	(*WheelOpResult)(nil),              // 4: tickemu.plugin.v1.WheelOpResult
-	(*WheelExpiry)(nil),                // 5: tickemu.plugin.v1.WheelExpiry
-	(*RunTimersResult)(nil),            // 6: tickemu.plugin.v1.RunTimersResult
-	(*NextTimerResult)(nil),            // 7: tickemu.plugin.v1.NextTimerResult
-	(*ModTimerRequest)(nil),            // 8: tickemu.plugin.v1.ModTimerRequest
-	(*ModTimerResponse)(nil),           // 9: tickemu.plugin.v1.ModTimerResponse
-	(*DelTimerRequest)(nil),            // 10: tickemu.plugin.v1.DelTimerRequest
-	(*DelTimerResponse)(nil),           // 11: tickemu.plugin.v1.DelTimerResponse
-	(*RunTimersRequest)(nil),           // 12: tickemu.plugin.v1.RunTimersRequest
-	(*RunTimersResponse)(nil),          // 13: tickemu.plugin.v1.RunTimersResponse
-	(*NextTimerInterruptRequest)(nil),  // 14: tickemu.plugin.v1.NextTimerInterruptRequest
-	(*NextTimerInterruptResponse)(nil), // 15: tickemu.plugin.v1.NextTimerInterruptResponse
-	(*PluginRequest)(nil),              // 16: tickemu.plugin.v1.PluginRequest
-	(*PluginResponse)(nil),             // 17: tickemu.plugin.v1.PluginResponse
+var file_tickemu_plugin_v2_timerbase_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_tickemu_plugin_v2_timerbase_proto_goTypes = []any{
+	(*TimerBaseSessionRequest)(nil),    // 0: tickemu.plugin.v2.TimerBaseSessionRequest
+	(*TimerBaseCall)(nil),              // 1: tickemu.plugin.v2.TimerBaseCall
+	(*TimerBaseSessionResponse)(nil),   // 2: tickemu.plugin.v2.TimerBaseSessionResponse
+	(*TimerBaseResult)(nil),            // 3: tickemu.plugin.v2.TimerBaseResult
+	(*WheelTimer)(nil),                 // 4: tickemu.plugin.v2.WheelTimer
+	(*WheelState)(nil),                 // 5: tickemu.plugin.v2.WheelState
+	(*WheelOpResult)(nil),              // 6: tickemu.plugin.v2.WheelOpResult
+	(*WheelExpiry)(nil),                // 7: tickemu.plugin.v2.WheelExpiry
+	(*RunTimersResult)(nil),            // 8: tickemu.plugin.v2.RunTimersResult
+	(*NextTimerResult)(nil),            // 9: tickemu.plugin.v2.NextTimerResult
+	(*ModTimerRequest)(nil),            // 10: tickemu.plugin.v2.ModTimerRequest
+	(*ModTimerResponse)(nil),           // 11: tickemu.plugin.v2.ModTimerResponse
+	(*DelTimerRequest)(nil),            // 12: tickemu.plugin.v2.DelTimerRequest
+	(*DelTimerResponse)(nil),           // 13: tickemu.plugin.v2.DelTimerResponse
+	(*RunTimersRequest)(nil),           // 14: tickemu.plugin.v2.RunTimersRequest
+	(*RunTimersResponse)(nil),          // 15: tickemu.plugin.v2.RunTimersResponse
+	(*NextTimerInterruptRequest)(nil),  // 16: tickemu.plugin.v2.NextTimerInterruptRequest
+	(*NextTimerInterruptResponse)(nil), // 17: tickemu.plugin.v2.NextTimerInterruptResponse
+	(*PluginRequest)(nil),              // 18: tickemu.plugin.v2.PluginRequest
+	(*PluginResponse)(nil),             // 19: tickemu.plugin.v2.PluginResponse
 }
-var file_tickemu_plugin_v1_timerbase_proto_depIdxs = []int32{
-	16, // 0: tickemu.plugin.v1.TimerBaseSessionRequest.plugin:type_name -> tickemu.plugin.v1.PluginRequest
-	8,  // 1: tickemu.plugin.v1.TimerBaseSessionRequest.mod_timer:type_name -> tickemu.plugin.v1.ModTimerRequest
-	10, // 2: tickemu.plugin.v1.TimerBaseSessionRequest.del_timer:type_name -> tickemu.plugin.v1.DelTimerRequest
-	12, // 3: tickemu.plugin.v1.TimerBaseSessionRequest.run_timers:type_name -> tickemu.plugin.v1.RunTimersRequest
-	14, // 4: tickemu.plugin.v1.TimerBaseSessionRequest.next_timer_interrupt:type_name -> tickemu.plugin.v1.NextTimerInterruptRequest
-	17, // 5: tickemu.plugin.v1.TimerBaseSessionResponse.plugin:type_name -> tickemu.plugin.v1.PluginResponse
-	9,  // 6: tickemu.plugin.v1.TimerBaseSessionResponse.mod_timer:type_name -> tickemu.plugin.v1.ModTimerResponse
-	11, // 7: tickemu.plugin.v1.TimerBaseSessionResponse.del_timer:type_name -> tickemu.plugin.v1.DelTimerResponse
-	13, // 8: tickemu.plugin.v1.TimerBaseSessionResponse.run_timers:type_name -> tickemu.plugin.v1.RunTimersResponse
-	15, // 9: tickemu.plugin.v1.TimerBaseSessionResponse.next_timer_interrupt:type_name -> tickemu.plugin.v1.NextTimerInterruptResponse
-	3,  // 10: tickemu.plugin.v1.WheelOpResult.state:type_name -> tickemu.plugin.v1.WheelState
-	5,  // 11: tickemu.plugin.v1.RunTimersResult.expired:type_name -> tickemu.plugin.v1.WheelExpiry
-	3,  // 12: tickemu.plugin.v1.RunTimersResult.state:type_name -> tickemu.plugin.v1.WheelState
-	3,  // 13: tickemu.plugin.v1.NextTimerResult.state:type_name -> tickemu.plugin.v1.WheelState
-	2,  // 14: tickemu.plugin.v1.ModTimerRequest.timer:type_name -> tickemu.plugin.v1.WheelTimer
-	4,  // 15: tickemu.plugin.v1.ModTimerResponse.result:type_name -> tickemu.plugin.v1.WheelOpResult
-	4,  // 16: tickemu.plugin.v1.DelTimerResponse.result:type_name -> tickemu.plugin.v1.WheelOpResult
-	6,  // 17: tickemu.plugin.v1.RunTimersResponse.result:type_name -> tickemu.plugin.v1.RunTimersResult
-	7,  // 18: tickemu.plugin.v1.NextTimerInterruptResponse.result:type_name -> tickemu.plugin.v1.NextTimerResult
-	0,  // 19: tickemu.plugin.v1.TimerBaseService.TimerBaseSession:input_type -> tickemu.plugin.v1.TimerBaseSessionRequest
-	1,  // 20: tickemu.plugin.v1.TimerBaseService.TimerBaseSession:output_type -> tickemu.plugin.v1.TimerBaseSessionResponse
-	20, // [20:21] is the sub-list for method output_type
-	19, // [19:20] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+var file_tickemu_plugin_v2_timerbase_proto_depIdxs = []int32{
+	1,  // 0: tickemu.plugin.v2.TimerBaseSessionRequest.calls:type_name -> tickemu.plugin.v2.TimerBaseCall
+	18, // 1: tickemu.plugin.v2.TimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	10, // 2: tickemu.plugin.v2.TimerBaseCall.mod_timer:type_name -> tickemu.plugin.v2.ModTimerRequest
+	12, // 3: tickemu.plugin.v2.TimerBaseCall.del_timer:type_name -> tickemu.plugin.v2.DelTimerRequest
+	14, // 4: tickemu.plugin.v2.TimerBaseCall.run_timers:type_name -> tickemu.plugin.v2.RunTimersRequest
+	16, // 5: tickemu.plugin.v2.TimerBaseCall.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptRequest
+	3,  // 6: tickemu.plugin.v2.TimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.TimerBaseResult
+	19, // 7: tickemu.plugin.v2.TimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	11, // 8: tickemu.plugin.v2.TimerBaseResult.mod_timer:type_name -> tickemu.plugin.v2.ModTimerResponse
+	13, // 9: tickemu.plugin.v2.TimerBaseResult.del_timer:type_name -> tickemu.plugin.v2.DelTimerResponse
+	15, // 10: tickemu.plugin.v2.TimerBaseResult.run_timers:type_name -> tickemu.plugin.v2.RunTimersResponse
+	17, // 11: tickemu.plugin.v2.TimerBaseResult.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptResponse
+	5,  // 12: tickemu.plugin.v2.WheelOpResult.state:type_name -> tickemu.plugin.v2.WheelState
+	7,  // 13: tickemu.plugin.v2.RunTimersResult.expired:type_name -> tickemu.plugin.v2.WheelExpiry
+	5,  // 14: tickemu.plugin.v2.RunTimersResult.state:type_name -> tickemu.plugin.v2.WheelState
+	5,  // 15: tickemu.plugin.v2.NextTimerResult.state:type_name -> tickemu.plugin.v2.WheelState
+	4,  // 16: tickemu.plugin.v2.ModTimerRequest.timer:type_name -> tickemu.plugin.v2.WheelTimer
+	6,  // 17: tickemu.plugin.v2.ModTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
+	6,  // 18: tickemu.plugin.v2.DelTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
+	8,  // 19: tickemu.plugin.v2.RunTimersResponse.result:type_name -> tickemu.plugin.v2.RunTimersResult
+	9,  // 20: tickemu.plugin.v2.NextTimerInterruptResponse.result:type_name -> tickemu.plugin.v2.NextTimerResult
+	0,  // 21: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:input_type -> tickemu.plugin.v2.TimerBaseSessionRequest
+	2,  // 22: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:output_type -> tickemu.plugin.v2.TimerBaseSessionResponse
+	22, // [22:23] is the sub-list for method output_type
+	21, // [21:22] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
-func init() { file_tickemu_plugin_v1_timerbase_proto_init() }
-func file_tickemu_plugin_v1_timerbase_proto_init() {
-	if File_tickemu_plugin_v1_timerbase_proto != nil {
+func init() { file_tickemu_plugin_v2_timerbase_proto_init() }
+func file_tickemu_plugin_v2_timerbase_proto_init() {
+	if File_tickemu_plugin_v2_timerbase_proto != nil {
 		return
 	}
-	file_tickemu_plugin_v1_plugin_proto_init()
-	file_tickemu_plugin_v1_timerbase_proto_msgTypes[0].OneofWrappers = []any{
-		(*TimerBaseSessionRequest_Plugin)(nil),
-		(*TimerBaseSessionRequest_ModTimer)(nil),
-		(*TimerBaseSessionRequest_DelTimer)(nil),
-		(*TimerBaseSessionRequest_RunTimers)(nil),
-		(*TimerBaseSessionRequest_NextTimerInterrupt)(nil),
+	file_tickemu_plugin_v2_plugin_proto_init()
+	file_tickemu_plugin_v2_timerbase_proto_msgTypes[1].OneofWrappers = []any{
+		(*TimerBaseCall_Plugin)(nil),
+		(*TimerBaseCall_ModTimer)(nil),
+		(*TimerBaseCall_DelTimer)(nil),
+		(*TimerBaseCall_RunTimers)(nil),
+		(*TimerBaseCall_NextTimerInterrupt)(nil),
 	}
-	file_tickemu_plugin_v1_timerbase_proto_msgTypes[1].OneofWrappers = []any{
-		(*TimerBaseSessionResponse_Plugin)(nil),
-		(*TimerBaseSessionResponse_ModTimer)(nil),
-		(*TimerBaseSessionResponse_DelTimer)(nil),
-		(*TimerBaseSessionResponse_RunTimers)(nil),
-		(*TimerBaseSessionResponse_NextTimerInterrupt)(nil),
+	file_tickemu_plugin_v2_timerbase_proto_msgTypes[3].OneofWrappers = []any{
+		(*TimerBaseResult_Plugin)(nil),
+		(*TimerBaseResult_ModTimer)(nil),
+		(*TimerBaseResult_DelTimer)(nil),
+		(*TimerBaseResult_RunTimers)(nil),
+		(*TimerBaseResult_NextTimerInterrupt)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v1_timerbase_proto_rawDesc), len(file_tickemu_plugin_v1_timerbase_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_timerbase_proto_rawDesc), len(file_tickemu_plugin_v2_timerbase_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_tickemu_plugin_v1_timerbase_proto_goTypes,
-		DependencyIndexes: file_tickemu_plugin_v1_timerbase_proto_depIdxs,
-		MessageInfos:      file_tickemu_plugin_v1_timerbase_proto_msgTypes,
+		GoTypes:           file_tickemu_plugin_v2_timerbase_proto_goTypes,
+		DependencyIndexes: file_tickemu_plugin_v2_timerbase_proto_depIdxs,
+		MessageInfos:      file_tickemu_plugin_v2_timerbase_proto_msgTypes,
 	}.Build()
-	File_tickemu_plugin_v1_timerbase_proto = out.File
-	file_tickemu_plugin_v1_timerbase_proto_goTypes = nil
-	file_tickemu_plugin_v1_timerbase_proto_depIdxs = nil
+	File_tickemu_plugin_v2_timerbase_proto = out.File
+	file_tickemu_plugin_v2_timerbase_proto_goTypes = nil
+	file_tickemu_plugin_v2_timerbase_proto_depIdxs = nil
 }

@@ -2,9 +2,9 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: tickemu/plugin/v1/hrtimer.proto
+// source: tickemu/plugin/v2/hrtimer.proto
 
-package pluginv1
+package pluginv2
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -21,27 +21,22 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// HRTimerBaseSessionRequest is one sdk.HRTimerBase call.
+// HRTimerBaseSessionRequest is one message of a session: calls of the
+// plugin, in the order the kernel made them. The last is the call the host
+// waits for; the ones before it are calls whose answers the host did not need
+// at once (it computed them itself, from a DeadlineModel, and checks them when
+// they come), batched since the last message. The server makes them in order
+// and answers the message with one HRTimerBaseSessionResponse.
 type HRTimerBaseSessionRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Types that are valid to be assigned to Call:
-	//
-	//	*HRTimerBaseSessionRequest_Plugin
-	//	*HRTimerBaseSessionRequest_Start
-	//	*HRTimerBaseSessionRequest_Cancel
-	//	*HRTimerBaseSessionRequest_Interrupt
-	//	*HRTimerBaseSessionRequest_RunSoftirq
-	//	*HRTimerBaseSessionRequest_RunQueues
-	//	*HRTimerBaseSessionRequest_ClockWasSet
-	//	*HRTimerBaseSessionRequest_NextEvent
-	Call          isHRTimerBaseSessionRequest_Call `protobuf_oneof:"call"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Calls         []*HRTimerBaseCall     `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HRTimerBaseSessionRequest) Reset() {
 	*x = HRTimerBaseSessionRequest{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[0]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -53,7 +48,7 @@ func (x *HRTimerBaseSessionRequest) String() string {
 func (*HRTimerBaseSessionRequest) ProtoMessage() {}
 
 func (x *HRTimerBaseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[0]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -66,162 +61,207 @@ func (x *HRTimerBaseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HRTimerBaseSessionRequest.ProtoReflect.Descriptor instead.
 func (*HRTimerBaseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{0}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{0}
 }
 
-func (x *HRTimerBaseSessionRequest) GetCall() isHRTimerBaseSessionRequest_Call {
+func (x *HRTimerBaseSessionRequest) GetCalls() []*HRTimerBaseCall {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+// HRTimerBaseCall is one sdk.HRTimerBase call.
+type HRTimerBaseCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Call:
+	//
+	//	*HRTimerBaseCall_Plugin
+	//	*HRTimerBaseCall_Start
+	//	*HRTimerBaseCall_Cancel
+	//	*HRTimerBaseCall_Interrupt
+	//	*HRTimerBaseCall_RunSoftirq
+	//	*HRTimerBaseCall_RunQueues
+	//	*HRTimerBaseCall_ClockWasSet
+	//	*HRTimerBaseCall_NextEvent
+	Call          isHRTimerBaseCall_Call `protobuf_oneof:"call"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HRTimerBaseCall) Reset() {
+	*x = HRTimerBaseCall{}
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HRTimerBaseCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HRTimerBaseCall) ProtoMessage() {}
+
+func (x *HRTimerBaseCall) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HRTimerBaseCall.ProtoReflect.Descriptor instead.
+func (*HRTimerBaseCall) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *HRTimerBaseCall) GetCall() isHRTimerBaseCall_Call {
 	if x != nil {
 		return x.Call
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionRequest) GetPlugin() *PluginRequest {
+func (x *HRTimerBaseCall) GetPlugin() *PluginRequest {
 	if x != nil {
-		if x, ok := x.Call.(*HRTimerBaseSessionRequest_Plugin); ok {
+		if x, ok := x.Call.(*HRTimerBaseCall_Plugin); ok {
 			return x.Plugin
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionRequest) GetStart() *StartRequest {
+func (x *HRTimerBaseCall) GetStart() *StartRequest {
 	if x != nil {
-		if x, ok := x.Call.(*HRTimerBaseSessionRequest_Start); ok {
+		if x, ok := x.Call.(*HRTimerBaseCall_Start); ok {
 			return x.Start
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionRequest) GetCancel() *CancelRequest {
+func (x *HRTimerBaseCall) GetCancel() *CancelRequest {
 	if x != nil {
-		if x, ok := x.Call.(*HRTimerBaseSessionRequest_Cancel); ok {
+		if x, ok := x.Call.(*HRTimerBaseCall_Cancel); ok {
 			return x.Cancel
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionRequest) GetInterrupt() *InterruptRequest {
+func (x *HRTimerBaseCall) GetInterrupt() *InterruptRequest {
 	if x != nil {
-		if x, ok := x.Call.(*HRTimerBaseSessionRequest_Interrupt); ok {
+		if x, ok := x.Call.(*HRTimerBaseCall_Interrupt); ok {
 			return x.Interrupt
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionRequest) GetRunSoftirq() *RunSoftirqRequest {
+func (x *HRTimerBaseCall) GetRunSoftirq() *RunSoftirqRequest {
 	if x != nil {
-		if x, ok := x.Call.(*HRTimerBaseSessionRequest_RunSoftirq); ok {
+		if x, ok := x.Call.(*HRTimerBaseCall_RunSoftirq); ok {
 			return x.RunSoftirq
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionRequest) GetRunQueues() *RunQueuesRequest {
+func (x *HRTimerBaseCall) GetRunQueues() *RunQueuesRequest {
 	if x != nil {
-		if x, ok := x.Call.(*HRTimerBaseSessionRequest_RunQueues); ok {
+		if x, ok := x.Call.(*HRTimerBaseCall_RunQueues); ok {
 			return x.RunQueues
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionRequest) GetClockWasSet() *ClockWasSetRequest {
+func (x *HRTimerBaseCall) GetClockWasSet() *ClockWasSetRequest {
 	if x != nil {
-		if x, ok := x.Call.(*HRTimerBaseSessionRequest_ClockWasSet); ok {
+		if x, ok := x.Call.(*HRTimerBaseCall_ClockWasSet); ok {
 			return x.ClockWasSet
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionRequest) GetNextEvent() *NextEventRequest {
+func (x *HRTimerBaseCall) GetNextEvent() *NextEventRequest {
 	if x != nil {
-		if x, ok := x.Call.(*HRTimerBaseSessionRequest_NextEvent); ok {
+		if x, ok := x.Call.(*HRTimerBaseCall_NextEvent); ok {
 			return x.NextEvent
 		}
 	}
 	return nil
 }
 
-type isHRTimerBaseSessionRequest_Call interface {
-	isHRTimerBaseSessionRequest_Call()
+type isHRTimerBaseCall_Call interface {
+	isHRTimerBaseCall_Call()
 }
 
-type HRTimerBaseSessionRequest_Plugin struct {
+type HRTimerBaseCall_Plugin struct {
 	Plugin *PluginRequest `protobuf:"bytes,1,opt,name=plugin,proto3,oneof"`
 }
 
-type HRTimerBaseSessionRequest_Start struct {
+type HRTimerBaseCall_Start struct {
 	Start *StartRequest `protobuf:"bytes,2,opt,name=start,proto3,oneof"`
 }
 
-type HRTimerBaseSessionRequest_Cancel struct {
+type HRTimerBaseCall_Cancel struct {
 	Cancel *CancelRequest `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
 }
 
-type HRTimerBaseSessionRequest_Interrupt struct {
+type HRTimerBaseCall_Interrupt struct {
 	Interrupt *InterruptRequest `protobuf:"bytes,4,opt,name=interrupt,proto3,oneof"`
 }
 
-type HRTimerBaseSessionRequest_RunSoftirq struct {
+type HRTimerBaseCall_RunSoftirq struct {
 	RunSoftirq *RunSoftirqRequest `protobuf:"bytes,5,opt,name=run_softirq,json=runSoftirq,proto3,oneof"`
 }
 
-type HRTimerBaseSessionRequest_RunQueues struct {
+type HRTimerBaseCall_RunQueues struct {
 	RunQueues *RunQueuesRequest `protobuf:"bytes,6,opt,name=run_queues,json=runQueues,proto3,oneof"`
 }
 
-type HRTimerBaseSessionRequest_ClockWasSet struct {
+type HRTimerBaseCall_ClockWasSet struct {
 	ClockWasSet *ClockWasSetRequest `protobuf:"bytes,7,opt,name=clock_was_set,json=clockWasSet,proto3,oneof"`
 }
 
-type HRTimerBaseSessionRequest_NextEvent struct {
+type HRTimerBaseCall_NextEvent struct {
 	NextEvent *NextEventRequest `protobuf:"bytes,8,opt,name=next_event,json=nextEvent,proto3,oneof"`
 }
 
-func (*HRTimerBaseSessionRequest_Plugin) isHRTimerBaseSessionRequest_Call() {}
+func (*HRTimerBaseCall_Plugin) isHRTimerBaseCall_Call() {}
 
-func (*HRTimerBaseSessionRequest_Start) isHRTimerBaseSessionRequest_Call() {}
+func (*HRTimerBaseCall_Start) isHRTimerBaseCall_Call() {}
 
-func (*HRTimerBaseSessionRequest_Cancel) isHRTimerBaseSessionRequest_Call() {}
+func (*HRTimerBaseCall_Cancel) isHRTimerBaseCall_Call() {}
 
-func (*HRTimerBaseSessionRequest_Interrupt) isHRTimerBaseSessionRequest_Call() {}
+func (*HRTimerBaseCall_Interrupt) isHRTimerBaseCall_Call() {}
 
-func (*HRTimerBaseSessionRequest_RunSoftirq) isHRTimerBaseSessionRequest_Call() {}
+func (*HRTimerBaseCall_RunSoftirq) isHRTimerBaseCall_Call() {}
 
-func (*HRTimerBaseSessionRequest_RunQueues) isHRTimerBaseSessionRequest_Call() {}
+func (*HRTimerBaseCall_RunQueues) isHRTimerBaseCall_Call() {}
 
-func (*HRTimerBaseSessionRequest_ClockWasSet) isHRTimerBaseSessionRequest_Call() {}
+func (*HRTimerBaseCall_ClockWasSet) isHRTimerBaseCall_Call() {}
 
-func (*HRTimerBaseSessionRequest_NextEvent) isHRTimerBaseSessionRequest_Call() {}
+func (*HRTimerBaseCall_NextEvent) isHRTimerBaseCall_Call() {}
 
-// HRTimerBaseSessionResponse answers an HRTimerBaseSessionRequest, with the
-// same oneof case.
+// HRTimerBaseSessionResponse answers a HRTimerBaseSessionRequest: one result per
+// call, in the calls' order.
 type HRTimerBaseSessionResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Types that are valid to be assigned to Result:
-	//
-	//	*HRTimerBaseSessionResponse_Plugin
-	//	*HRTimerBaseSessionResponse_Start
-	//	*HRTimerBaseSessionResponse_Cancel
-	//	*HRTimerBaseSessionResponse_Interrupt
-	//	*HRTimerBaseSessionResponse_RunSoftirq
-	//	*HRTimerBaseSessionResponse_RunQueues
-	//	*HRTimerBaseSessionResponse_ClockWasSet
-	//	*HRTimerBaseSessionResponse_NextEvent
-	Result        isHRTimerBaseSessionResponse_Result `protobuf_oneof:"result"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*HRTimerBaseResult   `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HRTimerBaseSessionResponse) Reset() {
 	*x = HRTimerBaseSessionResponse{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[1]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -233,7 +273,7 @@ func (x *HRTimerBaseSessionResponse) String() string {
 func (*HRTimerBaseSessionResponse) ProtoMessage() {}
 
 func (x *HRTimerBaseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[1]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -246,139 +286,194 @@ func (x *HRTimerBaseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HRTimerBaseSessionResponse.ProtoReflect.Descriptor instead.
 func (*HRTimerBaseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{1}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *HRTimerBaseSessionResponse) GetResult() isHRTimerBaseSessionResponse_Result {
+func (x *HRTimerBaseSessionResponse) GetResults() []*HRTimerBaseResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// HRTimerBaseResult answers a HRTimerBaseCall, with the same oneof case.
+type HRTimerBaseResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Result:
+	//
+	//	*HRTimerBaseResult_Plugin
+	//	*HRTimerBaseResult_Start
+	//	*HRTimerBaseResult_Cancel
+	//	*HRTimerBaseResult_Interrupt
+	//	*HRTimerBaseResult_RunSoftirq
+	//	*HRTimerBaseResult_RunQueues
+	//	*HRTimerBaseResult_ClockWasSet
+	//	*HRTimerBaseResult_NextEvent
+	Result        isHRTimerBaseResult_Result `protobuf_oneof:"result"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HRTimerBaseResult) Reset() {
+	*x = HRTimerBaseResult{}
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HRTimerBaseResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HRTimerBaseResult) ProtoMessage() {}
+
+func (x *HRTimerBaseResult) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HRTimerBaseResult.ProtoReflect.Descriptor instead.
+func (*HRTimerBaseResult) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *HRTimerBaseResult) GetResult() isHRTimerBaseResult_Result {
 	if x != nil {
 		return x.Result
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionResponse) GetPlugin() *PluginResponse {
+func (x *HRTimerBaseResult) GetPlugin() *PluginResponse {
 	if x != nil {
-		if x, ok := x.Result.(*HRTimerBaseSessionResponse_Plugin); ok {
+		if x, ok := x.Result.(*HRTimerBaseResult_Plugin); ok {
 			return x.Plugin
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionResponse) GetStart() *StartResponse {
+func (x *HRTimerBaseResult) GetStart() *StartResponse {
 	if x != nil {
-		if x, ok := x.Result.(*HRTimerBaseSessionResponse_Start); ok {
+		if x, ok := x.Result.(*HRTimerBaseResult_Start); ok {
 			return x.Start
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionResponse) GetCancel() *CancelResponse {
+func (x *HRTimerBaseResult) GetCancel() *CancelResponse {
 	if x != nil {
-		if x, ok := x.Result.(*HRTimerBaseSessionResponse_Cancel); ok {
+		if x, ok := x.Result.(*HRTimerBaseResult_Cancel); ok {
 			return x.Cancel
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionResponse) GetInterrupt() *InterruptResponse {
+func (x *HRTimerBaseResult) GetInterrupt() *InterruptResponse {
 	if x != nil {
-		if x, ok := x.Result.(*HRTimerBaseSessionResponse_Interrupt); ok {
+		if x, ok := x.Result.(*HRTimerBaseResult_Interrupt); ok {
 			return x.Interrupt
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionResponse) GetRunSoftirq() *RunSoftirqResponse {
+func (x *HRTimerBaseResult) GetRunSoftirq() *RunSoftirqResponse {
 	if x != nil {
-		if x, ok := x.Result.(*HRTimerBaseSessionResponse_RunSoftirq); ok {
+		if x, ok := x.Result.(*HRTimerBaseResult_RunSoftirq); ok {
 			return x.RunSoftirq
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionResponse) GetRunQueues() *RunQueuesResponse {
+func (x *HRTimerBaseResult) GetRunQueues() *RunQueuesResponse {
 	if x != nil {
-		if x, ok := x.Result.(*HRTimerBaseSessionResponse_RunQueues); ok {
+		if x, ok := x.Result.(*HRTimerBaseResult_RunQueues); ok {
 			return x.RunQueues
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionResponse) GetClockWasSet() *ClockWasSetResponse {
+func (x *HRTimerBaseResult) GetClockWasSet() *ClockWasSetResponse {
 	if x != nil {
-		if x, ok := x.Result.(*HRTimerBaseSessionResponse_ClockWasSet); ok {
+		if x, ok := x.Result.(*HRTimerBaseResult_ClockWasSet); ok {
 			return x.ClockWasSet
 		}
 	}
 	return nil
 }
 
-func (x *HRTimerBaseSessionResponse) GetNextEvent() *NextEventResponse {
+func (x *HRTimerBaseResult) GetNextEvent() *NextEventResponse {
 	if x != nil {
-		if x, ok := x.Result.(*HRTimerBaseSessionResponse_NextEvent); ok {
+		if x, ok := x.Result.(*HRTimerBaseResult_NextEvent); ok {
 			return x.NextEvent
 		}
 	}
 	return nil
 }
 
-type isHRTimerBaseSessionResponse_Result interface {
-	isHRTimerBaseSessionResponse_Result()
+type isHRTimerBaseResult_Result interface {
+	isHRTimerBaseResult_Result()
 }
 
-type HRTimerBaseSessionResponse_Plugin struct {
+type HRTimerBaseResult_Plugin struct {
 	Plugin *PluginResponse `protobuf:"bytes,1,opt,name=plugin,proto3,oneof"`
 }
 
-type HRTimerBaseSessionResponse_Start struct {
+type HRTimerBaseResult_Start struct {
 	Start *StartResponse `protobuf:"bytes,2,opt,name=start,proto3,oneof"`
 }
 
-type HRTimerBaseSessionResponse_Cancel struct {
+type HRTimerBaseResult_Cancel struct {
 	Cancel *CancelResponse `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
 }
 
-type HRTimerBaseSessionResponse_Interrupt struct {
+type HRTimerBaseResult_Interrupt struct {
 	Interrupt *InterruptResponse `protobuf:"bytes,4,opt,name=interrupt,proto3,oneof"`
 }
 
-type HRTimerBaseSessionResponse_RunSoftirq struct {
+type HRTimerBaseResult_RunSoftirq struct {
 	RunSoftirq *RunSoftirqResponse `protobuf:"bytes,5,opt,name=run_softirq,json=runSoftirq,proto3,oneof"`
 }
 
-type HRTimerBaseSessionResponse_RunQueues struct {
+type HRTimerBaseResult_RunQueues struct {
 	RunQueues *RunQueuesResponse `protobuf:"bytes,6,opt,name=run_queues,json=runQueues,proto3,oneof"`
 }
 
-type HRTimerBaseSessionResponse_ClockWasSet struct {
+type HRTimerBaseResult_ClockWasSet struct {
 	ClockWasSet *ClockWasSetResponse `protobuf:"bytes,7,opt,name=clock_was_set,json=clockWasSet,proto3,oneof"`
 }
 
-type HRTimerBaseSessionResponse_NextEvent struct {
+type HRTimerBaseResult_NextEvent struct {
 	NextEvent *NextEventResponse `protobuf:"bytes,8,opt,name=next_event,json=nextEvent,proto3,oneof"`
 }
 
-func (*HRTimerBaseSessionResponse_Plugin) isHRTimerBaseSessionResponse_Result() {}
+func (*HRTimerBaseResult_Plugin) isHRTimerBaseResult_Result() {}
 
-func (*HRTimerBaseSessionResponse_Start) isHRTimerBaseSessionResponse_Result() {}
+func (*HRTimerBaseResult_Start) isHRTimerBaseResult_Result() {}
 
-func (*HRTimerBaseSessionResponse_Cancel) isHRTimerBaseSessionResponse_Result() {}
+func (*HRTimerBaseResult_Cancel) isHRTimerBaseResult_Result() {}
 
-func (*HRTimerBaseSessionResponse_Interrupt) isHRTimerBaseSessionResponse_Result() {}
+func (*HRTimerBaseResult_Interrupt) isHRTimerBaseResult_Result() {}
 
-func (*HRTimerBaseSessionResponse_RunSoftirq) isHRTimerBaseSessionResponse_Result() {}
+func (*HRTimerBaseResult_RunSoftirq) isHRTimerBaseResult_Result() {}
 
-func (*HRTimerBaseSessionResponse_RunQueues) isHRTimerBaseSessionResponse_Result() {}
+func (*HRTimerBaseResult_RunQueues) isHRTimerBaseResult_Result() {}
 
-func (*HRTimerBaseSessionResponse_ClockWasSet) isHRTimerBaseSessionResponse_Result() {}
+func (*HRTimerBaseResult_ClockWasSet) isHRTimerBaseResult_Result() {}
 
-func (*HRTimerBaseSessionResponse_NextEvent) isHRTimerBaseSessionResponse_Result() {}
+func (*HRTimerBaseResult_NextEvent) isHRTimerBaseResult_Result() {}
 
 // HRTimer is sdk.HRTimer.
 type HRTimer struct {
@@ -394,7 +489,7 @@ type HRTimer struct {
 
 func (x *HRTimer) Reset() {
 	*x = HRTimer{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[2]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -406,7 +501,7 @@ func (x *HRTimer) String() string {
 func (*HRTimer) ProtoMessage() {}
 
 func (x *HRTimer) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[2]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -419,7 +514,7 @@ func (x *HRTimer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HRTimer.ProtoReflect.Descriptor instead.
 func (*HRTimer) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{2}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HRTimer) GetId() uint64 {
@@ -471,7 +566,7 @@ type HROpResult struct {
 
 func (x *HROpResult) Reset() {
 	*x = HROpResult{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[3]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -483,7 +578,7 @@ func (x *HROpResult) String() string {
 func (*HROpResult) ProtoMessage() {}
 
 func (x *HROpResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[3]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -496,7 +591,7 @@ func (x *HROpResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HROpResult.ProtoReflect.Descriptor instead.
 func (*HROpResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{3}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *HROpResult) GetCost() int64 {
@@ -550,7 +645,7 @@ type HRExpiry struct {
 
 func (x *HRExpiry) Reset() {
 	*x = HRExpiry{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[4]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -562,7 +657,7 @@ func (x *HRExpiry) String() string {
 func (*HRExpiry) ProtoMessage() {}
 
 func (x *HRExpiry) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[4]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -575,7 +670,7 @@ func (x *HRExpiry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HRExpiry.ProtoReflect.Descriptor instead.
 func (*HRExpiry) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{4}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *HRExpiry) GetId() uint64 {
@@ -643,7 +738,7 @@ type InterruptResult struct {
 
 func (x *InterruptResult) Reset() {
 	*x = InterruptResult{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[5]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +750,7 @@ func (x *InterruptResult) String() string {
 func (*InterruptResult) ProtoMessage() {}
 
 func (x *InterruptResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[5]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +763,7 @@ func (x *InterruptResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterruptResult.ProtoReflect.Descriptor instead.
 func (*InterruptResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{5}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *InterruptResult) GetExpired() []*HRExpiry {
@@ -732,7 +827,7 @@ type ClockOffsets struct {
 
 func (x *ClockOffsets) Reset() {
 	*x = ClockOffsets{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -744,7 +839,7 @@ func (x *ClockOffsets) String() string {
 func (*ClockOffsets) ProtoMessage() {}
 
 func (x *ClockOffsets) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -757,7 +852,7 @@ func (x *ClockOffsets) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockOffsets.ProtoReflect.Descriptor instead.
 func (*ClockOffsets) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{6}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ClockOffsets) GetReal() int64 {
@@ -795,7 +890,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +902,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +915,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{7}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StartRequest) GetCpu() int64 {
@@ -868,7 +963,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -880,7 +975,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -893,7 +988,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{8}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StartResponse) GetResult() *HROpResult {
@@ -915,7 +1010,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -927,7 +1022,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -940,7 +1035,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{9}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CancelRequest) GetCpu() int64 {
@@ -974,7 +1069,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1081,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1094,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{10}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CancelResponse) GetResult() *HROpResult {
@@ -1020,7 +1115,7 @@ type InterruptRequest struct {
 
 func (x *InterruptRequest) Reset() {
 	*x = InterruptRequest{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1032,7 +1127,7 @@ func (x *InterruptRequest) String() string {
 func (*InterruptRequest) ProtoMessage() {}
 
 func (x *InterruptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1045,7 +1140,7 @@ func (x *InterruptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterruptRequest.ProtoReflect.Descriptor instead.
 func (*InterruptRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{11}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *InterruptRequest) GetCpu() int64 {
@@ -1072,7 +1167,7 @@ type InterruptResponse struct {
 
 func (x *InterruptResponse) Reset() {
 	*x = InterruptResponse{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1179,7 @@ func (x *InterruptResponse) String() string {
 func (*InterruptResponse) ProtoMessage() {}
 
 func (x *InterruptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1192,7 @@ func (x *InterruptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterruptResponse.ProtoReflect.Descriptor instead.
 func (*InterruptResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{12}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *InterruptResponse) GetResult() *InterruptResult {
@@ -1118,7 +1213,7 @@ type RunSoftirqRequest struct {
 
 func (x *RunSoftirqRequest) Reset() {
 	*x = RunSoftirqRequest{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1130,7 +1225,7 @@ func (x *RunSoftirqRequest) String() string {
 func (*RunSoftirqRequest) ProtoMessage() {}
 
 func (x *RunSoftirqRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,7 +1238,7 @@ func (x *RunSoftirqRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSoftirqRequest.ProtoReflect.Descriptor instead.
 func (*RunSoftirqRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{13}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunSoftirqRequest) GetCpu() int64 {
@@ -1170,7 +1265,7 @@ type RunSoftirqResponse struct {
 
 func (x *RunSoftirqResponse) Reset() {
 	*x = RunSoftirqResponse{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1277,7 @@ func (x *RunSoftirqResponse) String() string {
 func (*RunSoftirqResponse) ProtoMessage() {}
 
 func (x *RunSoftirqResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1290,7 @@ func (x *RunSoftirqResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSoftirqResponse.ProtoReflect.Descriptor instead.
 func (*RunSoftirqResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{14}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunSoftirqResponse) GetResult() *InterruptResult {
@@ -1216,7 +1311,7 @@ type RunQueuesRequest struct {
 
 func (x *RunQueuesRequest) Reset() {
 	*x = RunQueuesRequest{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1323,7 @@ func (x *RunQueuesRequest) String() string {
 func (*RunQueuesRequest) ProtoMessage() {}
 
 func (x *RunQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1336,7 @@ func (x *RunQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunQueuesRequest.ProtoReflect.Descriptor instead.
 func (*RunQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{15}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunQueuesRequest) GetCpu() int64 {
@@ -1268,7 +1363,7 @@ type RunQueuesResponse struct {
 
 func (x *RunQueuesResponse) Reset() {
 	*x = RunQueuesResponse{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[16]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +1375,7 @@ func (x *RunQueuesResponse) String() string {
 func (*RunQueuesResponse) ProtoMessage() {}
 
 func (x *RunQueuesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[16]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +1388,7 @@ func (x *RunQueuesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunQueuesResponse.ProtoReflect.Descriptor instead.
 func (*RunQueuesResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{16}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RunQueuesResponse) GetResult() *InterruptResult {
@@ -1315,7 +1410,7 @@ type ClockWasSetRequest struct {
 
 func (x *ClockWasSetRequest) Reset() {
 	*x = ClockWasSetRequest{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1422,7 @@ func (x *ClockWasSetRequest) String() string {
 func (*ClockWasSetRequest) ProtoMessage() {}
 
 func (x *ClockWasSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1435,7 @@ func (x *ClockWasSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockWasSetRequest.ProtoReflect.Descriptor instead.
 func (*ClockWasSetRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{17}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ClockWasSetRequest) GetCpu() int64 {
@@ -1374,7 +1469,7 @@ type ClockWasSetResponse struct {
 
 func (x *ClockWasSetResponse) Reset() {
 	*x = ClockWasSetResponse{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[18]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1481,7 @@ func (x *ClockWasSetResponse) String() string {
 func (*ClockWasSetResponse) ProtoMessage() {}
 
 func (x *ClockWasSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[18]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1494,7 @@ func (x *ClockWasSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockWasSetResponse.ProtoReflect.Descriptor instead.
 func (*ClockWasSetResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{18}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ClockWasSetResponse) GetResult() *HROpResult {
@@ -1421,7 +1516,7 @@ type NextEventRequest struct {
 
 func (x *NextEventRequest) Reset() {
 	*x = NextEventRequest{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[19]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1528,7 @@ func (x *NextEventRequest) String() string {
 func (*NextEventRequest) ProtoMessage() {}
 
 func (x *NextEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[19]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1541,7 @@ func (x *NextEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextEventRequest.ProtoReflect.Descriptor instead.
 func (*NextEventRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{19}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *NextEventRequest) GetCpu() int64 {
@@ -1480,7 +1575,7 @@ type NextEventResponse struct {
 
 func (x *NextEventResponse) Reset() {
 	*x = NextEventResponse{}
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[20]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1587,7 @@ func (x *NextEventResponse) String() string {
 func (*NextEventResponse) ProtoMessage() {}
 
 func (x *NextEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v1_hrtimer_proto_msgTypes[20]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +1600,7 @@ func (x *NextEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextEventResponse.ProtoReflect.Descriptor instead.
 func (*NextEventResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP(), []int{20}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *NextEventResponse) GetNext() int64 {
@@ -1515,36 +1610,40 @@ func (x *NextEventResponse) GetNext() int64 {
 	return 0
 }
 
-var File_tickemu_plugin_v1_hrtimer_proto protoreflect.FileDescriptor
+var File_tickemu_plugin_v2_hrtimer_proto protoreflect.FileDescriptor
 
-const file_tickemu_plugin_v1_hrtimer_proto_rawDesc = "" +
+const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\n" +
-	"\x1ftickemu/plugin/v1/hrtimer.proto\x12\x11tickemu.plugin.v1\x1a\x1etickemu/plugin/v1/plugin.proto\"\xbb\x04\n" +
-	"\x19HRTimerBaseSessionRequest\x12:\n" +
-	"\x06plugin\x18\x01 \x01(\v2 .tickemu.plugin.v1.PluginRequestH\x00R\x06plugin\x127\n" +
-	"\x05start\x18\x02 \x01(\v2\x1f.tickemu.plugin.v1.StartRequestH\x00R\x05start\x12:\n" +
-	"\x06cancel\x18\x03 \x01(\v2 .tickemu.plugin.v1.CancelRequestH\x00R\x06cancel\x12C\n" +
-	"\tinterrupt\x18\x04 \x01(\v2#.tickemu.plugin.v1.InterruptRequestH\x00R\tinterrupt\x12G\n" +
-	"\vrun_softirq\x18\x05 \x01(\v2$.tickemu.plugin.v1.RunSoftirqRequestH\x00R\n" +
+	"\x1ftickemu/plugin/v2/hrtimer.proto\x12\x11tickemu.plugin.v2\x1a\x1etickemu/plugin/v2/plugin.proto\"U\n" +
+	"\x19HRTimerBaseSessionRequest\x128\n" +
+	"\x05calls\x18\x01 \x03(\v2\".tickemu.plugin.v2.HRTimerBaseCallR\x05calls\"\xb1\x04\n" +
+	"\x0fHRTimerBaseCall\x12:\n" +
+	"\x06plugin\x18\x01 \x01(\v2 .tickemu.plugin.v2.PluginRequestH\x00R\x06plugin\x127\n" +
+	"\x05start\x18\x02 \x01(\v2\x1f.tickemu.plugin.v2.StartRequestH\x00R\x05start\x12:\n" +
+	"\x06cancel\x18\x03 \x01(\v2 .tickemu.plugin.v2.CancelRequestH\x00R\x06cancel\x12C\n" +
+	"\tinterrupt\x18\x04 \x01(\v2#.tickemu.plugin.v2.InterruptRequestH\x00R\tinterrupt\x12G\n" +
+	"\vrun_softirq\x18\x05 \x01(\v2$.tickemu.plugin.v2.RunSoftirqRequestH\x00R\n" +
 	"runSoftirq\x12D\n" +
 	"\n" +
-	"run_queues\x18\x06 \x01(\v2#.tickemu.plugin.v1.RunQueuesRequestH\x00R\trunQueues\x12K\n" +
-	"\rclock_was_set\x18\a \x01(\v2%.tickemu.plugin.v1.ClockWasSetRequestH\x00R\vclockWasSet\x12D\n" +
+	"run_queues\x18\x06 \x01(\v2#.tickemu.plugin.v2.RunQueuesRequestH\x00R\trunQueues\x12K\n" +
+	"\rclock_was_set\x18\a \x01(\v2%.tickemu.plugin.v2.ClockWasSetRequestH\x00R\vclockWasSet\x12D\n" +
 	"\n" +
-	"next_event\x18\b \x01(\v2#.tickemu.plugin.v1.NextEventRequestH\x00R\tnextEventB\x06\n" +
-	"\x04call\"\xc6\x04\n" +
-	"\x1aHRTimerBaseSessionResponse\x12;\n" +
-	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v1.PluginResponseH\x00R\x06plugin\x128\n" +
-	"\x05start\x18\x02 \x01(\v2 .tickemu.plugin.v1.StartResponseH\x00R\x05start\x12;\n" +
-	"\x06cancel\x18\x03 \x01(\v2!.tickemu.plugin.v1.CancelResponseH\x00R\x06cancel\x12D\n" +
-	"\tinterrupt\x18\x04 \x01(\v2$.tickemu.plugin.v1.InterruptResponseH\x00R\tinterrupt\x12H\n" +
-	"\vrun_softirq\x18\x05 \x01(\v2%.tickemu.plugin.v1.RunSoftirqResponseH\x00R\n" +
+	"next_event\x18\b \x01(\v2#.tickemu.plugin.v2.NextEventRequestH\x00R\tnextEventB\x06\n" +
+	"\x04call\"\\\n" +
+	"\x1aHRTimerBaseSessionResponse\x12>\n" +
+	"\aresults\x18\x01 \x03(\v2$.tickemu.plugin.v2.HRTimerBaseResultR\aresults\"\xbd\x04\n" +
+	"\x11HRTimerBaseResult\x12;\n" +
+	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v2.PluginResponseH\x00R\x06plugin\x128\n" +
+	"\x05start\x18\x02 \x01(\v2 .tickemu.plugin.v2.StartResponseH\x00R\x05start\x12;\n" +
+	"\x06cancel\x18\x03 \x01(\v2!.tickemu.plugin.v2.CancelResponseH\x00R\x06cancel\x12D\n" +
+	"\tinterrupt\x18\x04 \x01(\v2$.tickemu.plugin.v2.InterruptResponseH\x00R\tinterrupt\x12H\n" +
+	"\vrun_softirq\x18\x05 \x01(\v2%.tickemu.plugin.v2.RunSoftirqResponseH\x00R\n" +
 	"runSoftirq\x12E\n" +
 	"\n" +
-	"run_queues\x18\x06 \x01(\v2$.tickemu.plugin.v1.RunQueuesResponseH\x00R\trunQueues\x12L\n" +
-	"\rclock_was_set\x18\a \x01(\v2&.tickemu.plugin.v1.ClockWasSetResponseH\x00R\vclockWasSet\x12E\n" +
+	"run_queues\x18\x06 \x01(\v2$.tickemu.plugin.v2.RunQueuesResponseH\x00R\trunQueues\x12L\n" +
+	"\rclock_was_set\x18\a \x01(\v2&.tickemu.plugin.v2.ClockWasSetResponseH\x00R\vclockWasSet\x12E\n" +
 	"\n" +
-	"next_event\x18\b \x01(\v2$.tickemu.plugin.v1.NextEventResponseH\x00R\tnextEventB\b\n" +
+	"next_event\x18\b \x01(\v2$.tickemu.plugin.v2.NextEventResponseH\x00R\tnextEventB\b\n" +
 	"\x06result\"\x80\x01\n" +
 	"\aHRTimer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
@@ -1569,7 +1668,7 @@ const file_tickemu_plugin_v1_hrtimer_proto_rawDesc = "" +
 	"newExpires\x12\x1a\n" +
 	"\boverruns\x18\a \x01(\x03R\boverruns\"\xe6\x01\n" +
 	"\x0fInterruptResult\x125\n" +
-	"\aexpired\x18\x01 \x03(\v2\x1b.tickemu.plugin.v1.HRExpiryR\aexpired\x12\x10\n" +
+	"\aexpired\x18\x01 \x03(\v2\x1b.tickemu.plugin.v2.HRExpiryR\aexpired\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\x12\x18\n" +
 	"\aprogram\x18\x03 \x03(\x03R\aprogram\x12#\n" +
 	"\rraise_softirq\x18\x04 \x01(\bR\fraiseSoftirq\x12\x18\n" +
@@ -1584,38 +1683,38 @@ const file_tickemu_plugin_v1_hrtimer_proto_rawDesc = "" +
 	"\fStartRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x120\n" +
-	"\x05timer\x18\x03 \x01(\v2\x1a.tickemu.plugin.v1.HRTimerR\x05timer\x12\x18\n" +
+	"\x05timer\x18\x03 \x01(\v2\x1a.tickemu.plugin.v2.HRTimerR\x05timer\x12\x18\n" +
 	"\aexpires\x18\x04 \x01(\x03R\aexpires\x12\x14\n" +
 	"\x05slack\x18\x05 \x01(\x03R\x05slack\"F\n" +
 	"\rStartResponse\x125\n" +
-	"\x06result\x18\x01 \x01(\v2\x1d.tickemu.plugin.v1.HROpResultR\x06result\"C\n" +
+	"\x06result\x18\x01 \x01(\v2\x1d.tickemu.plugin.v2.HROpResultR\x06result\"C\n" +
 	"\rCancelRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\x04R\x02id\"G\n" +
 	"\x0eCancelResponse\x125\n" +
-	"\x06result\x18\x01 \x01(\v2\x1d.tickemu.plugin.v1.HROpResultR\x06result\"6\n" +
+	"\x06result\x18\x01 \x01(\v2\x1d.tickemu.plugin.v2.HROpResultR\x06result\"6\n" +
 	"\x10InterruptRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\"O\n" +
 	"\x11InterruptResponse\x12:\n" +
-	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v1.InterruptResultR\x06result\"7\n" +
+	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v2.InterruptResultR\x06result\"7\n" +
 	"\x11RunSoftirqRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\"P\n" +
 	"\x12RunSoftirqResponse\x12:\n" +
-	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v1.InterruptResultR\x06result\"6\n" +
+	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v2.InterruptResultR\x06result\"6\n" +
 	"\x10RunQueuesRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\"O\n" +
 	"\x11RunQueuesResponse\x12:\n" +
-	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v1.InterruptResultR\x06result\"s\n" +
+	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v2.InterruptResultR\x06result\"s\n" +
 	"\x12ClockWasSetRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x129\n" +
-	"\aoffsets\x18\x03 \x01(\v2\x1f.tickemu.plugin.v1.ClockOffsetsR\aoffsets\"L\n" +
+	"\aoffsets\x18\x03 \x01(\v2\x1f.tickemu.plugin.v2.ClockOffsetsR\aoffsets\"L\n" +
 	"\x13ClockWasSetResponse\x125\n" +
-	"\x06result\x18\x01 \x01(\v2\x1d.tickemu.plugin.v1.HROpResultR\x06result\"P\n" +
+	"\x06result\x18\x01 \x01(\v2\x1d.tickemu.plugin.v2.HROpResultR\x06result\"P\n" +
 	"\x10NextEventRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x12\x18\n" +
@@ -1623,122 +1722,126 @@ const file_tickemu_plugin_v1_hrtimer_proto_rawDesc = "" +
 	"\x11NextEventResponse\x12\x12\n" +
 	"\x04next\x18\x01 \x01(\x03R\x04next2\x8b\x01\n" +
 	"\x12HRTimerBaseService\x12u\n" +
-	"\x12HRTimerBaseSession\x12,.tickemu.plugin.v1.HRTimerBaseSessionRequest\x1a-.tickemu.plugin.v1.HRTimerBaseSessionResponse(\x010\x01BMZKgithub.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1;pluginv1b\x06proto3"
+	"\x12HRTimerBaseSession\x12,.tickemu.plugin.v2.HRTimerBaseSessionRequest\x1a-.tickemu.plugin.v2.HRTimerBaseSessionResponse(\x010\x01BMZKgithub.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2;pluginv2b\x06proto3"
 
 var (
-	file_tickemu_plugin_v1_hrtimer_proto_rawDescOnce sync.Once
-	file_tickemu_plugin_v1_hrtimer_proto_rawDescData []byte
+	file_tickemu_plugin_v2_hrtimer_proto_rawDescOnce sync.Once
+	file_tickemu_plugin_v2_hrtimer_proto_rawDescData []byte
 )
 
-func file_tickemu_plugin_v1_hrtimer_proto_rawDescGZIP() []byte {
-	file_tickemu_plugin_v1_hrtimer_proto_rawDescOnce.Do(func() {
-		file_tickemu_plugin_v1_hrtimer_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v1_hrtimer_proto_rawDesc), len(file_tickemu_plugin_v1_hrtimer_proto_rawDesc)))
+func file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP() []byte {
+	file_tickemu_plugin_v2_hrtimer_proto_rawDescOnce.Do(func() {
+		file_tickemu_plugin_v2_hrtimer_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_hrtimer_proto_rawDesc), len(file_tickemu_plugin_v2_hrtimer_proto_rawDesc)))
 	})
-	return file_tickemu_plugin_v1_hrtimer_proto_rawDescData
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescData
 }
 
-var file_tickemu_plugin_v1_hrtimer_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
-var file_tickemu_plugin_v1_hrtimer_proto_goTypes = []any{
-	(*HRTimerBaseSessionRequest)(nil),  // 0: tickemu.plugin.v1.HRTimerBaseSessionRequest
-	(*HRTimerBaseSessionResponse)(nil), // 1: tickemu.plugin.v1.HRTimerBaseSessionResponse
-	(*HRTimer)(nil),                    // 2: tickemu.plugin.v1.HRTimer
-	(*HROpResult)(nil),                 // 3: tickemu.plugin.v1.HROpResult
-	(*HRExpiry)(nil),                   // 4: tickemu.plugin.v1.HRExpiry
-	(*InterruptResult)(nil),            // 5: tickemu.plugin.v1.InterruptResult
-	(*ClockOffsets)(nil),               // 6: tickemu.plugin.v1.ClockOffsets
-	(*StartRequest)(nil),               // 7: tickemu.plugin.v1.StartRequest
-	(*StartResponse)(nil),              // 8: tickemu.plugin.v1.StartResponse
-	(*CancelRequest)(nil),              // 9: tickemu.plugin.v1.CancelRequest
-	(*CancelResponse)(nil),             // 10: tickemu.plugin.v1.CancelResponse
-	(*InterruptRequest)(nil),           // 11: tickemu.plugin.v1.InterruptRequest
-	(*InterruptResponse)(nil),          // 12: tickemu.plugin.v1.InterruptResponse
-	(*RunSoftirqRequest)(nil),          // 13: tickemu.plugin.v1.RunSoftirqRequest
-	(*RunSoftirqResponse)(nil),         // 14: tickemu.plugin.v1.RunSoftirqResponse
-	(*RunQueuesRequest)(nil),           // 15: tickemu.plugin.v1.RunQueuesRequest
-	(*RunQueuesResponse)(nil),          // 16: tickemu.plugin.v1.RunQueuesResponse
-	(*ClockWasSetRequest)(nil),         // 17: tickemu.plugin.v1.ClockWasSetRequest
-	(*ClockWasSetResponse)(nil),        // 18: tickemu.plugin.v1.ClockWasSetResponse
-	(*NextEventRequest)(nil),           // 19: tickemu.plugin.v1.NextEventRequest
-	(*NextEventResponse)(nil),          // 20: tickemu.plugin.v1.NextEventResponse
-	(*PluginRequest)(nil),              // 21: tickemu.plugin.v1.PluginRequest
-	(*PluginResponse)(nil),             // 22: tickemu.plugin.v1.PluginResponse
+var file_tickemu_plugin_v2_hrtimer_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_tickemu_plugin_v2_hrtimer_proto_goTypes = []any{
+	(*HRTimerBaseSessionRequest)(nil),  // 0: tickemu.plugin.v2.HRTimerBaseSessionRequest
+	(*HRTimerBaseCall)(nil),            // 1: tickemu.plugin.v2.HRTimerBaseCall
+	(*HRTimerBaseSessionResponse)(nil), // 2: tickemu.plugin.v2.HRTimerBaseSessionResponse
+	(*HRTimerBaseResult)(nil),          // 3: tickemu.plugin.v2.HRTimerBaseResult
+	(*HRTimer)(nil),                    // 4: tickemu.plugin.v2.HRTimer
+	(*HROpResult)(nil),                 // 5: tickemu.plugin.v2.HROpResult
+	(*HRExpiry)(nil),                   // 6: tickemu.plugin.v2.HRExpiry
+	(*InterruptResult)(nil),            // 7: tickemu.plugin.v2.InterruptResult
+	(*ClockOffsets)(nil),               // 8: tickemu.plugin.v2.ClockOffsets
+	(*StartRequest)(nil),               // 9: tickemu.plugin.v2.StartRequest
+	(*StartResponse)(nil),              // 10: tickemu.plugin.v2.StartResponse
+	(*CancelRequest)(nil),              // 11: tickemu.plugin.v2.CancelRequest
+	(*CancelResponse)(nil),             // 12: tickemu.plugin.v2.CancelResponse
+	(*InterruptRequest)(nil),           // 13: tickemu.plugin.v2.InterruptRequest
+	(*InterruptResponse)(nil),          // 14: tickemu.plugin.v2.InterruptResponse
+	(*RunSoftirqRequest)(nil),          // 15: tickemu.plugin.v2.RunSoftirqRequest
+	(*RunSoftirqResponse)(nil),         // 16: tickemu.plugin.v2.RunSoftirqResponse
+	(*RunQueuesRequest)(nil),           // 17: tickemu.plugin.v2.RunQueuesRequest
+	(*RunQueuesResponse)(nil),          // 18: tickemu.plugin.v2.RunQueuesResponse
+	(*ClockWasSetRequest)(nil),         // 19: tickemu.plugin.v2.ClockWasSetRequest
+	(*ClockWasSetResponse)(nil),        // 20: tickemu.plugin.v2.ClockWasSetResponse
+	(*NextEventRequest)(nil),           // 21: tickemu.plugin.v2.NextEventRequest
+	(*NextEventResponse)(nil),          // 22: tickemu.plugin.v2.NextEventResponse
+	(*PluginRequest)(nil),              // 23: tickemu.plugin.v2.PluginRequest
+	(*PluginResponse)(nil),             // 24: tickemu.plugin.v2.PluginResponse
 }
-var file_tickemu_plugin_v1_hrtimer_proto_depIdxs = []int32{
-	21, // 0: tickemu.plugin.v1.HRTimerBaseSessionRequest.plugin:type_name -> tickemu.plugin.v1.PluginRequest
-	7,  // 1: tickemu.plugin.v1.HRTimerBaseSessionRequest.start:type_name -> tickemu.plugin.v1.StartRequest
-	9,  // 2: tickemu.plugin.v1.HRTimerBaseSessionRequest.cancel:type_name -> tickemu.plugin.v1.CancelRequest
-	11, // 3: tickemu.plugin.v1.HRTimerBaseSessionRequest.interrupt:type_name -> tickemu.plugin.v1.InterruptRequest
-	13, // 4: tickemu.plugin.v1.HRTimerBaseSessionRequest.run_softirq:type_name -> tickemu.plugin.v1.RunSoftirqRequest
-	15, // 5: tickemu.plugin.v1.HRTimerBaseSessionRequest.run_queues:type_name -> tickemu.plugin.v1.RunQueuesRequest
-	17, // 6: tickemu.plugin.v1.HRTimerBaseSessionRequest.clock_was_set:type_name -> tickemu.plugin.v1.ClockWasSetRequest
-	19, // 7: tickemu.plugin.v1.HRTimerBaseSessionRequest.next_event:type_name -> tickemu.plugin.v1.NextEventRequest
-	22, // 8: tickemu.plugin.v1.HRTimerBaseSessionResponse.plugin:type_name -> tickemu.plugin.v1.PluginResponse
-	8,  // 9: tickemu.plugin.v1.HRTimerBaseSessionResponse.start:type_name -> tickemu.plugin.v1.StartResponse
-	10, // 10: tickemu.plugin.v1.HRTimerBaseSessionResponse.cancel:type_name -> tickemu.plugin.v1.CancelResponse
-	12, // 11: tickemu.plugin.v1.HRTimerBaseSessionResponse.interrupt:type_name -> tickemu.plugin.v1.InterruptResponse
-	14, // 12: tickemu.plugin.v1.HRTimerBaseSessionResponse.run_softirq:type_name -> tickemu.plugin.v1.RunSoftirqResponse
-	16, // 13: tickemu.plugin.v1.HRTimerBaseSessionResponse.run_queues:type_name -> tickemu.plugin.v1.RunQueuesResponse
-	18, // 14: tickemu.plugin.v1.HRTimerBaseSessionResponse.clock_was_set:type_name -> tickemu.plugin.v1.ClockWasSetResponse
-	20, // 15: tickemu.plugin.v1.HRTimerBaseSessionResponse.next_event:type_name -> tickemu.plugin.v1.NextEventResponse
-	4,  // 16: tickemu.plugin.v1.InterruptResult.expired:type_name -> tickemu.plugin.v1.HRExpiry
-	2,  // 17: tickemu.plugin.v1.StartRequest.timer:type_name -> tickemu.plugin.v1.HRTimer
-	3,  // 18: tickemu.plugin.v1.StartResponse.result:type_name -> tickemu.plugin.v1.HROpResult
-	3,  // 19: tickemu.plugin.v1.CancelResponse.result:type_name -> tickemu.plugin.v1.HROpResult
-	5,  // 20: tickemu.plugin.v1.InterruptResponse.result:type_name -> tickemu.plugin.v1.InterruptResult
-	5,  // 21: tickemu.plugin.v1.RunSoftirqResponse.result:type_name -> tickemu.plugin.v1.InterruptResult
-	5,  // 22: tickemu.plugin.v1.RunQueuesResponse.result:type_name -> tickemu.plugin.v1.InterruptResult
-	6,  // 23: tickemu.plugin.v1.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v1.ClockOffsets
-	3,  // 24: tickemu.plugin.v1.ClockWasSetResponse.result:type_name -> tickemu.plugin.v1.HROpResult
-	0,  // 25: tickemu.plugin.v1.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v1.HRTimerBaseSessionRequest
-	1,  // 26: tickemu.plugin.v1.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v1.HRTimerBaseSessionResponse
-	26, // [26:27] is the sub-list for method output_type
-	25, // [25:26] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+var file_tickemu_plugin_v2_hrtimer_proto_depIdxs = []int32{
+	1,  // 0: tickemu.plugin.v2.HRTimerBaseSessionRequest.calls:type_name -> tickemu.plugin.v2.HRTimerBaseCall
+	23, // 1: tickemu.plugin.v2.HRTimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	9,  // 2: tickemu.plugin.v2.HRTimerBaseCall.start:type_name -> tickemu.plugin.v2.StartRequest
+	11, // 3: tickemu.plugin.v2.HRTimerBaseCall.cancel:type_name -> tickemu.plugin.v2.CancelRequest
+	13, // 4: tickemu.plugin.v2.HRTimerBaseCall.interrupt:type_name -> tickemu.plugin.v2.InterruptRequest
+	15, // 5: tickemu.plugin.v2.HRTimerBaseCall.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqRequest
+	17, // 6: tickemu.plugin.v2.HRTimerBaseCall.run_queues:type_name -> tickemu.plugin.v2.RunQueuesRequest
+	19, // 7: tickemu.plugin.v2.HRTimerBaseCall.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetRequest
+	21, // 8: tickemu.plugin.v2.HRTimerBaseCall.next_event:type_name -> tickemu.plugin.v2.NextEventRequest
+	3,  // 9: tickemu.plugin.v2.HRTimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.HRTimerBaseResult
+	24, // 10: tickemu.plugin.v2.HRTimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	10, // 11: tickemu.plugin.v2.HRTimerBaseResult.start:type_name -> tickemu.plugin.v2.StartResponse
+	12, // 12: tickemu.plugin.v2.HRTimerBaseResult.cancel:type_name -> tickemu.plugin.v2.CancelResponse
+	14, // 13: tickemu.plugin.v2.HRTimerBaseResult.interrupt:type_name -> tickemu.plugin.v2.InterruptResponse
+	16, // 14: tickemu.plugin.v2.HRTimerBaseResult.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqResponse
+	18, // 15: tickemu.plugin.v2.HRTimerBaseResult.run_queues:type_name -> tickemu.plugin.v2.RunQueuesResponse
+	20, // 16: tickemu.plugin.v2.HRTimerBaseResult.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetResponse
+	22, // 17: tickemu.plugin.v2.HRTimerBaseResult.next_event:type_name -> tickemu.plugin.v2.NextEventResponse
+	6,  // 18: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
+	4,  // 19: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
+	5,  // 20: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	5,  // 21: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	7,  // 22: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	7,  // 23: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	7,  // 24: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	8,  // 25: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
+	5,  // 26: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	0,  // 27: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
+	2,  // 28: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
+	28, // [28:29] is the sub-list for method output_type
+	27, // [27:28] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
-func init() { file_tickemu_plugin_v1_hrtimer_proto_init() }
-func file_tickemu_plugin_v1_hrtimer_proto_init() {
-	if File_tickemu_plugin_v1_hrtimer_proto != nil {
+func init() { file_tickemu_plugin_v2_hrtimer_proto_init() }
+func file_tickemu_plugin_v2_hrtimer_proto_init() {
+	if File_tickemu_plugin_v2_hrtimer_proto != nil {
 		return
 	}
-	file_tickemu_plugin_v1_plugin_proto_init()
-	file_tickemu_plugin_v1_hrtimer_proto_msgTypes[0].OneofWrappers = []any{
-		(*HRTimerBaseSessionRequest_Plugin)(nil),
-		(*HRTimerBaseSessionRequest_Start)(nil),
-		(*HRTimerBaseSessionRequest_Cancel)(nil),
-		(*HRTimerBaseSessionRequest_Interrupt)(nil),
-		(*HRTimerBaseSessionRequest_RunSoftirq)(nil),
-		(*HRTimerBaseSessionRequest_RunQueues)(nil),
-		(*HRTimerBaseSessionRequest_ClockWasSet)(nil),
-		(*HRTimerBaseSessionRequest_NextEvent)(nil),
+	file_tickemu_plugin_v2_plugin_proto_init()
+	file_tickemu_plugin_v2_hrtimer_proto_msgTypes[1].OneofWrappers = []any{
+		(*HRTimerBaseCall_Plugin)(nil),
+		(*HRTimerBaseCall_Start)(nil),
+		(*HRTimerBaseCall_Cancel)(nil),
+		(*HRTimerBaseCall_Interrupt)(nil),
+		(*HRTimerBaseCall_RunSoftirq)(nil),
+		(*HRTimerBaseCall_RunQueues)(nil),
+		(*HRTimerBaseCall_ClockWasSet)(nil),
+		(*HRTimerBaseCall_NextEvent)(nil),
 	}
-	file_tickemu_plugin_v1_hrtimer_proto_msgTypes[1].OneofWrappers = []any{
-		(*HRTimerBaseSessionResponse_Plugin)(nil),
-		(*HRTimerBaseSessionResponse_Start)(nil),
-		(*HRTimerBaseSessionResponse_Cancel)(nil),
-		(*HRTimerBaseSessionResponse_Interrupt)(nil),
-		(*HRTimerBaseSessionResponse_RunSoftirq)(nil),
-		(*HRTimerBaseSessionResponse_RunQueues)(nil),
-		(*HRTimerBaseSessionResponse_ClockWasSet)(nil),
-		(*HRTimerBaseSessionResponse_NextEvent)(nil),
+	file_tickemu_plugin_v2_hrtimer_proto_msgTypes[3].OneofWrappers = []any{
+		(*HRTimerBaseResult_Plugin)(nil),
+		(*HRTimerBaseResult_Start)(nil),
+		(*HRTimerBaseResult_Cancel)(nil),
+		(*HRTimerBaseResult_Interrupt)(nil),
+		(*HRTimerBaseResult_RunSoftirq)(nil),
+		(*HRTimerBaseResult_RunQueues)(nil),
+		(*HRTimerBaseResult_ClockWasSet)(nil),
+		(*HRTimerBaseResult_NextEvent)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v1_hrtimer_proto_rawDesc), len(file_tickemu_plugin_v1_hrtimer_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_hrtimer_proto_rawDesc), len(file_tickemu_plugin_v2_hrtimer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_tickemu_plugin_v1_hrtimer_proto_goTypes,
-		DependencyIndexes: file_tickemu_plugin_v1_hrtimer_proto_depIdxs,
-		MessageInfos:      file_tickemu_plugin_v1_hrtimer_proto_msgTypes,
+		GoTypes:           file_tickemu_plugin_v2_hrtimer_proto_goTypes,
+		DependencyIndexes: file_tickemu_plugin_v2_hrtimer_proto_depIdxs,
+		MessageInfos:      file_tickemu_plugin_v2_hrtimer_proto_msgTypes,
 	}.Build()
-	File_tickemu_plugin_v1_hrtimer_proto = out.File
-	file_tickemu_plugin_v1_hrtimer_proto_goTypes = nil
-	file_tickemu_plugin_v1_hrtimer_proto_depIdxs = nil
+	File_tickemu_plugin_v2_hrtimer_proto = out.File
+	file_tickemu_plugin_v2_hrtimer_proto_goTypes = nil
+	file_tickemu_plugin_v2_hrtimer_proto_depIdxs = nil
 }
