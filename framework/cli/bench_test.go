@@ -97,6 +97,7 @@ var scenarioBenchDuration = map[string]time.Duration{
 	"hang-timermix.hcl": 20 * time.Millisecond,
 	"ncm-restart.hcl":   10 * time.Millisecond,
 	"nohz-catchup.hcl":  500 * time.Millisecond,
+	"nohz-full.hcl":     200 * time.Millisecond,
 	"posix-signals.hcl": 20 * time.Millisecond,
 	"softirq-storm.hcl": 0,
 }

@@ -21,7 +21,7 @@ const (
 var Kinds = []Kind{KindTimerBase, KindHRTimer, KindClockEvent}
 
 // ProtocolVersion is the go-plugin application protocol version of this SDK.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // Info describes a plugin.
 type Info struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 
-	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1"
+	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/internal/shim/fromproto"
 	"github.com/tickemu/tickemu/framework/sdk"
 )

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
-	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1"
+	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/internal/shim/fromproto"
 	"github.com/tickemu/tickemu/framework/internal/shim/toproto"
 	"github.com/tickemu/tickemu/framework/sdk"

@@ -4,7 +4,7 @@
 // kind) returns a value implementing the kind's sdk interface exactly, so the
 // simulation cannot tell it from an in-process plugin. Server side:
 // ServerPlugins wraps sdk factories for go-plugin's Serve (framework/serve).
-// toproto and fromproto convert between sdk values and the tickemu.plugin.v1
+// toproto and fromproto convert between sdk values and the tickemu.plugin.v2
 // messages (framework/internal/pb), one function per message.
 //
 // # Protocol shape

@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1"
+	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/internal/shim"
 	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
 	"github.com/tickemu/tickemu/framework/ktime"
@@ -161,8 +161,8 @@ func (liarServer) TimerBaseSession(s pb.TimerBaseService_TimerBaseSessionServer)
 			return nil
 		}
 		info := &pb.Info{Kind: "wheel", Name: "liar"}
-		resp := &pb.TimerBaseSessionResponse{Result: &pb.TimerBaseSessionResponse_Plugin{Plugin: &pb.PluginResponse{
-			Result: &pb.PluginResponse_Open{Open: &pb.OpenResponse{Info: info}}}}}
+		resp := &pb.TimerBaseSessionResponse{Results: []*pb.TimerBaseResult{{Result: &pb.TimerBaseResult_Plugin{Plugin: &pb.PluginResponse{
+			Result: &pb.PluginResponse_Open{Open: &pb.OpenResponse{Info: info}}}}}}}
 		if err := s.Send(resp); err != nil {
 			return err
 		}

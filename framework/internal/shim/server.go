@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1"
+	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/internal/shim/fromproto"
 	"github.com/tickemu/tickemu/framework/internal/shim/toproto"
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -198,4 +198,35 @@ func checkFactories(fs []sdk.Factory) error {
 		seen[key] = true
 	}
 	return nil
+}
+
+// onlyCall returns the one call of a session's first message (the
+// OpenRequest), or nil when the message carries another number of calls.
+func onlyCall[C any](calls []*C) *C {
+	if len(calls) != 1 {
+		return nil
+	}
+	return calls[0]
+}
+
+// batchOf turns a kind's one-call dispatch into the dispatch of a message:
+// the calls in order, their results in one answer. A call that fails ends the
+// session (the host stops at the first failure anyway).
+func batchOf[Req, Resp, C, R any](calls func(*Req) []*C, answer func([]*R) *Resp,
+	dispatch func(p sdk.Plugin, c *C) (*R, error)) func(p sdk.Plugin, req *Req) (*Resp, error) {
+	return func(p sdk.Plugin, req *Req) (*Resp, error) {
+		cs := calls(req)
+		if len(cs) == 0 {
+			return nil, status.Error(codes.InvalidArgument, "a session message must carry at least one call")
+		}
+		rs := make([]*R, len(cs))
+		for i, c := range cs {
+			r, err := dispatch(p, c)
+			if err != nil {
+				return nil, err
+			}
+			rs[i] = r
+		}
+		return answer(rs), nil
+	}
 }

@@ -1,10 +1,10 @@
-// Package fromproto converts tickemu.plugin.v1 messages back to framework/sdk
+// Package fromproto converts tickemu.plugin.v2 messages back to framework/sdk
 // values. Each function is named after the message it takes and is the inverse
 // of the toproto function of the same name; a nil message gives the zero value.
 package fromproto
 
 import (
-	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1"
+	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
@@ -248,4 +248,17 @@ func DeviceSpec(s *pb.DeviceSpec) sdk.DeviceSpec {
 // ProgramResult converts a pb.ProgramResult.
 func ProgramResult(r *pb.ProgramResult) sdk.ProgramResult {
 	return sdk.ProgramResult{ETIME: r.GetEtime(), FireAt: ktime.Time(r.GetFireAt()), Cost: r.GetCost()}
+}
+
+// DeadlineModel converts a pb.DeadlineModel; ok is false for nil (the device
+// declared none).
+func DeadlineModel(m *pb.DeadlineModel) (sdk.DeadlineModel, bool) {
+	if m == nil {
+		return sdk.DeadlineModel{}, false
+	}
+	return sdk.DeadlineModel{
+		CounterNum: m.GetCounterNum(), CounterDen: m.GetCounterDen(), Scale: m.GetScale(), ReadOffset: m.GetReadOffset(),
+		WriteCost: m.GetWriteCost(), AckCost: m.GetAckCost(), StopCost: m.GetStopCost(), OneshotCost: m.GetOneshotCost(),
+		Latency: m.GetLatency(),
+	}, true
 }

@@ -1,4 +1,4 @@
-// Package toproto converts framework/sdk values to their tickemu.plugin.v1
+// Package toproto converts framework/sdk values to their tickemu.plugin.v2
 // messages. Each function is named after the message it returns
 // (the style of
 // hashicorp/terraform-plugin-go:internal/toproto); fromproto is the inverse.
@@ -10,7 +10,7 @@ package toproto
 import (
 	"sort"
 
-	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v1"
+	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
@@ -240,4 +240,12 @@ func DeviceSpec(s sdk.DeviceSpec) *pb.DeviceSpec {
 // ProgramResult converts an sdk.ProgramResult.
 func ProgramResult(r sdk.ProgramResult) *pb.ProgramResult {
 	return &pb.ProgramResult{Etime: r.ETIME, FireAt: int64(r.FireAt), Cost: r.Cost}
+}
+
+// DeadlineModel converts an sdk.DeadlineModel.
+func DeadlineModel(m sdk.DeadlineModel) *pb.DeadlineModel {
+	return &pb.DeadlineModel{
+		CounterNum: m.CounterNum, CounterDen: m.CounterDen, Scale: m.Scale, ReadOffset: m.ReadOffset,
+		WriteCost: m.WriteCost, AckCost: m.AckCost, StopCost: m.StopCost, OneshotCost: m.OneshotCost, Latency: m.Latency,
+	}
 }

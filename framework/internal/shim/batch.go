@@ -1,0 +1,86 @@
+package shim
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// maxBatch bounds how many calls a client holds back before it sends them
+// on their own: a run that never waits for a device (every answer computed
+// from its DeadlineModel) still has its calls made, and checked, every
+// maxBatch calls. The messages stay a few kilobytes.
+const maxBatch = 128
+
+// batcher holds the calls of one session whose answers the host did not wait
+// for (C and R are the kind's call and result messages). They go out, in
+// order, in front of the next call the host waits for (or alone once
+// maxBatch of them are held, or at a flush); each one's answer is then
+// checked against what the host computed for it.
+//
+// Invariant: calls, names and checks have the same length.
+type batcher[C, R any] struct {
+	s *session
+	// exchange sends calls as one message and returns the answer's results
+	// (one round trip).
+	exchange func(call string, calls []*C) (results []*R, resp proto.Message)
+	calls    []*C
+	names    []string
+	checks   []func(*R) error
+}
+
+// call sends the held calls and c, waits, checks the held calls' answers and
+// returns c's.
+func (b *batcher[C, R]) call(name string, c *C) *R {
+	res := b.send(name, append(b.calls, c))
+	return res[len(res)-1]
+}
+
+// later holds c, whose answer the host computed itself; check verifies the
+// plugin's answer when it comes (nil: the answer is not used).
+func (b *batcher[C, R]) later(name string, c *C, check func(*R) error) {
+	b.calls = append(b.calls, c)
+	b.names = append(b.names, name)
+	b.checks = append(b.checks, check)
+	if len(b.calls) >= maxBatch {
+		b.flush()
+	}
+}
+
+// flush sends the held calls, if any, and checks their answers.
+func (b *batcher[C, R]) flush() {
+	if len(b.calls) > 0 {
+		b.send(b.names[len(b.names)-1], b.calls)
+	}
+}
+
+// send makes one round trip with calls, the held ones first; it checks the
+// held calls' answers and forgets them.
+func (b *batcher[C, R]) send(name string, calls []*C) []*R {
+	res, resp := b.exchange(name, calls)
+	if len(res) != len(calls) {
+		b.s.protocolError(name, resp)
+	}
+	for i, check := range b.checks {
+		if check == nil {
+			continue
+		}
+		if err := check(res[i]); err != nil {
+			b.s.violation(b.names[i], err)
+		}
+	}
+	clear(b.calls)
+	clear(b.checks)
+	b.calls, b.names, b.checks = b.calls[:0], b.names[:0], b.checks[:0]
+	return res
+}
+
+// violation panics with a TransportError for an answer to a held call that
+// differs from what the plugin's declaration made the host compute: the
+// plugin broke its contract, and the run cannot go on (it already used the
+// computed answer).
+func (s *session) violation(call string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	panic(s.fail(call, fmt.Errorf("contract violation: %v", err)))
+}
