@@ -1,0 +1,99 @@
+package shim_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/clockevents"
+	"github.com/tickemu/tickemu/framework/internal/shim"
+	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// modelDevice is a fake device that declares a DeadlineModel; lie makes its
+// SetNextEvent answers differ from the model from the nth write on.
+type modelDevice struct {
+	shimtest.ClockEventDevice
+	model  sdk.DeadlineModel
+	writes int
+	lieAt  int // 0: never
+}
+
+func (d *modelDevice) DeadlineModel() (sdk.DeadlineModel, bool) { return d.model, true }
+
+func newModelDevice(lieAt int) *modelDevice {
+	d := &modelDevice{model: sdk.DeadlineModel{CounterNum: 3, CounterDen: 1, Scale: 8, WriteCost: 60, AckCost: 50,
+		StopCost: 260, OneshotCost: 100, Latency: 50}, lieAt: lieAt}
+	m, _ := clockevents.NewModel(d.model)
+	d.ClockEventDevice = shimtest.ClockEventDevice{
+		Base: shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindClockEvent, Name: "model"}},
+		SetNextEventFn: func(ch int, now ktime.Time, ticks uint64) sdk.ProgramResult {
+			d.writes++
+			r := m.SetNextEvent(now, ticks)
+			if d.lieAt > 0 && d.writes >= d.lieAt {
+				r.Cost++
+			}
+			return r
+		},
+		SetStateFn: func(ch int, now ktime.Time, st sdk.DeviceState, period int64) (int64, ktime.Time) {
+			c, f, _ := m.SetState(st)
+			return c, f
+		},
+		AckFn: func(ch int, now ktime.Time) (int64, ktime.Time) { return m.Ack() },
+	}
+	return d
+}
+
+// TestDeadlineModelBatches: with a declared model, writes, acks and oneshot
+// state changes make no round trip of their own; they ride along with the
+// next call the host waits for (Counters here), or go out alone every
+// maxBatch calls, and the device sees all of them, in order.
+func TestDeadlineModelBatches(t *testing.T) {
+	dev := newModelDevice(0)
+	c, _ := pair(t, factory(sdk.KindClockEvent, "model", dev))
+	d := open(t, c, sdk.KindClockEvent, "model", shim.Options{}).(sdk.ClockEventDevice)
+	d.Spec()
+	rt0 := shim.RoundTrips()
+	const n = 300
+	for i := range n {
+		now := ktime.Time(1000 * (i + 1))
+		if r := d.SetNextEvent(0, now, 100); r.Cost != 60 {
+			t.Fatalf("SetNextEvent = %+v, want the model's cost 60", r)
+		}
+		if c, f := d.Ack(0, now+500); c != 50 || f != ktime.Max {
+			t.Fatalf("Ack = %d, %v; want the model's 50, Max", c, f)
+		}
+	}
+	if c, _ := d.SetState(0, 0, sdk.StateOneshotStopped, 0); c != 260 {
+		t.Fatalf("SetState(oneshot_stopped) cost = %d, want the model's 260", c)
+	}
+	held := shim.RoundTrips() - rt0
+	if want := uint64(2 * n / 128); held != want {
+		t.Errorf("%d modelled calls made %d round trips, want %d (one per full batch)", 2*n+1, held, want)
+	}
+	d.Counters()
+	if dev.writes != n {
+		t.Errorf("the device saw %d writes after Counters, want %d", dev.writes, n)
+	}
+}
+
+// TestDeadlineModelViolation: a device whose answer differs from its own
+// model ends the run at the next message, naming the call and both answers.
+func TestDeadlineModelViolation(t *testing.T) {
+	c, _ := pair(t, factory(sdk.KindClockEvent, "model", newModelDevice(3)))
+	d := open(t, c, sdk.KindClockEvent, "model", shim.Options{}).(sdk.ClockEventDevice)
+	d.Spec()
+	for i := range 5 {
+		d.SetNextEvent(0, ktime.Time(1000*(i+1)), 100)
+	}
+	te := catchTransport(t, func() { d.Counters() })
+	if te == nil {
+		t.Fatal("Counters after a lying write returned, want a *sdk.TransportError panic")
+	}
+	for _, w := range []string{`clockevent plugin "model"`, "during SetNextEvent", "contract violation", "SetNextEvent(0, 3000, 100)", "DeadlineModel gives"} {
+		if !strings.Contains(te.Error(), w) {
+			t.Errorf("error %q does not contain %q", te.Error(), w)
+		}
+	}
+}
