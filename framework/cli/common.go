@@ -219,6 +219,11 @@ func reportError(stderr io.Writer, err error) int {
 		writeStderrTail(stderr, te.Stderr)
 		return 1
 	}
+	var ce *sdk.ContractError
+	if errors.As(err, &ce) {
+		fmt.Fprintf(stderr, "tickemu: run aborted: %v\n", ce)
+		return 1
+	}
 	fmt.Fprintf(stderr, "tickemu: %v\n", err)
 	return 1
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/tickemu/tickemu/framework/loader"
@@ -22,9 +23,11 @@ func watchSignals(stderr io.Writer) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, exitSignals...)
 	done := make(chan struct{})
+	var caught atomic.Bool
 	go func() {
 		select {
 		case s := <-ch:
+			caught.Store(true)
 			loader.KillPluginGroups()
 			fmt.Fprintf(stderr, "tickemu: %v: stopped, plugin processes killed\n", s)
 			loader.CleanupClients()
@@ -33,6 +36,11 @@ func watchSignals(stderr io.Writer) (stop func()) {
 		}
 	}()
 	return func() {
+		if caught.Load() {
+			// The command returned because its plugins were killed: the
+			// handler is exiting with the signal's status.
+			select {}
+		}
 		signal.Stop(ch)
 		close(done)
 	}

@@ -88,7 +88,7 @@ func (r *Result) Total(name string) int64 {
 	return s
 }
 
-func collect(spec *config.Spec, b *built, end ktime.Time) *Result {
+func collect(spec *config.Spec, b *built, end ktime.Time) (*Result, error) {
 	k := b.k
 	r := &Result{Plugins: b.plugins}
 	r.Config = ConfigInfo{Hash: spec.Hash(), Variant: spec.Variant, Seed: spec.Run.Seed, CPUs: spec.Machine.CPUs,
@@ -112,17 +112,19 @@ func collect(spec *config.Spec, b *built, end ktime.Time) *Result {
 	for _, s := range k.Counters.Samples() {
 		r.Kernel.Counters = append(r.Kernel.Counters, Counter{Source: "kernel", Name: s.Name, CPU: s.CPU, Value: s.Value})
 	}
-	for i, p := range b.plugins {
+	for _, p := range b.plugins {
 		src := string(p.Kind)
 		if p.Role != "" {
 			src += "/" + p.Role
 		}
 		var cs []metrics.Sample
-		_ = catchTransport(func() {
-			for _, c := range b.instances[i].Plugin().Counters() {
+		if err := catchTransport(func() {
+			for _, c := range p.plugin.Counters() {
 				cs = append(cs, metrics.Sample{Name: c.Name, CPU: c.CPU, Value: c.Value})
 			}
-		})
+		}); err != nil {
+			return nil, err
+		}
 		sort.SliceStable(cs, func(a, b int) bool {
 			if cs[a].Name != cs[b].Name {
 				return cs[a].Name < cs[b].Name
@@ -133,7 +135,7 @@ func collect(spec *config.Spec, b *built, end ktime.Time) *Result {
 			r.Kernel.Counters = append(r.Kernel.Counters, Counter{Source: src, Name: c.Name, CPU: c.CPU, Value: c.Value})
 		}
 	}
-	return r
+	return r, nil
 }
 
 // PluginMax is the largest value of a plugin counter over CPUs.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/clockevents"
 	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/contract"
 	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -64,6 +65,8 @@ type PluginInfo struct {
 	Isolation string            `json:"-"` // not a simulation input: results are identical either way
 	Config    map[string]string `json:"config"`
 	Counters  []sdk.Counter     `json:"-"`
+	// plugin is the checked plugin (framework/contract) the run used.
+	plugin sdk.Plugin
 }
 
 // ErrDiagnostics marks an error made of config diagnostics.
@@ -109,14 +112,20 @@ func Run(spec *config.Spec, o Options) (*Result, error) {
 	warm := ktime.Time(spec.Run.Warmup)
 	end := warm + ktime.Time(spec.Run.Duration)
 	for i, w := range b.workloads {
-		if err := w.Setup(b.k, warm); err != nil {
+		var err error
+		if terr := catchTransport(func() { err = w.Setup(b.k, warm) }); terr != nil {
+			return nil, terr
+		}
+		if err != nil {
 			return nil, &DiagError{Diags: hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Workload setup failed",
 				Detail: fmt.Sprintf("workload %q %q: %v", b.wblocks[i].Type, b.wblocks[i].Name, err), Subject: b.wblocks[i].DefRange.Ptr()}},
 				Files: spec.Files()}
 		}
 	}
-	b.k.Boot()
-	b.k.Start(0)
+	// Boot and Start already call the plugins: a failure there is the run's.
+	if err := catchTransport(func() { b.k.Boot(); b.k.Start(0) }); err != nil {
+		return nil, err
+	}
 	runErr := b.k.Run(end)
 	if err := b.tw.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("trace: %w", err)
@@ -127,7 +136,7 @@ func Run(spec *config.Spec, o Options) (*Result, error) {
 	if runErr != nil {
 		return nil, runErr
 	}
-	return collect(spec, b, end), nil
+	return collect(spec, b, end)
 }
 
 func build(spec *config.Spec, o Options) (*built, error) {
@@ -165,6 +174,8 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		if ls, ok := p.(sdk.LoggerSetter); ok {
 			ls.SetLogger(o.Log.With().Str("plugin", pb.Plugin).Logger())
 		}
+		// Every answer of the plugin, in process or not, is checked from here on.
+		p = contract.Wrap(pb.Kind, pb.Plugin, p, contract.Limits{CPUs: spec.Machine.CPUs})
 		s := setup
 		s.Role = pb.Role
 		var pds sdk.Diagnostics
@@ -175,7 +186,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		if pds.HasErrors() {
 			continue
 		}
-		b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg})
+		b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg, plugin: p})
 		var typed bool
 		switch pb.Kind {
 		case sdk.KindTimerBase:
@@ -272,12 +283,17 @@ func machineOf(m config.Machine) kernel.Machine {
 	return km
 }
 
-// catchTransport runs f and turns a plugin transport failure into an error.
+// catchTransport runs f and turns a plugin transport failure or contract
+// violation into an error.
 func catchTransport(f func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if te, ok := r.(*sdk.TransportError); ok {
-				err = te
+			switch f := r.(type) {
+			case *sdk.TransportError:
+				err = f
+				return
+			case *sdk.ContractError:
+				err = f
 				return
 			}
 			panic(r)

@@ -215,14 +215,17 @@ func (k *Kernel) Boot() {
 	}
 }
 
-// Run simulates until the given time. A plugin transport failure ends the run
-// with an error; completed state stays readable.
+// Run simulates until the given time. A plugin transport failure or contract
+// violation ends the run with an error; completed state stays readable.
 func (k *Kernel) Run(until ktime.Time) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if te, ok := r.(*sdk.TransportError); ok {
-				err = te
-				k.fault = te
+			switch f := r.(type) {
+			case *sdk.TransportError:
+				err, k.fault = f, f
+				return
+			case *sdk.ContractError:
+				err, k.fault = f, f
 				return
 			}
 			panic(r)

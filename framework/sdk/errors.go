@@ -79,3 +79,24 @@ func (e *TransportError) Unwrap() error { return e.Err }
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
+
+// ContractError is the value the host panics with when a plugin's answer
+// breaks the plugin contract (framework/contract checks every answer, in
+// process and out of process): a time in the past, a negative or huge cost, a
+// non-finite frequency, a channel count beyond the machine, a timer id the
+// host never gave the plugin, a name that is not printable. The run ends with
+// it as the plugin's fault, like a TransportError.
+type ContractError struct {
+	Kind Kind
+	Name string
+	// Call is the sdk method whose answer broke the contract ("Ack").
+	Call string
+	// Problem says what is wrong, with the value ("nextFire 100 is not after
+	// now 200").
+	Problem string
+}
+
+// Error returns one line naming the plugin, the call and the value.
+func (e *ContractError) Error() string {
+	return fmt.Sprintf("%s plugin %q broke the plugin contract in %s: %s", e.Kind, e.Name, e.Call, oneLine(e.Problem))
+}

@@ -1,0 +1,409 @@
+package contract
+
+import (
+	"fmt"
+	"math"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Bounds of the contract that do not depend on the machine.
+const (
+	// MaxCost bounds one operation's cost, in ns: 10 s, the kernel's
+	// watchdog_thresh (kernel/watchdog.c), past which the hard-lockup
+	// detector reports a CPU stuck with interrupts off.
+	MaxCost int64 = 10_000_000_000
+	// MaxFreqHz bounds a device's frequency: 1 THz, far above any clockevent
+	// device (TSC-deadline counts at a few GHz).
+	MaxFreqHz = 1e12
+	// MaxComparators bounds a global device's channels (HPET: up to 32
+	// comparators per block, 8 blocks).
+	MaxComparators = 256
+	// MaxList bounds the device writes or expiries one answer lists.
+	MaxList = 1 << 16
+	// MaxCountersPerCPU bounds the counters a plugin reports: this many per
+	// CPU, plus as many machine-wide.
+	MaxCountersPerCPU = 64
+	// MaxNameLen bounds a counter or attribute name, in bytes.
+	MaxNameLen = 64
+	// MaxDiagnostics bounds the diagnostics one Configure returns.
+	MaxDiagnostics = 64
+	// MaxTextLen bounds a diagnostic's summary or detail, in bytes.
+	MaxTextLen = 1024
+)
+
+// Limits are the bounds that depend on the run.
+type Limits struct {
+	// CPUs is the machine's CPU count.
+	CPUs int
+}
+
+func (l Limits) maxChannels() int { return max(l.CPUs, MaxComparators) }
+
+func (l Limits) maxCounters() int { return MaxCountersPerCPU * (max(l.CPUs, 0) + 1) }
+
+// Wrap returns p, the plugin of kind called name, behind the checker of its
+// kind; p itself if it is not of that kind (the loader refuses those).
+func Wrap(kind sdk.Kind, name string, p sdk.Plugin, l Limits) sdk.Plugin {
+	c := checker{kind: kind, name: name, limits: l}
+	switch kind {
+	case sdk.KindTimerBase:
+		if tb, ok := p.(sdk.TimerBase); ok {
+			return &timerBase{plugin: plugin{checker: c, p: p}, tb: tb}
+		}
+	case sdk.KindHRTimer:
+		if hb, ok := p.(sdk.HRTimerBase); ok {
+			return &hrTimerBase{plugin: plugin{checker: c, p: p}, hb: hb}
+		}
+	case sdk.KindClockEvent:
+		if d, ok := p.(sdk.ClockEventDevice); ok {
+			return &clockEvent{plugin: plugin{checker: c, p: p}, d: d}
+		}
+	}
+	return p
+}
+
+// Unwrap returns the plugin behind a checker, or p.
+func Unwrap(p sdk.Plugin) sdk.Plugin {
+	if u, ok := p.(interface{ unwrap() sdk.Plugin }); ok {
+		return u.unwrap()
+	}
+	return p
+}
+
+// checker names the plugin in violations.
+type checker struct {
+	kind   sdk.Kind
+	name   string
+	limits Limits
+}
+
+// violation panics with the ContractError of call. Kept out of line so that
+// the checks on the hot path stay a few compares.
+//
+//go:noinline
+func (c *checker) violation(call, format string, args ...any) {
+	panic(&sdk.ContractError{Kind: c.kind, Name: c.name, Call: call, Problem: fmt.Sprintf(format, args...)})
+}
+
+// cost checks one cost.
+func (c *checker) cost(call string, cost int64) {
+	if uint64(cost) > uint64(MaxCost) { // a negative cost too
+		c.badCost(call, cost)
+	}
+}
+
+//go:noinline
+func (c *checker) badCost(call string, cost int64) {
+	c.violation(call, "cost %d ns is outside [0, %d] ns", cost, MaxCost)
+}
+
+// list checks the length of a list the host will walk.
+func (c *checker) list(call, what string, n int) {
+	if n > MaxList {
+		c.violation(call, "%d %s, more than %d", n, what, MaxList)
+	}
+}
+
+// ids is a bitmap of the timer ids the host gave a plugin. Ids are allocated
+// densely from 1, so it stays as small as the run's timer count.
+type ids []uint64
+
+func (s *ids) add(id sdk.TimerID) {
+	w := int(id >> 6)
+	if w >= len(*s) {
+		*s = append(*s, make([]uint64, w+1-len(*s))...)
+	}
+	(*s)[w] |= 1 << (id & 63)
+}
+
+func (s ids) has(id sdk.TimerID) bool {
+	w := uint64(id >> 6)
+	return w < uint64(len(s)) && s[w]&(1<<(id&63)) != 0
+}
+
+// plugin checks the calls every kind shares.
+type plugin struct {
+	checker
+	p sdk.Plugin
+}
+
+func (p *plugin) unwrap() sdk.Plugin { return p.p }
+
+// Info implements sdk.Plugin.
+func (p *plugin) Info() sdk.Info { return p.p.Info() }
+
+// Schema implements sdk.Plugin.
+func (p *plugin) Schema() sdk.Schema { return p.p.Schema() }
+
+// Configure implements sdk.Plugin: diagnostics are printable and bounded.
+func (p *plugin) Configure(s sdk.Setup, cfg sdk.Config) sdk.Diagnostics {
+	d := p.p.Configure(s, cfg)
+	if len(d) > MaxDiagnostics {
+		p.violation("Configure", "%d diagnostics, more than %d", len(d), MaxDiagnostics)
+	}
+	for _, x := range d {
+		if x.Severity != sdk.SeverityError && x.Severity != sdk.SeverityWarning {
+			p.violation("Configure", "diagnostic severity %d is neither error (1) nor warning (2)", x.Severity)
+		}
+		p.text("Configure", "diagnostic attribute", x.Attribute, MaxNameLen, false)
+		p.text("Configure", "diagnostic summary", x.Summary, MaxTextLen, false)
+		p.text("Configure", "diagnostic detail", x.Detail, MaxTextLen, true)
+	}
+	return d
+}
+
+// Counters implements sdk.Plugin: names printable and short, CPUs on the
+// machine, a bounded number.
+func (p *plugin) Counters() []sdk.Counter {
+	cs := p.p.Counters()
+	if n := p.limits.maxCounters(); len(cs) > n {
+		p.violation("Counters", "%d counters, more than %d (%d per CPU and machine-wide)", len(cs), n, MaxCountersPerCPU)
+	}
+	for _, c := range cs {
+		if c.Name == "" {
+			p.violation("Counters", "a counter has no name")
+		}
+		p.text("Counters", "counter name", c.Name, MaxNameLen, false)
+		if c.CPU < -1 || c.CPU >= p.limits.CPUs {
+			p.violation("Counters", "counter %q is for CPU %d, not -1 (machine-wide) or a CPU of 0..%d", c.Name, c.CPU, p.limits.CPUs-1)
+		}
+	}
+	return cs
+}
+
+// text checks that s is at most max bytes of valid, printable UTF-8 (with
+// newlines and tabs if multiline).
+func (p *plugin) text(call, what, s string, max int, multiline bool) {
+	if len(s) > max {
+		p.violation(call, "%s of %d bytes, more than %d: %.40q...", what, len(s), max, s)
+	}
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b >= 0x20 && b < 0x7f {
+			i++
+			continue
+		}
+		if multiline && (b == '\n' || b == '\t') {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			p.violation(call, "%s %q holds a control or invalid character", what, s)
+		}
+		i += n
+	}
+}
+
+// timerBase checks a sdk.TimerBase.
+type timerBase struct {
+	plugin
+	tb    sdk.TimerBase
+	known ids
+}
+
+// ModTimer implements sdk.TimerBase.
+func (c *timerBase) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) sdk.WheelOpResult {
+	c.known.add(t.ID)
+	r := c.tb.ModTimer(cpu, jiffies, t)
+	c.wheelOp("ModTimer", &r)
+	return r
+}
+
+// DelTimer implements sdk.TimerBase.
+func (c *timerBase) DelTimer(cpu int, jiffies uint64, id sdk.TimerID) sdk.WheelOpResult {
+	r := c.tb.DelTimer(cpu, jiffies, id)
+	c.wheelOp("DelTimer", &r)
+	return r
+}
+
+func (c *timerBase) wheelOp(call string, r *sdk.WheelOpResult) {
+	c.cost(call, r.Cost)
+	c.state(call, &r.State)
+}
+
+func (c *timerBase) state(call string, s *sdk.WheelState) {
+	if s.Pending < 0 {
+		c.violation(call, "%d timers pending", s.Pending)
+	}
+}
+
+// RunTimers implements sdk.TimerBase: every expired timer is one the host
+// queued, and its callback starts within the softirq.
+func (c *timerBase) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
+	r := c.tb.RunTimers(cpu, jiffies)
+	c.cost("RunTimers", r.Cost)
+	c.state("RunTimers", &r.State)
+	c.list("RunTimers", "expired timers", len(r.Expired))
+	for i := range r.Expired {
+		e := &r.Expired[i]
+		if !c.known.has(e.ID) {
+			c.violation("RunTimers", "expired timer id %d, which the host never queued", e.ID)
+		}
+		if e.Offset < 0 || e.Offset > r.Cost {
+			c.violation("RunTimers", "timer %d's callback starts at offset %d ns, outside the softirq's [0, %d] ns", e.ID, e.Offset, r.Cost)
+		}
+	}
+	return r
+}
+
+// NextTimerInterrupt implements sdk.TimerBase.
+func (c *timerBase) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult {
+	r := c.tb.NextTimerInterrupt(cpu, jiffies)
+	c.cost("NextTimerInterrupt", r.Cost)
+	c.state("NextTimerInterrupt", &r.State)
+	return r
+}
+
+// hrTimerBase checks a sdk.HRTimerBase.
+type hrTimerBase struct {
+	plugin
+	hb    sdk.HRTimerBase
+	known ids
+}
+
+// Start implements sdk.HRTimerBase.
+func (c *hrTimerBase) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
+	c.known.add(t.ID)
+	r := c.hb.Start(cpu, now, t, expires, slack)
+	c.op("Start", &r)
+	if r.Ret != 0 && r.Ret != 1 {
+		c.violation("Start", "returned %d, want 0 (was not queued) or 1 (was queued)", r.Ret)
+	}
+	return r
+}
+
+// Cancel implements sdk.HRTimerBase.
+func (c *hrTimerBase) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult {
+	r := c.hb.Cancel(cpu, now, id)
+	c.op("Cancel", &r)
+	if r.Ret < -1 || r.Ret > 1 {
+		c.violation("Cancel", "returned %d, want -1, 0 or 1 (hrtimer_try_to_cancel)", r.Ret)
+	}
+	return r
+}
+
+// ClockWasSet implements sdk.HRTimerBase.
+func (c *hrTimerBase) ClockWasSet(cpu int, now ktime.Time, off sdk.ClockOffsets) sdk.HROpResult {
+	r := c.hb.ClockWasSet(cpu, now, off)
+	c.op("ClockWasSet", &r)
+	return r
+}
+
+func (c *hrTimerBase) op(call string, r *sdk.HROpResult) {
+	c.cost(call, r.Cost)
+	c.list(call, "device writes", len(r.Program))
+}
+
+// Interrupt implements sdk.HRTimerBase.
+func (c *hrTimerBase) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
+	r := c.hb.Interrupt(cpu, now)
+	c.pass("Interrupt", now, &r)
+	return r
+}
+
+// RunSoftirq implements sdk.HRTimerBase.
+func (c *hrTimerBase) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptResult {
+	r := c.hb.RunSoftirq(cpu, now)
+	c.pass("RunSoftirq", now, &r)
+	return r
+}
+
+// RunQueues implements sdk.HRTimerBase.
+func (c *hrTimerBase) RunQueues(cpu int, now ktime.Time) sdk.InterruptResult {
+	r := c.hb.RunQueues(cpu, now)
+	c.pass("RunQueues", now, &r)
+	return r
+}
+
+// pass checks an interrupt or softirq pass entered at now: it ends within
+// MaxCost, each callback starts between entry and end, each timer is known.
+func (c *hrTimerBase) pass(call string, now ktime.Time, r *sdk.InterruptResult) {
+	if r.End < now || int64(r.End-now) > MaxCost {
+		c.violation(call, "handler entered at %d ends at %d, outside [now, now+%d ns]", now, r.End, MaxCost)
+	}
+	c.list(call, "expired timers", len(r.Expired))
+	c.list(call, "device writes", len(r.Program))
+	if r.Retries < 0 || r.HangDelay < 0 || r.HangDelay > MaxCost {
+		c.violation(call, "retries %d, hang delay %d ns: want >= 0, the delay at most %d ns", r.Retries, r.HangDelay, MaxCost)
+	}
+	for i := range r.Expired {
+		e := &r.Expired[i]
+		if !c.known.has(e.ID) {
+			c.violation(call, "expired timer id %d, which the host never started", e.ID)
+		}
+		if e.Now < now || e.Now > r.End {
+			c.violation(call, "timer %d's callback starts at %d, outside the handler's [%d, %d]", e.ID, e.Now, now, r.End)
+		}
+	}
+}
+
+// NextEvent implements sdk.HRTimerBase. Any time is valid: the earliest
+// expiry may already be past (a timer due but not yet run).
+func (c *hrTimerBase) NextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) ktime.Time {
+	return c.hb.NextEvent(cpu, now, exclude)
+}
+
+// clockEvent checks a sdk.ClockEventDevice.
+type clockEvent struct {
+	plugin
+	d sdk.ClockEventDevice
+}
+
+// Spec implements sdk.ClockEventDevice.
+func (c *clockEvent) Spec() sdk.DeviceSpec {
+	s := c.d.Spec()
+	c.text("Spec", "device name", s.Name, MaxNameLen, false)
+	if math.IsNaN(s.FreqHz) || s.FreqHz <= 0 || s.FreqHz > MaxFreqHz {
+		c.violation("Spec", "frequency %g Hz is not a finite number in (0, %g]", s.FreqHz, MaxFreqHz)
+	}
+	if s.MinDeltaTicks < 1 || s.MaxDeltaTicks < s.MinDeltaTicks {
+		c.violation("Spec", "delta limits [%d, %d] ticks: want 1 <= min <= max", s.MinDeltaTicks, s.MaxDeltaTicks)
+	}
+	if n := c.limits.maxChannels(); s.Channels < 1 || s.Channels > n {
+		c.violation("Spec", "%d channels, outside 1..%d (the machine's %d CPUs, or %d comparators)", s.Channels, n, c.limits.CPUs, MaxComparators)
+	}
+	if s.Mult != 0 && s.Shift > 32 {
+		c.violation("Spec", "shift %d, more than 32", s.Shift)
+	}
+	return s
+}
+
+// SetNextEvent implements sdk.ClockEventDevice: the interrupt is raised
+// after now. The core never programs less than min_delta_ns, which is at
+// least 1 us (clockevent_delta2ns()), so an interrupt at now is a lie, and the
+// host would take it, reprogram, and take it again at the same instant.
+func (c *clockEvent) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramResult {
+	r := c.d.SetNextEvent(ch, now, ticks)
+	c.cost("SetNextEvent", r.Cost)
+	if !r.ETIME && r.FireAt <= now {
+		c.violation("SetNextEvent", "interrupt at %d, not after now %d (%d ticks)", r.FireAt, now, ticks)
+	}
+	return r
+}
+
+// SetState implements sdk.ClockEventDevice.
+func (c *clockEvent) SetState(ch int, now ktime.Time, st sdk.DeviceState, period int64) (int64, ktime.Time) {
+	cost, first := c.d.SetState(ch, now, st, period)
+	c.cost("SetState", cost)
+	if first < now {
+		c.violation("SetState", "first interrupt at %d, before now %d", first, now)
+	}
+	return cost, first
+}
+
+// Ack implements sdk.ClockEventDevice: a periodic device's next interrupt is
+// after this one; at or before now the host would take it again at the same
+// instant, forever.
+func (c *clockEvent) Ack(ch int, now ktime.Time) (int64, ktime.Time) {
+	cost, next := c.d.Ack(ch, now)
+	c.cost("Ack", cost)
+	if next <= now {
+		c.violation("Ack", "next interrupt at %d, not after now %d", next, now)
+	}
+	return cost, next
+}

@@ -1,0 +1,269 @@
+package contract_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/plugins/builtin"
+)
+
+// hooks alter a builtin plugin's answers, one per test case.
+type hooks struct {
+	spec      func(s *sdk.DeviceSpec)
+	program   func(now ktime.Time, r *sdk.ProgramResult)
+	ack       func(now ktime.Time, cost *int64, next *ktime.Time)
+	counters  func(cs []sdk.Counter) []sdk.Counter
+	configure func(d sdk.Diagnostics) sdk.Diagnostics
+	runTimers func(r *sdk.RunTimersResult)
+	interrupt func(now ktime.Time, r *sdk.InterruptResult)
+}
+
+type lyingDevice struct {
+	sdk.ClockEventDevice
+	h *hooks
+}
+
+func (l lyingDevice) Spec() sdk.DeviceSpec {
+	s := l.ClockEventDevice.Spec()
+	if l.h.spec != nil {
+		l.h.spec(&s)
+	}
+	return s
+}
+
+func (l lyingDevice) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramResult {
+	r := l.ClockEventDevice.SetNextEvent(ch, now, ticks)
+	if l.h.program != nil {
+		l.h.program(now, &r)
+	}
+	return r
+}
+
+func (l lyingDevice) Ack(ch int, now ktime.Time) (int64, ktime.Time) {
+	cost, next := l.ClockEventDevice.Ack(ch, now)
+	if l.h.ack != nil {
+		l.h.ack(now, &cost, &next)
+	}
+	return cost, next
+}
+
+func (l lyingDevice) Counters() []sdk.Counter {
+	cs := l.ClockEventDevice.Counters()
+	if l.h.counters != nil {
+		cs = l.h.counters(cs)
+	}
+	return cs
+}
+
+func (l lyingDevice) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
+	d := l.ClockEventDevice.Configure(s, c)
+	if l.h.configure != nil {
+		d = l.h.configure(d)
+	}
+	return d
+}
+
+type lyingWheel struct {
+	sdk.TimerBase
+	h *hooks
+}
+
+func (l lyingWheel) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
+	r := l.TimerBase.RunTimers(cpu, jiffies)
+	if l.h.runTimers != nil {
+		l.h.runTimers(&r)
+	}
+	return r
+}
+
+type lyingHRTimer struct {
+	sdk.HRTimerBase
+	h *hooks
+}
+
+func (l lyingHRTimer) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
+	r := l.HRTimerBase.Interrupt(cpu, now)
+	if l.h.interrupt != nil {
+		l.h.interrupt(now, &r)
+	}
+	return r
+}
+
+// factories are the builtins with the wheel, hrtimer and lapic lying as h says.
+func factories(h *hooks) []sdk.Factory {
+	fs := builtin.Factories()
+	for i, f := range fs {
+		newReal := f.New
+		switch f.Name {
+		case "lapic":
+			fs[i].New = func() sdk.Plugin { return lyingDevice{newReal().(sdk.ClockEventDevice), h} }
+		case "wheel":
+			fs[i].New = func() sdk.Plugin { return lyingWheel{newReal().(sdk.TimerBase), h} }
+		case "hrtimer":
+			fs[i].New = func() sdk.Plugin { return lyingHRTimer{newReal().(sdk.HRTimerBase), h} }
+		}
+	}
+	return fs
+}
+
+// scenario is a small machine with hrtimers, wheel timers and device writes.
+const scenario = `
+machine {
+  cpus    = 2
+  hz      = 1000
+  nohz    = "idle"
+  highres = %HIGHRES%
+}
+clockevent "local" {
+  plugin = "lapic"
+  mode   = "tsc_deadline"
+}
+workload "cyclictest" "rt" {
+  threads  = 1
+  interval = "200us"
+  priority = 99
+}
+workload "kernel_timers" "poll" {
+  period = "3ms"
+}
+run {
+  duration = "20ms"
+  seed     = 1
+}
+`
+
+// run runs the scenario with liars; it fails the test if the run does not
+// end (the host looping on a lie) within a minute.
+func run(t *testing.T, h *hooks, highres bool) error {
+	t.Helper()
+	src := strings.ReplaceAll(scenario, "%HIGHRES%", map[bool]string{true: "true", false: "false"}[highres])
+	spec, diags := config.LoadBytes("lie.hcl", []byte(src), config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(factories(h))})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		t.Fatal("the run did not end within a minute: the host loops on the plugin's answer")
+		return nil
+	}
+}
+
+// TestHonestPluginsPass: the checker accepts the builtins' own answers.
+func TestHonestPluginsPass(t *testing.T) {
+	for _, highres := range []bool{true, false} {
+		if err := run(t, &hooks{}, highres); err != nil {
+			t.Errorf("highres=%v: %v", highres, err)
+		}
+	}
+}
+
+// TestViolations: each lie ends the run with a ContractError naming the
+// plugin, the call and the value, instead of a hang, a panic, a huge
+// allocation or forged output.
+func TestViolations(t *testing.T) {
+	manyCounters := func(cs []sdk.Counter) []sdk.Counter {
+		for i := range 200000 {
+			cs = append(cs, sdk.Counter{Name: "c", CPU: i % 2, Value: int64(i)})
+		}
+		return cs
+	}
+	for _, tc := range []struct {
+		name     string
+		h        hooks
+		highres  bool
+		kind     sdk.Kind
+		plugin   string
+		call     string
+		problems []string
+	}{
+		{name: "interrupt in the past", highres: true,
+			h:    hooks{program: func(now ktime.Time, r *sdk.ProgramResult) { r.FireAt = now - 1000 }},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "SetNextEvent", problems: []string{"not after now"}},
+		{name: "interrupt at now", highres: true,
+			h:    hooks{program: func(now ktime.Time, r *sdk.ProgramResult) { r.FireAt = now }},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "SetNextEvent", problems: []string{"not after now"}},
+		{name: "periodic interrupt at now", highres: false,
+			h:    hooks{ack: func(now ktime.Time, _ *int64, next *ktime.Time) { *next = now }},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "Ack", problems: []string{"not after now"}},
+		{name: "NaN frequency", highres: true,
+			h:    hooks{spec: func(s *sdk.DeviceSpec) { s.FreqHz = math.NaN() }},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "Spec", problems: []string{"frequency NaN Hz"}},
+		{name: "infinite frequency", highres: true,
+			h:    hooks{spec: func(s *sdk.DeviceSpec) { s.FreqHz = math.Inf(1) }},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "Spec", problems: []string{"frequency +Inf Hz"}},
+		{name: "a billion channels", highres: true,
+			h:    hooks{spec: func(s *sdk.DeviceSpec) { s.Channels = 1 << 30 }},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "Spec", problems: []string{"1073741824 channels, outside 1..256"}},
+		{name: "negative cost", highres: true,
+			h:    hooks{program: func(_ ktime.Time, r *sdk.ProgramResult) { r.Cost = -1e12 }},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "SetNextEvent", problems: []string{"cost -1000000000000 ns"}},
+		{name: "MaxInt64 cost", highres: true,
+			h:    hooks{program: func(_ ktime.Time, r *sdk.ProgramResult) { r.Cost = math.MaxInt64 }},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "SetNextEvent", problems: []string{"cost 9223372036854775807 ns"}},
+		{name: "counter name with a newline", highres: true,
+			h: hooks{counters: func(cs []sdk.Counter) []sdk.Counter {
+				return append(cs, sdk.Counter{Name: "ok 1\nkernel fake_line", CPU: -1})
+			}},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "Counters", problems: []string{`"ok 1\nkernel fake_line"`, "control"}},
+		{name: "counter name with ANSI escapes", highres: true,
+			h: hooks{counters: func(cs []sdk.Counter) []sdk.Counter {
+				return append(cs, sdk.Counter{Name: "\x1b[2J\x1b[H", CPU: -1})
+			}},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "Counters", problems: []string{`"\x1b[2J\x1b[H"`}},
+		{name: "200000 counters", highres: true, h: hooks{counters: manyCounters},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "Counters", problems: []string{"counters, more than 192"}},
+		{name: "diagnostic with escapes", highres: true,
+			h: hooks{configure: func(d sdk.Diagnostics) sdk.Diagnostics {
+				return append(d, sdk.Diagnostic{Severity: sdk.SeverityWarning, Summary: "\x1b[31mred"})
+			}},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "Configure", problems: []string{"diagnostic summary"}},
+		{name: "wheel expires an unknown timer", highres: true,
+			h: hooks{runTimers: func(r *sdk.RunTimersResult) {
+				r.Expired = append(r.Expired, sdk.WheelExpiry{ID: 1 << 40})
+			}},
+			kind: sdk.KindTimerBase, plugin: "wheel", call: "RunTimers", problems: []string{"expired timer id 1099511627776"}},
+		{name: "hrtimer expires an unknown timer", highres: true,
+			h: hooks{interrupt: func(now ktime.Time, r *sdk.InterruptResult) {
+				r.Expired = append(r.Expired, sdk.HRExpiry{ID: 1 << 40, Now: now})
+			}},
+			kind: sdk.KindHRTimer, plugin: "hrtimer", call: "Interrupt", problems: []string{"expired timer id 1099511627776"}},
+		{name: "hrtimer interrupt ends before it starts", highres: true,
+			h:    hooks{interrupt: func(now ktime.Time, r *sdk.InterruptResult) { r.End = now - 5 }},
+			kind: sdk.KindHRTimer, plugin: "hrtimer", call: "Interrupt", problems: []string{"ends at"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tc.h
+			err := run(t, &h, tc.highres)
+			var ce *sdk.ContractError
+			if !errors.As(err, &ce) {
+				t.Fatalf("run error = %v, want a *sdk.ContractError", err)
+			}
+			t.Logf("tickemu: run aborted: %v", ce)
+			if ce.Kind != tc.kind || ce.Name != tc.plugin || ce.Call != tc.call {
+				t.Errorf("ContractError names %s %q %s, want %s %q %s", ce.Kind, ce.Name, ce.Call, tc.kind, tc.plugin, tc.call)
+			}
+			for _, p := range tc.problems {
+				if !strings.Contains(ce.Error(), p) {
+					t.Errorf("Error() = %q, want it to contain %q", ce.Error(), p)
+				}
+			}
+			if msg := ce.Error(); strings.ContainsAny(msg, "\n\x1b") {
+				t.Errorf("Error() = %q carries a raw control character", msg)
+			}
+		})
+	}
+}
