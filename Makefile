@@ -1,4 +1,5 @@
-# tickemu: every target needs only Go (and gcc for -race); modules come from the
+# tickemu: every target needs only Go (and gcc for -race; the tests also headless
+# Chromium, which `make test` installs itself); modules come from the
 # Go module proxy. `make run` and `make test` are the two set-up commands.
 
 GO      ?= go
@@ -11,7 +12,7 @@ BENCHTIME ?= 1x
 # tested on its own: `go test ./...` does not cross module boundaries).
 MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 
-.PHONY: all build run test test-short test-modules bench lint fmt-check tidy-check ci fuzz clean help
+.PHONY: all build run test test-deps test-short test-modules bench lint fmt-check tidy-check ci fuzz clean help
 
 all: build
 
@@ -23,10 +24,13 @@ run: build ## Build and run the default scenario (CONFIG=...).
 	@echo "==> $(BIN) run $(CONFIG)"
 	./$(BIN) run $(CONFIG)
 
-test: ## Run every test with the race detector, in shuffled order (and every example module's).
+test: test-deps ## Run every test with the race detector, in shuffled order (and every example module's).
 	@echo "==> go test -race -shuffle=on $(PKGS)"
 	$(GO) test -race -shuffle=on -timeout 20m $(PKGS)
 	$(MAKE) test-modules
+
+test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report test.
+	bash scripts/install-test-deps.sh
 
 test-modules: ## Vet and test every module under examples/.
 	@for m in $(MODULES); do \
@@ -34,7 +38,7 @@ test-modules: ## Vet and test every module under examples/.
 		(cd $$m && $(GO) vet ./... && $(GO) test -timeout 10m ./...) || exit 1; \
 	done
 
-test-short: ## The quick inner loop: -short (long suites run reduced), no race detector.
+test-short: test-deps ## The quick inner loop: -short (long suites run reduced), no race detector.
 	@echo "==> go test -short $(PKGS)"
 	$(GO) test -short -timeout 10m $(PKGS)
 

@@ -44,6 +44,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs simulated in parallel")
 	format := fs.String("format", "text", "output format: text, json, bench or csv")
 	alpha := fs.Float64("alpha", 0.05, "significance level of the tests (benchstat -alpha)")
+	reportFile := fs.String("report", "", "also write an HTML report (latency plots, the table with confidence intervals, counters, worst cases) to FILE")
 	file, ok := parseFile(fs, args, stderr)
 	if !ok {
 		return 2
@@ -163,6 +164,12 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 1
+	}
+	if *reportFile != "" {
+		if err := writeReport(*reportFile, file, cmp); err != nil {
+			fmt.Fprintf(stderr, "tickemu: %v\n", err)
+			return 1
+		}
 	}
 	return status
 }

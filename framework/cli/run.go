@@ -17,6 +17,7 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "text", "output format: text, json or bench")
 	var tf traceFlags
 	tf.register(fs)
+	reportFile := fs.String("report", "", "also write an HTML report (plots, counters, worst cases) to FILE")
 	file, ok := parseFile(fs, args, stderr)
 	if !ok {
 		return 2
@@ -65,13 +66,29 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return reportError(stderr, err)
 		}
-		return writeRunResult(stdout, stderr, *format, res)
+		return a.finishRun(stdout, stderr, *format, *reportFile, file, res)
 	}
 	res, err := experiment.Run(spec, eo)
 	if err != nil {
 		return reportError(stderr, err)
 	}
-	return writeRunResult(stdout, stderr, *format, res)
+	return a.finishRun(stdout, stderr, *format, *reportFile, file, res)
+}
+
+// finishRun prints the result and writes the report, if asked.
+func (a *App) finishRun(stdout, stderr io.Writer, format, reportFile, file string, res *experiment.Result) int {
+	if code := writeRunResult(stdout, stderr, format, res); code != 0 || reportFile == "" {
+		return code
+	}
+	cmp, err := runComparison(file, res)
+	if err == nil {
+		err = writeReport(reportFile, file, cmp)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 // writeRunResult prints a run's result in format.

@@ -222,6 +222,11 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 				st.tid, avgOf(st.idleExit, h.Count)/1000, avgOf(st.broadcast, h.Count)/1000))
 		}
 	}
+	var hists []LatencyHist
+	for _, st := range w.stats {
+		hists = append(hists, histOf(st.tid, st.lat))
+	}
+	rep.Extra["latency_us"] = hists
 	var worst []WorstCase
 	for _, st := range w.stats {
 		if st.worst == nil {

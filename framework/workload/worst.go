@@ -6,7 +6,29 @@ import (
 
 	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/metrics"
 )
+
+// LatencyHist is one thread's latency distribution in whole microseconds
+// (cyclictest -h buckets), sparse: [us, count] for the non-empty buckets,
+// then the samples past the last bucket.
+type LatencyHist struct {
+	Thread   int        `json:"thread"`
+	Buckets  [][2]int64 `json:"buckets"`
+	Overflow int64      `json:"overflow"`
+	MaxNS    int64      `json:"max_ns"`
+}
+
+func histOf(thread int, h *metrics.Latency) LatencyHist {
+	b, over := h.Buckets()
+	lh := LatencyHist{Thread: thread, Overflow: over, MaxNS: h.Max, Buckets: [][2]int64{}}
+	for us, n := range b {
+		if n != 0 {
+			lh.Buckets = append(lh.Buckets, [2]int64{int64(us), n})
+		}
+	}
+	return lh
+}
 
 // WorstCase is a latency workload's slowest wakeup of one thread, explained
 // (kernel.WakePath): when it was due, on which CPU, and where the time went.

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tickemu/tickemu/framework/cli"
+)
+
+// artifactDir is where tests keep files for people to look at (gitignored).
+func artifactDir(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "test-artifacts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// chromium finds the headless browser scripts/install-test-deps.sh installs.
+func chromium(t *testing.T) string {
+	for _, b := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(b); err == nil {
+			return p
+		}
+	}
+	t.Fatal("chromium is not installed: run scripts/install-test-deps.sh (make test does)")
+	return ""
+}
+
+// runChromium runs headless Chromium on page with args and returns its
+// stdout and stderr (its log, console messages included).
+func runChromium(t *testing.T, page string, args ...string) (string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	all := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--log-level=0"}, args...)
+	cmd := exec.CommandContext(ctx, chromium(t), append(all, "file://"+page)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// TestReportInBrowser renders the report of `tickemu compare
+// configs/nohz-catchup.hcl` (two seeds) and opens it in headless Chromium:
+// it must load with no console message (no script error, nothing blocked),
+// reference nothing outside itself, and have every section and plot. The
+// screenshot is kept in test-artifacts/report-nohz-catchup.png.
+func TestReportInBrowser(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	var stdout, stderr bytes.Buffer
+	code := cli.New().Run([]string{"compare", filepath.Join("..", "..", "configs", "nohz-catchup.hcl"), "--seeds", "2", "--report", page}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("compare exit %d: %s", code, stderr.String())
+	}
+	src, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*"(https?:|//|file:)[^"]*"|<script|<link`).Find(src); m != nil {
+		t.Errorf("the report is not self-contained: %s", m)
+	}
+	dom, log := runChromium(t, page, "--dump-dom")
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, ":CONSOLE") {
+			t.Errorf("console message while loading the report: %s", l)
+		}
+	}
+	for _, want := range []string{`id="config"`, `id="latency"`, `id="compare"`, `id="cpus"`, `id="worst"`, `id="timeline"`,
+		"Comparison with per_jiffy", "TIMER_SOFTIRQ catch-up", "next_expiry"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the loaded page lacks %q", want)
+		}
+	}
+	// Histogram, CDF, three breakdowns and the timeline: six plots.
+	if n := strings.Count(dom, "<svg"); n < 6 {
+		t.Errorf("%d plots in the loaded page, want at least 6", n)
+	}
+	shot := filepath.Join(artifactDir(t), "report-nohz-catchup.png")
+	os.Remove(shot)
+	runChromium(t, page, "--hide-scrollbars", "--window-size=1280,3000", "--screenshot="+shot)
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10000 {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	t.Logf("screenshot: %s", shot)
+}
+
+// TestRunReport: `run --report` writes the same page twice for the same
+// config and seed, with the run's worst cases in it.
+func TestRunReport(t *testing.T) {
+	dir := t.TempDir()
+	var pages [2][]byte
+	for i := range pages {
+		page := filepath.Join(dir, "run.html")
+		var stdout, stderr bytes.Buffer
+		code := cli.New().Run([]string{"run", filepath.Join("..", "..", "configs", "devices.hcl"), "--variant", "lapic_c6_broadcast", "--report", page}, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("run exit %d: %s", code, stderr.String())
+		}
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages[i] = b
+	}
+	if !bytes.Equal(pages[0], pages[1]) {
+		t.Error("two reports of the same run differ")
+	}
+	for _, want := range []string{"idle exit C6", "broadcast hand-off", "<h2 id=\"timeline\">", "Results"} {
+		if !bytes.Contains(pages[0], []byte(want)) {
+			t.Errorf("the run report lacks %q", want)
+		}
+	}
+	var stderr bytes.Buffer
+	if code := cli.New().Run([]string{"run", filepath.Join("..", "..", "configs", "default.hcl"), "--report", filepath.Join(dir, "no", "such", "dir.html")}, &bytes.Buffer{}, &stderr); code != 1 || !strings.Contains(stderr.String(), "--report") {
+		t.Errorf("unwritable report: exit %d, %q", code, stderr.String())
+	}
+}

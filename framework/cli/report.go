@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+
+	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/report"
+)
+
+// writeReport writes the HTML report of a comparison (or of one run, as a
+// comparison of one variant and seed) to path.
+func writeReport(path, file string, cmp *experiment.Comparison) error {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("--report: %v", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("--report: %v", err)
+	}
+	w := bufio.NewWriter(f)
+	err = report.Write(w, report.Input{File: file, Source: src, Comparison: cmp, Version: version})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--report %s: %v", path, err)
+	}
+	return nil
+}
+
+// runComparison wraps one run as a comparison of one variant and one seed.
+func runComparison(file string, res *experiment.Result) (*experiment.Comparison, error) {
+	ms, err := experiment.BenchMetrics(res)
+	if err != nil {
+		return nil, err
+	}
+	out := experiment.RunOutcome{Variant: res.Config.Variant, Seed: res.Config.Seed, Result: res, Metrics: ms}
+	return experiment.Analyze(file, []string{res.Config.Variant}, []uint64{res.Config.Seed}, []experiment.RunOutcome{out}, 0, 0), nil
+}
