@@ -216,7 +216,9 @@ func reportError(stderr io.Writer, err error) int {
 	var te *sdk.TransportError
 	if errors.As(err, &te) {
 		fmt.Fprintf(stderr, "tickemu: run aborted: %v\n", te)
-		writeStderrTail(stderr, te.Stderr)
+		if !writeStack(stderr, te.Stack) {
+			writeStderrTail(stderr, te.Stderr)
+		}
 		return 1
 	}
 	var ce *sdk.ContractError
@@ -248,6 +250,20 @@ func writeStderrTail(w io.Writer, tail []string) {
 		q := strconv.QuoteToGraphic(l)
 		fmt.Fprintf(w, "  plugin stderr: %s\n", q[1:len(q)-1])
 	}
+}
+
+// writeStack prints a plugin's panic stack, indented, one frame element a
+// line, quoted like the stderr tail; it reports whether there was one.
+func writeStack(w io.Writer, stack []string) bool {
+	if len(stack) == 0 {
+		return false
+	}
+	fmt.Fprintln(w, "  plugin stack:")
+	for _, l := range stack {
+		q := strconv.QuoteToGraphic(strings.ReplaceAll(l, "\t", "    "))
+		fmt.Fprintf(w, "    %s\n", q[1:len(q)-1])
+	}
+	return true
 }
 
 func protocolVersion() int { return sdk.ProtocolVersion }

@@ -224,6 +224,11 @@ func reportFailures(stderr io.Writer, cmp *experiment.Comparison) int {
 		}
 		status = 1
 		fmt.Fprintf(stderr, "tickemu: variant %s seed %d failed: %s\n", r.Variant, r.Seed, oneLine(r.Err))
+		var te *sdk.TransportError
+		if errors.As(r.Err, &te) && len(te.Stack) > 0 && !shown[te.Error()] {
+			shown[te.Error()] = true // one stack per distinct panic
+			writeStack(stderr, te.Stack)
+		}
 		var de *experiment.DiagError
 		if !errors.As(r.Err, &de) {
 			configOnly = false

@@ -32,7 +32,7 @@ func (f InProcess) find(kind sdk.Kind, name string) (sdk.Factory, error) {
 		}
 	}
 	sort.Strings(known)
-	return sdk.Factory{}, fmt.Errorf("no %s plugin named %q (available: %v)", kind, name, known)
+	return sdk.Factory{}, notFoundError{fmt.Errorf("no %s plugin named %q (available: %v)", kind, name, known)}
 }
 
 // Describe implements Opener.
@@ -67,3 +67,8 @@ func (f InProcess) Names(kind sdk.Kind) []string {
 	}
 	return out
 }
+
+// notFoundError marks "no plugin has the name" for describeSummary.
+type notFoundError struct{ error }
+
+func (notFoundError) PluginNotFound() bool { return true }

@@ -139,6 +139,19 @@ func Run(spec *config.Spec, o Options) (*Result, error) {
 	return collect(spec, b, end)
 }
 
+// describeSummary titles a Describe failure: "Unknown plugin" only when no
+// plugin has the name (the opener's error has a PluginNotFound method that
+// says so, as framework/loader's do); a plugin that exists but could not be
+// asked (another protocol version, no handshake, refused by a lock file) is
+// "Plugin unavailable", with the reason in the detail.
+func describeSummary(err error) string {
+	var nf interface{ PluginNotFound() bool }
+	if errors.As(err, &nf) && nf.PluginNotFound() {
+		return "Unknown plugin"
+	}
+	return "Plugin unavailable"
+}
+
 func build(spec *config.Spec, o Options) (*built, error) {
 	var diags hcl.Diagnostics
 	b := &built{}
@@ -152,7 +165,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		}
 		info, schema, err := o.Opener.Describe(pb.Kind, pb.Plugin)
 		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown plugin",
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: describeSummary(err),
 				Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.PluginRange.Ptr()})
 			continue
 		}

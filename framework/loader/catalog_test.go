@@ -4,6 +4,7 @@ package loader_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,6 +148,31 @@ func TestPluginCrashes(t *testing.T) {
 		t.Errorf("TransportError.Stderr = %q, want the panic", te.Stderr)
 	}
 	logs.waitFor(t, `{"level":"error","plugin":"clockevent/echo","message":"panic: crash in a goroutine"}`)
+}
+
+// TestPluginPanics: a panic inside a plugin call is reported once: the
+// TransportError says what the value was and carries the plugin's frames as
+// readable lines (from the panicking function, without the serving
+// machinery); neither the host log nor the stderr tail repeats the stack.
+func TestPluginPanics(t *testing.T) {
+	c, logs := newCatalog(t, loader.Options{})
+	inst := open(t, c, sdk.KindClockEvent, "echo", loader.Process)
+	te := catchTransport(t, func() { inst.ClockEventDevice().Ack(chPanic, 0) })
+	if !strings.Contains(te.Error(), "panicked: assignment to entry in nil map") || strings.Contains(te.Error(), "goroutine") || strings.Contains(te.Error(), "rpc error") {
+		t.Errorf("Error() = %q, want the panic value on one line, no stack, no rpc noise", te.Error())
+	}
+	stack := strings.Join(te.Stack, "\n")
+	if len(te.Stack) < 3 || !strings.HasPrefix(te.Stack[0], "goroutine ") || !strings.Contains(te.Stack[1], "loader_test.echoPanics(") ||
+		!strings.Contains(te.Stack[2], "main_test.go:") {
+		t.Errorf("Stack =\n%s\nwant the goroutine header, then echoPanics and its file line", stack)
+	}
+	if strings.Contains(stack, "framework/internal/shim.") || strings.Contains(stack, "runtime/debug") {
+		t.Errorf("Stack =\n%s\nwant no serving-machinery frames", stack)
+	}
+	logs.waitFor(t, `"message":"plugin *shimtest.ClockEventDevice panicked: assignment to entry in nil map"`)
+	if strings.Contains(logs.String(), "goroutine") || strings.Contains(strings.Join(te.Stderr, "\n"), "goroutine") {
+		t.Errorf("the stack is repeated in the host log or the stderr tail:\n%s\n%q", logs.String(), te.Stderr)
+	}
 }
 
 func TestPluginHangs(t *testing.T) {
@@ -297,6 +323,32 @@ func TestBinaries(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("Open(clockevent, %s) = %v, want it to contain %q", tt.name, err, w)
 			}
+		}
+	}
+}
+
+// TestHandshakeErrors: a plugin of another protocol version, and another
+// program's go-plugin plugin, are named as such rather than as a missing
+// plugin.
+func TestHandshakeErrors(t *testing.T) {
+	tests := []struct {
+		mode string
+		is   error
+		want string
+	}{
+		{"protocol2", loader.ErrProtocol, fmt.Sprintf("the plugin speaks protocol version %d, this tickemu speaks %d", sdk.ProtocolVersion+1, sdk.ProtocolVersion)},
+		{"cookie", loader.ErrMagicCookie, "wrong magic cookie: it is a go-plugin plugin, but it did not find tickemu's handshake cookie TICKEMU_PLUGIN_MAGIC_COOKIE"},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		linkBinary(t, dir, "echo")
+		c, _ := newCatalog(t, loader.Options{Builtins: []sdk.Factory{}, Path: []string{dir}, Env: []string{"LOADER_TEST_HANDSHAKE=" + tt.mode}})
+		_, _, err := c.Describe(sdk.KindClockEvent, "echo")
+		if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Describe = %v, want %v containing %q", tt.mode, err, tt.is, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "Unknown plugin") {
+			t.Errorf("%s: Describe = %v, want no talk of an unknown plugin", tt.mode, err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
 
 	"github.com/tickemu/tickemu/framework/internal/shim"
@@ -46,6 +47,8 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		serve.One(f)
+	case len(os.Args) == 1 && os.Getenv("LOADER_TEST_HANDSHAKE") != "":
+		serveOtherHandshake(os.Getenv("LOADER_TEST_HANDSHAKE"))
 	case len(os.Args) == 1 && os.Getenv(shim.Handshake.MagicCookieKey) == shim.Handshake.MagicCookieValue:
 		serve.Serve(testFactories()...)
 	case os.Getenv("LOADER_TEST_HOST") == "1":
@@ -66,7 +69,34 @@ const (
 	chCrash = 667 // Ack: panic on another goroutine: the process dies
 	chHang  = 668 // Ack: never answer
 	chFork  = 669 // Ack: start a child that sleeps, holding stderr; return its pid as the cost
+	chPanic = 670 // Ack: panic in the call itself (the plugin's server recovers it)
 )
+
+// serveOtherHandshake serves the test plugins as a plugin that tickemu cannot
+// talk to: "protocol2" speaks a later protocol version, "cookie" is some
+// other program's go-plugin plugin (another magic cookie).
+func serveOtherHandshake(mode string) {
+	sets, err := shim.ServerPlugins(testFactories(), zerolog.Nop())
+	if err != nil {
+		panic(err)
+	}
+	hs := shim.Handshake
+	switch mode {
+	case "protocol2":
+		hs.ProtocolVersion = sdk.ProtocolVersion + 1
+		sets = map[int]plugin.PluginSet{int(hs.ProtocolVersion): sets[sdk.ProtocolVersion]}
+	case "cookie":
+		hs.MagicCookieKey, hs.MagicCookieValue = "OTHER_PROGRAM_PLUGIN", "not-tickemu"
+	}
+	plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, VersionedPlugins: sets, GRPCServer: shim.NewGRPCServer})
+	os.Exit(0)
+}
+
+// echoPanics is a named frame for TestPluginPanics to find in the stack.
+func echoPanics() {
+	var m map[string]int
+	m["x"]++ // assignment to entry in nil map
+}
 
 // testFactories are the test's plugins: an "echo" clockevent device whose
 // answers are a simple function of the arguments, and trivial plugins of the
@@ -130,6 +160,8 @@ func newEcho() *shimtest.ClockEventDevice {
 			time.Sleep(time.Minute)
 		case chHang:
 			time.Sleep(time.Hour)
+		case chPanic:
+			echoPanics()
 		case chFork:
 			exe, err := os.Executable()
 			if err != nil {

@@ -122,7 +122,8 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verif
 	p.client = client
 	rpc, err := client.Client()
 	if err != nil {
-		return nil, nil, p.failed(handshakeError(err, timeout))
+		p.kill() // reaps it: all it wrote on stderr is in the tail now
+		return nil, nil, p.failed(handshakeError(err, timeout, p.out.Tail()))
 	}
 	if cmd.Process != nil {
 		p.pid = cmd.Process.Pid
@@ -147,14 +148,31 @@ func (c *Catalog) startTimeout() time.Duration {
 	}
 }
 
-// handshakeError shortens go-plugin's several-paragraph explanation of a
-// binary that printed something other than the handshake line on stdout to
-// one line, and names the deadline a silent binary exceeded; other errors
-// pass unchanged.
-func handshakeError(err error, timeout time.Duration) error {
+// handshakeError words a failed go-plugin handshake for the plugin's
+// author, given what the process wrote on stderr: a plugin of another
+// protocol version, a go-plugin plugin that did not find tickemu's cookie
+// (built for another program, or with another cookie), or a binary that
+// printed something other than the handshake line on stdout (go-plugin's
+// several-paragraph explanation shortened to one line). Other errors pass
+// unchanged.
+//
+// A silent binary's timeout names the deadline it exceeded.
+func handshakeError(err error, timeout time.Duration, stderr []string) error {
 	msg := err.Error()
 	if strings.Contains(msg, "timeout while waiting for plugin to start") {
 		return fmt.Errorf("%w: no go-plugin handshake on stdout within %v", sdk.ErrPluginTimeout, timeout)
+	}
+	var v int
+	if i := strings.Index(strings.ToLower(msg), "incompatible api version with plugin. plugin version: "); i >= 0 {
+		if _, serr := fmt.Sscanf(msg[i+len("incompatible api version with plugin. plugin version: "):], "%d", &v); serr == nil {
+			return versionError(v)
+		}
+	}
+	for _, l := range stderr {
+		if strings.Contains(l, "This binary is a plugin. These are not meant to be executed directly") {
+			return fmt.Errorf("%w: it is a go-plugin plugin, but it did not find tickemu's handshake cookie %s "+
+				"(a plugin of another program, or built with another cookie): it exited instead of serving", ErrMagicCookie, shim.Handshake.MagicCookieKey)
+		}
 	}
 	const prefix = "Unrecognized remote plugin message:"
 	if !strings.HasPrefix(msg, prefix) {

@@ -31,8 +31,10 @@ func (c *Catalog) attach(desc string, a shim.ReattachAddr) (*process, plugin.Cli
 	}
 	out := logging.NewPluginOutput(c.log, desc, c.opts.TailLines)
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  shim.Handshake,
-		VersionedPlugins: shim.ClientPlugins(),
+		HandshakeConfig: shim.Handshake,
+		// A reattached client skips the handshake that picks a plugin set
+		// from VersionedPlugins: name the one of our protocol version.
+		Plugins:          shim.ClientPlugins()[sdk.ProtocolVersion],
 		Reattach:         rc,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Managed:          true,

@@ -38,6 +38,11 @@ type TransportError struct {
 	// Err is the cause: it wraps ErrPluginExited or ErrPluginTimeout when the
 	// failure was mapped to one, else it is the error the call received.
 	Err error
+	// Stack is the plugin's stack when the call panicked inside the plugin,
+	// one line per element, from the goroutine header down through the
+	// plugin's own frames (the serving machinery's frames are left out);
+	// Err then says what the panic value was.
+	Stack []string
 }
 
 // Error returns one line: the plugin, what happened, and its last stderr line.
@@ -62,6 +67,9 @@ func (e *TransportError) Error() string {
 	}
 	if e.Err != nil {
 		fmt.Fprintf(&b, ": %s", oneLine(e.Err.Error()))
+	}
+	if len(e.Stack) > 0 {
+		return b.String() // the stack says more than the plugin's last log line
 	}
 	for i := len(e.Stderr) - 1; i >= 0; i-- {
 		if line := strings.TrimSpace(e.Stderr[i]); line != "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime/debug"
 	"sort"
+	"strings"
 
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
@@ -110,16 +111,73 @@ func serveSession[Req, Resp any](
 }
 
 // guard runs f, turning a panic into a codes.Internal status that carries
-// the panic value; the stack goes to the plugin's log (and so to the host's
-// log and the TransportError's stderr tail when it runs in a process).
+// the panic value and, after a line of its own, the plugin's part of the
+// stack (panicStatus); the host shows the stack once, in its error report
+// (session.transportError fills TransportError.Stack), so the plugin's log
+// line carries only the value.
 func (r *registry) guard(p sdk.Plugin, f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			r.log.Error().Str("stack", string(debug.Stack())).Msgf("plugin %T panicked: %v", p, v)
-			err = status.Errorf(codes.Internal, "plugin %T panicked: %v", p, v)
+			msg := fmt.Sprintf("plugin %T panicked: %v", p, v)
+			r.log.Error().Msg(msg)
+			err = status.Error(codes.Internal, msg+"\n"+panicStackMarker+"\n"+strings.Join(pluginFrames(string(debug.Stack())), "\n"))
 		}
 	}()
 	return f()
+}
+
+// panicStackMarker separates a panic's message from its stack in a
+// codes.Internal status.
+const panicStackMarker = "--- plugin stack ---"
+
+// pluginFrames trims a debug.Stack() taken in guard's deferred function to
+// what a plugin author reads: the goroutine header, then the frames from the
+// one that panicked down to the first frame of this package (the serving
+// machinery above the plugin). If the layout is not the expected one, every
+// line is kept.
+func pluginFrames(stack string) []string {
+	lines := strings.Split(strings.TrimRight(stack, "\n"), "\n")
+	if len(lines) < 3 {
+		return lines
+	}
+	start := -1
+	for i := 1; i+1 < len(lines); i += 2 {
+		if strings.HasPrefix(lines[i], "panic(") {
+			start = i + 2
+			break
+		}
+	}
+	if start < 0 || start >= len(lines) {
+		return lines
+	}
+	out := []string{lines[0]}
+	for i := start; i < len(lines) && len(out) < maxStackLines; i += 2 {
+		if strings.HasPrefix(lines[i], shimPackage+".") && i > start {
+			break
+		}
+		out = append(out, lines[i])
+		if i+1 < len(lines) {
+			out = append(out, lines[i+1])
+		}
+	}
+	return out
+}
+
+// maxStackLines bounds the stack a panic carries (a runaway recursion
+// would otherwise fill the status message).
+const maxStackLines = 121
+
+// shimPackage is this package's import path, as stack frames print it.
+const shimPackage = "github.com/tickemu/tickemu/framework/internal/shim"
+
+// splitPanic splits a codes.Internal message made by guard into the panic
+// message and the stack lines; ok is false for any other message.
+func splitPanic(msg string) (head string, stack []string, ok bool) {
+	head, rest, ok := strings.Cut(msg, "\n"+panicStackMarker+"\n")
+	if !ok {
+		return msg, nil, false
+	}
+	return head, strings.Split(rest, "\n"), true
 }
 
 // errUnknownCall answers a request whose oneof case this server does not know

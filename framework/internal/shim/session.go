@@ -173,6 +173,11 @@ func (s *session) transportError(call string, err error) *sdk.TransportError {
 		return te
 	}
 	code := status.Code(err)
+	if st, ok := status.FromError(err); ok && code == codes.Internal {
+		if head, stack, ok := splitPanic(st.Message()); ok {
+			te.Err, te.Stack = errors.New(head), stack
+		}
+	}
 	gone := code == codes.Unavailable || code == codes.Canceled ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 	if p != nil {
