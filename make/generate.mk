@@ -30,7 +30,7 @@ lint-proto: ## Lint the .proto files (buf STANDARD rules).
 
 # verify-generate expects a clean work tree (CI): any difference after
 # regenerating means someone edited a .proto or a generator pin without
-# regenerating (etcd-io/raft scripts/verify_genproto.sh does the same).
+# regenerating (etcd-io/raft:scripts/verify_genproto.sh does the same).
 verify-generate: generate ## Fail if generated code differs from what is committed.
 	@echo "==> checking that generated code is up to date"
 	@git diff --exit-code || \

@@ -18,7 +18,7 @@
 // is off by default: the plugin's Unix socket is only writable by its owner
 // and go-plugin removes it on exit, so mTLS adds no protection against other
 // users, while it costs 15–60 ms of key generation per start on our 2-core
-// machines (shared/reference/plugins-hcl-logging.md §0) and a run may start
+// machines (docs/reference/plugin-transport.md §1) and a run may start
 // several plugins per seed. Options.AutoMTLS turns it on.
 //
 // Transport failures during a run surface as a panic with *sdk.TransportError

@@ -6,7 +6,8 @@
 // It scans Go comments, Markdown, HCL outside testdata, the Makefiles and the
 // CI script. A reference is checked when it is a repository-relative path
 // (its first element is a top-level entry of the repository or an entry of
-// the citing file's directory, or it starts with ./ or ../) or a bare file name ending in .md, .go, .hcl, .txtar or
+// the citing file's directory, it starts with ./ or ../, or it names a .md
+// document) or a bare file name ending in .md, .go, .hcl, .txtar or
 // .proto; it must name an existing file or directory relative to the citing
 // file's directory or to the repository root (a glob must match something),
 // and a bare name may also be the name of any file in the repository. Kernel
@@ -189,7 +190,7 @@ func (c *checker) resolve(dir, r string) string {
 		return "no file of this name in the repository"
 	}
 	head := strings.SplitN(r, "/", 2)[0]
-	if !up && head != "." && !c.top[head] && !c.exists(path.Join(dir, head)) {
+	if !up && head != "." && !c.top[head] && !c.exists(path.Join(dir, head)) && path.Ext(r) != ".md" {
 		return "" // not a repository path (a kernel path, a module path, ...)
 	}
 	candidates := []string{path.Join(dir, r)}
