@@ -69,6 +69,8 @@ func (a *App) Run(args []string, stdout, stderr io.Writer) int {
 		return a.cmdValidate(rest, stdout, stderr)
 	case "plugins":
 		return a.cmdPlugins(rest, stdout, stderr)
+	case "workloads":
+		return a.cmdWorkloads(rest, stdout, stderr)
 	case "plugin":
 		return a.cmdPlugin(rest, stdout, stderr)
 	case "build":
@@ -91,14 +93,18 @@ func usage(w io.Writer) {
 commands:
   run FILE       run a scenario once: [--var k=v] [--variant NAME] [--seed N]
                  [--isolation inprocess|process] [--format text|json|bench]
-                 [--trace FILE] [--trace-events LIST]
+                 [--trace FILE|-] [--trace-events LIST] [--trace-window FROM..TO]
+                 [--trace-format text|perfetto] [--report FILE.html]
   compare FILE   run variants across seeds: [--variants a,b] [--seeds N] [--seed FIRST]
-                 [--jobs N] [--alpha A] [--format text|json|bench|csv]
+                 [--jobs N] [--alpha A] [--format text|json|bench|csv] [--report FILE.html]
   validate FILE  load and check a scenario without running it
-  plugins        list builtin and discovered plugins with their schemas
+  plugins        list builtin and discovered plugins with their schemas [--format text|json]
+  workloads      list the workload types and the kernel block with every attribute [--format text|json]
   build          build a tickemu with plugin modules linked in:
                  --with MODULE[@VERSION][=DIR] ... [-o FILE] [--tickemu VERSION|DIR]
   version        print the version
+
+tickemu COMMAND --help prints a command's flags.
 
 common flags: --log-format auto|console|json, --log-level LEVEL, --plugin-dir DIR,
               --plugin-call-timeout D (deadline of each plugin call, 0 = none; default 5s)

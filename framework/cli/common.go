@@ -50,7 +50,13 @@ func (c *common) register(fs *flag.FlagSet, withVariant bool) {
 		fs.StringVar(&c.variant, "variant", "", "apply the variant block NAME")
 		fs.StringVar(&c.seed, "seed", "", "override run.seed")
 	}
-	fs.StringVar(&c.isolation, "isolation", "", "run every plugin inprocess or in its own process (process)")
+	fs.StringVar(&c.isolation, "isolation", "", "override every plugin block's isolation: inprocess or process (default: each block's own, inprocess unless it says otherwise)")
+	c.registerPluginFlags(fs)
+}
+
+// registerPluginFlags registers the logging and plugin-finding flags, the
+// ones a command that runs no scenario (plugins) takes too.
+func (c *common) registerPluginFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.logFormat, "log-format", "auto", "log format: auto, console or json")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&c.pluginDir, "plugin-dir", "", "directories searched for tickemu-plugin-NAME binaries, before $TICKEMU_PLUGIN_PATH (./plugins only if named)")

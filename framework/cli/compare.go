@@ -45,6 +45,9 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "text", "output format: text, json, bench or csv")
 	alpha := fs.Float64("alpha", 0.05, "significance level of the tests (benchstat -alpha)")
 	reportFile := fs.String("report", "", "also write an HTML report (latency plots, the table with confidence intervals, counters, worst cases) to FILE")
+	if wantsHelp(fs, "tickemu compare FILE [flags]", "run the file's variants across seeds and compare them with benchstat's statistics", args, stdout) {
+		return 0
+	}
 	file, ok := parseFile(fs, args, stderr)
 	if !ok {
 		return 2

@@ -20,7 +20,11 @@ func (a *App) cmdPlugins(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plugins", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
-	c.register(fs, false)
+	c.registerPluginFlags(fs)
+	format := fs.String("format", "text", "output format: text or json (every attribute with its type, default, allowed values and doc)")
+	if wantsHelp(fs, "tickemu plugins [lock] [flags]", "list the builtin, linked-in and discovered plugins with their config schemas; `lock` writes the lock file", args, stdout) {
+		return 0
+	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -46,6 +50,14 @@ func (a *App) cmdPlugins(args []string, stdout, stderr io.Writer) int {
 	defer loader.CleanupClients()
 	if lock {
 		return writeLock(cat, &c, stdout, stderr)
+	}
+	switch *format {
+	case "json":
+		return writePluginsJSON(stdout, stderr, cat.List())
+	case "text":
+	default:
+		fmt.Fprintf(stderr, "tickemu: --format %q: want text or json\n", *format)
+		return 2
 	}
 	for _, e := range cat.List() {
 		if e.Err != nil {

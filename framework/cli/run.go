@@ -18,6 +18,9 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	var tf traceFlags
 	tf.register(fs)
 	reportFile := fs.String("report", "", "also write an HTML report (plots, counters, worst cases) to FILE")
+	if wantsHelp(fs, "tickemu run FILE [flags]", "run a scenario once and print its summary (or JSON, or benchmark lines)", args, stdout) {
+		return 0
+	}
 	file, ok := parseFile(fs, args, stderr)
 	if !ok {
 		return 2

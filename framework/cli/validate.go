@@ -15,6 +15,9 @@ func (a *App) cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs, true)
+	if wantsHelp(fs, "tickemu validate FILE [flags]", "load every variant, decode every block with its owner's schema and configure the plugins, without running", args, stdout) {
+		return 0
+	}
 	file, ok := parseFile(fs, args, stderr)
 	if !ok {
 		return 2
