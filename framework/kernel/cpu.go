@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sim"
@@ -107,9 +108,10 @@ type CPU struct {
 
 func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
 	c := &CPU{k: k, id: id, nohzFull: nohzFull, idleState: -1}
-	c.actEv = sim.NewEvent("activity-end", c.activityEnd)
-	c.devEv = sim.NewEvent("local-timer", c.deviceFired)
-	c.taskEv = sim.NewEvent("task-segment", c.segmentDone)
+	// Event names carry the CPU: the watchdog's message says where time stopped.
+	c.actEv = sim.NewEvent(fmt.Sprintf("activity-end cpu%d", id), c.activityEnd)
+	c.devEv = sim.NewEvent(fmt.Sprintf("local-timer cpu%d", id), c.deviceFired)
+	c.taskEv = sim.NewEvent(fmt.Sprintf("task-segment cpu%d", id), c.segmentDone)
 	c.softirqFns[TimerSoftirq] = runTimerSoftirq
 	c.softirqFns[HRTimerSoftirq] = runHRTimerSoftirq
 	c.wheel = sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry}

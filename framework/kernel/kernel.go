@@ -216,7 +216,8 @@ func (k *Kernel) Boot() {
 }
 
 // Run simulates until the given time. A plugin transport failure or contract
-// violation ends the run with an error; completed state stays readable.
+// violation, or a livelock (sim's progress watchdog: too many events at one
+// instant), ends the run with an error; completed state stays readable.
 func (k *Kernel) Run(until ktime.Time) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -225,6 +226,10 @@ func (k *Kernel) Run(until ktime.Time) (err error) {
 				err, k.fault = f, f
 				return
 			case *sdk.ContractError:
+				err, k.fault = f, f
+				return
+			case *sim.LivelockError:
+				// The progress watchdog: the run stopped advancing time.
 				err, k.fault = f, f
 				return
 			}

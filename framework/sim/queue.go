@@ -5,6 +5,8 @@ package sim
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/tickemu/tickemu/framework/ktime"
 )
@@ -44,6 +46,105 @@ type Queue struct {
 	pops uint64
 	// stopped ends RunUntil after the event being fired (Stop).
 	stopped bool
+	// The progress watchdog: same counts the events fired at now since the
+	// clock last advanced; recent holds the names of the last of them once
+	// same nears the limit (nothing is recorded before that).
+	same   uint64
+	limit  uint64
+	recent []string
+}
+
+// DefaultLivelockLimit is how many events may fire at one simulated instant
+// before the watchdog ends the run. A legitimate instant holds a few events
+// per CPU (a tick, its softirqs, a wakeup); a million means the simulation
+// has stopped advancing time: a livelock, e.g. an interrupt that keeps
+// re-raising itself at the same nanosecond. It takes well under a second.
+const DefaultLivelockLimit = 1 << 20
+
+// livelockWindow is how many of the last events before the limit are named in
+// a LivelockError.
+const livelockWindow = 64
+
+// SetLivelockLimit sets the watchdog's limit; 0 restores the default.
+func (q *Queue) SetLivelockLimit(n uint64) { q.limit = n }
+
+// The limit is DefaultLivelockLimit until set: nearLimit sets it on first
+// use, which keeps the zero Queue ready to use and watch a single compare.
+
+// LivelockError is the value Step panics with when the watchdog fires: more
+// than the limit of events at one instant.
+type LivelockError struct {
+	At     ktime.Time
+	Events uint64
+	// Last names the events fired last at At, most frequent first, with
+	// their counts among the last livelockWindow.
+	Last []NameCount
+}
+
+// NameCount is an event name and how often it fired.
+type NameCount struct {
+	Name  string
+	Count int
+}
+
+// Error says when time stopped and which events kept firing.
+func (e *LivelockError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "simulated time stopped advancing at %v: %d events fired at that instant (a livelock); the last %d were", e.At, e.Events, livelockWindow)
+	for i, n := range e.Last {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " %q x%d", n.Name, n.Count)
+	}
+	return b.String()
+}
+
+// watch counts e, about to fire, and panics with a LivelockError when it is
+// one event too many at the current instant.
+func (q *Queue) watch(e *Event) {
+	if e.at != q.now || q.pops == 0 {
+		q.same = 0
+		return
+	}
+	if q.same++; q.same+livelockWindow > q.limit {
+		q.nearLimit(e)
+	}
+}
+
+// nearLimit records e's name and panics at the limit; the slow path of
+// watch.
+func (q *Queue) nearLimit(e *Event) {
+	if q.limit == 0 {
+		q.limit = DefaultLivelockLimit
+		return
+	}
+	if q.same+livelockWindow == q.limit+1 {
+		q.recent = q.recent[:0] // the first of the window at this instant
+	}
+	q.recent = append(q.recent, e.Name)
+	if q.same >= q.limit {
+		panic(q.livelock())
+	}
+}
+
+func (q *Queue) livelock() *LivelockError {
+	count := map[string]int{}
+	for _, n := range q.recent {
+		count[n]++
+	}
+	le := &LivelockError{At: q.now, Events: q.same}
+	for n, c := range count {
+		le.Last = append(le.Last, NameCount{n, c})
+	}
+	sort.Slice(le.Last, func(i, j int) bool {
+		a, b := le.Last[i], le.Last[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Name < b.Name
+	})
+	return le
 }
 
 // Stop makes RunUntil return after the current event; the clock stays at
@@ -106,12 +207,14 @@ func (q *Queue) Peek() ktime.Time {
 }
 
 // Step fires the earliest event if it is due no later than limit. It reports
-// whether an event fired.
+// whether an event fired. It panics with a *LivelockError when too many
+// events fire at one instant (SetLivelockLimit).
 func (q *Queue) Step(limit ktime.Time) bool {
 	if len(q.heap) == 0 || q.heap[0].at > limit {
 		return false
 	}
 	e := q.heap[0]
+	q.watch(e)
 	q.Cancel(e)
 	q.now = e.at
 	q.pops++

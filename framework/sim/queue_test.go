@@ -134,3 +134,51 @@ func TestRandStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestLivelockWatchdog: an event that keeps re-scheduling itself at the same
+// instant ends the run with a LivelockError that says when and which events,
+// while the same number of events spread over time passes.
+func TestLivelockWatchdog(t *testing.T) {
+	var q Queue
+	q.SetLivelockLimit(1000)
+	var ping, pong *Event
+	ping = NewEvent("ping cpu1", func(now ktime.Time) { q.Schedule(pong, now) })
+	pong = NewEvent("pong cpu1", func(now ktime.Time) { q.Schedule(ping, now) })
+	q.Schedule(NewEvent("before", func(ktime.Time) {}), 5)
+	q.Schedule(ping, 7)
+	le := func() (le *LivelockError) {
+		defer func() {
+			r := recover()
+			var ok bool
+			if le, ok = r.(*LivelockError); !ok {
+				t.Fatalf("RunUntil panicked with %v, want a *LivelockError", r)
+			}
+		}()
+		q.RunUntil(ktime.Max)
+		return nil
+	}()
+	if le.At != 7 || le.Events != 1000 {
+		t.Errorf("LivelockError at %v after %d events, want at 7 after 1000", le.At, le.Events)
+	}
+	want := []NameCount{{"ping cpu1", 32}, {"pong cpu1", 32}}
+	if len(le.Last) != 2 || le.Last[0] != want[0] || le.Last[1] != want[1] {
+		t.Errorf("Last = %v, want %v", le.Last, want)
+	}
+	t.Log(le)
+
+	// As many events, each 1 ns after the last: time advances, no livelock.
+	var q2 Queue
+	q2.SetLivelockLimit(1000)
+	n := 0
+	var tick *Event
+	tick = NewEvent("tick", func(now ktime.Time) {
+		if n++; n < 5000 {
+			q2.Schedule(tick, now+1)
+		}
+	})
+	q2.Schedule(tick, 0)
+	q2.RunUntil(ktime.Max)
+	if n != 5000 {
+		t.Errorf("ran %d spread events, want 5000", n)
+	}
+}
