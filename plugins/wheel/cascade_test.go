@@ -1,7 +1,6 @@
 package wheel
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -52,50 +51,6 @@ func TestCascadePlacementV10(t *testing.T) {
 		if got := cascadeBucket(w, 1); got != tt.want {
 			t.Errorf("%s: bucket of expires %d at timer_jiffies 0 = %d, want %d", tt.src, tt.expires, got, tt.want)
 		}
-	}
-}
-
-// TestCascadeV10 follows expires 300 from tv2[1] through the cascade at
-// timer_jiffies 256 into tv1[44], and its exact expiry at 300; without
-// pinning, mod_timer()'s slack makes it 301.
-func TestCascadeV10(t *testing.T) {
-	for _, c := range combos[3:] {
-		w := newWheel(t, 1000, 1, "layout", "cascade", "catchup", c.catchup)
-		w.ModTimer(0, 0, pinned(1, 300))
-		w.ModTimer(0, 0, sdk.WheelTimer{ID: 2, Expires: 300})
-		w.RunTimers(0, 256)
-		if got := cascadeBucket(w, 1); got != 44 {
-			t.Errorf("%s: after the cascade at 256, expires 300 is in bucket %d, want tv1[44]", c.catchup, got)
-		}
-		var got []sdk.WheelExpiry
-		for j := uint64(257); j <= 310; j++ {
-			got = append(got, w.RunTimers(0, j).Expired...)
-		}
-		want := []sdk.WheelExpiry{{ID: 1, Jiffy: 300}, {ID: 2, Jiffy: 301}}
-		for i := range got {
-			got[i].Offset = 0
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: expiries = %+v, want %+v", c.catchup, got, want)
-		}
-	}
-}
-
-// TestLegacyFIFO: 3.10 buckets are FIFO (list_add_tail), cascaded timers
-// are appended behind the slot's existing timers.
-func TestLegacyFIFO(t *testing.T) {
-	w := newWheel(t, 1000, 1, "layout", "cascade")
-	w.ModTimer(0, 0, pinned(1, 300)) // tv2[1], cascades at 256
-	w.ModTimer(0, 0, pinned(2, 100))
-	w.ModTimer(0, 0, pinned(3, 100))
-	r := w.RunTimers(0, 100)
-	if got, want := ids(r.Expired), []sdk.TimerID{2, 3}; !slices.Equal(got, want) {
-		t.Errorf("RunTimers(100) = %v, want %v", got, want)
-	}
-	w.ModTimer(0, 100, pinned(4, 300)) // timer_jiffies 101: tv1[44] directly
-	r = w.RunTimers(0, 300)
-	if got, want := ids(r.Expired), []sdk.TimerID{4, 1}; !slices.Equal(got, want) {
-		t.Errorf("RunTimers(300) = %v, want %v (cascaded timer appended)", got, want)
 	}
 }
 

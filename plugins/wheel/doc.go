@@ -69,8 +69,9 @@
 //
 // # Tests
 //
-// levels_test.go and cascade_test.go check the geometry and the
-// vectors V1-V13 (docs/reference/wheel-tick.md) at HZ 100/250/1000;
+// levels_test.go, cascade_test.go and the data-driven timelines in
+// testdata/timeline (timeline_test.go) check the geometry and the vectors
+// V1-V13 (docs/reference/wheel-tick.md) at HZ 100/250/1000;
 // FuzzTimerBaseVsReference runs every strategy of both layouts against a
 // sorted-slice reference model; the sdktest.RunTimerBase suite runs for every
 // combination.

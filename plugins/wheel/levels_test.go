@@ -2,7 +2,6 @@ package wheel
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/ktime"
@@ -148,70 +147,6 @@ func TestGeometry(t *testing.T) {
 	for n, want := range starts {
 		if got := lvlStart(n + 1); got != want {
 			t.Errorf("lvlStart(%d) = %d, want %d", n+1, got, want)
-		}
-	}
-}
-
-// TestModTimerSameBucketV7: a pending timer modified within its bucket keeps
-// the old bucket expiry (__mod_timer's same-idx shortcut).
-func TestModTimerSameBucketV7(t *testing.T) {
-	tests := []struct {
-		newExpires uint64
-		wantJiffy  uint64
-	}{
-		{103, 104}, // same idx 77: only timer->expires changes
-		{104, 112}, // idx 78: requeued
-	}
-	for _, tt := range tests {
-		w := newWheel(t, 1000, 1)
-		w.ModTimer(0, 0, sdk.WheelTimer{ID: 1, Expires: 100})
-		if r := w.ModTimer(0, 0, sdk.WheelTimer{ID: 1, Expires: tt.newExpires}); !r.WasPending {
-			t.Fatalf("ModTimer(expires=%d).WasPending = false, want true", tt.newExpires)
-		}
-		var got uint64
-		for j := uint64(1); j <= 200 && got == 0; j++ {
-			if r := w.RunTimers(0, j); len(r.Expired) > 0 {
-				got = r.Expired[0].Jiffy
-			}
-		}
-		if got != tt.wantJiffy {
-			t.Errorf("V7: mod_timer(100 -> %d) fires at %d, want %d", tt.newExpires, got, tt.wantJiffy)
-		}
-	}
-}
-
-// TestForwardV8: enqueue on a stale base forwards clk to jiffies first.
-func TestForwardV8(t *testing.T) {
-	w := newWheel(t, 1000, 1)
-	w.ModTimer(0, 0, sdk.WheelTimer{ID: 1, Expires: 1000}) // next_expiry 1024 > 100
-	w.ModTimer(0, 100, sdk.WheelTimer{ID: 2, Expires: 150})
-	if _, _, be, _ := w.c.placement(2); be != 151 {
-		t.Errorf("V8: bucket of expires 150 enqueued at jiffies 100 on a base with clk 0 = %d, want 151", be)
-	}
-}
-
-// TestOrderingV11 checks expiry order within one jiffy: LIFO inside a
-// bucket, highest level first across levels.
-func TestOrderingV11(t *testing.T) {
-	w := newWheel(t, 1000, 1)
-	w.ModTimer(0, 0, sdk.WheelTimer{ID: 1, Expires: 100})
-	w.ModTimer(0, 0, sdk.WheelTimer{ID: 2, Expires: 101})
-	r := w.RunTimers(0, 104)
-	if got, want := ids(r.Expired), []sdk.TimerID{2, 1}; !slices.Equal(got, want) {
-		t.Errorf("V11: RunTimers(104) order = %v, want %v (LIFO bucket)", got, want)
-	}
-
-	w = newWheel(t, 1000, 1)
-	w.ModTimer(0, 0, sdk.WheelTimer{ID: 1, Expires: 511})   // (2, 136, 512)
-	w.ModTimer(0, 448, sdk.WheelTimer{ID: 2, Expires: 511}) // (1, 64, 512)
-	w.ModTimer(0, 500, sdk.WheelTimer{ID: 3, Expires: 511}) // (0, 0, 512)
-	r = w.RunTimers(0, 512)
-	if got, want := ids(r.Expired), []sdk.TimerID{1, 2, 3}; !slices.Equal(got, want) {
-		t.Errorf("V11: RunTimers(512) order = %v, want %v (highest level first)", got, want)
-	}
-	for _, e := range r.Expired {
-		if e.Jiffy != 512 {
-			t.Errorf("V11: timer %d collected at %d, want 512", e.ID, e.Jiffy)
 		}
 	}
 }
