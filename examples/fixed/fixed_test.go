@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/examples/fixed"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 )
 
@@ -32,10 +32,10 @@ func configured(t *testing.T, over map[string]string) *fixed.Device {
 
 func TestConformance(t *testing.T) {
 	t.Run("inprocess", func(t *testing.T) {
-		sdktest.RunClockEventDevice(t, func(t *testing.T, role string) sdk.ClockEventDevice { return fixed.New() })
+		sdktest.RunClockEventDevice(t, func(t *testing.T, role sdk.Role) sdk.ClockEventDevice { return fixed.New() })
 	})
 	t.Run("grpc", func(t *testing.T) {
-		sdktest.RunClockEventDevice(t, func(t *testing.T, role string) sdk.ClockEventDevice {
+		sdktest.RunClockEventDevice(t, func(t *testing.T, role sdk.Role) sdk.ClockEventDevice {
 			return sdktest.GRPCPair(t, fixed.Factory).(sdk.ClockEventDevice)
 		})
 	})

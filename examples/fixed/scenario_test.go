@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/examples/fixed"
+	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 	"github.com/tickemu/tickemu/plugins/builtin"
 )
@@ -25,7 +26,7 @@ func TestScenario(t *testing.T) {
 	if writes == 0 || writes != in.Counter("kernel", "device_writes") {
 		t.Errorf("fixed counted %d writes, the kernel %d device writes", writes, in.Counter("kernel", "device_writes"))
 	}
-	wire := sdktest.RunScenarioWith(t, "scenario.hcl", sdktest.ScenarioOptions{Variant: "fixed", GRPC: true}, factories...)
+	wire := sdktest.RunScenarioWith(t, "scenario.hcl", sdktest.ScenarioOptions{Variant: "fixed", Isolation: sdk.IsolationProcess}, factories...)
 	if !bytes.Equal(in.JSON, wire.JSON) {
 		t.Errorf("results differ linked in (%d bytes) and over gRPC (%d bytes)", len(in.JSON), len(wire.JSON))
 	}

@@ -3,8 +3,8 @@ package clockevents
 import (
 	"fmt"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Broadcast models the oneshot tick broadcast of kernel/time/tick-broadcast.c

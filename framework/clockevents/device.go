@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // MinDeltaPolicy selects the build variant of
@@ -92,7 +93,7 @@ type Device struct {
 	dev   sdk.ClockEventDevice
 	spec  sdk.DeviceSpec
 	opts  Options
-	scale Scale
+	scale clockmath.Scale
 	// minDeltaLimitNs is MIN_DELTA_LIMIT (NSEC_PER_SEC / HZ).
 	minDeltaLimitNs uint64
 	ch              []channel
@@ -114,21 +115,21 @@ func New(dev sdk.ClockEventDevice, opts Options) (*Device, error) {
 	if spec.Channels < 1 || spec.FreqHz <= 0 || spec.MinDeltaTicks == 0 || spec.MaxDeltaTicks < spec.MinDeltaTicks {
 		return nil, fmt.Errorf("%w: %+v", ErrBadSpec, spec)
 	}
-	var scale Scale
+	var scale clockmath.Scale
 	if spec.Mult != 0 {
-		scale = ScaleFromDriver(spec.Mult, spec.Shift, spec.MinDeltaTicks, spec.MaxDeltaTicks)
+		scale = clockmath.ScaleFromDriver(spec.Mult, spec.Shift, spec.MinDeltaTicks, spec.MaxDeltaTicks)
 	} else {
 		if spec.FreqHz > math.MaxUint32 {
 			return nil, fmt.Errorf("%w: %q frequency %g Hz does not fit the kernel's u32", ErrBadSpec, spec.Name, spec.FreqHz)
 		}
-		scale = Config(spec.Features, uint32(spec.FreqHz), spec.MinDeltaTicks, spec.MaxDeltaTicks)
+		scale = clockmath.Config(spec.Features, uint32(spec.FreqHz), spec.MinDeltaTicks, spec.MaxDeltaTicks)
 	}
 	d := &Device{
 		dev:             dev,
 		spec:            spec,
 		opts:            opts,
 		scale:           scale,
-		minDeltaLimitNs: uint64(NsecPerSec / opts.HZ),
+		minDeltaLimitNs: uint64(clockmath.NsecPerSec / opts.HZ),
 		ch:              make([]channel, spec.Channels),
 	}
 	for i := range d.ch {
@@ -144,7 +145,7 @@ func (d *Device) Spec() sdk.DeviceSpec { return d.spec }
 func (d *Device) Name() string { return d.spec.Name }
 
 // Scale is the device's mult/shift and its initial delta limits.
-func (d *Device) Scale() Scale { return d.scale }
+func (d *Device) Scale() clockmath.Scale { return d.scale }
 
 // Channels is the number of channels.
 func (d *Device) Channels() int { return len(d.ch) }

@@ -14,10 +14,9 @@
 //	interrupt prologue (ack, next_event/forced resets)      -> Device.Ack
 //	kernel/time/tick-broadcast.c (oneshot broadcast)        -> Broadcast
 //
-// The conversion helpers [CalcMultShift], [DeltaToNs], [DivSC] and [Config]
-// reproduce the kernel's integer arithmetic bit for bit, and [Clock] converts
-// between simulated nanoseconds and the ticks of a free-running hardware
-// counter; device plugins use both.
+// The conversion arithmetic (mult/shift, delta limits, counter clocks) is in
+// framework/sdk/clockmath, part of the plugin SDK, because device plugins use
+// it too.
 //
 // The model follows v6.12 (clockevents_program_event() and the min-delta retry
 // loops are unchanged from v4.15 to v7.0); the 2026 "prevent timer interrupt

@@ -1,15 +1,16 @@
 package clockevents
 
 import (
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // fakeDev is a scripted sdk.ClockEventDevice: a counter at spec.FreqHz whose
 // writes cost writeCost ns and fail with -ETIME when etime says so.
 type fakeDev struct {
 	spec      sdk.DeviceSpec
-	clock     Clock
+	clock     clockmath.Clock
 	writeCost int64
 	stateCost int64
 	// etime decides the answer of the n-th write (0-based).
@@ -27,7 +28,7 @@ type fakeWrite struct {
 }
 
 func newFake(spec sdk.DeviceSpec, writeCost int64) *fakeDev {
-	return &fakeDev{spec: spec, clock: ClockHz(uint64(spec.FreqHz)), writeCost: writeCost, stateCost: 7, fire: make([]ktime.Time, spec.Channels)}
+	return &fakeDev{spec: spec, clock: clockmath.ClockHz(uint64(spec.FreqHz)), writeCost: writeCost, stateCost: 7, fire: make([]ktime.Time, spec.Channels)}
 }
 
 func (f *fakeDev) Info() sdk.Info {

@@ -3,8 +3,9 @@ package clockevents
 import (
 	"math/bits"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Model evaluates a device's declared sdk.DeadlineModel: the answers the
@@ -13,7 +14,7 @@ import (
 // device's real answers against it later).
 type Model struct {
 	m     sdk.DeadlineModel
-	clock Clock
+	clock clockmath.Clock
 }
 
 // NewModel returns the evaluator of m, or false when m is malformed (a zero
@@ -23,7 +24,7 @@ func NewModel(m sdk.DeadlineModel) (Model, bool) {
 		m.ReadOffset < 0 || m.WriteCost < 0 || m.AckCost < 0 || m.StopCost < 0 || m.OneshotCost < 0 || m.Latency < 0 {
 		return Model{}, false
 	}
-	return Model{m: m, clock: Clock{Num: m.CounterNum, Den: m.CounterDen}}, true
+	return Model{m: m, clock: clockmath.Clock{Num: m.CounterNum, Den: m.CounterDen}}, true
 }
 
 // SetNextEvent is the model's answer to SetNextEvent(ch, now, ticks).

@@ -3,8 +3,9 @@ package clockevents
 import (
 	"fmt"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // ProgramResult is the outcome of one Program or ProgramEvent call.
@@ -41,7 +42,7 @@ func (r ProgramResult) Log(name string, hz int) []string {
 	if r.Raises == 0 && !r.GaveUp {
 		return nil
 	}
-	limit := uint64(NsecPerSec / hz)
+	limit := uint64(clockmath.NsecPerSec / hz)
 	var out []string
 	v := r.MinDeltaFrom
 	for range r.Raises {

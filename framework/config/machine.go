@@ -8,8 +8,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // MachineSchema is the machine block's schema (its idle_state blocks are

@@ -5,8 +5,8 @@ import (
 
 	"github.com/tickemu/tickemu/framework/clockevents"
 	"github.com/tickemu/tickemu/framework/contract"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/plugins/lapic"
 	"github.com/tickemu/tickemu/plugins/wheel"
 )

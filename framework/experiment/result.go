@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/config"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/metrics"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/workload"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/contract"
 	"github.com/tickemu/tickemu/framework/kernel"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/trace"
 	"github.com/tickemu/tickemu/framework/workload"
 )
@@ -190,7 +190,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		// Every answer of the plugin, in process or not, is checked from here on.
 		p = contract.Wrap(pb.Kind, pb.Plugin, p, contract.Limits{CPUs: spec.Machine.CPUs})
 		s := setup
-		s.Role = pb.Role
+		s.Role = sdk.Role(pb.Role)
 		var pds sdk.Diagnostics
 		if err := catchTransport(func() { pds = p.Configure(s, cfg) }); err != nil {
 			return b, err

@@ -1,7 +1,7 @@
 package kernel
 
 import (
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // broadcastEnter is tick_broadcast_enter() for c entering a state that stops

@@ -22,9 +22,10 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/tickemu/tickemu/framework/clockevents"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/metrics"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/simrand"
 	"github.com/tickemu/tickemu/framework/sim"
 	"github.com/tickemu/tickemu/framework/trace"
 )
@@ -191,7 +192,7 @@ func (k *Kernel) Jiffies() uint64 { return k.jiffies }
 func (k *Kernel) Costs() Costs { return k.costs }
 
 // Rand returns a random stream derived from the run seed and name.
-func (k *Kernel) Rand(name string) *sim.Rand { return sim.NewRand(k.seed, name) }
+func (k *Kernel) Rand(name string) *simrand.Rand { return simrand.New(k.seed, name) }
 
 // Trace returns the trace writer (nil when tracing is off).
 func (k *Kernel) Trace() *trace.Writer { return k.tr }

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/kernel"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // TestNanosleepInterrupted checks do_nanosleep() and the syscall restart

@@ -9,8 +9,8 @@ import (
 
 	"github.com/tickemu/tickemu/framework/clockevents"
 	"github.com/tickemu/tickemu/framework/kernel"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/trace"
 	"github.com/tickemu/tickemu/plugins/hrtimer"
 	"github.com/tickemu/tickemu/plugins/lapic"

@@ -3,8 +3,8 @@ package kernel
 import (
 	"strconv"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Signal numbers (x86-64, include/uapi/asm-generic/signal.h).

@@ -3,8 +3,8 @@ package kernel
 import (
 	"fmt"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Program is a task's user-space code, stepped by the kernel: Next is called

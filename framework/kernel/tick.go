@@ -1,8 +1,8 @@
 package kernel
 
 import (
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // maxIdleNS is timekeeping_max_deferment() for a TSC clocksource: the

@@ -3,7 +3,7 @@ package kernel
 import (
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // TestDoUpdateJiffies encodes tick_do_update_jiffies64() (kernel/time/tick-sched.c)

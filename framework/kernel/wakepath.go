@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Worst-case attribution. When a workload asks for it (RecordSpans), every CPU

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sim"
 )
 

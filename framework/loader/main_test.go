@@ -19,9 +19,9 @@ import (
 
 	"github.com/tickemu/tickemu/framework/internal/shim"
 	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/serve"
 )
 
@@ -143,7 +143,7 @@ func newEcho() *shimtest.ClockEventDevice {
 	}
 	d.ConfigureFn = func(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		if lvl, err := zerolog.ParseLevel(c["log"]); err == nil && lvl != zerolog.NoLevel {
-			d.Log.WithLevel(lvl).Str("role", s.Role).Int("cpus", s.CPUs).Msg("configured")
+			d.Log.WithLevel(lvl).Str("role", string(s.Role)).Int("cpus", s.CPUs).Msg("configured")
 		}
 		if c["fail"] != "" {
 			return sdk.Diagnostics{}.Errorf("fail", "asked to fail: %s", c["fail"])

@@ -17,9 +17,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 func ktimeOf(ns int) ktime.Time { return ktime.Time(ns) }

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/experiment"
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/workload"
 )
 

@@ -1,6 +1,6 @@
 package sdk
 
-import "github.com/tickemu/tickemu/framework/ktime"
+import "github.com/tickemu/tickemu/framework/sdk/ktime"
 
 // DeviceFeatures mirror CLOCK_EVT_FEAT_* (include/linux/clockchips.h).
 type DeviceFeatures uint32

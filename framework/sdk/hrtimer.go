@@ -1,6 +1,6 @@
 package sdk
 
-import "github.com/tickemu/tickemu/framework/ktime"
+import "github.com/tickemu/tickemu/framework/sdk/ktime"
 
 // ClockID is a POSIX clock id, with Linux's values.
 type ClockID int

@@ -54,10 +54,37 @@ type Setup struct {
 	HZ      int
 	HighRes bool   // high-resolution (oneshot) mode is active; false = low-res, periodic tick
 	Seed    uint64 // run seed; derive any randomness from it (and Role) only
-	// Role is the label of the block that loaded the plugin ("local", "broadcast"
-	// for clockevent blocks; empty for other kinds).
-	Role string
+	// Role is the label of the block that loaded the plugin (RoleLocal,
+	// RoleBroadcast for clockevent blocks; empty for other kinds).
+	Role Role
 }
+
+// Role is the label of a plugin block: which of a kind's blocks loaded the
+// plugin. Only clockevent has several blocks; other kinds' role is empty.
+type Role string
+
+// The clockevent blocks.
+const (
+	// RoleLocal is clockevent "local": the per-CPU tick device.
+	RoleLocal Role = "local"
+	// RoleBroadcast is clockevent "broadcast": the device that wakes CPUs
+	// whose local device stops in deep idle (kernel/time/tick-broadcast.c).
+	RoleBroadcast Role = "broadcast"
+)
+
+// Isolation is where a plugin runs, the `isolation` attribute of its block.
+type Isolation string
+
+// Isolations. A block without the attribute runs a plugin linked into the
+// binary (builtin or custom build) in process and a tickemu-plugin-NAME
+// binary in its own process.
+const (
+	// IsolationInProcess calls the plugin's value directly, linked into tickemu.
+	IsolationInProcess Isolation = "inprocess"
+	// IsolationProcess serves the plugin from its own process over go-plugin
+	// gRPC; results are byte-identical to in process.
+	IsolationProcess Isolation = "process"
+)
 
 // Counter is one named count, per CPU (CPU >= 0) or machine-wide (CPU == -1).
 type Counter struct {

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Event is one pending action. Owners allocate their events once and re-arm them

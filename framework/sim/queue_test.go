@@ -4,7 +4,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 func TestQueueOrder(t *testing.T) {

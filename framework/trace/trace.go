@@ -24,7 +24,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Writer writes trace lines to an io.Writer, keeping only the enabled events

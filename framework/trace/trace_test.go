@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // TestFlags checks the flags column of trace_print_lat_fmt()

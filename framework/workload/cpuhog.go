@@ -2,8 +2,8 @@ package workload
 
 import (
 	"github.com/tickemu/tickemu/framework/kernel"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // stressNgCPU is stress-ng --cpu: a SCHED_OTHER task per instance that only

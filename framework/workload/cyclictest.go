@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/tickemu/tickemu/framework/kernel"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/metrics"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // cyclictest follows rt-tests src/cyclictest/cyclictest.c (v2.x; the loop is

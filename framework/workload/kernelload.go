@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/tickemu/tickemu/framework/kernel"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // kernelTimers models background per-CPU wheel timers of a kernel (vmstat,

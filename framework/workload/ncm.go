@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/tickemu/tickemu/framework/kernel"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // ncm models pktgen transmitting through the USB NCM gadget

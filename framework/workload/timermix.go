@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/tickemu/tickemu/framework/kernel"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // timermix is stress-ng --timermix (stress-timermix.c, V0.19.05+): per

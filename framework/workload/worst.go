@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/kernel"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/metrics"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // LatencyHist is one thread's latency distribution in whole microseconds

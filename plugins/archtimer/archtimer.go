@@ -4,9 +4,9 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/tickemu/tickemu/framework/clockevents"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Version is the plugin's version.
@@ -29,7 +29,7 @@ const (
 type Plugin struct {
 	mode    string
 	spec    sdk.DeviceSpec
-	counter clockevents.Clock
+	counter clockmath.Clock
 	reg     int64 // one system register access
 	ack     int64 // GIC acknowledge/EOI
 	latency int64
@@ -119,7 +119,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	if c.Bool("c3stop") {
 		feat |= sdk.FeatC3Stop
 	}
-	p.counter = clockevents.ClockHz(uint64(rate))
+	p.counter = clockmath.ClockHz(uint64(rate))
 	p.spec = sdk.DeviceSpec{Name: "arch_sys_timer", Features: feat, FreqHz: rate,
 		MinDeltaTicks: minDeltaTicks, MaxDeltaTicks: maxDelta, Rating: 450, Channels: s.CPUs}
 	p.ch = make([]stats, s.CPUs)

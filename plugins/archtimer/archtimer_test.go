@@ -5,8 +5,9 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/clockevents"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 )
 
@@ -65,7 +66,7 @@ func (m programmingDefault) Schema() sdk.Schema {
 func TestConformance(t *testing.T) {
 	for _, mode := range []string{ModeCVAL, ModeTVAL} {
 		t.Run(mode, func(t *testing.T) {
-			sdktest.RunClockEventDevice(t, func(*testing.T, string) sdk.ClockEventDevice {
+			sdktest.RunClockEventDevice(t, func(*testing.T, sdk.Role) sdk.ClockEventDevice {
 				return programmingDefault{New().(*Plugin), mode}
 			})
 		})
@@ -97,13 +98,13 @@ func TestScale(t *testing.T) {
 	tests := []struct {
 		name string
 		over map[string]string
-		want clockevents.Scale
+		want clockmath.Scale
 	}{
-		{"cval 24MHz", nil, clockevents.Scale{Mult: 12884902, Shift: 29, MinDeltaNs: 1000, MaxDeltaNs: 1431655752888, MaxSec: 600}},
-		{"cval 19.2MHz", map[string]string{"freq": "19.2e6"}, clockevents.Scale{Mult: 10307922, Shift: 29, MinDeltaNs: 1000, MaxDeltaNs: 1789569621666, MaxSec: 600}},
-		{"cval 50MHz", map[string]string{"freq": "50e6"}, clockevents.Scale{Mult: 13421773, Shift: 28, MinDeltaNs: 1000, MaxDeltaNs: 1374389514240, MaxSec: 600}},
-		{"cval 1GHz", map[string]string{"freq": "1e9"}, clockevents.Scale{Mult: 8388608, Shift: 23, MinDeltaNs: 1000, MaxDeltaNs: 2199023255551, MaxSec: 600}},
-		{"tval 24MHz", map[string]string{"programming": "tval"}, clockevents.Scale{Mult: 103079215, Shift: 32, MinDeltaNs: 1000, MaxDeltaNs: 89478485382, MaxSec: 89}},
+		{"cval 24MHz", nil, clockmath.Scale{Mult: 12884902, Shift: 29, MinDeltaNs: 1000, MaxDeltaNs: 1431655752888, MaxSec: 600}},
+		{"cval 19.2MHz", map[string]string{"freq": "19.2e6"}, clockmath.Scale{Mult: 10307922, Shift: 29, MinDeltaNs: 1000, MaxDeltaNs: 1789569621666, MaxSec: 600}},
+		{"cval 50MHz", map[string]string{"freq": "50e6"}, clockmath.Scale{Mult: 13421773, Shift: 28, MinDeltaNs: 1000, MaxDeltaNs: 1374389514240, MaxSec: 600}},
+		{"cval 1GHz", map[string]string{"freq": "1e9"}, clockmath.Scale{Mult: 8388608, Shift: 23, MinDeltaNs: 1000, MaxDeltaNs: 2199023255551, MaxSec: 600}},
+		{"tval 24MHz", map[string]string{"programming": "tval"}, clockmath.Scale{Mult: 103079215, Shift: 32, MinDeltaNs: 1000, MaxDeltaNs: 89478485382, MaxSec: 89}},
 	}
 	for _, tt := range tests {
 		d, err := clockevents.New(configured(t, tt.over), clockevents.Options{HZ: 250})
@@ -158,7 +159,7 @@ func TestSpec(t *testing.T) {
 func TestConfigureErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		role string
+		role sdk.Role
 		over map[string]string
 		attr string
 	}{

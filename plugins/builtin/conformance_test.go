@@ -27,7 +27,7 @@ func TestConformance(t *testing.T) {
 				case sdk.KindHRTimer:
 					sdktest.RunHRTimerBase(t, func(t *testing.T) sdk.HRTimerBase { return tr.open(t, f).(sdk.HRTimerBase) })
 				case sdk.KindClockEvent:
-					sdktest.RunClockEventDevice(t, func(t *testing.T, role string) sdk.ClockEventDevice {
+					sdktest.RunClockEventDevice(t, func(t *testing.T, role sdk.Role) sdk.ClockEventDevice {
 						return tr.open(t, f).(sdk.ClockEventDevice)
 					})
 				default:

@@ -31,7 +31,7 @@
 // lasting smi_duration) models what the kernel comment blames for the race: an
 // SMI arriving between the counter read and the comparator write delays the
 // write by its duration. SMIs are machine-wide (all CPUs enter SMM), so one
-// Poisson stream serves every channel, drawn from a sim.Rand seeded from
+// Poisson stream serves every channel, drawn from a simrand.Rand seeded from
 // Setup.Seed and Setup.Role. SMIs that land outside a programming window are
 // not charged (Divergence: their effect on the rest of the machine is not
 // modelled).

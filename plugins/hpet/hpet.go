@@ -3,10 +3,10 @@ package hpet
 import (
 	"math"
 
-	"github.com/tickemu/tickemu/framework/clockevents"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
-	"github.com/tickemu/tickemu/framework/sim"
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/simrand"
 )
 
 // Version is the plugin's version.
@@ -37,7 +37,7 @@ type Plugin struct {
 	setup    sdk.Setup
 	local    bool
 	spec     sdk.DeviceSpec
-	counter  clockevents.Clock
+	counter  clockmath.Clock
 	periodFs uint64
 	// periodTicks is the periodic comparator increment:
 	// (NSEC_PER_SEC/HZ * mult) >> shift.
@@ -115,7 +115,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		d = d.Errorf("freq", "HPET frequency %g Hz out of range: the period must be 100 ns or less and 100 fs or more (hpet_enable())", freq)
 		p.periodFs = 69841279
 	}
-	p.counter = clockevents.ClockPeriodFs(p.periodFs)
+	p.counter = clockmath.ClockPeriodFs(p.periodFs)
 	hpetFreq := fsPerSec / p.periodFs // hpet_enable(): do_div(FSEC_PER_SEC, hpet_period)
 
 	n := int(c.Int("channels"))
@@ -159,7 +159,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	}
 	p.interference = nil
 	if rate > 0 {
-		p.interference = newSMISource(sim.NewRand(s.Seed, "hpet/"+s.Role+"/smi"), rate, c.Duration("smi_duration"))
+		p.interference = newSMISource(simrand.New(s.Seed, "hpet/"+string(s.Role)+"/smi"), rate, c.Duration("smi_duration"))
 	}
 
 	if p.local {
@@ -171,8 +171,8 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	p.spec.MinDeltaTicks = minProgDelta
 	p.spec.MaxDeltaTicks = maxDeltaTicks
 	p.spec.Channels = n
-	scale := clockevents.Config(p.spec.Features, uint32(hpetFreq), minProgDelta, maxDeltaTicks)
-	p.periodTicks = scale.NsToTicks(uint64(clockevents.NsecPerSec / s.HZ))
+	scale := clockmath.Config(p.spec.Features, uint32(hpetFreq), minProgDelta, maxDeltaTicks)
+	p.periodTicks = scale.NsToTicks(uint64(clockmath.NsecPerSec / s.HZ))
 	p.ch = make([]channel, n)
 	for i := range p.ch {
 		p.ch[i].armed = ktime.Max

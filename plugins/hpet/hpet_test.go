@@ -6,8 +6,9 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/clockevents"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 )
 
@@ -40,7 +41,7 @@ func config(t *testing.T, over map[string]string) sdk.Config {
 	return c
 }
 
-func configured(t *testing.T, role string, over map[string]string) *Plugin {
+func configured(t *testing.T, role sdk.Role, over map[string]string) *Plugin {
 	t.Helper()
 	p := New().(*Plugin)
 	if d := p.Configure(sdk.Setup{CPUs: 2, HZ: 250, Seed: 7, Role: role}, config(t, over)); d.HasErrors() {
@@ -50,7 +51,7 @@ func configured(t *testing.T, role string, over map[string]string) *Plugin {
 }
 
 func TestConformance(t *testing.T) {
-	sdktest.RunClockEventDevice(t, func(*testing.T, string) sdk.ClockEventDevice { return New().(*Plugin) })
+	sdktest.RunClockEventDevice(t, func(*testing.T, sdk.Role) sdk.ClockEventDevice { return New().(*Plugin) })
 }
 
 // TestScale: a 14.31818 MHz HPET reports HPET_PERIOD = 69841279 fs
@@ -61,7 +62,7 @@ func TestConformance(t *testing.T) {
 // rounded) at shift 32; min = (192<<32 + mult-1)/mult = 13410 ns; max =
 // (0x7FFFFFFF<<32 + mult-1)/mult = 149983013277 ns.
 func TestScale(t *testing.T) {
-	for _, role := range []string{"broadcast", "local"} {
+	for _, role := range []sdk.Role{sdk.RoleBroadcast, sdk.RoleLocal} {
 		p := configured(t, role, nil)
 		if p.periodFs != 69841279 || p.Spec().FreqHz != 14318179 {
 			t.Errorf("%s: period %d fs, FreqHz %g; want 69841279 fs, 14318179", role, p.periodFs, p.Spec().FreqHz)
@@ -70,7 +71,7 @@ func TestScale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := clockevents.Scale{Mult: 61496111, Shift: 32, MinDeltaNs: 13410, MaxDeltaNs: 149983013277, MaxSec: 149}
+		want := clockmath.Scale{Mult: 61496111, Shift: 32, MinDeltaNs: 13410, MaxDeltaNs: 149983013277, MaxSec: 149}
 		if got := d.Scale(); got != want {
 			t.Errorf("%s: Scale() = %+v, want %+v", role, got, want)
 		}
@@ -304,7 +305,7 @@ func TestConfigureErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		cpus int
-		role string
+		role sdk.Role
 		over map[string]string
 		attr string
 	}{

@@ -3,8 +3,8 @@ package hpet
 import (
 	"math"
 
-	"github.com/tickemu/tickemu/framework/ktime"
-	"github.com/tickemu/tickemu/framework/sim"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/simrand"
 )
 
 // smiSource is a machine-wide Poisson stream of System Management Interrupts.
@@ -12,13 +12,13 @@ import (
 // arrivals up to its window, so the same calls in the same order see the same
 // SMIs.
 type smiSource struct {
-	rng      *sim.Rand
+	rng      *simrand.Rand
 	meanNs   float64
 	duration int64
 	next     ktime.Time
 }
 
-func newSMISource(rng *sim.Rand, perSec float64, duration int64) *smiSource {
+func newSMISource(rng *simrand.Rand, perSec float64, duration int64) *smiSource {
 	s := &smiSource{rng: rng, meanNs: 1e9 / perSec, duration: duration}
 	s.next = s.draw(0)
 	return s

@@ -4,8 +4,8 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Clock base indexes: enum hrtimer_base_type (include/linux/hrtimer_defs.h).

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
-	"github.com/tickemu/tickemu/framework/sim"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/simrand"
 )
 
 // refTimer is the reference model's timer.
@@ -267,7 +267,7 @@ func FuzzHRTimerVsReference(f *testing.F) {
 // TestVsReference runs the differential harness over many seeded inputs so
 // that plain `go test` covers it without -fuzz.
 func TestVsReference(t *testing.T) {
-	rng := sim.NewRand(42, "vsref")
+	rng := simrand.New(42, "vsref")
 	for i := range 400 {
 		data := make([]byte, 1+rng.Int63n(240))
 		for j := range data {

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // hangTimer is scenario 5 of docs/reference/hrtimer-clockevents.md's timer: period 10 us, and a callback

@@ -3,8 +3,8 @@ package hrtimer
 import (
 	"fmt"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Name is the plugin name HCL selects with plugin = "hrtimer".

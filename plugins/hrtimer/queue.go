@@ -1,8 +1,8 @@
 package hrtimer
 
 import (
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // timer models struct hrtimer (include/linux/hrtimer_types.h) as far as the

@@ -4,15 +4,15 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
-	"github.com/tickemu/tickemu/framework/sim"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/simrand"
 )
 
 // TestTimerQueueVsSorted checks the heap against a sorted slice under random
 // inserts and removals: first() and second() are the two smallest by
 // (expires, seq), and push reports leftmost-ness as timerqueue_add() does.
 func TestTimerQueueVsSorted(t *testing.T) {
-	rng := sim.NewRand(7, "queue")
+	rng := simrand.New(7, "queue")
 	var q timerQueue
 	var ref []*timer
 	var seq uint64

@@ -3,7 +3,7 @@ package hrtimer
 import (
 	"fmt"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // write records one tick_program_event(expires, force=1) by cb's CPU.

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // TestSoftVsHardOrdering checks that a hard and a soft timer due at the same

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/clockevents"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // BenchmarkProgramAck measures one clockevents programming plus the

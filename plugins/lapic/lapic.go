@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tickemu/tickemu/framework/clockevents"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Version is the plugin's version.
@@ -34,8 +34,8 @@ type Plugin struct {
 	arat  bool
 	spec  sdk.DeviceSpec
 
-	tsc  clockevents.Clock // the TSC, at its true rate
-	apic clockevents.Clock // the divided bus clock the count-down timer counts
+	tsc  clockmath.Clock // the TSC, at its true rate
+	apic clockmath.Clock // the divided bus clock the count-down timer counts
 	// perJiffy is lapic_timer_period / divide: the count reloaded every
 	// jiffy in periodic mode.
 	perJiffy uint64
@@ -123,7 +123,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		if tscKHz == 0 || freq > math.MaxUint32 {
 			d = d.Errorf("tsc_freq", "tsc_freq %g Hz out of range: tsc_khz*125 must be a non-zero u32", tscHz)
 		}
-		p.tsc = clockevents.ClockHz(uint64(math.Round(tscHz)))
+		p.tsc = clockmath.ClockHz(uint64(math.Round(tscHz)))
 		p.spec = sdk.DeviceSpec{Name: "lapic-deadline", Features: feat, FreqHz: float64(freq),
 			MinDeltaTicks: minDeltaTicks, MaxDeltaTicks: ^uint64(0), Rating: rating, Channels: s.CPUs}
 	case ModeOneshot:
@@ -141,8 +141,8 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 			d = d.Errorf("bus_freq", "APIC frequency too slow, disabling apic timer (calibrate_APIC_clock(): %d bus clocks per jiffy < %d)", period, 1_000_000/s.HZ)
 		}
 		p.perJiffy = period / uint64(div)
-		p.apic = clockevents.Clock{Num: uint64(math.Round(busHz)), Den: uint64(div) * clockevents.NsecPerSec}
-		mult := clockevents.DivSC(p.perJiffy, uint64(ktime.TickNsec(s.HZ)), 32)
+		p.apic = clockmath.Clock{Num: uint64(math.Round(busHz)), Den: uint64(div) * clockmath.NsecPerSec}
+		mult := clockmath.DivSC(p.perJiffy, uint64(ktime.TickNsec(s.HZ)), 32)
 		if mult == 0 {
 			d = d.Errorf("bus_freq", "bus_freq %g Hz gives a zero mult", busHz)
 		}

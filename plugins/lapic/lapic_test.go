@@ -5,8 +5,9 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/clockevents"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 )
 
@@ -67,7 +68,7 @@ func (m modeDefault) Schema() sdk.Schema {
 func TestConformance(t *testing.T) {
 	for _, mode := range []string{ModeDeadline, ModeOneshot} {
 		t.Run(mode, func(t *testing.T) {
-			sdktest.RunClockEventDevice(t, func(*testing.T, string) sdk.ClockEventDevice {
+			sdktest.RunClockEventDevice(t, func(*testing.T, sdk.Role) sdk.ClockEventDevice {
 				return modeDefault{New().(*Plugin), mode}
 			})
 		})
@@ -82,13 +83,13 @@ func TestScale(t *testing.T) {
 		name string
 		hz   int
 		over map[string]string
-		want clockevents.Scale
+		want clockmath.Scale
 	}{
-		{"deadline 3GHz", 1000, nil, clockevents.Scale{Mult: 12582912, Shift: 25, MinDeltaNs: 1000, MaxDeltaNs: 1466015503701, MaxSec: 600}},
+		{"deadline 3GHz", 1000, nil, clockmath.Scale{Mult: 12582912, Shift: 25, MinDeltaNs: 1000, MaxDeltaNs: 1466015503701, MaxSec: 600}},
 		// tsc_khz truncates: 2.4000009 GHz -> 2400000 kHz -> 300 MHz.
-		{"deadline 2.4GHz", 1000, map[string]string{"tsc_freq": "2.4000009e9"}, clockevents.Scale{Mult: 10066330, Shift: 25, MinDeltaNs: 1000, MaxDeltaNs: 1832519306808, MaxSec: 600}},
-		{"oneshot 100MHz HZ=1000", 1000, map[string]string{"mode": "oneshot"}, clockevents.Scale{Mult: 26843545, Shift: 32, MinDeltaNs: 2401, MaxDeltaNs: 343597391201}},
-		{"oneshot 25MHz HZ=1000", 1000, map[string]string{"mode": "oneshot", "bus_freq": "25e6"}, clockevents.Scale{Mult: 6708738, Shift: 32, MinDeltaNs: 9604, MaxDeltaNs: 1374829667303}},
+		{"deadline 2.4GHz", 1000, map[string]string{"tsc_freq": "2.4000009e9"}, clockmath.Scale{Mult: 10066330, Shift: 25, MinDeltaNs: 1000, MaxDeltaNs: 1832519306808, MaxSec: 600}},
+		{"oneshot 100MHz HZ=1000", 1000, map[string]string{"mode": "oneshot"}, clockmath.Scale{Mult: 26843545, Shift: 32, MinDeltaNs: 2401, MaxDeltaNs: 343597391201}},
+		{"oneshot 25MHz HZ=1000", 1000, map[string]string{"mode": "oneshot", "bus_freq": "25e6"}, clockmath.Scale{Mult: 6708738, Shift: 32, MinDeltaNs: 9604, MaxDeltaNs: 1374829667303}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,7 +190,7 @@ func TestPeriodic(t *testing.T) {
 func TestConfigureErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		role string
+		role sdk.Role
 		over map[string]string
 		attr string
 	}{

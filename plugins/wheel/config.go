@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Layout selects the wheel data structure.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // FuzzTimerBaseVsReference decodes the input into a sequence of mod_timer,

@@ -7,17 +7,17 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/clockevents"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // ceRoles are the clockevent block labels the suite configures a device for.
 // A device that refuses a role in Configure (an error diagnostic) is skipped
 // for that role: the LAPIC cannot be the broadcast device.
-var ceRoles = []string{"local", "broadcast"}
+var ceRoles = []sdk.Role{sdk.RoleLocal, sdk.RoleBroadcast}
 
 // ceSetup is the machine the suite configures devices for.
-func ceSetup(role string) sdk.Setup {
+func ceSetup(role sdk.Role) sdk.Setup {
 	return sdk.Setup{CPUs: 4, HZ: 250, HighRes: true, Seed: 1, Role: role}
 }
 
@@ -38,7 +38,7 @@ func ceSetup(role string) sdk.Setup {
 // negative; Counters are stable; and two fresh instances given the same calls
 // answer identically; a device that declares a sdk.DeadlineModel answers
 // exactly as the model says.
-func RunClockEventDevice(t *testing.T, newPlugin func(t *testing.T, role string) sdk.ClockEventDevice) {
+func RunClockEventDevice(t *testing.T, newPlugin func(t *testing.T, role sdk.Role) sdk.ClockEventDevice) {
 	t.Helper()
 	accepted := 0
 	defer func() {
@@ -47,7 +47,7 @@ func RunClockEventDevice(t *testing.T, newPlugin func(t *testing.T, role string)
 		}
 	}()
 	for _, role := range ceRoles {
-		t.Run(role, func(t *testing.T) {
+		t.Run(string(role), func(t *testing.T) {
 			p := newPlugin(t, role)
 			ok := ceConfigure(t, p, role)
 			if ok {
@@ -108,7 +108,7 @@ func RunClockEventDevice(t *testing.T, newPlugin func(t *testing.T, role string)
 }
 
 // ceFresh makes and configures a new instance.
-func ceFresh(t *testing.T, newPlugin func(*testing.T, string) sdk.ClockEventDevice, role string) sdk.ClockEventDevice {
+func ceFresh(t *testing.T, newPlugin func(*testing.T, sdk.Role) sdk.ClockEventDevice, role sdk.Role) sdk.ClockEventDevice {
 	t.Helper()
 	p := newPlugin(t, role)
 	if !ceConfigure(t, p, role) {
@@ -119,7 +119,7 @@ func ceFresh(t *testing.T, newPlugin func(*testing.T, string) sdk.ClockEventDevi
 
 // ceConfigure configures p with its schema defaults; false if it reports
 // errors.
-func ceConfigure(t *testing.T, p sdk.ClockEventDevice, role string) bool {
+func ceConfigure(t *testing.T, p sdk.ClockEventDevice, role sdk.Role) bool {
 	t.Helper()
 	cfg, err := ceDefaults(p.Schema())
 	if err != nil {

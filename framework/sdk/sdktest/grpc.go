@@ -17,7 +17,7 @@ import (
 // for a plugin process, so a conformance suite run on it proves the plugin
 // behaves the same over the wire:
 //
-//	sdktest.RunClockEventDevice(t, func(t *testing.T, role string) sdk.ClockEventDevice {
+//	sdktest.RunClockEventDevice(t, func(t *testing.T, role sdk.Role) sdk.ClockEventDevice {
 //		return sdktest.GRPCPair(t, myplugin.Factory).(sdk.ClockEventDevice)
 //	})
 //

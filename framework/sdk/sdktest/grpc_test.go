@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // hrSetup is the machine the hrtimer suite configures plugins for.

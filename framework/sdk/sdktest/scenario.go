@@ -23,10 +23,11 @@ type ScenarioOptions struct {
 	Vars map[string]string
 	// Seed overrides run.seed (--seed) when non-nil.
 	Seed *uint64
-	// GRPC sends every plugin through GRPCPair, tickemu's real gRPC
-	// transport inside the test process, as `--isolation process` does with
-	// processes. Without it only blocks that say isolation = "process" do.
-	GRPC bool
+	// Isolation overrides every block's isolation (--isolation).
+	// sdk.IsolationProcess sends every plugin through GRPCPair, tickemu's
+	// real gRPC transport inside the test process; without it only blocks
+	// that say isolation = "process" go through it.
+	Isolation sdk.Isolation
 	// Trace receives the ftrace-format trace (--trace).
 	Trace io.Writer
 }
@@ -77,7 +78,7 @@ func RunScenarioWith(t testing.TB, file string, o ScenarioOptions, factories ...
 		config.WriteDiagnostics(&b, diags, files, false)
 		t.Fatalf("RunScenario(%s): configuration errors:\n%s", file, b.String())
 	}
-	op := scenarioOpener{t: t, InProcess: experiment.InProcess(factories), grpc: o.GRPC}
+	op := scenarioOpener{t: t, InProcess: experiment.InProcess(factories), grpc: o.Isolation == sdk.IsolationProcess}
 	res, err := experiment.Run(spec, experiment.Options{Opener: op, Trace: o.Trace})
 	if err != nil {
 		var b bytes.Buffer
@@ -159,8 +160,8 @@ type scenarioOpener struct {
 }
 
 func (o scenarioOpener) Open(kind sdk.Kind, name, isolation string) (experiment.Instance, error) {
-	if !o.grpc && isolation != config.IsolationProcess {
-		return o.InProcess.Open(kind, name, config.IsolationInProcess)
+	if !o.grpc && sdk.Isolation(isolation) != sdk.IsolationProcess {
+		return o.InProcess.Open(kind, name, string(sdk.IsolationInProcess))
 	}
 	for _, f := range o.InProcess {
 		if f.Kind == kind && f.Name == name {

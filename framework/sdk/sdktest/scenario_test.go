@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 	"github.com/tickemu/tickemu/plugins/builtin"
 )
@@ -18,7 +19,7 @@ func TestRunScenario(t *testing.T) {
 	seed := uint64(2)
 	o := sdktest.ScenarioOptions{Variant: "hpet_only", Seed: &seed}
 	in := sdktest.RunScenarioWith(t, file, o, builtin.Factories()...)
-	o.GRPC = true
+	o.Isolation = sdk.IsolationProcess
 	wire := sdktest.RunScenarioWith(t, file, o, builtin.Factories()...)
 	if !bytes.Equal(in.JSON, wire.JSON) {
 		t.Errorf("JSON differs in process (%d bytes) and over gRPC (%d bytes)", len(in.JSON), len(wire.JSON))

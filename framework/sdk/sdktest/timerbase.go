@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // tbHZs are the tick rates the TimerBase suite runs at: HZ=1000 and the

@@ -5,8 +5,8 @@ package fromproto
 
 import (
 	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Info converts a pb.Info.
@@ -51,7 +51,7 @@ func Setup(s *pb.Setup) sdk.Setup {
 		HZ:      int(s.GetHz()),
 		HighRes: s.GetHighRes(),
 		Seed:    s.GetSeed(),
-		Role:    s.GetRole(),
+		Role:    sdk.Role(s.GetRole()),
 	}
 }
 

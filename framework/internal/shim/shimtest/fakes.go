@@ -7,8 +7,8 @@ package shimtest
 import (
 	"github.com/rs/zerolog"
 
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Base is the sdk.Plugin part of every fake.

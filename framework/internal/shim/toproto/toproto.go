@@ -11,8 +11,8 @@ import (
 	"sort"
 
 	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2"
-	"github.com/tickemu/tickemu/framework/ktime"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Info converts an sdk.Info.
@@ -43,7 +43,7 @@ func Schema(s sdk.Schema) *pb.Schema {
 
 // Setup converts an sdk.Setup.
 func Setup(s sdk.Setup) *pb.Setup {
-	return &pb.Setup{Cpus: int64(s.CPUs), Hz: int64(s.HZ), HighRes: s.HighRes, Seed: s.Seed, Role: s.Role}
+	return &pb.Setup{Cpus: int64(s.CPUs), Hz: int64(s.HZ), HighRes: s.HighRes, Seed: s.Seed, Role: string(s.Role)}
 }
 
 // ConfigEntries converts an sdk.Config, sorted by key so that the same

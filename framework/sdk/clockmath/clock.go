@@ -1,9 +1,9 @@
-package clockevents
+package clockmath
 
 import (
 	"math/bits"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Clock is a free-running hardware counter that started at 0 at boot (simulated

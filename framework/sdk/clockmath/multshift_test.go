@@ -1,4 +1,4 @@
-package clockevents
+package clockmath
 
 import (
 	"testing"

@@ -1,4 +1,11 @@
-package sim
+// Package simrand is the seeded random source of a simulation: every stream is
+// derived from the run seed and a stable name, so the same seed gives the same
+// numbers in process and out of process, and adding a stream never shifts the
+// numbers another stream draws. Plugins draw their randomness only from a
+// stream named after themselves and Setup.Role (sdk.Setup.Seed); it is part
+// of the SDK (see framework/sdk's compatibility promise), and its sequences
+// are part of that promise: a seed's numbers never change.
+package simrand
 
 import "math"
 
@@ -7,8 +14,8 @@ import "math"
 // adding a stream never shifts the numbers another stream draws.
 type Rand struct{ s [4]uint64 }
 
-// NewRand returns a generator for the stream name under seed.
-func NewRand(seed uint64, name string) *Rand {
+// New returns a generator for the stream name under seed.
+func New(seed uint64, name string) *Rand {
 	h := seed ^ 0x9E3779B97F4A7C15
 	for i := 0; i < len(name); i++ { // FNV-1a over the name, folded into the seed
 		h ^= uint64(name[i])
@@ -44,7 +51,7 @@ func (r *Rand) Uint64() uint64 {
 // Int63n returns a uniform integer in [0, n). n must be positive.
 func (r *Rand) Int63n(n int64) int64 {
 	if n <= 0 {
-		panic("sim: Int63n with n <= 0")
+		panic("simrand: Int63n with n <= 0")
 	}
 	max := uint64(math.MaxUint64 - math.MaxUint64%uint64(n))
 	for {
