@@ -109,35 +109,6 @@ func FuzzQueueOrder(f *testing.F) {
 	})
 }
 
-func TestRandStreams(t *testing.T) {
-	a, b := NewRand(1, "x"), NewRand(1, "x")
-	c := NewRand(1, "y")
-	same, diff := true, false
-	for i := 0; i < 100; i++ {
-		va, vb, vc := a.Uint64(), b.Uint64(), c.Uint64()
-		same = same && va == vb
-		diff = diff || va != vc
-	}
-	if !same || !diff {
-		t.Errorf("streams: same seed and name equal = %v, other name differs = %v; want true, true", same, diff)
-	}
-	r := NewRand(7, "n")
-	for i := 0; i < 1000; i++ {
-		if v := r.Int63n(10); v < 0 || v >= 10 {
-			t.Fatalf("Int63n(10) = %d", v)
-		}
-		if f := r.Float64(); f < 0 || f >= 1 {
-			t.Fatalf("Float64() = %g", f)
-		}
-		if j := r.Jitter(1000, 0.25); j < 750 || j > 1250 {
-			t.Fatalf("Jitter(1000, 0.25) = %d", j)
-		}
-	}
-}
-
-// TestLivelockWatchdog: an event that keeps re-scheduling itself at the same
-// instant ends the run with a LivelockError that says when and which events,
-// while the same number of events spread over time passes.
 func TestLivelockWatchdog(t *testing.T) {
 	var q Queue
 	q.SetLivelockLimit(1000)
