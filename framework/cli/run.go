@@ -52,6 +52,16 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer closeOp()
 	eo := eoTrace
 	eo.Opener, eo.Isolation, eo.Log = op, c.isolation, log
+	// Progress on a terminal only; it is erased before the summary.
+	prog := newRunProgress(stderr)
+	if prog != nil {
+		eo.Progress = prog.update
+	}
+	run := func() (*experiment.Result, error) {
+		res, err := experiment.Run(spec, eo)
+		prog.finish()
+		return res, err
+	}
 	if tf.file != "" {
 		f, err := openTrace(tf.file)
 		if err != nil {
@@ -62,7 +72,7 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 		if tf.file == "-" {
 			stdout = stderr // the trace owns standard output
 		}
-		res, err := experiment.Run(spec, eo)
+		res, err := run()
 		if cerr := f.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("trace: %w", cerr)
 		}
@@ -71,7 +81,7 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		return a.finishRun(stdout, stderr, *format, *reportFile, file, res)
 	}
-	res, err := experiment.Run(spec, eo)
+	res, err := run()
 	if err != nil {
 		return reportError(stderr, err)
 	}

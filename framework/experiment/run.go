@@ -54,6 +54,10 @@ type Options struct {
 	TraceWarnBytes  int64
 	OnTraceEstimate func(estimate int64, at ktime.Time)
 	Log             zerolog.Logger
+	// Progress, when set, is called about a thousand times during the
+	// simulation with the simulated time reached, the end and the events
+	// so far (for a progress line; it must not touch the simulation).
+	Progress func(now, end ktime.Time, events uint64)
 }
 
 // PluginInfo records which plugin served a block.
@@ -125,6 +129,9 @@ func Run(spec *config.Spec, o Options) (*Result, error) {
 	// Boot and Start already call the plugins: a failure there is the run's.
 	if err := catchTransport(func() { b.k.Boot(); b.k.Start(0) }); err != nil {
 		return nil, err
+	}
+	if o.Progress != nil {
+		b.k.SetProgress(func(now ktime.Time, events uint64) { o.Progress(now, end, events) })
 	}
 	runErr := b.k.Run(end)
 	if err := b.tw.Close(); err != nil && runErr == nil {

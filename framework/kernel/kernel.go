@@ -115,6 +115,7 @@ type Kernel struct {
 	end         ktime.Time
 	fault       error
 	stopErr     error
+	progress    func(now ktime.Time, events uint64)
 }
 
 // New builds a kernel; call Boot, add workloads, then Run.
@@ -237,7 +238,19 @@ func (k *Kernel) Run(until ktime.Time) (err error) {
 			panic(r)
 		}
 	}()
-	k.q.RunUntil(until)
+	if k.progress == nil {
+		k.q.RunUntil(until)
+	} else {
+		// In slices of simulated time, reporting after each: the slices
+		// change nothing (no event is added; the clock only moves to a
+		// slice's end between events).
+		step := max((until-k.q.Now())/progressSlices, 1)
+		for t := k.q.Now(); t < until && !k.q.Stopped(); {
+			t = min(t+step, until)
+			k.q.RunUntil(t)
+			k.progress(k.q.Now(), k.q.Pops())
+		}
+	}
 	if k.q.Stopped() {
 		until = k.q.Now()
 	}
@@ -251,6 +264,13 @@ func (k *Kernel) Run(until ktime.Time) (err error) {
 	}
 	return k.stopErr
 }
+
+// progressSlices is how many times a run with a progress function reports.
+const progressSlices = 1000
+
+// SetProgress makes Run call fn about a thousand times, spread over the
+// simulated time, with the time reached and the events processed.
+func (k *Kernel) SetProgress(fn func(now ktime.Time, events uint64)) { k.progress = fn }
 
 // Stop ends Run after the current event with err (a trace that cannot be
 // written); Run returns err.
