@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // runProgress draws "run 12.3 s / 305.0 s simulated (4%), 1.2M events/s" on

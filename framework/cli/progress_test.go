@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tickemu/tickemu/framework/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // TestRunProgress: the line shows simulated time of total, the share, the
