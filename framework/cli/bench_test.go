@@ -103,8 +103,10 @@ var scenarioBenchDuration = map[string]time.Duration{
 }
 
 // BenchmarkScenarios runs every shipped scenario (its default variant, over
-// scenarioBenchDuration) once in process and once with every plugin in its
-// own process, and reports the wall-time ratio of the two ("x-process"), the
+// scenarioBenchDuration) once in process and twice with every plugin in its
+// own process (on session sockets, and kept on the gRPC streams:
+// $TICKEMU_PLUGIN_TRANSPORT=grpc), and reports the wall-time ratios
+// ("x-process", "x-process-grpc"), the
 // plugin round trips per simulated task wakeup ("roundtrips/wakeup", the
 // kernel's wakeups counter: one per cyclictest cycle, nanosleep return or
 // signal delivery), per local timer interrupt ("roundtrips/irq", for the
@@ -136,7 +138,7 @@ func BenchmarkScenarios(b *testing.B) {
 			spec.Run.Duration = dur.Nanoseconds()
 		}
 		b.Run(strings.TrimSuffix(name, ".hcl"), func(b *testing.B) {
-			var inWall, outWall time.Duration
+			var inWall, outWall, grpcWall time.Duration
 			var wakeups, irqs, trips int64
 			for b.Loop() {
 				var n int
@@ -158,10 +160,20 @@ func BenchmarkScenarios(b *testing.B) {
 				trips += int64(loader.RoundTrips() - rt0)
 				wakeups += res.Total("wakeups")
 				irqs += res.Total("local_timer_interrupts")
+				// The same run with the sessions kept on their gRPC streams.
+				b.Setenv(loader.TransportEnv, "grpc")
+				start = time.Now()
+				if _, err := experiment.Run(spec, experiment.Options{Opener: op, Isolation: "process"}); err != nil {
+					b.Fatal(err)
+				}
+				grpcWall += time.Since(start)
+				b.Setenv(loader.TransportEnv, "")
 			}
 			b.ReportMetric(float64(inWall.Microseconds())/1e3/float64(b.N), "ms-inprocess")
 			b.ReportMetric(float64(outWall.Microseconds())/1e3/float64(b.N), "ms-process")
+			b.ReportMetric(float64(grpcWall.Microseconds())/1e3/float64(b.N), "ms-process-grpc")
 			b.ReportMetric(float64(outWall)/float64(inWall), "x-process")
+			b.ReportMetric(float64(grpcWall)/float64(inWall), "x-process-grpc")
 			if wakeups > 0 {
 				b.ReportMetric(float64(trips)/float64(wakeups), "roundtrips/wakeup")
 			}

@@ -65,6 +65,10 @@ type Options struct {
 	// CallTimeout bounds each call to a plugin process, describing a binary
 	// included; 0 means shim.DefaultCallTimeout (5 s), NoCallTimeout none.
 	CallTimeout time.Duration
+	// GRPCOnly keeps every plugin session on its gRPC stream instead of the
+	// session socket plugin processes offer on Unix (shim.Options.GRPCOnly);
+	// also set by $TICKEMU_PLUGIN_TRANSPORT=grpc. For comparing the two.
+	GRPCOnly bool
 	// StartTimeout bounds a plugin process's start and go-plugin handshake;
 	// 0 means the call timeout.
 	StartTimeout time.Duration

@@ -288,10 +288,19 @@ func (c *Catalog) openProcess(k key, source string, cmd *exec.Cmd, verify string
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s plugin %q (%s): %w", ErrStart, k.kind, k.name, source, p.failed(err))
 	}
-	pl, err := raw.(*shim.Conn).Open(k.name, shim.Options{CallTimeout: c.opts.CallTimeout, Process: p})
+	pl, err := raw.(*shim.Conn).Open(k.name, shim.Options{CallTimeout: c.opts.CallTimeout, Process: p, GRPCOnly: c.grpcOnly()})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s plugin %q (%s): %w", ErrStart, k.kind, k.name, source, p.failed(err))
 	}
 	c.log.Debug().Str("plugin", k.String()).Int("pid", p.pid).Str("source", source).Msg("plugin process started")
 	return &Instance{key: k, source: source, iso: Process, plugin: pl, proc: p}, nil
+}
+
+// TransportEnv names the environment variable that, set to "grpc", keeps
+// plugin sessions on their gRPC streams (Options.GRPCOnly).
+const TransportEnv = "TICKEMU_PLUGIN_TRANSPORT"
+
+// grpcOnly reports whether sessions must stay on gRPC.
+func (c *Catalog) grpcOnly() bool {
+	return c.opts.GRPCOnly || os.Getenv(TransportEnv) == "grpc"
 }

@@ -94,7 +94,7 @@ func (c *Catalog) openReattached(k key, a shim.ReattachAddr) (*Instance, error) 
 	}
 	// Under a debugger a call may sit at a breakpoint: the call timeout
 	// applies as to any plugin process (set it generously there).
-	pl, err := raw.(*shim.Conn).Open(k.name, shim.Options{CallTimeout: c.opts.CallTimeout, Process: p})
+	pl, err := raw.(*shim.Conn).Open(k.name, shim.Options{CallTimeout: c.opts.CallTimeout, Process: p, GRPCOnly: c.grpcOnly()})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s plugin %q (%s): %w", ErrStart, k.kind, k.name, source, err)
 	}

@@ -100,7 +100,8 @@ func (b *base) open(name string) (err error) {
 			err = te
 		}
 	}()
-	resp := b.plugin("Open", &pb.PluginRequest{Call: &pb.PluginRequest_Open{Open: &pb.OpenRequest{Name: name}}})
+	ask := socketSupported && !b.s.opts.GRPCOnly
+	resp := b.plugin("Open", &pb.PluginRequest{Call: &pb.PluginRequest_Open{Open: &pb.OpenRequest{Name: name, Socket: ask}}})
 	r := resp.GetOpen()
 	if r == nil {
 		b.s.protocolError("Open", resp)
@@ -109,6 +110,15 @@ func (b *base) open(name string) (err error) {
 	if info.Kind != b.s.kind || info.Name != name {
 		return &sdk.TransportError{Kind: b.s.kind, Name: name, Call: "Open",
 			Err: fmt.Errorf("protocol error: asked for %s plugin %q, got %s plugin %q", b.s.kind, name, info.Kind, info.Name)}
+	}
+	if path := r.GetSocketPath(); path != "" {
+		if !ask {
+			return &sdk.TransportError{Kind: b.s.kind, Name: name, Call: "Open",
+				Err: fmt.Errorf("protocol error: offered session socket %q without being asked", path)}
+		}
+		if err := b.s.useSocket(path); err != nil {
+			return &sdk.TransportError{Kind: b.s.kind, Name: name, Call: "Open", Err: fmt.Errorf("session socket: %w", err)}
+		}
 	}
 	return nil
 }

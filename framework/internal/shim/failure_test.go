@@ -27,32 +27,45 @@ func newDevice(name string) *shimtest.ClockEventDevice {
 
 // TestStoppedServer: a server that goes away mid-run turns the next call into
 // a TransportError that says the plugin exited, and every later call fails the
-// same way.
+// same way, on the gRPC stream and on a session socket. (A stopped server
+// cancels its streams asynchronously; the socket session ends when its stream
+// does, so there a call or two may still be answered first. A plugin process
+// that dies closes the socket at once.)
 func TestStoppedServer(t *testing.T) {
-	c, s := pair(t, factory(sdk.KindClockEvent, "dev", newDevice("dev")))
-	d := open(t, c, sdk.KindClockEvent, "dev", shim.Options{}).(sdk.ClockEventDevice)
-	if got := d.SetNextEvent(0, 100, 5); got.FireAt != 105 {
-		t.Fatalf("SetNextEvent(0, 100, 5).FireAt = %v, want 105", got.FireAt)
-	}
-	s.Stop()
-	start := time.Now()
-	te := catchTransport(t, func() { d.SetNextEvent(0, 200, 5) })
-	if te == nil {
-		t.Fatal("SetNextEvent after server stop returned, want a *sdk.TransportError panic")
-	}
-	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Errorf("TransportError took %v, want it promptly", elapsed)
-	}
-	if te.Kind != sdk.KindClockEvent || te.Name != "dev" || te.Call != "SetNextEvent" || te.Pid != 0 {
-		t.Errorf("TransportError = {Kind %q Name %q Call %q Pid %d}, want {clockevent dev SetNextEvent 0}", te.Kind, te.Name, te.Call, te.Pid)
-	}
-	if !errors.Is(te, sdk.ErrPluginExited) {
-		t.Errorf("errors.Is(%v, ErrPluginExited) = false, want true", te)
-	}
-	t.Logf("stopped: %v", te)
-	again := catchTransport(t, func() { d.Ack(0, 300) })
-	if again != te {
-		t.Errorf("call after failure panicked with %v, want the first failure %v", again, te)
+	for _, grpcOnly := range []bool{true, false} {
+		t.Run(map[bool]string{true: "grpc", false: "socket"}[grpcOnly], func(t *testing.T) {
+			c, s := pair(t, factory(sdk.KindClockEvent, "dev", newDevice("dev")))
+			d := open(t, c, sdk.KindClockEvent, "dev", shim.Options{GRPCOnly: grpcOnly}).(sdk.ClockEventDevice)
+			if got := d.SetNextEvent(0, 100, 5); got.FireAt != 105 {
+				t.Fatalf("SetNextEvent(0, 100, 5).FireAt = %v, want 105", got.FireAt)
+			}
+			s.Stop()
+			start := time.Now()
+			var te *sdk.TransportError
+			for te == nil && time.Since(start) < 5*time.Second {
+				te = catchTransport(t, func() { d.SetNextEvent(0, 200, 5) })
+				if te == nil && grpcOnly {
+					break
+				}
+				if te == nil {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if te == nil {
+				t.Fatal("SetNextEvent after server stop returned, want a *sdk.TransportError panic")
+			}
+			if te.Kind != sdk.KindClockEvent || te.Name != "dev" || te.Call != "SetNextEvent" || te.Pid != 0 {
+				t.Errorf("TransportError = {Kind %q Name %q Call %q Pid %d}, want {clockevent dev SetNextEvent 0}", te.Kind, te.Name, te.Call, te.Pid)
+			}
+			if !errors.Is(te, sdk.ErrPluginExited) {
+				t.Errorf("errors.Is(%v, ErrPluginExited) = false, want true", te)
+			}
+			t.Logf("stopped: %v", te)
+			again := catchTransport(t, func() { d.Ack(0, 300) })
+			if again != te {
+				t.Errorf("call after failure panicked with %v, want the first failure %v", again, te)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/internal/shim/fromproto"
@@ -89,8 +91,29 @@ func serveSession[Req, Resp any](
 	if err := r.guard(p, func() error { info = p.Info(); return nil }); err != nil {
 		return err
 	}
-	if err := stream.Send(opened(&pb.OpenResponse{Info: toproto.Info(info)})); err != nil {
+	o := &pb.OpenResponse{Info: toproto.Info(info)}
+	var ln *socketListener
+	if openOf(first).GetSocket() && socketSupported {
+		l, path, err := listenSocket()
+		if err != nil {
+			r.log.Warn().Err(err).Msg("no session socket; the session stays on gRPC")
+		} else {
+			ln, o.SocketPath = l, path
+		}
+	}
+	if err := stream.Send(opened(o)); err != nil {
 		return err
+	}
+	if ln != nil {
+		c, err := ln.accept(DefaultCallTimeout)
+		if err != nil {
+			return status.Errorf(codes.Unavailable, "session socket: %v", err)
+		}
+		defer c.close()
+		// The session ends with its stream (the host cancelled it, or this
+		// server stopped), even in the middle of a read.
+		defer context.AfterFunc(stream.Context(), c.shutdown)()
+		return serveSocket(r, p, c, dispatch)
 	}
 	for {
 		req, err := stream.Recv()
@@ -106,6 +129,29 @@ func serveSession[Req, Resp any](
 		}
 		if err := stream.Send(resp); err != nil {
 			return err
+		}
+	}
+}
+
+// serveSocket answers the session's messages on its socket until the host
+// closes it. A failed call (a plugin panic) ends the session: the socket is
+// closed and the returned status reaches the host on the gRPC stream.
+func serveSocket[Req, Resp any](r *registry, p sdk.Plugin, c *sockConn,
+	dispatch func(p sdk.Plugin, req *Req) (*Resp, error)) error {
+	for {
+		req := new(Req)
+		if err := c.recv(any(req).(proto.Message)); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return status.Errorf(codes.Unavailable, "session socket: %v", err)
+		}
+		var resp *Resp
+		if err := r.guard(p, func() (err error) { resp, err = dispatch(p, req); return err }); err != nil {
+			return err
+		}
+		if err := c.send(any(resp).(proto.Message)); err != nil {
+			return status.Errorf(codes.Unavailable, "session socket: %v", err)
 		}
 	}
 }

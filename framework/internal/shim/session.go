@@ -46,6 +46,9 @@ type Options struct {
 	CallTimeout time.Duration
 	// Process is the plugin's process, or nil.
 	Process Process
+	// GRPCOnly keeps the session on the gRPC stream instead of moving it to
+	// a session socket where the server offers one (OpenResponse.socket_path).
+	GRPCOnly bool
 }
 
 // session is the client end of one kind session stream: one plugin value on
@@ -64,6 +67,11 @@ type session struct {
 	// deadline cancels ctx with ErrPluginTimeout when a call takes longer
 	// than the call timeout.
 	deadline *callDeadline
+	// sock, when set, carries the session's messages instead of stream
+	// (which stays open, idle, and reports how the server ended).
+	sock *sockConn
+	// stopSock stops the ctx hook that shuts sock down when ctx ends.
+	stopSock func() bool
 
 	mu     sync.Mutex // serialises calls: requests and answers pair up in order
 	failed *sdk.TransportError
@@ -104,19 +112,55 @@ func (s *session) roundTrip(call string, req, resp proto.Message) {
 		panic(s.failed)
 	}
 	s.deadline.arm()
-	err := s.stream.SendMsg(req)
-	if err == nil {
-		err = s.stream.RecvMsg(resp)
-	} else if errors.Is(err, io.EOF) {
-		// SendMsg reports a broken stream as io.EOF; RecvMsg has the status.
-		if err = s.stream.RecvMsg(resp); err == nil {
-			err = io.ErrUnexpectedEOF
+	var err error
+	if s.sock != nil {
+		err = s.sockTrip(req, resp)
+	} else {
+		err = s.stream.SendMsg(req)
+		if err == nil {
+			err = s.stream.RecvMsg(resp)
+		} else if errors.Is(err, io.EOF) {
+			// SendMsg reports a broken stream as io.EOF; RecvMsg has the status.
+			if err = s.stream.RecvMsg(resp); err == nil {
+				err = io.ErrUnexpectedEOF
+			}
 		}
 	}
 	s.deadline.disarm()
 	if err != nil {
 		panic(s.fail(call, err))
 	}
+}
+
+// sockTrip is one round trip on the session socket. When the socket breaks
+// and the call was not cancelled, the gRPC stream says why the server ended
+// the session (a plugin panic is a codes.Internal status there) or that its
+// process went away.
+func (s *session) sockTrip(req, resp proto.Message) error {
+	err := s.sock.send(req)
+	if err == nil {
+		err = s.sock.recv(resp)
+	}
+	if err != nil && s.ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		if e := s.stream.RecvMsg(resp); e != nil && !errors.Is(e, io.EOF) {
+			err = e
+		} else if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+	}
+	return err
+}
+
+// useSocket moves the session to the socket at path; a deadline expiry or
+// the session's end shuts it down, which ends a read or write in progress.
+func (s *session) useSocket(path string) error {
+	c, err := dialSocket(path)
+	if err != nil {
+		return err
+	}
+	s.sock = c
+	s.stopSock = context.AfterFunc(s.ctx, c.shutdown)
+	return nil
 }
 
 // protocolError panics with a TransportError for an answer that does not
@@ -141,6 +185,10 @@ func (s *session) fail(call string, err error) *sdk.TransportError {
 func (s *session) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.sock != nil {
+		s.stopSock()
+		s.sock.close()
+	}
 	if s.stream != nil {
 		_ = s.stream.CloseSend()
 	}

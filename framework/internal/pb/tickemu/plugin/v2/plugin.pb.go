@@ -353,8 +353,11 @@ func (*PluginResponse_Counters) isPluginResponse_Result() {}
 // OpenRequest is the first message of every session: it names the plugin the
 // server must make (sdk.Factory.New) for this session.
 type OpenRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// socket asks the server to carry the rest of the session over a
+	// plain stream socket instead (see OpenResponse.socket_path).
+	Socket        bool `protobuf:"varint,2,opt,name=socket,proto3" json:"socket,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -396,10 +399,25 @@ func (x *OpenRequest) GetName() string {
 	return ""
 }
 
+func (x *OpenRequest) GetSocket() bool {
+	if x != nil {
+		return x.Socket
+	}
+	return false
+}
+
 // OpenResponse confirms the session with the new plugin's Info.
 type OpenResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Info          *Info                  `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Info  *Info                  `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
+	// socket_path, when set, is a Unix socket the server listens on for this
+	// session alone: the host connects once, and from then on every session
+	// message travels on it instead of the gRPC stream, framed as a 4-byte
+	// little-endian length and the message's protobuf encoding, one answer per
+	// message, in order. The gRPC stream stays open, idle, until the session
+	// ends. Empty when the server does not offer it (OpenRequest.socket
+	// unset, or a platform without Unix sockets).
+	SocketPath    string `protobuf:"bytes,2,opt,name=socket_path,json=socketPath,proto3" json:"socket_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -439,6 +457,13 @@ func (x *OpenResponse) GetInfo() *Info {
 		return x.Info
 	}
 	return nil
+}
+
+func (x *OpenResponse) GetSocketPath() string {
+	if x != nil {
+		return x.SocketPath
+	}
+	return ""
 }
 
 // InfoRequest asks for sdk.Plugin.Info.
@@ -1263,11 +1288,14 @@ const file_tickemu_plugin_v2_plugin_proto_rawDesc = "" +
 	"\x06schema\x18\x03 \x01(\v2!.tickemu.plugin.v2.SchemaResponseH\x00R\x06schema\x12D\n" +
 	"\tconfigure\x18\x04 \x01(\v2$.tickemu.plugin.v2.ConfigureResponseH\x00R\tconfigure\x12A\n" +
 	"\bcounters\x18\x05 \x01(\v2#.tickemu.plugin.v2.CountersResponseH\x00R\bcountersB\b\n" +
-	"\x06result\"!\n" +
+	"\x06result\"9\n" +
 	"\vOpenRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\";\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06socket\x18\x02 \x01(\bR\x06socket\"\\\n" +
 	"\fOpenResponse\x12+\n" +
-	"\x04info\x18\x01 \x01(\v2\x17.tickemu.plugin.v2.InfoR\x04info\"\r\n" +
+	"\x04info\x18\x01 \x01(\v2\x17.tickemu.plugin.v2.InfoR\x04info\x12\x1f\n" +
+	"\vsocket_path\x18\x02 \x01(\tR\n" +
+	"socketPath\"\r\n" +
 	"\vInfoRequest\";\n" +
 	"\fInfoResponse\x12+\n" +
 	"\x04info\x18\x01 \x01(\v2\x17.tickemu.plugin.v2.InfoR\x04info\"\x0f\n" +
