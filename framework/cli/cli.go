@@ -99,6 +99,7 @@ commands:
                  [--jobs N] [--alpha A] [--format text|json|bench|csv] [--report FILE.html]
   validate FILE  load and check a scenario without running it
   plugins        list builtin and discovered plugins with their schemas [--format text|json]
+  plugins lock   write tickemu-plugins.lock: the SHA-256 of every plugin binary on the path
   workloads      list the workload types and the kernel block with every attribute [--format text|json]
   build          build a tickemu with plugin modules linked in:
                  --with MODULE[@VERSION][=DIR] ... [-o FILE] [--tickemu VERSION|DIR]
@@ -107,6 +108,8 @@ commands:
 tickemu COMMAND --help prints a command's flags.
 
 common flags: --log-format auto|console|json, --log-level LEVEL, --plugin-dir DIR,
-              --plugin-call-timeout D (deadline of each plugin call, 0 = none; default 5s)
+              --plugin-call-timeout D (deadline of each plugin call, 0 = none; default 5s),
+              --plugin-lock FILE, --plugin-reattach JSON (a plugin started with --debug),
+              --plugin-env KEY=VALUE (docs/plugins.md)
 `)
 }

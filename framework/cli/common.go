@@ -50,7 +50,7 @@ func (c *common) register(fs *flag.FlagSet, withVariant bool) {
 		fs.StringVar(&c.variant, "variant", "", "apply the variant block NAME")
 		fs.StringVar(&c.seed, "seed", "", "override run.seed")
 	}
-	fs.StringVar(&c.isolation, "isolation", "", "override every plugin block's isolation: inprocess or process (default: each block's own, inprocess unless it says otherwise)")
+	fs.StringVar(&c.isolation, "isolation", "", "override every plugin block's isolation: inprocess or process (default: each block's own; without one, linked-in plugins run in process and binaries in their own process)")
 	c.registerPluginFlags(fs)
 }
 
