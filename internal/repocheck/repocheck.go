@@ -73,13 +73,13 @@ func Check(fsys fs.FS) ([]Problem, error) {
 		if err != nil {
 			return err
 		}
-		if p == ".git" { // a worktree's .git is a file naming the main checkout
-			return nil
-		}
 		if d.IsDir() {
 			if p != "." && (slices.Contains(skipDirs, d.Name()) || p == "testdata/fuzz" || strings.HasSuffix(p, "/testdata/fuzz")) {
 				return fs.SkipDir
 			}
+			return nil
+		}
+		if p == ".git" { // a worktree's .git is a file naming the main checkout
 			return nil
 		}
 		names[d.Name()] = true

@@ -37,6 +37,7 @@ func TestCheck(t *testing.T) {
 		"docs/c.md":                  {Data: []byte("Back to a.md and framework/x (framework/x/y.go). " + home + "/notes.\n")},
 		"framework/x/y.go":           {Data: []byte("// Package x cites docs/costs.md and ../../docs/a.md and ../../../up.md.\npackage x\n\nvar s = \"docs/costs.md\" // a string is not checked; " + work + " is\n")},
 		"framework/x/testdata/t.hcl": {Data: []byte("# missing/file.md is not checked in testdata\n")},
+		".git/config":                {Data: []byte("[remote]\n\turl = " + work + "\n")}, // a clone's own metadata is not scanned
 		"configs/a.hcl":              {Data: []byte("# see docs/reference/gone.md and ./configs/a.hcl; run ./built-binary, not ./gone.md\n")},
 	}
 	problems, err := Check(fsys)
