@@ -63,6 +63,8 @@ var pluginHostAttrs = []string{"plugin", "isolation"}
 // decoder decodes attribute-only bodies against an sdk.Schema.
 type decoder struct {
 	ctx *hcl.EvalContext
+	// budget is charged with what evaluation builds; nil: one per attribute.
+	budget *budget
 	// nrCPUs bounds cpulist values; 0 means MaxCPUs without "N" and "all".
 	nrCPUs int
 	// hostAttrs and hostBlocks were taken from the body before (they are hidden
@@ -145,7 +147,7 @@ func (d decoder) decode(body hcl.Body, schema sdk.Schema, what string) (sdk.Conf
 // attribute decodes one written attribute. ok is false for null (treated as
 // absent) and on error.
 func (d decoder) attribute(attr *hcl.Attribute, a sdk.Attribute, what string) (v string, ok bool, diags hcl.Diagnostics) {
-	val, diags := evalExpr(attr.Expr, d.ctx)
+	val, diags := evalExpr(attr.Expr, d.ctx, d.budget)
 	if diags.HasErrors() {
 		return "", false, diags
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -15,10 +17,180 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
+// MaxDiagnostics bounds how many distinct diagnostics WriteDiagnostics prints;
+// the rest are counted. A broken file can give thousands, and the first few
+// are the ones to fix.
+const MaxDiagnostics = 20
+
 // WriteDiagnostics prints diags with source snippets from files (Spec.Files),
 // unwrapped (width 0), in color when color is set (only for a terminal).
+//
+// Diagnostics with the same severity, summary and detail are printed once,
+// followed by where the others are; at most MaxDiagnostics are printed, then
+// how many more there are. Control characters from the source or in messages
+// are escaped (\x00, \x1b), so a file cannot garble or forge the output.
 func WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File, color bool) error {
-	return hcl.NewDiagnosticTextWriter(w, files, 0, color).WriteDiagnostics(diags)
+	type group struct {
+		first  *hcl.Diagnostic
+		others []*hcl.Diagnostic
+	}
+	var groups []*group
+	index := map[[3]string]*group{}
+	for _, d := range diags {
+		key := [3]string{strconv.Itoa(int(d.Severity)), d.Summary, d.Detail}
+		if g, ok := index[key]; ok {
+			g.others = append(g.others, d)
+			continue
+		}
+		g := &group{first: d}
+		index[key] = g
+		groups = append(groups, g)
+	}
+	ew := &escapingWriter{w: w}
+	out := io.Writer(ew)
+	if color {
+		// The writer's own color sequences must pass; the source and the
+		// messages are escaped before they reach it instead.
+		out = w
+	}
+	tw := hcl.NewDiagnosticTextWriter(out, printableFiles(files), 0, color)
+	for i, g := range groups {
+		if i == MaxDiagnostics {
+			var errs, warns int
+			for _, g := range groups[i:] {
+				n := 1 + len(g.others)
+				if g.first.Severity == hcl.DiagError {
+					errs += n
+				} else {
+					warns += n
+				}
+			}
+			_, err := fmt.Fprintf(out, "%s not shown (only the first %d distinct diagnostics are printed).\n", countMore(errs, warns), MaxDiagnostics)
+			return cmp.Or(err, ew.err)
+		}
+		d := *g.first
+		d.Summary, d.Detail = escapeControl(d.Summary), escapeControl(d.Detail)
+		if err := tw.WriteDiagnostic(&d); err != nil {
+			return err
+		}
+		if len(g.others) > 0 {
+			if _, err := fmt.Fprintf(out, "The same %s is reported at %d more places: %s.\n\n", severityWord(g.first.Severity), len(g.others), places(g.others)); err != nil {
+				return err
+			}
+		}
+	}
+	return ew.err
+}
+
+func severityWord(s hcl.DiagnosticSeverity) string {
+	if s == hcl.DiagError {
+		return "error"
+	}
+	return "warning"
+}
+
+func countMore(errs, warns int) string {
+	plural := func(n int, what string) string {
+		if n == 1 {
+			return "1 more " + what
+		}
+		return fmt.Sprintf("%d more %ss", n, what)
+	}
+	switch {
+	case errs > 0 && warns > 0:
+		return plural(errs, "error") + " and " + plural(warns, "warning")
+	case errs > 0:
+		return plural(errs, "error")
+	}
+	return plural(warns, "warning")
+}
+
+// places lists where ds are, the first few of them.
+func places(ds []*hcl.Diagnostic) string {
+	const shown = 5
+	var ps []string
+	for _, d := range ds[:min(len(ds), shown)] {
+		if d.Subject == nil {
+			ps = append(ps, "(no position)")
+			continue
+		}
+		ps = append(ps, fmt.Sprintf("%s:%d,%d", escapeControl(d.Subject.Filename), d.Subject.Start.Line, d.Subject.Start.Column))
+	}
+	if len(ds) > shown {
+		ps = append(ps, fmt.Sprintf("and %d more", len(ds)-shown))
+	}
+	return strings.Join(ps, ", ")
+}
+
+// isControl reports the runes that move the cursor, ring, erase or start an
+// escape sequence on a terminal: C0 (but tab and newline), DEL and C1.
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\t' && r != '\n') || (r >= 0x7f && r <= 0x9f)
+}
+
+// escapeControl writes every control rune of s as \xNN (\u00NN for C1).
+// Bytes that are not UTF-8 pass as they are.
+func escapeControl(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r < 0x80 && isControl(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r != utf8.RuneError && isControl(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// printableFiles copies files with each control byte of the source replaced
+// by '?', so snippets keep their byte offsets (which the highlighting uses)
+// yet print nothing a terminal would act on.
+func printableFiles(files map[string]*hcl.File) map[string]*hcl.File {
+	out := make(map[string]*hcl.File, len(files))
+	for name, f := range files {
+		if f == nil || !bytes.ContainsFunc(f.Bytes, isControl) {
+			out[name] = f
+			continue
+		}
+		src := []byte(string(f.Bytes))
+		for i := 0; i < len(src); {
+			r, n := utf8.DecodeRune(src[i:])
+			if isControl(r) {
+				for j := range n {
+					src[i+j] = '?'
+				}
+			}
+			i += n
+		}
+		out[name] = &hcl.File{Body: f.Body, Bytes: src, Nav: f.Nav}
+	}
+	return out
+}
+
+// escapingWriter escapes control characters in what HCL's writer prints
+// without color, where it prints none of its own but newlines; err keeps the
+// first write error.
+type escapingWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *escapingWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	if _, e.err = io.WriteString(e.w, escapeControl(string(p))); e.err != nil {
+		return 0, e.err
+	}
+	return len(p), nil
 }
 
 // explainUnsupported appends the allowed names to HCL's "Unsupported argument"
@@ -124,22 +296,40 @@ func warningAt(r hcl.Range, summary, format string, args ...any) *hcl.Diagnostic
 
 // evalExpr evaluates expr after checking its var.NAME references against the
 // declared variables, so a misspelt name gets a suggestion and the list of
-// declared names instead of HCL's bare "no attribute" message.
+// declared names instead of HCL's bare "no attribute" message. What the
+// evaluation builds is charged to b (nil: a budget of its own).
 //
 // It also refuses numbers of extreme magnitude, in literals before evaluation
-// and in the result after it; see maxNumberExp.
-func evalExpr(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+// and in the result after it (see maxNumberExp), and infinite results.
+func evalExpr(expr hcl.Expression, ctx *hcl.EvalContext, b *budget) (cty.Value, hcl.Diagnostics) {
 	diags := checkLiterals(expr)
 	diags = append(diags, checkVarRefs(expr, ctx)...)
 	if diags.HasErrors() {
 		return cty.DynamicVal, diags
 	}
-	v, diags := expr.Value(ctx)
+	if b == nil {
+		b = &budget{}
+	}
+	ectx := budgetContext(ctx, b)
+	budgets.Store(ectx, b)
+	v, diags := expr.Value(ectx)
+	budgets.Delete(ectx)
 	if diags.HasErrors() {
 		return v, diags
 	}
 	if hugeValue(v) {
 		return cty.DynamicVal, append(diags, hugeNumberError(expr.Range()))
+	}
+	if nonFinite(v) {
+		return cty.DynamicVal, append(diags, nonFiniteError(expr.Range(), v))
+	}
+	// The value may share parts (a variable used twice) that the hash and
+	// the decoders expand: charge it as expanded.
+	if !b.spent {
+		if err := b.charge(v); err != nil {
+			b.spent = true
+			return cty.DynamicVal, append(diags, tooLargeError(expr.Range()))
+		}
 	}
 	return v, diags
 }
@@ -181,11 +371,10 @@ func checkLiterals(expr hcl.Expression) hcl.Diagnostics {
 		return nil
 	}
 	var diags hcl.Diagnostics
-	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+	visitAll(node, func(n hclsyntax.Node) {
 		if lit, ok := n.(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.Number && !lit.Val.IsNull() && hugeNumber(lit.Val.AsBigFloat()) {
 			diags = append(diags, hugeNumberError(lit.SrcRange))
 		}
-		return nil
 	})
 	return diags
 }
@@ -196,7 +385,7 @@ func checkVarRefs(expr hcl.Expression, ctx *hcl.EvalContext) hcl.Diagnostics {
 		return nil
 	}
 	var diags hcl.Diagnostics
-	for _, tr := range expr.Variables() {
+	for _, tr := range traversals(expr) {
 		if tr.RootName() != "var" || len(tr) < 2 {
 			continue
 		}
@@ -217,6 +406,23 @@ func checkVarRefs(expr hcl.Expression, ctx *hcl.EvalContext) hcl.Diagnostics {
 			"No variable %q is declared.%s %s", step.Name, didYouMean(step.Name, names), declared))
 	}
 	return diags
+}
+
+// traversals lists the variable references in expr, as expr.Variables does,
+// through counted nodes too (which hide a reference they wrap from it). A name
+// that a for expression declares is listed too; only var.NAME matters here.
+func traversals(expr hcl.Expression) []hcl.Traversal {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return expr.Variables()
+	}
+	var out []hcl.Traversal
+	visitAll(node, func(n hclsyntax.Node) {
+		if st, ok := n.(*hclsyntax.ScopeTraversalExpr); ok {
+			out = append(out, st.Traversal)
+		}
+	})
+	return out
 }
 
 func lookupVar(ctx *hcl.EvalContext) (cty.Value, bool) {

@@ -136,7 +136,7 @@ func (l *loader) hashBody(body hcl.Body, skip []string) hashBody {
 	slices.Sort(names)
 	for _, n := range names {
 		a := sb.Attributes[n]
-		val, diags := evalExpr(a.Expr, l.ctx)
+		val, diags := evalExpr(a.Expr, l.ctx, l.budget)
 		l.diags = append(l.diags, diags...)
 		if diags.HasErrors() {
 			continue

@@ -30,6 +30,14 @@ func Load(path string, opts Options) (*Spec, hcl.Diagnostics) {
 // LoadBytes is Load for a file already in memory; name is used in messages.
 func LoadBytes(name string, src []byte, opts Options) (*Spec, hcl.Diagnostics) {
 	s := &Spec{files: map[string]*hcl.File{}}
+	if diags := checkSize(name, src); diags.HasErrors() {
+		return s, diags
+	}
+	if diags := checkNesting(src, name, hcl.InitialPos); diags.HasErrors() {
+		// The source is kept for the snippet; it was not parsed.
+		s.files[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src}
+		return s, diags
+	}
 	file, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
 	if file != nil {
 		s.files[name] = file
@@ -37,7 +45,8 @@ func LoadBytes(name string, src []byte, opts Options) (*Spec, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		return s, sortDiags(diags)
 	}
-	l := &loader{spec: s, opts: opts, file: file, diags: diags, varIndex: map[string]int{}}
+	instrument(file.Body.(*hclsyntax.Body))
+	l := &loader{spec: s, opts: opts, file: file, diags: diags, varIndex: map[string]int{}, budget: &budget{}}
 	l.slots = opts.PluginSlots
 	if l.slots == nil {
 		l.slots = DefaultPluginSlots()
@@ -53,6 +62,8 @@ type loader struct {
 	file  *hcl.File
 	slots []PluginSlot
 	diags hcl.Diagnostics
+	// budget is charged with everything the file's expressions build.
+	budget *budget
 
 	vars     []variable
 	varIndex map[string]int
@@ -196,7 +207,7 @@ func (l *loader) decodeRun(blocks hcl.Blocks) {
 		return
 	}
 	const what = "run block"
-	d := decoder{ctx: l.ctx}
+	d := decoder{ctx: l.ctx, budget: l.budget}
 	cfg, diags := d.decode(b.Body, RunSchema, what)
 	l.diags = append(l.diags, diags...)
 	if diags.HasErrors() {
@@ -220,7 +231,7 @@ func (l *loader) decodeRun(blocks hcl.Blocks) {
 
 // stringAttr checks that a documentation attribute is a literal string.
 func (l *loader) stringAttr(a *hcl.Attribute, name string) {
-	v, diags := evalExpr(a.Expr, nil)
+	v, diags := evalExpr(a.Expr, nil, l.budget)
 	l.diags = append(l.diags, diags...)
 	if !diags.HasErrors() && !v.IsNull() && v.Type() != cty.String {
 		l.diags = append(l.diags, errorAt(a.Expr.Range(), fmt.Sprintf("Invalid value for %q", name),

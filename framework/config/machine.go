@@ -57,7 +57,7 @@ func (l *loader) decodeMachine(blocks hcl.Blocks) {
 	m.CPUs = 1
 	nr := MaxCPUs
 	if a := cc.Attributes["cpus"]; a != nil {
-		v, ok, diags := decoder{ctx: l.ctx}.attribute(a, cpusAttr, what)
+		v, ok, diags := decoder{ctx: l.ctx, budget: l.budget}.attribute(a, cpusAttr, what)
 		l.diags = append(l.diags, diags...)
 		if ok {
 			if n, err := strconv.Atoi(v); err != nil || n < 1 || n > MaxCPUs {
@@ -69,7 +69,7 @@ func (l *loader) decodeMachine(blocks hcl.Blocks) {
 		}
 	}
 
-	d := decoder{ctx: l.ctx, nrCPUs: nr, hostAttrs: []string{"cpus"}, hostBlocks: []hcl.BlockHeaderSchema{idleStateHeader}}
+	d := decoder{ctx: l.ctx, budget: l.budget, nrCPUs: nr, hostAttrs: []string{"cpus"}, hostBlocks: []hcl.BlockHeaderSchema{idleStateHeader}}
 	schema := sdk.Schema{Attributes: slices.DeleteFunc(slices.Clone(MachineSchema.Attributes),
 		func(a sdk.Attribute) bool { return a.Name == "cpus" })}
 	cfg, diags := d.decode(rest, schema, what)
@@ -194,7 +194,7 @@ func (l *loader) idleStates(m *Machine, blocks hcl.Blocks) {
 				"A cpuidle driver has at most CPUIDLE_STATE_MAX = 10 states, and state 0 is the polling state, so at most %d idle_state blocks fit.", maxIdleStates))
 			continue
 		}
-		cfg, diags := decoder{ctx: l.ctx}.decode(b.Body, IdleStateSchema, what)
+		cfg, diags := decoder{ctx: l.ctx, budget: l.budget}.decode(b.Body, IdleStateSchema, what)
 		l.diags = append(l.diags, diags...)
 		if diags.HasErrors() {
 			continue

@@ -60,7 +60,7 @@ func (l *loader) decodePlugins(byType map[string]hcl.Blocks) {
 		l.diags = append(l.diags, diags...)
 		p.Body, p.DefRange, p.PluginRange = remain, b.DefRange, b.DefRange
 		what := strings.TrimSpace(string(s.Kind)+" "+quoteRole(s.Role)) + " block"
-		d := decoder{ctx: l.ctx}
+		d := decoder{ctx: l.ctx, budget: l.budget}
 		if a := content.Attributes["plugin"]; a != nil {
 			if v, ok, diags := d.attribute(a, pluginAttr, what); ok {
 				if validPluginName(v) {

@@ -54,7 +54,7 @@ func (l *loader) decodeVariables(blocks hcl.Blocks) {
 		l.diags = append(l.diags, explainUnsupported(diags, variableSchema, fmt.Sprintf("variable %q block", name))...)
 		v := variable{name: name, defRange: b.DefRange, nameRange: b.LabelRanges[0]}
 		if a := content.Attributes["default"]; a != nil {
-			val, diags := evalExpr(a.Expr, nil)
+			val, diags := evalExpr(a.Expr, nil, l.budget)
 			l.diags = append(l.diags, diags...)
 			if !diags.HasErrors() && !val.IsNull() {
 				v.def, v.hasDefault = val, true
@@ -107,7 +107,7 @@ func (l *loader) variantVars(a *hcl.Attribute, vt *variant) {
 		return
 	}
 	for _, kv := range pairs {
-		kval, diags := evalExpr(kv.Key, nil)
+		kval, diags := evalExpr(kv.Key, nil, l.budget)
 		if diags.HasErrors() || kval.IsNull() || kval.Type() != cty.String {
 			l.diags = append(l.diags, errorAt(kv.Key.Range(), "Invalid variable name",
 				"Keys of vars in variant %q are variable names.", vt.name))
@@ -123,7 +123,7 @@ func (l *loader) variantVars(a *hcl.Attribute, vt *variant) {
 				"Variant %q sets %q twice.", vt.name, key))
 			continue
 		}
-		val, diags := evalExpr(kv.Value, nil)
+		val, diags := evalExpr(kv.Value, nil, l.budget)
 		l.diags = append(l.diags, diags...)
 		if diags.HasErrors() {
 			continue
@@ -219,9 +219,13 @@ func (l *loader) resolveVariables() {
 // function calls (8, 1.5, true, [4, 5], "quoted", {a = 1}) gives its value;
 // anything else, such as max_hang_time or 250us, is taken as the string itself.
 func ParseVarValue(s string) cty.Value {
+	if len(s) > MaxFileBytes || checkNesting([]byte(s), "--var", hcl.InitialPos).HasErrors() {
+		return cty.StringVal(s)
+	}
 	expr, diags := hclsyntax.ParseExpression([]byte(s), "--var", hcl.InitialPos)
 	if !diags.HasErrors() {
-		v, diags := evalExpr(expr, nil)
+		instrument(expr)
+		v, diags := evalExpr(expr, nil, nil)
 		if !diags.HasErrors() && !v.IsNull() && v.IsWhollyKnown() {
 			return v
 		}
