@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -63,6 +65,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("FIXED", fixed)
 			return copyDir(filepath.Join(root, "configs"), filepath.Join(env.WorkDir, "configs"))
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"genfile": genfile},
 	})
 }
 
@@ -96,6 +99,30 @@ func buildExample(dir, pkg, out string) error {
 		return fmt.Errorf("go build %s in %s: %v\n%s", pkg, dir, err, b)
 	}
 	return nil
+}
+
+// genfile FILE PART... writes the concatenated parts to FILE, for inputs too
+// big or too binary for a txtar file. A part is text with Go escapes (\n,
+// \x00, \"), and N*TEXT repeats TEXT N times, with {i} in it counting 0 to N-1.
+func genfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: genfile FILE PART...")
+	}
+	var b strings.Builder
+	for _, a := range args[1:] {
+		n := 1
+		if i := strings.Index(a, "*"); i > 0 {
+			if k, err := strconv.Atoi(a[:i]); err == nil {
+				n, a = k, a[i+1:]
+			}
+		}
+		text, err := strconv.Unquote(`"` + strings.ReplaceAll(a, `"`, `\"`) + `"`)
+		ts.Check(err)
+		for i := range n {
+			b.WriteString(strings.ReplaceAll(text, "{i}", strconv.Itoa(i)))
+		}
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
 }
 
 func copyDir(src, dst string) error {

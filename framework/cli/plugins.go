@@ -106,6 +106,14 @@ func writePlugin(w io.Writer, info sdk.Info, s sdk.Schema, source string) {
 		if len(a.OneOf) > 0 {
 			extra = " one of " + strings.Join(a.OneOf, "|")
 		}
+		switch {
+		case a.Min != "" && a.Max != "":
+			extra += " from " + a.Min + " to " + a.Max
+		case a.Max != "":
+			extra += " at most " + a.Max
+		case a.Min != "":
+			extra += " at least " + a.Min
+		}
 		def := a.Default
 		if a.Required {
 			def = "(required)"

@@ -171,27 +171,33 @@ func (d decoder) defaultValue(a sdk.Attribute) (string, error) {
 	if a.Default == "" {
 		return zeroValue(a.Type)
 	}
-	var val cty.Value
-	switch a.Type {
-	case sdk.TypeNumber, TypeInteger:
-		n, err := cty.ParseNumberVal(a.Default)
-		if err != nil {
-			return "", fmt.Errorf("not a number")
-		}
-		val = n
-	case sdk.TypeBool:
-		switch a.Default {
-		case "true":
-			val = cty.True
-		case "false":
-			val = cty.False
-		default:
-			return "", fmt.Errorf("not true or false")
-		}
-	default:
-		val = cty.StringVal(a.Default)
+	val, err := sourceValue(a.Type, a.Default)
+	if err != nil {
+		return "", err
 	}
 	return d.canonical(val, a)
+}
+
+// sourceValue reads a schema's default or bound: HCL source text without
+// quotes.
+func sourceValue(t sdk.AttrType, text string) (cty.Value, error) {
+	switch t {
+	case sdk.TypeNumber, TypeInteger:
+		n, err := cty.ParseNumberVal(text)
+		if err != nil {
+			return cty.NilVal, fmt.Errorf("not a number")
+		}
+		return n, nil
+	case sdk.TypeBool:
+		switch text {
+		case "true":
+			return cty.True, nil
+		case "false":
+			return cty.False, nil
+		}
+		return cty.NilVal, fmt.Errorf("not true or false")
+	}
+	return cty.StringVal(text), nil
 }
 
 func zeroValue(t sdk.AttrType) (string, error) {

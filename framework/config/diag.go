@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"slices"
 	"strconv"
@@ -53,7 +54,7 @@ func WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.
 		// messages are escaped before they reach it instead.
 		out = w
 	}
-	tw := hcl.NewDiagnosticTextWriter(out, printableFiles(files), 0, color)
+	printable := printableFiles(files)
 	for i, g := range groups {
 		if i == MaxDiagnostics {
 			var errs, warns int
@@ -70,7 +71,17 @@ func WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.
 		}
 		d := *g.first
 		d.Summary, d.Detail = escapeControl(d.Summary), escapeControl(d.Detail)
-		if err := tw.WriteDiagnostic(&d); err != nil {
+		fs := printable
+		if d.Subject != nil {
+			if f := printable[d.Subject.Filename]; f != nil {
+				if src, subj, ok := elideLongLine(f.Bytes, *d.Subject); ok {
+					fs = maps.Clone(printable)
+					fs[subj.Filename] = &hcl.File{Body: f.Body, Bytes: src, Nav: f.Nav}
+					d.Subject, d.Context = &subj, nil
+				}
+			}
+		}
+		if err := hcl.NewDiagnosticTextWriter(out, fs, 0, color).WriteDiagnostic(&d); err != nil {
 			return err
 		}
 		if len(g.others) > 0 {
@@ -173,6 +184,62 @@ func printableFiles(files map[string]*hcl.File) map[string]*hcl.File {
 		out[name] = &hcl.File{Body: f.Body, Bytes: src, Nav: f.Nav}
 	}
 	return out
+}
+
+// maxSnippetLine bounds the source line a diagnostic prints: a longer line
+// (a minified or generated file, 100,000 brackets) is cut to a window around
+// the place the diagnostic points at.
+const maxSnippetLine = 160
+
+// elideLongLine returns src with the line of subj's start cut to about
+// maxSnippetLine bytes around subj, marked with "…", and subj moved to match;
+// ok is false when the line is short enough.
+func elideLongLine(src []byte, subj hcl.Range) (out []byte, moved hcl.Range, ok bool) {
+	start, end := subj.Start.Byte, subj.End.Byte
+	if start < 0 || start > len(src) || end < start {
+		return nil, subj, false
+	}
+	ls := bytes.LastIndexByte(src[:start], '\n') + 1
+	le := len(src)
+	if i := bytes.IndexByte(src[start:], '\n'); i >= 0 {
+		le = start + i
+	}
+	if le-ls <= maxSnippetLine {
+		return nil, subj, false
+	}
+	const margin = maxSnippetLine / 4
+	ws := max(ls, start-margin)
+	we := min(le, max(min(end, le), start+1)+margin, ws+maxSnippetLine)
+	// Cut on rune boundaries.
+	for ws > ls && !utf8.RuneStart(src[ws]) {
+		ws--
+	}
+	for we < le && !utf8.RuneStart(src[we]) {
+		we++
+	}
+	const ellipsis = "…"
+	var b bytes.Buffer
+	b.Write(src[:ls])
+	shift := ws - ls
+	if ws > ls {
+		b.WriteString(ellipsis)
+		shift -= len(ellipsis)
+	}
+	b.Write(src[ws:we])
+	if we < le {
+		b.WriteString(ellipsis)
+	}
+	b.Write(src[le:])
+	moved = subj
+	moved.Start.Byte -= shift
+	moved.Start.Column = utf8.RuneCount(b.Bytes()[ls:moved.Start.Byte]) + 1
+	if end > we {
+		end = we
+	}
+	moved.End = moved.Start
+	moved.End.Byte = end - shift
+	moved.End.Column = moved.Start.Column + utf8.RuneCount(src[start:end])
+	return b.Bytes(), moved, true
 }
 
 // escapingWriter escapes control characters in what HCL's writer prints

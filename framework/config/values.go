@@ -35,7 +35,79 @@ func (d decoder) canonical(val cty.Value, a sdk.Attribute) (string, error) {
 	if len(a.OneOf) > 0 && !containsString(a.OneOf, v) {
 		return "", fmt.Errorf("%q is not one of %s.%s", v, quoteList(a.OneOf), didYouMean(v, a.OneOf))
 	}
+	if err := d.checkBounds(v, a, val); err != nil {
+		return "", err
+	}
 	return v, nil
+}
+
+// checkBounds compares a canonical number, duration or frequency with the
+// schema's Min and Max. written is the value as given, for the message.
+func (d decoder) checkBounds(v string, a sdk.Attribute, written cty.Value) error {
+	if a.Min == "" && a.Max == "" {
+		return nil
+	}
+	x, ok := new(big.Float).SetString(v)
+	if !ok {
+		return fmt.Errorf("the schema bounds %q, which is not a number (a bug in whatever declared the schema)", a.Name)
+	}
+	for _, b := range []struct {
+		text string
+		max  bool
+	}{{a.Min, false}, {a.Max, true}} {
+		if b.text == "" {
+			continue
+		}
+		bound, err := d.bound(a, b.text)
+		if err != nil {
+			return fmt.Errorf("the schema's bound %q: %v (a bug in whatever declared the schema)", b.text, err)
+		}
+		if c := x.Cmp(bound); b.max && c > 0 {
+			return fmt.Errorf("%s is more than %s, the most allowed%s", writtenText(written), b.text, rangeHint(a))
+		} else if !b.max && c < 0 {
+			return fmt.Errorf("%s is less than %s, the least allowed%s", writtenText(written), b.text, rangeHint(a))
+		}
+	}
+	return nil
+}
+
+// bound converts a schema bound to a number in canonical units.
+func (d decoder) bound(a sdk.Attribute, text string) (*big.Float, error) {
+	val, err := sourceValue(a.Type, text)
+	if err != nil {
+		return nil, err
+	}
+	unbounded := a
+	unbounded.Min, unbounded.Max, unbounded.OneOf = "", "", nil
+	v, err := d.convert(val, unbounded)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := new(big.Float).SetString(v)
+	if !ok {
+		return nil, fmt.Errorf("not a number")
+	}
+	return f, nil
+}
+
+func rangeHint(a sdk.Attribute) string {
+	switch {
+	case a.Min != "" && a.Max != "":
+		return fmt.Sprintf(" (%s takes %s to %s)", a.Name, a.Min, a.Max)
+	case a.Max != "":
+		return fmt.Sprintf(" (%s takes at most %s)", a.Name, a.Max)
+	}
+	return fmt.Sprintf(" (%s takes at least %s)", a.Name, a.Min)
+}
+
+func writtenText(v cty.Value) string {
+	switch {
+	case v.Type() == cty.Number:
+		return v.AsBigFloat().Text('g', 10)
+	case v.Type() == cty.String:
+		return strconv.Quote(v.AsString())
+	}
+	return v.Type().FriendlyName()
 }
 
 func (d decoder) convert(val cty.Value, a sdk.Attribute) (string, error) {

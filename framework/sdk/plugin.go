@@ -170,7 +170,13 @@ type Attribute struct {
 	Default string
 	// OneOf lists the allowed values of a string attribute (a strategy).
 	OneOf []string
-	Doc   string
+	// Min and Max bound a number, integer, duration or frequency attribute,
+	// in the same form as Default ("1", "4096", "10s"); empty is unbounded.
+	// The host refuses a value outside them, naming the bound. Every count
+	// (threads, instances, timers) has a Max, so a typo cannot ask for more
+	// than the machine could hold.
+	Min, Max string
+	Doc      string
 }
 
 // Schema is a plugin's config schema. The attribute "plugin" (which plugin to

@@ -23,7 +23,7 @@ func init() {
 		Name: "stress_ng_cpu",
 		Doc:  "stress-ng --cpu: busy SCHED_OTHER tasks, pure user computation",
 		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			attr("instances", sdk.TypeNumber, "1", "instances, one task each"),
+			count("instances", "1", "1", maxTasks, "instances, one task each"),
 			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin"),
 			attr("op_time", sdk.TypeDuration, "10us", "user computation per bogo op"),
 		}},

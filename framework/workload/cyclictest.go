@@ -52,14 +52,14 @@ func init() {
 		Name: "cyclictest",
 		Doc:  "rt-tests cyclictest: periodic clock_nanosleep wakeups, latency = wakeup - target",
 		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			attr("threads", sdk.TypeNumber, "1", "number of measurement threads (-t)"),
+			count("threads", "1", "1", maxTasks, "number of measurement threads (-t)"),
 			attr("cpus", sdk.TypeString, "", "cpulist the threads are pinned to round robin (-a); empty: thread i on CPU i"),
 			attr("interval", sdk.TypeDuration, "1000us", "base interval (-i)"),
 			attr("distance", sdk.TypeDuration, "500us", "interval increment per thread (-d)"),
-			attr("priority", sdk.TypeNumber, "0", "SCHED_FIFO priority (-p); 0 = SCHED_OTHER"),
+			count("priority", "0", "0", "99", "SCHED_FIFO priority (-p); 0 = SCHED_OTHER"),
 			attr("clock", sdk.TypeString, "monotonic", "clock (-c)", "monotonic", "realtime"),
 			attr("mode", sdk.TypeString, "clock_nanosleep", "sleep mode: absolute clock_nanosleep (default) or relative (-r)", "clock_nanosleep", "relative"),
-			attr("histogram", sdk.TypeNumber, "0", "histogram buckets in us (-h); 0 = off"),
+			count("histogram", "0", "0", maxHistBuckets, "histogram buckets in us (-h); 0 = off"),
 			attr("dma_latency", sdk.TypeBool, "true", "hold a /dev/cpu_dma_latency request (cyclictest's default; off = --laptop)"),
 			attr("latency", sdk.TypeDuration, "0s", "the PM QoS value written (--latency): idle states with a longer exit latency are not used"),
 			attr("user_work", sdk.TypeDuration, "1us", "user-space work per loop (stats update, clock read)"),
@@ -70,12 +70,19 @@ func init() {
 	})
 }
 
+// defaultHistBuckets is the latency histogram's size without -h (10 ms in
+// 1 us buckets; longer samples count in its overflow).
+const defaultHistBuckets = 10000
+
 func newCyclictest(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
 	w := &cyclictest{name: name, threads: int(c.Int("threads")), interval: c.Duration("interval"),
 		distance: c.Duration("distance"), prio: int(c.Int("priority")), mode: c.String("mode"),
 		histMax: int(c.Int("histogram")), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency"), userWork: c.Duration("user_work"), start: c.Duration("start"), jitter: c.Duration("start_jitter"), idleStates: len(m.IdleStates) > 0}
 	if w.threads < 1 {
 		return nil, fieldErr("threads", "must be at least 1, got %d", w.threads)
+	}
+	if cells := w.threads * max(w.histMax, defaultHistBuckets); cells > maxHistogramCells {
+		return nil, fieldErr("histogram", "%d threads with %d histogram buckets each make %d counters, more than the %d one block may keep", w.threads, max(w.histMax, defaultHistBuckets), cells, maxHistogramCells)
 	}
 	if w.interval <= 0 {
 		return nil, fieldErr("interval", "must be positive")
@@ -116,7 +123,7 @@ func (w *cyclictest) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	}
 	buckets := w.histMax
 	if buckets == 0 {
-		buckets = 10000
+		buckets = defaultHistBuckets
 	}
 	k.RecordSpans()
 	rng := k.Rand("cyclictest/" + w.name)

@@ -102,7 +102,7 @@ func init() {
 		Doc:  "kernel hrtimers per CPU, periodic (callback restarts them) or one-shot",
 		Schema: sdk.Schema{Attributes: []sdk.Attribute{
 			attr("cpus", sdk.TypeString, "all", "cpulist"),
-			attr("count", sdk.TypeNumber, "1", "timers per CPU"),
+			count("count", "1", "1", maxTimersPerCPU, "timers per CPU"),
 			attr("period", sdk.TypeDuration, "100us", "forward period; 0s = one-shot"),
 			attr("first", sdk.TypeDuration, "0s", "first expiry (relative to boot in the timer's clock when absolute); 0 = one period"),
 			attr("clock", sdk.TypeString, "monotonic", "clock base", "monotonic", "realtime", "boottime", "tai"),
@@ -124,6 +124,9 @@ func init() {
 			}
 			cpus, err := cpusAttr(c.String("cpus"), m.CPUs)
 			w.cpus = cpus
+			if err == nil && w.count*len(cpus) > maxTimers {
+				return nil, fieldErr("count", "%d timers on each of %d CPUs make %d, more than the %d one block may start", w.count, len(cpus), w.count*len(cpus), maxTimers)
+			}
 			return w, err
 		},
 	})

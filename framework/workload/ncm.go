@@ -34,10 +34,10 @@ func init() {
 		Name: "ncm",
 		Doc:  "pktgen over the USB NCM gadget: hrtimer_start(REL_SOFT, 300us) of one timer per packet",
 		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			attr("cpu", sdk.TypeNumber, "0", "CPU of the pktgen kthread"),
+			count("cpu", "0", "0", maxCPU, "CPU of the pktgen kthread"),
 			attr("packet_work", sdk.TypeDuration, "2us", "driver and stack work per packet besides the timer restart"),
 			attr("timeout", sdk.TypeDuration, "300us", "TX_TIMEOUT_NSECS"),
-			attr("packet_size", sdk.TypeNumber, "1514", "frame size in bytes (for Gbps)"),
+			count("packet_size", "1514", "1", "65535", "frame size in bytes (for Gbps)"),
 			attr("callback_cost", sdk.TypeDuration, "2us", "ncm_tx_timeout() flush cost"),
 		}},
 		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
@@ -114,7 +114,7 @@ func init() {
 			attr("at", sdk.TypeDuration, "1ms", "when (CLOCK_MONOTONIC since boot)"),
 			attr("delta", sdk.TypeDuration, "1s", "how far"),
 			attr("direction", sdk.TypeString, "forward", "forward or backward", "forward", "backward"),
-			attr("cpu", sdk.TypeNumber, "0", "CPU of the task that sets the clock"),
+			count("cpu", "0", "0", maxCPU, "CPU of the task that sets the clock"),
 		}},
 		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
 			w := &clockJump{name: name, at: c.Duration("at"), delta: c.Duration("delta"), cpu: int(c.Int("cpu"))}
@@ -181,8 +181,8 @@ func init() {
 		Name: "stress_ng_hrtimers",
 		Doc:  "stress-ng --hrtimers: 8 children per instance, each a POSIX timer of random 1..65536 ns period",
 		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			attr("instances", sdk.TypeNumber, "1", "instances"),
-			attr("children", sdk.TypeNumber, "8", "children per instance (PROCS_MAX)"),
+			count("instances", "1", "1", maxTasks, "instances"),
+			count("children", "8", "1", "1024", "children per instance (PROCS_MAX)"),
 			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to"),
 		}},
 		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
@@ -191,6 +191,9 @@ func init() {
 			w.cpus = cpus
 			if w.children < 1 {
 				return nil, fieldErr("children", "must be at least 1")
+			}
+			if n := w.instances * w.children; n > maxChildren {
+				return nil, fieldErr("children", "%d instances of %d children make %d processes, more than the %d one block may start", w.instances, w.children, n, maxChildren)
 			}
 			return w, err
 		},

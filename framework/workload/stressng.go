@@ -78,7 +78,7 @@ func init() {
 		Name: "stress_ng_timer",
 		Doc:  "stress-ng --timer: a POSIX timer at --timer-freq per instance, handler re-arms (<= V0.19.03) or not",
 		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			attr("instances", sdk.TypeNumber, "1", "instances (--timer N), one process each"),
+			count("instances", "1", "1", maxTasks, "instances (--timer N), one process each"),
 			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin; empty: instance i on CPU i"),
 			attr("freq", sdk.TypeFrequency, "1MHz", "timer frequency (--timer-freq; default 1 MHz, range 1 Hz..100 MHz)"),
 			attr("rearm_in_handler", sdk.TypeBool, "true", "the handler re-arms with timer_settime() (stress-ng <= V0.19.03; removed by 048b4cb1b)"),

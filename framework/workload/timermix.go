@@ -44,11 +44,11 @@ func init() {
 		Name: "timermix",
 		Doc:  "stress-ng --timermix: six POSIX timers and three itimers per instance, adaptive period",
 		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			attr("instances", sdk.TypeNumber, "1", "instances (--timermix N), one process each"),
+			count("instances", "1", "1", maxTasks, "instances (--timermix N), one process each"),
 			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin"),
 			attr("initial_period", sdk.TypeDuration, "100ns", "starting period of the POSIX timers"),
 			attr("itimer_period", sdk.TypeDuration, "10us", "period of the three itimers"),
-			attr("adjust_every", sdk.TypeNumber, "8192", "POSIX timer signals between period adjustments"),
+			count("adjust_every", "8192", "1", "1000000000", "POSIX timer signals between period adjustments"),
 			attr("starve_limit", sdk.TypeDuration, "1s", "main loop stall that counts as starvation"),
 			attr("handler_work", sdk.TypeDuration, "150ns", "user work per handler run"),
 			attr("start_jitter", sdk.TypeDuration, "1ms", "each instance starts a seeded random 0..start_jitter after boot"),

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
@@ -144,6 +145,35 @@ func fieldErr(attr, format string, args ...any) error {
 
 func attr(name string, t sdk.AttrType, def, doc string, oneOf ...string) sdk.Attribute {
 	return sdk.Attribute{Name: name, Type: t, Default: def, Doc: doc, OneOf: oneOf}
+}
+
+// Bounds of the count-like attributes. Every count has a Max in its schema,
+// which validate checks, so a slip of the finger (threads = 100000) is an
+// error naming the attribute instead of a run that exhausts memory.
+const (
+	// maxTasks bounds the tasks of one kind that one workload block starts
+	// (threads, instances): as many as the largest machine has CPUs.
+	maxTasks = "4096"
+	// maxCPU is the highest CPU number of the largest machine.
+	maxCPU = "4095"
+	// maxTimersPerCPU bounds hrtimer_load's timers on each CPU.
+	maxTimersPerCPU = "100000"
+	// maxTimers bounds the timers (or histogram buckets) one block keeps in
+	// all, across its CPUs or threads; checked by the constructors, which
+	// know the product.
+	maxTimers = 1 << 20
+	// maxChildren bounds stress_ng_hrtimers' instances x children.
+	maxChildren = 1 << 16
+	// maxHistBuckets bounds cyclictest -h.
+	maxHistBuckets = "1000000"
+	// maxHistogramCells bounds threads x histogram buckets, the int64
+	// counters cyclictest keeps (512 MiB).
+	maxHistogramCells = 64 << 20
+)
+
+// count is a whole-number attribute from min to max.
+func count(name, def, min, max, doc string) sdk.Attribute {
+	return sdk.Attribute{Name: name, Type: config.TypeInteger, Default: def, Min: min, Max: max, Doc: doc}
 }
 
 func perSecond(n int64, elapsed int64) float64 {

@@ -220,8 +220,8 @@ func TestPluginCallsRoundTrip(t *testing.T) {
 		return sdk.Info{Kind: k, Name: "fake", Version: "1.2.3", Description: "a fake " + string(k)}
 	}
 	schema := sdk.Schema{Attributes: []sdk.Attribute{
-		{Name: "mode", Type: sdk.TypeString, Required: true, Default: "oneshot", OneOf: []string{"oneshot", "periodic"}, Doc: "how"},
-		{Name: "cost", Type: sdk.TypeDuration, Default: "250ns", Doc: "write cost"},
+		{Name: "mode", Type: sdk.TypeString, Required: true, Default: "oneshot", OneOf: []string{"oneshot", "periodic"}, Min: "a", Max: "z", Doc: "how"},
+		{Name: "cost", Type: sdk.TypeDuration, Default: "250ns", Min: "1ns", Max: "1ms", Doc: "write cost"},
 	}}
 	setup := sdk.Setup{CPUs: 64, HZ: 250, HighRes: true, Seed: 1<<64 - 1, Role: "broadcast"}
 	config := sdk.Config{"mode": "periodic", "cost": "250", "ratio": "0.5", "empty": ""}

@@ -27,6 +27,8 @@ func Attribute(a *pb.Attribute) sdk.Attribute {
 		Required: a.GetRequired(),
 		Default:  a.GetDefaultValue(),
 		OneOf:    a.GetOneOf(),
+		Min:      a.GetMinValue(),
+		Max:      a.GetMaxValue(),
 		Doc:      a.GetDoc(),
 	}
 }

@@ -28,6 +28,8 @@ func Attribute(a sdk.Attribute) *pb.Attribute {
 		Required:     a.Required,
 		DefaultValue: a.Default,
 		OneOf:        a.OneOf,
+		MinValue:     a.Min,
+		MaxValue:     a.Max,
 		Doc:          a.Doc,
 	}
 }

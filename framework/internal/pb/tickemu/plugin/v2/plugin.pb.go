@@ -889,6 +889,8 @@ type Attribute struct {
 	DefaultValue  string                 `protobuf:"bytes,4,opt,name=default_value,json=defaultValue,proto3" json:"default_value,omitempty"`
 	OneOf         []string               `protobuf:"bytes,5,rep,name=one_of,json=oneOf,proto3" json:"one_of,omitempty"`
 	Doc           string                 `protobuf:"bytes,6,opt,name=doc,proto3" json:"doc,omitempty"`
+	MinValue      string                 `protobuf:"bytes,7,opt,name=min_value,json=minValue,proto3" json:"min_value,omitempty"` // sdk.Attribute.Min
+	MaxValue      string                 `protobuf:"bytes,8,opt,name=max_value,json=maxValue,proto3" json:"max_value,omitempty"` // sdk.Attribute.Max
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -961,6 +963,20 @@ func (x *Attribute) GetOneOf() []string {
 func (x *Attribute) GetDoc() string {
 	if x != nil {
 		return x.Doc
+	}
+	return ""
+}
+
+func (x *Attribute) GetMinValue() string {
+	if x != nil {
+		return x.MinValue
+	}
+	return ""
+}
+
+func (x *Attribute) GetMaxValue() string {
+	if x != nil {
+		return x.MaxValue
 	}
 	return ""
 }
@@ -1314,14 +1330,16 @@ const file_tickemu_plugin_v2_plugin_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12 \n" +
-	"\vdescription\x18\x04 \x01(\tR\vdescription\"\x9d\x01\n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\"\xd7\x01\n" +
 	"\tAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
 	"\brequired\x18\x03 \x01(\bR\brequired\x12#\n" +
 	"\rdefault_value\x18\x04 \x01(\tR\fdefaultValue\x12\x15\n" +
 	"\x06one_of\x18\x05 \x03(\tR\x05oneOf\x12\x10\n" +
-	"\x03doc\x18\x06 \x01(\tR\x03doc\"F\n" +
+	"\x03doc\x18\x06 \x01(\tR\x03doc\x12\x1b\n" +
+	"\tmin_value\x18\a \x01(\tR\bminValue\x12\x1b\n" +
+	"\tmax_value\x18\b \x01(\tR\bmaxValue\"F\n" +
 	"\x06Schema\x12<\n" +
 	"\n" +
 	"attributes\x18\x01 \x03(\v2\x1c.tickemu.plugin.v2.AttributeR\n" +
