@@ -13,9 +13,10 @@ import (
 
 // BenchmarkRoundTrip measures one plugin call (a clockevent SetNextEvent, a
 // typical hot-path call with a small request and answer) through each
-// transport: the builtin's value called directly, tickemu's gRPC stream over
-// an in-process go-plugin pair, and a plugin process (tickemu re-executed),
-// with and without GOMAXPROCS=1 in the plugin. us/call is the figure to quote.
+// transport: the builtin's value called directly, tickemu's session over an
+// in-process go-plugin pair, and a plugin process (tickemu re-executed) on its
+// session socket, on its gRPC stream (GRPCOnly), and on the socket with
+// GOMAXPROCS=1 in the plugin. us/call is the figure to quote.
 func BenchmarkRoundTrip(b *testing.B) {
 	echo, _ := findFactory(sdk.KindClockEvent, "echo")
 	cases := []struct {
@@ -31,6 +32,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 		}},
 		{"process", func(b *testing.B) sdk.ClockEventDevice {
 			c, _ := newCatalog(b, loader.Options{})
+			return open(b, c, sdk.KindClockEvent, "echo", loader.Process).ClockEventDevice()
+		}},
+		{"process-grpc", func(b *testing.B) sdk.ClockEventDevice {
+			c, _ := newCatalog(b, loader.Options{GRPCOnly: true})
 			return open(b, c, sdk.KindClockEvent, "echo", loader.Process).ClockEventDevice()
 		}},
 		{"process-gomaxprocs1", func(b *testing.B) sdk.ClockEventDevice {

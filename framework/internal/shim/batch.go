@@ -1,9 +1,9 @@
 package shim
 
 import (
-	"fmt"
-
 	"google.golang.org/protobuf/proto"
+
+	"github.com/tickemu/tickemu/framework/sdk"
 )
 
 // maxBatch bounds how many calls a client holds back before it sends them
@@ -39,6 +39,12 @@ func (b *batcher[C, R]) call(name string, c *C) *R {
 // later holds c, whose answer the host computed itself; check verifies the
 // plugin's answer when it comes (nil: the answer is not used).
 func (b *batcher[C, R]) later(name string, c *C, check func(*R) error) {
+	b.s.mu.Lock()
+	failed := b.s.failed
+	b.s.mu.Unlock()
+	if failed != nil {
+		panic(failed)
+	}
 	b.calls = append(b.calls, c)
 	b.names = append(b.names, name)
 	b.checks = append(b.checks, check)
@@ -75,12 +81,26 @@ func (b *batcher[C, R]) send(name string, calls []*C) []*R {
 	return res
 }
 
-// violation panics with a TransportError for an answer to a held call that
-// differs from what the plugin's declaration made the host compute: the
+// violation panics with a *sdk.ContractError for an answer to a held call
+// that differs from what the plugin's declaration made the host compute: the
 // plugin broke its contract, and the run cannot go on (it already used the
-// computed answer).
+// computed answer). The session is dead afterwards: later calls panic with a
+// TransportError that wraps the violation.
 func (s *session) violation(call string, err error) {
+	ce := &sdk.ContractError{Kind: s.kind, Name: s.name, Call: call, Problem: err.Error()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	panic(s.fail(call, fmt.Errorf("contract violation: %v", err)))
+	if s.failed == nil {
+		s.failed = &sdk.TransportError{Kind: s.kind, Name: s.name, Call: call, Pid: s.pid(), Err: ce}
+		s.cancel(ce)
+	}
+	panic(ce)
+}
+
+// pid is the plugin's process id, 0 without a process.
+func (s *session) pid() int {
+	if s.opts.Process == nil {
+		return 0
+	}
+	return s.opts.Process.Pid()
 }

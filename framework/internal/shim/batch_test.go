@@ -1,6 +1,7 @@
 package shim_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -87,13 +88,23 @@ func TestDeadlineModelViolation(t *testing.T) {
 	for i := range 5 {
 		d.SetNextEvent(0, ktime.Time(1000*(i+1)), 100)
 	}
-	te := catchTransport(t, func() { d.Counters() })
-	if te == nil {
-		t.Fatal("Counters after a lying write returned, want a *sdk.TransportError panic")
+	var ce *sdk.ContractError
+	func() {
+		defer func() { ce, _ = recover().(*sdk.ContractError) }()
+		d.Counters()
+	}()
+	if ce == nil {
+		t.Fatal("Counters after a lying write did not panic with a *sdk.ContractError")
 	}
-	for _, w := range []string{`clockevent plugin "model"`, "during SetNextEvent", "contract violation", "SetNextEvent(0, 3000, 100)", "DeadlineModel gives"} {
-		if !strings.Contains(te.Error(), w) {
-			t.Errorf("error %q does not contain %q", te.Error(), w)
+	if ce.Kind != sdk.KindClockEvent || ce.Name != "model" || ce.Call != "SetNextEvent" {
+		t.Errorf("ContractError = {%q %q %q}, want {clockevent model SetNextEvent}", ce.Kind, ce.Name, ce.Call)
+	}
+	for _, w := range []string{"SetNextEvent(0, 3000, 100)", "DeadlineModel gives"} {
+		if !strings.Contains(ce.Error(), w) {
+			t.Errorf("error %q does not contain %q", ce.Error(), w)
 		}
+	}
+	if te := catchTransport(t, func() { d.Ack(0, 9000) }); te == nil || !errors.Is(te, ce) {
+		t.Errorf("a call after the violation = %v, want a TransportError wrapping it", te)
 	}
 }
