@@ -40,6 +40,11 @@ func TestMain(m *testing.M) {
 	// would break benchmark result lines.
 	hclog.DefaultOutput = io.Discard
 	switch {
+	case os.Getenv("LOADER_TEST_SLEEP") == "1":
+		// A plugin's child (chFork, forkSleepers): first, whatever else its
+		// environment says, so that it never forks in turn.
+		time.Sleep(time.Hour)
+		os.Exit(0)
 	case len(os.Args) == 5 && os.Args[1] == "plugin" && os.Args[2] == "serve":
 		f, ok := findFactory(sdk.Kind(os.Args[3]), os.Args[4])
 		if !ok {
@@ -49,13 +54,12 @@ func TestMain(m *testing.M) {
 		serve.One(f)
 	case len(os.Args) == 1 && os.Getenv("LOADER_TEST_HANDSHAKE") != "":
 		serveOtherHandshake(os.Getenv("LOADER_TEST_HANDSHAKE"))
+	case len(os.Args) == 1 && os.Getenv(faultEnv) != "" && os.Getenv(shim.Handshake.MagicCookieKey) == shim.Handshake.MagicCookieValue:
+		runFault(os.Getenv(faultEnv)) // fault_test.go
 	case len(os.Args) == 1 && os.Getenv(shim.Handshake.MagicCookieKey) == shim.Handshake.MagicCookieValue:
 		serve.Serve(testFactories()...)
 	case os.Getenv("LOADER_TEST_HOST") == "1":
 		runHost()
-	case os.Getenv("LOADER_TEST_SLEEP") == "1":
-		time.Sleep(time.Hour) // a plugin's child (chFork)
-		os.Exit(0)
 	}
 	code := m.Run()
 	loader.CleanupClients()
