@@ -48,7 +48,12 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	b.WriteString("\n== kernel ==\n")
 	fmt.Fprintf(b, "%4s %12s %12s %10s %12s %9s %9s %7s %7s %7s %7s\n", "CPU", "timer-irqs", "hrtimer-irqs", "dev-writes", "write-us", "ticks", "tickstops", "idle%", "task%", "irq%", "sirq%")
+	var quiet []int
 	for _, cs := range r.Kernel.CPUs {
+		if quietCPU(cs) && len(r.Kernel.CPUs) > 8 {
+			quiet = append(quiet, cs.CPU)
+			continue
+		}
 		tot := float64(cs.IdleNS + cs.TaskNS + cs.IRQNS + cs.SoftirqNS)
 		pct := func(v int64) float64 {
 			if tot == 0 {
@@ -58,6 +63,9 @@ func WriteText(w io.Writer, r *Result) error {
 		}
 		fmt.Fprintf(b, "%4d %12d %12d %10d %12.1f %9d %9d %7.2f %7.2f %7.2f %7.2f\n", cs.CPU, cs.LocalTimerIRQs, cs.HRTimerIRQs,
 			cs.DeviceWrites, float64(cs.DeviceWriteCostNS)/1000, cs.Ticks, cs.TickStops, pct(cs.IdleNS), pct(cs.TaskNS), pct(cs.IRQNS), pct(cs.SoftirqNS))
+	}
+	if len(quiet) > 0 {
+		fmt.Fprintf(b, "%4s %d CPUs idle throughout (at most one timer interrupt and device write, no task or softirq time): %s\n", "", len(quiet), cpuList(quiet))
 	}
 	fmt.Fprintf(b, "hrtimer: starts %d cancels %d expiries %d (soft %d) interrupts %d retries %d hangs %d (nr_hangs %d, max_hang_time %d ns)\n",
 		r.Total("hrtimer_start"), r.Total("hrtimer_cancel"), r.Total("hrtimer_expire"), r.Total("hrtimer_expire_soft"),
@@ -77,7 +85,7 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	if w := r.Total("wakeups"); w > 0 {
 		exits := r.Total("idle_exits")
-		fmt.Fprintf(b, "device writes %d (cost %.1f us, %.0f ns each), -ETIME %d, retries %d; idle exit latency avg %.1f us over %d exits\n",
+		fmt.Fprintf(b, "device writes %d (cost of the writes %.1f us, %.0f ns each), -ETIME %d, retries %d; idle exit latency avg %.1f us over %d exits\n",
 			r.Total("device_writes"), float64(r.Total("device_write_cost_ns"))/1000, avgF(r.Total("device_write_cost_ns"), r.Total("device_writes")),
 			r.Total("device_etime"), r.Total("device_retries"), avgUS(r.Total("idle_exit_latency_ns"), exits), exits)
 	}
@@ -144,9 +152,54 @@ func pluginLines(r *Result) []string {
 	}
 	var out []string
 	for _, k := range keys {
-		out = append(out, fmt.Sprintf("%s = %d", k, sums[k].v))
+		l := fmt.Sprintf("%s = %d", k, sums[k].v)
+		if note := counterNote(k); note != "" {
+			l += "  (" + note + ")"
+		}
+		out = append(out, l)
 	}
 	return out
+}
+
+// counterNote explains a plugin counter that a kernel line above counts
+// differently, so that the two figures do not seem to disagree.
+func counterNote(key string) string {
+	src, name, _ := strings.Cut(key, " ")
+	switch {
+	case src == "hrtimer" && name == "device_writes":
+		return "programs the hrtimer plugin asked for; the kernel's device writes are those that reached the device"
+	case strings.HasPrefix(src, "clockevent") && name == "cost_ns":
+		return "every device call: writes, interrupt acks and state changes; the kernel's cost is the writes'"
+	case strings.HasPrefix(src, "clockevent") && name == "writes":
+		return "the device's own count of ->set_next_event()"
+	}
+	return ""
+}
+
+// quietCPU reports whether a CPU did nothing but boot and idle.
+func quietCPU(cs CPUSummary) bool {
+	return cs.LocalTimerIRQs <= 1 && cs.DeviceWrites <= 1 && cs.TaskNS == 0 && cs.SoftirqNS == 0 && cs.Ticks <= 1
+}
+
+// cpuList prints CPU numbers as a kernel cpulist: "1-9,14-39".
+func cpuList(cpus []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(",")
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", cpus[i], cpus[j])
+		} else {
+			fmt.Fprintf(&b, "%d", cpus[i])
+		}
+		i = j + 1
+	}
+	return b.String()
 }
 
 func strategyText(cfg map[string]string) string {

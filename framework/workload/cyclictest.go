@@ -23,12 +23,15 @@ type cyclictest struct {
 	clock    sdk.ClockID
 	mode     string
 	histMax  int
-	dmaLat   bool
-	qos      int64
-	userWork int64
-	warmup   ktime.Time
-	start    int64
-	jitter   int64
+	nsecs    bool
+	// distanceForced: -h set distance to 0 (the configured value, for the warning).
+	distanceForced int64
+	dmaLat         bool
+	qos            int64
+	userWork       int64
+	warmup         ktime.Time
+	start          int64
+	jitter         int64
 	// idleStates: the machine has idle states, so wakeups can pay exit latency.
 	idleStates bool
 	stats      []*ctThread
@@ -59,7 +62,8 @@ func init() {
 			count("priority", "0", "0", "99", "SCHED_FIFO priority (-p); 0 = SCHED_OTHER"),
 			attr("clock", sdk.TypeString, "monotonic", "clock (-c)", "monotonic", "realtime"),
 			attr("mode", sdk.TypeString, "clock_nanosleep", "sleep mode: absolute clock_nanosleep (default) or relative (-r)", "clock_nanosleep", "relative"),
-			count("histogram", "0", "0", maxHistBuckets, "histogram buckets in us (-h); 0 = off"),
+			count("histogram", "0", "0", maxHistBuckets, "histogram buckets in us (-h); 0 = off. Forces distance to 0, as cyclictest does (the summary says so)"),
+			attr("nsecs", sdk.TypeBool, "false", "print Min/Act/Avg/Max in ns instead of us (--nsecs)"),
 			attr("dma_latency", sdk.TypeBool, "true", "hold a /dev/cpu_dma_latency request (cyclictest's default; off = --laptop)"),
 			attr("latency", sdk.TypeDuration, "0s", "the PM QoS value written (--latency): idle states with a longer exit latency are not used"),
 			attr("user_work", sdk.TypeDuration, "1us", "user-space work per loop (stats update, clock read)"),
@@ -77,7 +81,7 @@ const defaultHistBuckets = 10000
 func newCyclictest(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
 	w := &cyclictest{name: name, threads: int(c.Int("threads")), interval: c.Duration("interval"),
 		distance: c.Duration("distance"), prio: int(c.Int("priority")), mode: c.String("mode"),
-		histMax: int(c.Int("histogram")), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency"), userWork: c.Duration("user_work"), start: c.Duration("start"), jitter: c.Duration("start_jitter"), idleStates: len(m.IdleStates) > 0}
+		histMax: int(c.Int("histogram")), nsecs: c.Bool("nsecs"), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency"), userWork: c.Duration("user_work"), start: c.Duration("start"), jitter: c.Duration("start_jitter"), idleStates: len(m.IdleStates) > 0}
 	if w.threads < 1 {
 		return nil, fieldErr("threads", "must be at least 1, got %d", w.threads)
 	}
@@ -105,7 +109,8 @@ func newCyclictest(name string, c sdk.Config, m kernel.Machine) (Workload, error
 			w.cpus = append(w.cpus, i%m.CPUs)
 		}
 	}
-	if w.histMax > 0 {
+	if w.histMax > 0 && w.distance != 0 {
+		w.distanceForced = w.distance
 		w.distance = 0 // cyclictest -h forces distance 0
 	}
 	return w, nil
@@ -207,10 +212,17 @@ func (w *cyclictest) sleep(next, now int64) kernel.Action {
 
 func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 	rep := Report{Type: "cyclictest", Name: w.name, Extra: map[string]any{}}
+	if w.distanceForced != 0 {
+		rep.Text = append(rep.Text, fmt.Sprintf("# histogram = %d forces distance to 0 (it was %dus), as cyclictest -h does", w.histMax, w.distanceForced/1000))
+	}
+	unit := int64(1000) // cyclictest prints whole microseconds, or ns with --nsecs
+	if w.nsecs {
+		unit = 1
+	}
 	for _, st := range w.stats {
 		h := st.lat
 		rep.Text = append(rep.Text, fmt.Sprintf("T:%2d (%5d) P:%2d I:%d C:%7d Min:%7d Act:%5d Avg:%5d Max:%8d",
-			st.tid, st.pid, w.prio, st.interval/1000, h.Count, h.MinOrZero()/1000, h.Last/1000, int64(h.Avg())/1000, h.Max/1000))
+			st.tid, st.pid, w.prio, st.interval/1000, h.Count, h.MinOrZero()/unit, h.Last/unit, int64(h.Avg())/unit, h.Max/unit))
 		rep.Bench = append(rep.Bench, BenchLine{Name: "Cyclictest", Sub: fmt.Sprintf("thread=%d", st.tid), Metrics: []Metric{
 			{"max-latency-ns", float64(h.Max), "lower"},
 			{"avg-latency-ns", h.Avg(), "lower"},
