@@ -2,6 +2,11 @@
 # high-resolution timers, an RT cyclictest on every CPU and the usual
 # background kernel timers. `make run` runs it.
 
+variable "governor" {
+  default     = "menu"
+  description = "cpuidle governor: menu, teo, or always_stop (3.10: every idle entry stops the tick)"
+}
+
 machine {
   cpus    = 4
   hz      = 1000
@@ -32,6 +37,10 @@ kernel {
   posix_timer_signals = "consistent"
 }
 
+governor {
+  plugin = var.governor
+}
+
 workload "cyclictest" "rt" {
   threads  = 4
   interval = "1000us"
@@ -51,4 +60,16 @@ workload "kernel_timers" "watchdog" {
 run {
   duration = "1s"
   seed     = 1
+}
+
+# The cpuidle governor: compare them with
+#   tickemu compare configs/default.hcl --variants menu,teo,always_stop
+variant "menu" {
+  vars = { governor = "menu" }
+}
+variant "teo" {
+  vars = { governor = "teo" }
+}
+variant "always_stop" {
+  vars = { governor = "always_stop" }
 }

@@ -35,6 +35,11 @@ variable "duration" {
 # One instance on one CPU of an x86 server: HZ=1000, NO_HZ idle, high-res
 # timers, TSC-deadline LAPIC timer. With a 1 us timer the idle governor never
 # predicts a sleep long enough for more than polling.
+variable "governor" {
+  default     = "menu"
+  description = "cpuidle governor: menu, teo, or always_stop (3.10: every idle entry stops the tick)"
+}
+
 machine {
   cpus    = 1
   hz      = 1000
@@ -72,6 +77,10 @@ kernel {
   signal_dequeue_cost  = "100ns"
 }
 
+governor {
+  plugin = var.governor
+}
+
 workload "stress_ng_timer" "timer" {
   instances        = 1
   freq             = "1MHz"
@@ -92,4 +101,18 @@ variant "legacy" {
 # 6.13+: stale timer signals are dropped at dequeue.
 variant "consistent" {
   vars = { signals = "consistent" }
+}
+
+# The 6.13+ era under each cpuidle governor. With a 1 us timer menu and teo
+# keep the tick (the predicted idle is under a tick, state 0 polls), the
+# 3.10-era always_stop stops and restarts it on every idle entry:
+#   tickemu compare configs/posix-signals.hcl --variants menu,teo,always_stop
+variant "menu" {
+  vars = { signals = "consistent", governor = "menu" }
+}
+variant "teo" {
+  vars = { signals = "consistent", governor = "teo" }
+}
+variant "always_stop" {
+  vars = { signals = "consistent", governor = "always_stop" }
 }

@@ -133,7 +133,7 @@ var nohzCatchup = filepath.Join("..", "..", "configs", "nohz-catchup.hcl")
 // call it did not answer, and no plugin process is left.
 func TestStoppedPluginEndsRun(t *testing.T) {
 	const timeout = time.Second
-	host, stderr, plugins := startHost(t, 3, "run", nohzCatchup, "--variant", "per_jiffy",
+	host, stderr, plugins := startHost(t, 4, "run", nohzCatchup, "--variant", "per_jiffy",
 		"--isolation", "process", "--plugin-call-timeout", timeout.String())
 	wheel := 0
 	for pid, c := range plugins {
@@ -172,7 +172,7 @@ func TestStoppedPluginEndsRun(t *testing.T) {
 func TestHostSignalLeavesNoPlugin(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
-			host, stderr, plugins := startHost(t, 3, "run", nohzCatchup, "--variant", "per_jiffy", "--isolation", "process")
+			host, stderr, plugins := startHost(t, 4, "run", nohzCatchup, "--variant", "per_jiffy", "--isolation", "process")
 			time.Sleep(200 * time.Millisecond) // mid-run
 			if err := host.Process.Signal(sig); err != nil {
 				t.Fatal(err)

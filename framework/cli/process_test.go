@@ -51,10 +51,22 @@ func (r *recordingOpener) pids() []int {
 const processConfig = `
 machine {
   cpus = 2
+  idle_state "C1" {
+    exit_latency     = "2us"
+    target_residency = "2us"
+  }
+  idle_state "C6" {
+    exit_latency     = "133us"
+    target_residency = "600us"
+  }
+}
+governor {
+  plugin = "teo"
 }
 workload "cyclictest" "rt" {
-  threads  = 2
-  priority = 99
+  threads     = 2
+  priority    = 99
+  dma_latency = false
 }
 workload "hrtimer_load" "load" {
   count  = 8
@@ -96,8 +108,8 @@ func TestProcessIsolationIdentical(t *testing.T) {
 		if err := experiment.WriteJSON(&out[i], res); err != nil {
 			t.Fatal(err)
 		}
-		if iso == "process" && len(rec.pids()) != 3 {
-			t.Errorf("isolation=process started %d plugin processes, want 3 (wheel, hrtimer, lapic)", len(rec.pids()))
+		if iso == "process" && len(rec.pids()) != 4 {
+			t.Errorf("isolation=process started %d plugin processes, want 4 (wheel, hrtimer, lapic, governor)", len(rec.pids()))
 		}
 	}
 	if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {

@@ -16,7 +16,7 @@ import (
 
 // hashVersion changes whenever the hashed document changes shape, so hashes
 // from different tickemu versions never collide by accident.
-const hashVersion = 2 // 2: a block without isolation hashes as "" (the loader decides), not "inprocess"
+const hashVersion = 3 // 2: a block without isolation hashes as "" (the loader decides), not "inprocess"; 3: the governor block
 
 // The hashed document: the evaluated configuration with no source positions,
 // no comments, no variable or variant names and no descriptions. encoding/json

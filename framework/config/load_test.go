@@ -53,7 +53,7 @@ func TestLoadDesignSketch(t *testing.T) {
 	for _, p := range s.Plugins {
 		got = append(got, fmt.Sprintf("%s/%s=%s:%s", p.Kind, p.Role, p.Plugin, p.Isolation))
 	}
-	want := []string{"wheel/=wheel:", "hrtimer/=hrtimer:", "clockevent/local=lapic:", "clockevent/broadcast=hpet:"}
+	want := []string{"wheel/=wheel:", "hrtimer/=hrtimer:", "clockevent/local=lapic:", "clockevent/broadcast=hpet:", "governor/=menu:"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Load(design.hcl).Plugins = %v, want %v", got, want)
 	}
@@ -97,8 +97,8 @@ func TestLoadDefaults(t *testing.T) {
 	if m.CPUs != 1 || m.HZ != 1000 || m.NoHZ != NoHZModeIdle || !m.HighRes || len(m.IdleStates) != 0 {
 		t.Errorf("LoadBytes(minimal).Machine = %+v, want 1 CPU, HZ 1000, nohz idle, highres, no idle states", m)
 	}
-	if len(s.Plugins) != 3 {
-		t.Fatalf("LoadBytes(minimal).Plugins has %d blocks, want 3 (wheel, hrtimer, local)", len(s.Plugins))
+	if len(s.Plugins) != 4 {
+		t.Fatalf("LoadBytes(minimal).Plugins has %d blocks, want 4 (wheel, hrtimer, local, governor)", len(s.Plugins))
 	}
 	for _, p := range s.Plugins {
 		if p.DefRange.Filename != "t.hcl" || p.Isolation != IsolationDefault {
@@ -195,7 +195,7 @@ machine {
 		"zero-latency idle state":   "0",
 		"run warmup and large seed": "1500000 250000 18446744073709551615",
 		"seed override":             "7",
-		"plugin and isolation":      "wheel: hrtimer: archtimer:process hpet:",
+		"plugin and isolation":      "wheel: hrtimer: archtimer:process hpet: menu:",
 		"workloads in file order":   "stress/b cyclictest/a stress/a",
 		"functions and templates":   "8 [1 2 3 4 5 6 7]",
 	}
@@ -224,7 +224,7 @@ func TestLoadErrors(t *testing.T) {
 		opts Options
 		want []string // substrings of one diagnostic, as diagString prints it
 	}{
-		{"unknown block", `machin {}`, Options{}, []string{"t.hcl:1,1-", "Unsupported block type", `Did you mean "machine"?`, "top level allows no arguments; blocks: variable, variant, machine, wheel, hrtimer, clockevent, kernel, workload, run"}},
+		{"unknown block", `machin {}`, Options{}, []string{"t.hcl:1,1-", "Unsupported block type", `Did you mean "machine"?`, "top level allows no arguments; blocks: variable, variant, machine, wheel, hrtimer, clockevent, governor, kernel, workload, run"}},
 		{"top-level attribute", `cpus = 8`, Options{}, []string{"t.hcl:1,1-5", "Unsupported argument", `"cpus"`}},
 		{"misspelt machine attribute", "machine {\n  cpu = 8\n}", Options{}, []string{"t.hcl:2,3-6", "Unsupported argument", `Did you mean "cpus"?`, "arguments: cpus, highres, hz, isolcpus, nohz, nohz_full; blocks: idle_state"}},
 		{"unknown machine block", "machine {\n  cstate \"C1\" {}\n}", Options{}, []string{"t.hcl:2,3-9", "Unsupported block type", "blocks: idle_state"}},

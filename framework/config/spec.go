@@ -40,13 +40,14 @@ type PluginSlot struct {
 
 // DefaultPluginSlots returns the slots of tickemu's plugin kinds, in the order
 // Spec.Plugins lists them: the timer wheel, the hrtimer base, the per-CPU
-// clockevent device, and the optional broadcast device.
+// clockevent device, the optional broadcast device, and the cpuidle governor.
 func DefaultPluginSlots() []PluginSlot {
 	return []PluginSlot{
 		{Kind: sdk.KindTimerBase, Default: "wheel", Required: true},
 		{Kind: sdk.KindHRTimer, Default: "hrtimer", Required: true},
 		{Kind: sdk.KindClockEvent, Role: "local", Default: "lapic", Required: true},
 		{Kind: sdk.KindClockEvent, Role: "broadcast", Default: "hpet"},
+		{Kind: sdk.KindGovernor, Default: "menu", Required: true},
 	}
 }
 

@@ -62,6 +62,10 @@ func Wrap(kind sdk.Kind, name string, p sdk.Plugin, l Limits) sdk.Plugin {
 		if d, ok := p.(sdk.ClockEventDevice); ok {
 			return &clockEvent{plugin: plugin{checker: c, p: p}, d: d}
 		}
+	case sdk.KindGovernor:
+		if g, ok := p.(sdk.Governor); ok {
+			return &governor{plugin: plugin{checker: c, p: p}, g: g}
+		}
 	}
 	return p
 }
@@ -407,3 +411,39 @@ func (c *clockEvent) Ack(ch int, now ktime.Time) (int64, ktime.Time) {
 	}
 	return cost, next
 }
+
+// governor checks a sdk.Governor: every choice names one of the states the
+// host enabled on that CPU, at a bounded cost.
+type governor struct {
+	plugin
+	g      sdk.Governor
+	states []int // by CPU, the number of states given to Enable
+}
+
+// Enable implements sdk.Governor.
+func (c *governor) Enable(cpu int, states []sdk.CPUIdleState) {
+	if cpu >= 0 && cpu < c.limits.CPUs {
+		if c.states == nil {
+			c.states = make([]int, c.limits.CPUs)
+		}
+		c.states[cpu] = len(states)
+	}
+	c.g.Enable(cpu, states)
+}
+
+// Select implements sdk.Governor.
+func (c *governor) Select(r sdk.IdleSelect) sdk.IdleChoice {
+	a := c.g.Select(r)
+	c.cost("Select", a.Cost)
+	n := 0
+	if r.CPU >= 0 && r.CPU < len(c.states) {
+		n = c.states[r.CPU]
+	}
+	if a.State < 0 || a.State >= n {
+		c.violation("Select", "state %d on cpu %d, which has states 0..%d", a.State, r.CPU, n-1)
+	}
+	return a
+}
+
+// Reflect implements sdk.Governor.
+func (c *governor) Reflect(r sdk.IdleReflect) { c.g.Reflect(r) }

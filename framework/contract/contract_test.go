@@ -23,6 +23,7 @@ type hooks struct {
 	configure func(d sdk.Diagnostics) sdk.Diagnostics
 	runTimers func(r *sdk.RunTimersResult)
 	interrupt func(now ktime.Time, r *sdk.InterruptResult)
+	sel       func(r *sdk.IdleChoice)
 }
 
 type lyingDevice struct {
@@ -96,7 +97,20 @@ func (l lyingHRTimer) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
 	return r
 }
 
-// factories are the builtins with the wheel, hrtimer and lapic lying as h says.
+type lyingGovernor struct {
+	sdk.Governor
+	h *hooks
+}
+
+func (l lyingGovernor) Select(r sdk.IdleSelect) sdk.IdleChoice {
+	a := l.Governor.Select(r)
+	if l.h.sel != nil {
+		l.h.sel(&a)
+	}
+	return a
+}
+
+// factories are the builtins with the wheel, hrtimer, lapic and menu lying as h says.
 func factories(h *hooks) []sdk.Factory {
 	fs := builtin.Factories()
 	for i, f := range fs {
@@ -108,6 +122,8 @@ func factories(h *hooks) []sdk.Factory {
 			fs[i].New = func() sdk.Plugin { return lyingWheel{newReal().(sdk.TimerBase), h} }
 		case "hrtimer":
 			fs[i].New = func() sdk.Plugin { return lyingHRTimer{newReal().(sdk.HRTimerBase), h} }
+		case "menu":
+			fs[i].New = func() sdk.Plugin { return lyingGovernor{newReal().(sdk.Governor), h} }
 		}
 	}
 	return fs
@@ -120,6 +136,10 @@ machine {
   hz      = 1000
   nohz    = "idle"
   highres = %HIGHRES%
+  idle_state "C1" {
+    exit_latency     = "2us"
+    target_residency = "2us"
+  }
 }
 clockevent "local" {
   plugin = "lapic"
@@ -241,6 +261,12 @@ func TestViolations(t *testing.T) {
 				r.Expired = append(r.Expired, sdk.HRExpiry{ID: 1 << 40, Now: now})
 			}},
 			kind: sdk.KindHRTimer, plugin: "hrtimer", call: "Interrupt", problems: []string{"expired timer id 1099511627776"}},
+		{name: "governor picks a state the CPU lacks", highres: true,
+			h:    hooks{sel: func(a *sdk.IdleChoice) { a.State = 7 }},
+			kind: sdk.KindGovernor, plugin: "menu", call: "Select", problems: []string{"state 7 on cpu", "states 0..1"}},
+		{name: "governor picks a negative state", highres: true,
+			h:    hooks{sel: func(a *sdk.IdleChoice) { a.State = -1 }},
+			kind: sdk.KindGovernor, plugin: "menu", call: "Select", problems: []string{"state -1"}},
 		{name: "hrtimer interrupt ends before it starts", highres: true,
 			h:    hooks{interrupt: func(now ktime.Time, r *sdk.InterruptResult) { r.End = now - 5 }},
 			kind: sdk.KindHRTimer, plugin: "hrtimer", call: "Interrupt", problems: []string{"ends at"}},

@@ -292,14 +292,16 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 			line(bl, inst)
 		}
 	}
-	line(workload.BenchLine{Name: "Kernel", Metrics: []workload.Metric{
+	line(workload.BenchLine{Name: "Kernel", Metrics: append([]workload.Metric{
 		{Name: "hrtimer-interrupts", Value: float64(r.Total("hrtimer_interrupts")), Better: "lower"},
 		{Name: "device-writes", Value: float64(r.Total("device_writes")), Better: "lower"},
 		{Name: "hrtimer-hangs", Value: float64(r.Total("hrtimer_hangs")), Better: "lower"},
 		{Name: "softirq-timer-runs", Value: float64(r.Total("softirq_TIMER")), Better: "lower"},
 		{Name: "wheel-iterations", Value: float64(r.Total("wheel_iterations")), Better: "lower"},
 		{Name: "max-catchup-gap-jiffies", Value: float64(r.Kernel.CatchupGaps.Max), Better: "lower"},
-	}}, "")
+		{Name: "tick-stops", Value: float64(r.Total("tick_stops")), Better: "lower"},
+		{Name: "tick-retains", Value: float64(r.Total("tick_retains")), Better: "lower"},
+	}, idleEntryMetrics(r)...)}, "")
 	if o.Units {
 		for _, u := range unitOrder {
 			fmt.Fprintf(b, "Unit %s better=%s assume=exact\n", u, units[u])
@@ -307,6 +309,19 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// idleEntryMetrics are the idle entries per state on machines with idle
+// states: idle-enter-poll, then one per idle_state block in its order.
+func idleEntryMetrics(r *Result) []workload.Metric {
+	if len(r.Config.IdleStates) == 0 {
+		return nil
+	}
+	var out []workload.Metric
+	for _, st := range append([]string{"poll"}, r.Config.IdleStates...) {
+		out = append(out, workload.Metric{Name: "idle-enter-" + st, Value: float64(r.Total("idle_enter:" + st)), Better: "lower"})
+	}
+	return out
 }
 
 func formatValue(v float64) string {

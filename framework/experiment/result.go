@@ -36,6 +36,7 @@ type ConfigInfo struct {
 	WarmupNS          int64       `json:"warmup_ns"`
 	Events            uint64      `json:"events"`
 	PosixTimerSignals string      `json:"posix_timer_signals"`
+	IdleStates        []string    `json:"idle_states,omitempty"` // the machine's idle_state names, in order
 }
 
 // CPUSummary is one CPU's line of the kernel table.
@@ -94,6 +95,9 @@ func collect(spec *config.Spec, b *built, end ktime.Time) (*Result, error) {
 	r.Config = ConfigInfo{Hash: spec.Hash(), Variant: spec.Variant, Seed: spec.Run.Seed, CPUs: spec.Machine.CPUs,
 		HZ: spec.Machine.HZ, NoHZ: spec.Machine.NoHZ, HighRes: spec.Machine.HighRes, DurationNS: spec.Run.Duration,
 		WarmupNS: spec.Run.Warmup, Events: k.Events(), PosixTimerSignals: b.settings.PosixTimerSignals}
+	for _, s := range spec.Machine.IdleStates {
+		r.Config.IdleStates = append(r.Config.IdleStates, s.Name)
+	}
 	for _, v := range spec.Vars {
 		r.Config.Vars = append(r.Config.Vars, [2]string{v.Name, ctyString(v.Value)})
 	}

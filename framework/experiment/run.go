@@ -213,6 +213,8 @@ func build(spec *config.Spec, o Options) (*built, error) {
 			plugins.Wheel, typed = p.(sdk.TimerBase)
 		case sdk.KindHRTimer:
 			plugins.HRTimer, typed = p.(sdk.HRTimerBase)
+		case sdk.KindGovernor:
+			plugins.Governor, typed = p.(sdk.Governor)
 		case sdk.KindClockEvent:
 			var dev sdk.ClockEventDevice
 			dev, typed = p.(sdk.ClockEventDevice)

@@ -85,6 +85,18 @@ type CPU struct {
 	// ends with nothing to do, the CPU enters its idle state directly.
 	pendingIdleEntry bool
 
+	// cpuidle (cpuidle.go): the governor's pending choice (an index into
+	// Kernel.govStates), whether the CPU is in a state the governor chose,
+	// when it selected and entered it; the PELT-like utilisation.
+	govState    int
+	govPending  bool
+	govEntered  bool
+	govSelectAt ktime.Time
+	stateEntry  ktime.Time
+	util        float64
+	utilAt      ktime.Time
+	utilTaskNS  int64
+
 	// Scheduler.
 	curr        *Task
 	rq          runqueue

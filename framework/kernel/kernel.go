@@ -55,6 +55,9 @@ type Plugins struct {
 	HRTimer   sdk.HRTimerBase
 	Local     *clockevents.Device // per-CPU local timer, one channel per CPU
 	Broadcast *clockevents.Device // tick broadcast device (channel 0), or nil
+	// Governor is the cpuidle governor; nil picks states with the
+	// always_stop rule in the engine (every idle entry stops the tick).
+	Governor sdk.Governor
 }
 
 // Options configure a Kernel.
@@ -83,6 +86,10 @@ type Kernel struct {
 	bcDev *clockevents.Device
 	bcast *clockevents.Broadcast
 	bcEv  *sim.Event
+	gov   sdk.Governor
+
+	govStates []sdk.CPUIdleState // the cpuidle driver's states, POLL first
+	govName   string
 
 	cpus     []*CPU
 	tickNsec int64
@@ -135,7 +142,7 @@ func New(o Options) (*Kernel, error) {
 	}
 	k := &Kernel{
 		m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace,
-		wheel: o.Plugins.Wheel, hrt: o.Plugins.HRTimer, local: o.Plugins.Local, bcDev: o.Plugins.Broadcast,
+		wheel: o.Plugins.Wheel, hrt: o.Plugins.HRTimer, local: o.Plugins.Local, bcDev: o.Plugins.Broadcast, gov: o.Plugins.Governor,
 		tickNsec: ktime.TickNsec(m.HZ),
 		nextPid:  1000, tickDoTimerCPU: 0,
 	}
@@ -212,6 +219,7 @@ func (k *Kernel) Boot() {
 		c.boot(0)
 	}
 	k.startSchedTickRemote()
+	k.enableGovernor()
 	for _, c := range k.cpus {
 		c.kick(0)
 	}

@@ -36,6 +36,7 @@ var (
 	cntIdleExits                = metrics.Intern("idle_exits")
 	cntTickStops                = metrics.Intern("tick_stops")
 	cntTickRestarts             = metrics.Intern("tick_restarts")
+	cntTickRetains              = metrics.Intern("tick_retains")
 	cntSoftirq                  [nrSoftirqs]metrics.Name
 	cntBroadcastEnter           = metrics.Intern("broadcast_enter")
 	cntBroadcastDeviceWrites    = metrics.Intern("broadcast_device_writes")

@@ -117,8 +117,11 @@ func (c *CPU) lowresTick(now ktime.Time) ktime.Time {
 	return now
 }
 
-// enterIdle is do_idle(): stop the tick if NO_HZ allows
-// (tick_nohz_idle_stop_tick()), pick an idle state (cpuidle governor), enter it.
+// enterIdle is do_idle() -> cpuidle_idle_call(): with a cpuidle driver and
+// governor the governor picks the state and whether the tick stops
+// (cpuidleSelect); without one the tick stops if NO_HZ allows
+// (tick_nohz_idle_stop_tick()) and the engine picks the state. The CPU enters
+// it once the bookkeeping's cost has passed.
 func (c *CPU) enterIdle(now ktime.Time) {
 	k := c.k
 	cost := int64(0)
@@ -132,7 +135,12 @@ func (c *CPU) enterIdle(now ktime.Time) {
 		}
 	}
 	c.setCtx(now, ctxIdle)
-	if k.m.NoHZ != "off" && c.canStopIdleTick() {
+	if k.governed() {
+		// cpuidle_idle_call(): the governor decides the state and the tick.
+		cost += c.cpuidleSelect(now + ktime.Time(cost))
+		c.govPending = true
+	} else if k.m.NoHZ != "off" && c.canStopIdleTick() {
+		// No cpuidle driver (or no governor plugin): stop the tick.
 		cost += c.nohzStopTick(now+ktime.Time(cost), ktime.Max)
 	}
 	if cost > 0 {
@@ -147,11 +155,24 @@ func (c *CPU) enterIdle(now ktime.Time) {
 	c.enterIdleState(now)
 }
 
-// enterIdleState is cpuidle_idle_call(): the governor picks the deepest state
-// whose target residency fits the predicted sleep and whose exit latency
-// meets the PM QoS limit.
+// enterIdleState is call_cpuidle(): the governor's pending choice, or without
+// a governor the engine's always_stop rule: the deepest state whose target
+// residency fits the predicted sleep and whose exit latency meets the PM QoS
+// limit.
 func (c *CPU) enterIdleState(now ktime.Time) {
 	k := c.k
+	if c.govPending {
+		c.govPending = false
+		c.enterGovernedState(now)
+		c.mode = modeIdle
+		c.idleSince = now
+		if c.idleState >= 0 {
+			k.Counters.Inc(k.idleNames.enter[c.idleState], c.id, 1)
+		} else {
+			k.Counters.Inc(cntIdleEnterPoll, c.id, 1)
+		}
+		return
+	}
 	var next ktime.Time
 	if k.m.HighRes {
 		// tick_nohz_get_sleep_length(): in high-res mode the local device is
@@ -220,6 +241,9 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 		k.Counters.Inc(cntIdleExitLat, c.id, lat)
 		k.Counters.Inc(cntIdleExits, c.id, 1)
 	}
+	if c.govEntered {
+		c.cpuidleReflect(now, lat, c.tickWakesIdle(now))
+	}
 	if c.inBroadcast {
 		bc := k.broadcastExit(c, now+ktime.Time(lat))
 		c.span(SpanBroadcastExit, now+ktime.Time(lat), now+ktime.Time(lat+bc), "")
@@ -248,8 +272,20 @@ func (c *CPU) canStopIdleTick() bool {
 // kernel/time/tick-sched.c); it returns its cost.
 //
 // capAt bounds the stopped tick's expiry: ktime.Max on idle entry, now + 1 s
-// for a busy nohz_full CPU (the residual 1 Hz tick).
+// for a busy nohz_full CPU before 4.17 (the residual 1 Hz tick).
 func (c *CPU) nohzStopTick(now, capAt ktime.Time) int64 {
+	expires, cost := c.nohzNextEvent(now)
+	if expires == 0 {
+		return cost // a timer in the next period: keep the tick
+	}
+	return cost + c.nohzStopTickAt(now+ktime.Time(cost), expires, capAt)
+}
+
+// nohzNextEvent is tick_nohz_next_event(): when the tick could be stopped
+// until (ts->timer_expires), or 0 when a timer in the next tick period keeps
+// a running tick going. It asks the wheel for its next timer; the cost is the
+// wheel's.
+func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 	k := c.k
 	tick := k.tickNsec
 	basemono, basejiff := k.lastJiffiesUpdate, k.jiffies
@@ -264,8 +300,8 @@ func (c *CPU) nohzStopTick(now, capAt ktime.Time) int64 {
 		cost += r.Cost
 		next = k.jiffyTime(r.Next)
 		if !k.m.HighRes {
-			// Low-res: hrtimers expire from the tick, so the next one counts,
-			// rounded up to the tick grid (cmp_next_hrtimer_event()).
+			// Low-res: hrtimers expire from the tick, so the next one counts
+			// (get_next_timer_interrupt() -> cmp_next_hrtimer_event()).
 			next = cmpNextHrtimerEvent(basemono, next, k.hrt.NextEvent(c.id, now, 0), tick)
 		}
 	}
@@ -274,7 +310,7 @@ func (c *CPU) nohzStopTick(now, capAt ktime.Time) int64 {
 		next = basemono
 	}
 	if int64(next-basemono) <= tick && !c.tickStopped {
-		return cost // a timer in the next period: keep the tick
+		return 0, cost
 	}
 	delta := int64(maxIdleNS)
 	tcpu := k.tickDoTimerCPU
@@ -285,10 +321,22 @@ func (c *CPU) nohzStopTick(now, capAt ktime.Time) int64 {
 	if next < expires {
 		expires = next
 	}
+	if expires == 0 {
+		expires = 1 // basemono 0 at boot: still a stop, not "keep ticking"
+	}
+	return expires, cost
+}
+
+// nohzStopTickAt is tick_nohz_stop_tick() with ts->timer_expires = expires:
+// hand over the do_timer duty, then program the stopped tick (or cancel it
+// for KTIME_MAX) unless it is programmed for that time already. It returns
+// the cost.
+func (c *CPU) nohzStopTickAt(now, expires, capAt ktime.Time) int64 {
+	k := c.k
 	if capAt < expires {
 		expires = capAt
 	}
-	// tick_nohz_stop_tick()
+	tcpu := k.tickDoTimerCPU
 	if tcpu == c.id {
 		k.tickDoTimerCPU = -1
 		c.doTimerLast = true
@@ -296,9 +344,9 @@ func (c *CPU) nohzStopTick(now, capAt ktime.Time) int64 {
 		c.doTimerLast = false
 	}
 	if c.tickStopped && expires == c.tickExpires {
-		return cost
+		return 0
 	}
-	cost += k.costs.NohzStop
+	cost := k.costs.NohzStop
 	if !c.tickStopped {
 		c.tickStopped = true
 		k.Counters.Inc(cntTickStops, c.id, 1)

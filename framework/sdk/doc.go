@@ -1,11 +1,12 @@
 // Package sdk is the public contract between tickemu and its plugins.
 //
-// Start here: a plugin is one of three kinds, named after the kernel structure it
+// Start here: a plugin is one of four kinds, named after the kernel structure it
 // models.
 //
 //	TimerBase         struct timer_base        kernel/time/timer.c     (plugins/wheel)
 //	HRTimerBase       struct hrtimer_cpu_base  kernel/time/hrtimer.c   (plugins/hrtimer)
 //	ClockEventDevice  struct clock_event_device + its driver           (plugins/lapic, hpet, archtimer)
+//	Governor          struct cpuidle_governor  drivers/cpuidle/governors/ (plugins/governor)
 //
 // Every kind embeds Plugin (Info, Schema, Configure, Counters). One plugin value
 // models every CPU of the machine; per-CPU calls carry the CPU number.

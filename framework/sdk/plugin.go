@@ -15,10 +15,11 @@ const (
 	KindTimerBase  Kind = "wheel"      // TimerBase
 	KindHRTimer    Kind = "hrtimer"    // HRTimerBase
 	KindClockEvent Kind = "clockevent" // ClockEventDevice
+	KindGovernor   Kind = "governor"   // Governor (cpuidle)
 )
 
 // Kinds lists every kind in a stable order.
-var Kinds = []Kind{KindTimerBase, KindHRTimer, KindClockEvent}
+var Kinds = []Kind{KindTimerBase, KindHRTimer, KindClockEvent, KindGovernor}
 
 // ProtocolVersion is the go-plugin application protocol version of this SDK.
 const ProtocolVersion = 2

@@ -51,7 +51,7 @@ var outside = regexp.MustCompile(`\.\./shared\b|(?:^|[^\w.~/-])(/(?:work|home|Us
 // ref matches a path-like token: segments joined by '/', or a bare name with
 // a checked extension. It must not be glued to a preceding word, '/' or '.',
 // so import paths (github.com/x/y) and URLs are not taken apart.
-var ref = regexp.MustCompile(`(?:^|[\s"'` + "`" + `(\[<,=])((?:\.{1,2}/)*[\w*.-]+(?:/[\w*.-]+)+/?|[\w.-]+\.(?:md|go|hcl|txtar|proto))`)
+var ref = regexp.MustCompile(`(?:^|[\s"'` + "`" + `(\[<,=])((?:\.{1,2}/)*[\w*.-]+(?:/[\w*.-]+)+/?|[\w.-]+\.(?:md|go|hcl|txtar|proto)\b)`)
 
 var bareExt = []string{".md", ".go", ".hcl", ".txtar", ".proto"}
 

@@ -8,6 +8,7 @@ package builtin
 import (
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/plugins/archtimer"
+	"github.com/tickemu/tickemu/plugins/governor"
 	"github.com/tickemu/tickemu/plugins/hpet"
 	"github.com/tickemu/tickemu/plugins/hrtimer"
 	"github.com/tickemu/tickemu/plugins/lapic"
@@ -22,5 +23,8 @@ func Factories() []sdk.Factory {
 		{Kind: sdk.KindClockEvent, Name: "lapic", New: lapic.New},
 		{Kind: sdk.KindClockEvent, Name: "hpet", New: hpet.New},
 		{Kind: sdk.KindClockEvent, Name: "archtimer", New: archtimer.New},
+		{Kind: sdk.KindGovernor, Name: "menu", New: governor.NewMenu},
+		{Kind: sdk.KindGovernor, Name: "teo", New: governor.NewTeo},
+		{Kind: sdk.KindGovernor, Name: "always_stop", New: governor.NewAlwaysStop},
 	}
 }

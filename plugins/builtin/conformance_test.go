@@ -30,6 +30,8 @@ func TestConformance(t *testing.T) {
 					sdktest.RunClockEventDevice(t, func(t *testing.T, role sdk.Role) sdk.ClockEventDevice {
 						return tr.open(t, f).(sdk.ClockEventDevice)
 					})
+				case sdk.KindGovernor:
+					sdktest.RunGovernor(t, func(t *testing.T) sdk.Governor { return tr.open(t, f).(sdk.Governor) })
 				default:
 					t.Fatalf("builtin %s has kind %q with no conformance suite", f.Name, f.Kind)
 				}

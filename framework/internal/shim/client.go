@@ -34,6 +34,7 @@ var kinds = map[sdk.Kind]kindShim{
 	sdk.KindTimerBase:  timerBaseShim,
 	sdk.KindHRTimer:    hrTimerBaseShim,
 	sdk.KindClockEvent: clockEventDeviceShim,
+	sdk.KindGovernor:   governorShim,
 }
 
 // Kinds lists the kinds the transport carries, sorted.

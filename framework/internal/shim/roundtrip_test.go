@@ -1,7 +1,9 @@
 package shim_test
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
@@ -214,6 +216,50 @@ func TestClockEventDeviceRoundTrip(t *testing.T) {
 	})
 }
 
+// TestGovernorRoundTrip: every field crosses, and reflections, sent with the
+// next call instead of on their own, reach the plugin before that call and in
+// their order.
+func TestGovernorRoundTrip(t *testing.T) {
+	var log []string
+	var got recorder
+	states := []sdk.CPUIdleState{{Name: "POLL", Polling: true}, {Name: "C6", ExitLatency: 133000, TargetResidency: 600000, StopsLocalTimer: true},
+		{Name: "odd", ExitLatency: 1, TargetResidency: 2, Polling: true, StopsLocalTimer: true}}
+	requireAllSet(t, "CPUIdleState", states[2])
+	sel := sdk.IdleSelect{CPU: 3, Now: 1000, SleepLength: 5000000, DeltaTick: 700000, TickStopped: true, LatencyReq: 20000, TickNsec: 1000000, Util: 77}
+	requireAllSet(t, "IdleSelect", sel)
+	refl := sdk.IdleReflect{CPU: 3, State: 1, Residency: 4000, Span: 4500, TickWakeup: true}
+	requireAllSet(t, "IdleReflect", refl)
+	choice := sdk.IdleChoice{State: 1, StopTick: true, Cost: 250}
+	fake := &shimtest.Governor{
+		Base: shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindGovernor, Name: "fake"},
+			CountersFn: func() []sdk.Counter { log = append(log, "Counters"); return nil }},
+		EnableFn: func(cpu int, st []sdk.CPUIdleState) { got.set(cpu, st); log = append(log, "Enable") },
+		SelectFn: func(r sdk.IdleSelect) sdk.IdleChoice {
+			got.set(r)
+			log = append(log, "Select")
+			return choice
+		},
+		ReflectFn: func(r sdk.IdleReflect) { log = append(log, fmt.Sprintf("Reflect%d", r.State)); got.set(r) },
+	}
+	c, _ := pair(t, factory(sdk.KindGovernor, "fake", fake))
+	g := open(t, c, sdk.KindGovernor, "fake", shim.Options{}).(sdk.Governor)
+	runCalls(t, &got, []call{
+		{"Enable", func() any { g.Enable(3, states); return nil }, []any{3, states}, nil},
+		{"Select", func() any { return g.Select(sel) }, []any{sel}, choice},
+	})
+	g.Reflect(refl)
+	refl2 := refl
+	refl2.State = 0
+	g.Reflect(refl2)
+	g.Select(sel)
+	g.Reflect(refl)
+	g.Counters()
+	want := []string{"Enable", "Select", "Reflect1", "Reflect0", "Select", "Reflect1", "Counters"}
+	if !slices.Equal(log, want) {
+		t.Errorf("calls reached the plugin as %v, want %v", log, want)
+	}
+}
+
 // TestPluginCallsRoundTrip covers the sdk.Plugin calls of every kind.
 func TestPluginCallsRoundTrip(t *testing.T) {
 	info := func(k sdk.Kind) sdk.Info {
@@ -252,6 +298,8 @@ func TestPluginCallsRoundTrip(t *testing.T) {
 				p = &shimtest.HRTimerBase{Base: b}
 			case sdk.KindClockEvent:
 				p = &shimtest.ClockEventDevice{Base: b}
+			case sdk.KindGovernor:
+				p = &shimtest.Governor{Base: b}
 			default:
 				t.Fatalf("no fake for kind %q", k)
 			}

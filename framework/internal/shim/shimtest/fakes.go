@@ -198,3 +198,35 @@ func (f *ClockEventDevice) Ack(ch int, now ktime.Time) (int64, ktime.Time) {
 	}
 	return f.AckFn(ch, now)
 }
+
+// Governor is a fake sdk.Governor.
+type Governor struct {
+	Base
+	EnableFn  func(cpu int, states []sdk.CPUIdleState)
+	SelectFn  func(r sdk.IdleSelect) sdk.IdleChoice
+	ReflectFn func(r sdk.IdleReflect)
+}
+
+var _ sdk.Governor = (*Governor)(nil)
+
+// Enable implements sdk.Governor.
+func (f *Governor) Enable(cpu int, states []sdk.CPUIdleState) {
+	if f.EnableFn != nil {
+		f.EnableFn(cpu, states)
+	}
+}
+
+// Select implements sdk.Governor.
+func (f *Governor) Select(r sdk.IdleSelect) sdk.IdleChoice {
+	if f.SelectFn == nil {
+		return sdk.IdleChoice{}
+	}
+	return f.SelectFn(r)
+}
+
+// Reflect implements sdk.Governor.
+func (f *Governor) Reflect(r sdk.IdleReflect) {
+	if f.ReflectFn != nil {
+		f.ReflectFn(r)
+	}
+}

@@ -7,7 +7,8 @@
 // Package tickemu.plugin.v2 is the wire protocol between tickemu and a plugin
 // process. It mirrors framework/sdk: the Plugin methods every kind has
 // (plugin.proto), one service per kind (timerbase.proto, hrtimer.proto,
-// clockevent.proto) and a catalog of what a binary serves (catalog.proto).
+// clockevent.proto, governor.proto) and a catalog of what a binary serves
+// (catalog.proto).
 //
 // Each kind service has one bidirectional-streaming RPC, a session: the host
 // opens it, names the plugin in an OpenRequest, then sends messages that each

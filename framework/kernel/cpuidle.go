@@ -1,0 +1,174 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+)
+
+// The cpuidle core between the idle loop and the governor plugin
+// (kernel/sched/idle.c:cpuidle_idle_call(), drivers/cpuidle/cpuidle.c).
+//
+// A machine with idle_state blocks has a cpuidle driver whose state 0 is the
+// polling loop (x86 poll_idle()) followed by the machine's states; its CPUs
+// ask the governor on every idle entry. Without idle states there is no
+// driver (cpuidle_not_available()): the idle loop stops the tick whenever
+// NO_HZ allows and polls, with no governor. Without a governor plugin (kernel
+// tests) the engine picks the state itself with the always_stop rule.
+
+// utilHalfLife is PELT's half-life (32 ms): a CPU's utilisation halves after
+// 32 ms without running a task.
+const utilHalfLife = 32 * ktime.Millisecond
+
+// cpuidleStates is the driver's state table as the governor sees it.
+func (k *Kernel) cpuidleStates() []sdk.CPUIdleState {
+	out := []sdk.CPUIdleState{{Name: "POLL", Polling: true}}
+	for _, s := range k.m.IdleStates {
+		out = append(out, sdk.CPUIdleState{Name: s.Name, ExitLatency: s.ExitLatency,
+			TargetResidency: s.TargetResidency, StopsLocalTimer: s.StopsLocalTimer})
+	}
+	return out
+}
+
+// governed reports whether idle entries ask the governor plugin.
+func (k *Kernel) governed() bool { return k.gov != nil && len(k.m.IdleStates) > 0 }
+
+// enableGovernor is cpuidle_enable_device() on every CPU at boot.
+func (k *Kernel) enableGovernor() {
+	if !k.governed() {
+		return
+	}
+	k.govStates = k.cpuidleStates()
+	k.govName = k.gov.Info().Name
+	for _, c := range k.cpus {
+		k.gov.Enable(c.id, k.govStates)
+	}
+}
+
+// updateUtil folds the CPU's task time since the last call into its
+// PELT-like utilisation (SCHED_CAPACITY_SCALE units), the task time being
+// spread evenly over the interval; it returns the new value.
+func (c *CPU) updateUtil(now ktime.Time) int64 {
+	dt := int64(now - c.utilAt)
+	if dt > 0 {
+		task := c.k.ctxNS[c.id][ctxTask]
+		frac := float64(task-c.utilTaskNS) / float64(dt)
+		frac = math.Min(math.Max(frac, 0), 1)
+		y := math.Exp2(-float64(dt) / float64(utilHalfLife))
+		c.util = c.util*y + frac*sdk.CapacityScale*(1-y)
+		c.utilAt, c.utilTaskNS = now, task
+	}
+	return int64(c.util)
+}
+
+// cpuidleSelect is the governed half of cpuidle_idle_call() at now:
+// tick_nohz_get_sleep_length(), the governor's ->select(), then
+// tick_nohz_idle_stop_tick() when it asks to stop the tick or the tick is
+// stopped already, else tick_nohz_idle_retain_tick(). The chosen state is
+// entered by enterIdleState once the bookkeeping is done. It returns the cost.
+func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
+	k := c.k
+	var cost int64
+	// tick_nohz_get_sleep_length(&delta_next).
+	deltaNext := int64(ktime.Max)
+	devNext := k.local.NextEvent(c.id)
+	if devNext != ktime.Max {
+		deltaNext = max(int64(devNext-now), 0)
+	}
+	sleep := deltaNext
+	var expires ktime.Time // ts->timer_expires; 0: keep the tick
+	canStop := k.m.NoHZ != "off" && c.canStopIdleTick()
+	if canStop {
+		var qc int64
+		expires, qc = c.nohzNextEvent(now)
+		cost += qc
+		if expires != 0 {
+			next := expires
+			if k.m.HighRes {
+				// hrtimer_next_event_without(&ts->sched_timer): the device's
+				// next event unless that is the tick itself.
+				h := devNext
+				if c.tick.queued && c.tick.expires <= devNext {
+					h = k.hrt.NextEvent(c.id, now, c.tick.ID)
+				}
+				next = min(next, h)
+			}
+			sleep = int64(ktime.Max)
+			if next != ktime.Max {
+				sleep = max(int64(next-now), 0)
+			}
+		}
+	}
+	req := sdk.IdleSelect{CPU: c.id, Now: now, SleepLength: sleep, DeltaTick: deltaNext, TickStopped: c.tickStopped,
+		LatencyReq: k.pmQoS(), TickNsec: k.tickNsec, Util: c.updateUtil(now)}
+	ch := k.gov.Select(req)
+	if ch.State < 0 || ch.State >= len(k.govStates) || ch.Cost < 0 {
+		// framework/contract catches this first for plugins the experiment
+		// opens; a kernel built directly still fails cleanly.
+		panic(&sdk.ContractError{Kind: sdk.KindGovernor, Name: k.govName, Call: "Select",
+			Problem: fmt.Sprintf("state %d with cost %d ns on cpu %d, which has states 0..%d", ch.State, ch.Cost, c.id, len(k.govStates)-1)})
+	}
+	cost += ch.Cost
+	c.govSelectAt = now
+	c.govState = ch.State
+	if canStop && expires != 0 && (ch.StopTick || c.tickStopped) {
+		cost += c.nohzStopTickAt(now+ktime.Time(cost), expires, ktime.Max)
+	} else if !c.tickStopped {
+		// tick_nohz_idle_retain_tick(): the tick keeps running.
+		k.Counters.Inc(cntTickRetains, c.id, 1)
+	}
+	return cost
+}
+
+// enterGovernedState is call_cpuidle() -> cpuidle_enter_state() for the
+// governor's choice: a state that stops the local timer first enters the tick
+// broadcast; if that fails, the deepest state that does not stop it and exits
+// no slower is used instead (find_deepest_state()).
+func (c *CPU) enterGovernedState(now ktime.Time) {
+	k := c.k
+	idx := c.govState
+	st := k.govStates[idx]
+	if st.StopsLocalTimer && k.local.Has(sdk.FeatC3Stop) {
+		if ok, _ := k.broadcastEnter(c, now); !ok {
+			fb := 0
+			for i := idx - 1; i > 0; i-- {
+				if !k.govStates[i].StopsLocalTimer && k.govStates[i].ExitLatency <= st.ExitLatency {
+					fb = i
+					break
+				}
+			}
+			idx = fb
+		}
+	}
+	c.idleState = idx - 1 // the machine's states follow POLL
+	c.govEntered = true
+	c.stateEntry = now
+}
+
+// cpuidleReflect is cpuidle_reflect() after the CPU left the governed state
+// at now with exit latency lat: last_residency_ns runs from the entry until
+// the CPU runs again.
+func (c *CPU) cpuidleReflect(now ktime.Time, lat int64, tickWakeup bool) {
+	if !c.govEntered {
+		return
+	}
+	c.govEntered = false
+	end := now + ktime.Time(lat)
+	c.k.gov.Reflect(sdk.IdleReflect{CPU: c.id, State: c.idleState + 1, Residency: int64(end - c.stateEntry),
+		Span: int64(end - c.govSelectAt), TickWakeup: tickWakeup})
+}
+
+// tickWakesIdle reports whether the interrupt waking the idle CPU at now is
+// the tick (tick_nohz_idle_got_tick()): a local timer interrupt when the
+// tick's expiry has come.
+func (c *CPU) tickWakesIdle(now ktime.Time) bool {
+	if !c.pendTimerIRQ && c.pendIPI&ipiTimer == 0 {
+		return false
+	}
+	if c.k.m.HighRes {
+		return c.tick.queued && c.tick.expires <= now
+	}
+	return c.lowresNext <= now
+}

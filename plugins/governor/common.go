@@ -1,0 +1,84 @@
+package governor
+
+import (
+	"fmt"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Version is the version of every governor in the package.
+const Version = "1.0.0"
+
+// base is what every governor shares: its name, the states of each CPU, the
+// configured selection cost and the counters.
+type base struct {
+	name, desc string
+	cost       int64
+	states     [][]sdk.CPUIdleState // by CPU, nil until Enable
+	selects    []int64              // by CPU
+	retains    []int64              // selections with stop_tick = false, by CPU
+}
+
+func (b *base) Info() sdk.Info {
+	return sdk.Info{Kind: sdk.KindGovernor, Name: b.name, Version: Version, Description: b.desc}
+}
+
+func (b *base) Schema() sdk.Schema {
+	return sdk.Schema{Attributes: []sdk.Attribute{
+		{Name: "select_cost", Type: sdk.TypeDuration, Default: "0ns",
+			Doc: "simulated cost of one ->select() on the idle CPU (not charged by default: the kernel's nohz_stop_cost covers the idle entry bookkeeping)"},
+	}}
+}
+
+func (b *base) configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
+	var d sdk.Diagnostics
+	if s.CPUs <= 0 {
+		return d.Errorf("", "machine has %d CPUs", s.CPUs)
+	}
+	b.cost = c.Duration("select_cost")
+	if b.cost < 0 {
+		d = d.Errorf("select_cost", "must not be negative")
+	}
+	b.states = make([][]sdk.CPUIdleState, s.CPUs)
+	b.selects = make([]int64, s.CPUs)
+	b.retains = make([]int64, s.CPUs)
+	return d
+}
+
+// enable records cpu's states; it panics on a call the host must never make
+// (the sdktest conformance suite checks the host side of the contract).
+func (b *base) enable(cpu int, states []sdk.CPUIdleState) {
+	if cpu < 0 || cpu >= len(b.states) {
+		panic(fmt.Sprintf("governor %s: Enable on cpu %d of %d", b.name, cpu, len(b.states)))
+	}
+	if len(states) == 0 {
+		panic(fmt.Sprintf("governor %s: Enable on cpu %d with no states", b.name, cpu))
+	}
+	b.states[cpu] = append([]sdk.CPUIdleState(nil), states...)
+}
+
+// cpuStates returns cpu's states, panicking if Enable was not called.
+func (b *base) cpuStates(cpu int) []sdk.CPUIdleState {
+	if cpu < 0 || cpu >= len(b.states) || b.states[cpu] == nil {
+		panic(fmt.Sprintf("governor %s: Select on cpu %d before Enable", b.name, cpu))
+	}
+	return b.states[cpu]
+}
+
+// answer counts a selection and returns it with the configured cost.
+func (b *base) answer(cpu, state int, stop bool) sdk.IdleChoice {
+	b.selects[cpu]++
+	if !stop {
+		b.retains[cpu]++
+	}
+	return sdk.IdleChoice{State: state, StopTick: stop, Cost: b.cost}
+}
+
+func (b *base) counters() []sdk.Counter {
+	var out []sdk.Counter
+	for cpu := range b.selects {
+		out = append(out, sdk.Counter{Name: "selects", CPU: cpu, Value: b.selects[cpu]},
+			sdk.Counter{Name: "tick_retained", CPU: cpu, Value: b.retains[cpu]})
+	}
+	return out
+}

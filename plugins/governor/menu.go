@@ -1,0 +1,272 @@
+package governor
+
+import (
+	"math"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// menu.c constants.
+const (
+	menuBuckets        = 12
+	menuIntervalShift  = 3
+	menuIntervals      = 1 << menuIntervalShift
+	menuResolution     = 1024
+	menuDecay          = 8
+	menuMaxInteresting = 50000
+)
+
+// menuDevice is struct menu_device.
+type menuDevice struct {
+	needsUpdate      bool
+	tickWakeup       bool
+	nextTimerUS      uint64
+	bucket           int
+	correctionFactor [menuBuckets]uint64
+	intervals        [menuIntervals]uint64
+	intervalPtr      int
+	lastStateIdx     int
+	lastResidencyUS  uint64
+	tickUS           uint64 // TICK_USEC
+}
+
+// Menu is drivers/cpuidle/governors/menu.c (v5.4, microsecond units).
+type Menu struct {
+	base
+	dev []menuDevice
+}
+
+// NewMenu returns an unconfigured menu governor.
+func NewMenu() sdk.Plugin {
+	return &Menu{base: base{name: "menu",
+		desc: "menu governor (drivers/cpuidle/governors/menu.c): correction factors by bucket, typical-interval detection, keeps the tick for short or polling idle"}}
+}
+
+var _ sdk.Governor = (*Menu)(nil)
+
+// Configure implements sdk.Plugin.
+func (g *Menu) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
+	d := g.configure(s, c)
+	g.dev = make([]menuDevice, max(s.CPUs, 0))
+	return d
+}
+
+// Counters implements sdk.Plugin.
+func (g *Menu) Counters() []sdk.Counter { return g.counters() }
+
+// Enable is menu_enable_device(): unity correction factors.
+func (g *Menu) Enable(cpu int, states []sdk.CPUIdleState) {
+	g.enable(cpu, states)
+	d := &g.dev[cpu]
+	*d = menuDevice{}
+	for i := range d.correctionFactor {
+		d.correctionFactor[i] = menuResolution * menuDecay
+	}
+}
+
+// whichBucket is which_bucket() without iowaiters.
+func whichBucket(us uint64) int {
+	switch {
+	case us < 10:
+		return 0
+	case us < 100:
+		return 1
+	case us < 1000:
+		return 2
+	case us < 10000:
+		return 3
+	case us < 100000:
+		return 4
+	}
+	return 5
+}
+
+// nsToUS is ktime_to_us() saturated to the unsigned int menu keeps.
+func nsToUS(ns int64) uint64 {
+	if ns <= 0 {
+		return 0
+	}
+	return min(uint64(ns/1000), math.MaxUint32)
+}
+
+// typicalInterval is get_typical_interval(): the average of the recent idle
+// durations when their spread is small, dropping the largest outliers down
+// to 3/4 of the samples; math.MaxUint32 when there is none.
+func (d *menuDevice) typicalInterval(predictedUS uint64) uint64 {
+	thresh := uint64(math.MaxInt32)
+	for {
+		minV, maxV := uint64(math.MaxUint32), uint64(0)
+		var sum uint64
+		divisor := 0
+		for _, v := range d.intervals {
+			if v <= thresh {
+				sum += v
+				divisor++
+				maxV = max(maxV, v)
+				minV = min(minV, v)
+			}
+		}
+		if minV >= predictedUS {
+			return math.MaxUint32
+		}
+		var avg uint64
+		if divisor == menuIntervals {
+			avg = sum >> menuIntervalShift
+		} else {
+			avg = sum / uint64(divisor)
+		}
+		var variance uint64
+		for _, v := range d.intervals {
+			if v <= thresh {
+				diff := int64(v) - int64(avg)
+				variance += uint64(diff * diff)
+			}
+		}
+		if divisor == menuIntervals {
+			variance >>= menuIntervalShift
+		} else {
+			variance /= uint64(divisor)
+		}
+		if variance <= math.MaxUint64/36 {
+			if (avg*avg > variance*36 && divisor*4 >= menuIntervals*3) || variance <= 400 {
+				return avg
+			}
+		}
+		if divisor*4 <= menuIntervals*3 {
+			return math.MaxUint32
+		}
+		thresh = maxV - 1
+	}
+}
+
+// Select is menu_select().
+func (g *Menu) Select(r sdk.IdleSelect) sdk.IdleChoice {
+	st := g.cpuStates(r.CPU)
+	d := &g.dev[r.CPU]
+	if d.needsUpdate {
+		g.update(st, d)
+		d.needsUpdate = false
+	}
+	tickUS := uint64(r.TickNsec / 1000)
+	d.tickUS = tickUS
+	latencyReq := r.LatencyReq
+	d.nextTimerUS = nsToUS(r.SleepLength)
+	deltaNextUS := nsToUS(r.DeltaTick)
+	d.bucket = whichBucket(d.nextTimerUS)
+	us := func(ns int64) uint64 { return nsToUS(ns) }
+
+	if len(st) <= 1 || latencyReq == 0 ||
+		(d.nextTimerUS < us(st[1].TargetResidency) || latencyReq < st[1].ExitLatency) {
+		// State 0 will be used no matter what: keep the tick if it polls.
+		return g.answer(r.CPU, 0, !st[0].Polling)
+	}
+	// DIV_ROUND_CLOSEST_ULL(next_timer_us * correction_factor, RESOLUTION * DECAY)
+	div := uint64(menuResolution * menuDecay)
+	predictedUS := (d.nextTimerUS*d.correctionFactor[d.bucket] + div/2) / div
+	predictedUS = min(predictedUS, d.typicalInterval(predictedUS))
+
+	if r.TickStopped {
+		// A misprediction costs more with the tick stopped: use the time
+		// till the closest timer for a short prediction.
+		if predictedUS < tickUS {
+			predictedUS = deltaNextUS
+		}
+	} else if interactivity := int64(predictedUS) * 1000; latencyReq > interactivity {
+		// interactivity_req = predicted_us / performance_multiplier (1), in us;
+		// latency_req is compared in the states' units below.
+		latencyReq = interactivity
+	}
+
+	idx := -1
+	for i := range st {
+		s := st[i]
+		if idx == -1 {
+			idx = i
+		}
+		if us(s.TargetResidency) > predictedUS {
+			// A physical state rather than polling, unless a timer comes soon.
+			if st[idx].Polling && s.ExitLatency <= latencyReq && us(s.TargetResidency) <= d.nextTimerUS {
+				predictedUS = us(s.TargetResidency)
+				idx = i
+				break
+			}
+			if predictedUS < tickUS {
+				break
+			}
+			if !r.TickStopped {
+				// Shallow so far: retain the tick and select again next time.
+				predictedUS = us(st[idx].TargetResidency)
+				break
+			}
+			// Shallow so far and this state matches the closest timer: take
+			// it to avoid getting stuck in the shallow one.
+			if us(st[idx].TargetResidency) < tickUS && us(s.TargetResidency) <= deltaNextUS {
+				idx = i
+			}
+			return g.answer(r.CPU, idx, true)
+		}
+		if s.ExitLatency > latencyReq {
+			break
+		}
+		idx = i
+	}
+	if idx == -1 {
+		idx = 0
+	}
+	stop := true
+	if (st[idx].Polling || predictedUS < tickUS) && !r.TickStopped {
+		stop = false
+		if idx > 0 && us(st[idx].TargetResidency) > deltaNextUS {
+			// The tick stays: pick a state whose residency fits before it.
+			for i := idx - 1; i >= 0; i-- {
+				idx = i
+				if us(st[i].TargetResidency) <= deltaNextUS {
+					break
+				}
+			}
+		}
+	}
+	return g.answer(r.CPU, idx, stop)
+}
+
+// Reflect is menu_reflect(): the update runs at the next Select.
+func (g *Menu) Reflect(r sdk.IdleReflect) {
+	g.cpuStates(r.CPU)
+	d := &g.dev[r.CPU]
+	d.lastStateIdx = r.State
+	d.lastResidencyUS = nsToUS(r.Residency)
+	d.needsUpdate = true
+	d.tickWakeup = r.TickWakeup
+}
+
+// update is menu_update(): fold the last idle duration into the bucket's
+// correction factor and the interval history.
+func (g *Menu) update(st []sdk.CPUIdleState, d *menuDevice) {
+	target := st[d.lastStateIdx]
+	var measured uint64
+	if d.tickWakeup && d.nextTimerUS > d.tickUS {
+		// Woken by a tick that was not stopped after all: assume a long idle.
+		measured = 9 * menuMaxInteresting / 10
+	} else {
+		measured = d.lastResidencyUS
+		lat := nsToUS(target.ExitLatency)
+		if measured > 2*lat {
+			measured -= lat
+		} else {
+			measured /= 2
+		}
+	}
+	if measured > d.nextTimerUS {
+		measured = d.nextTimerUS
+	}
+	f := d.correctionFactor[d.bucket]
+	f -= f / menuDecay
+	if d.nextTimerUS > 0 && measured < menuMaxInteresting {
+		f += menuResolution * measured / d.nextTimerUS
+	} else {
+		f += menuResolution
+	}
+	d.correctionFactor[d.bucket] = f
+	d.intervals[d.intervalPtr] = measured
+	d.intervalPtr = (d.intervalPtr + 1) % menuIntervals
+}
