@@ -80,14 +80,17 @@ func (d *Device) Schema() sdk.Schema {
 
 // Configure implements sdk.Plugin.
 func (d *Device) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
-	var diags sdk.Diagnostics
-	d.freq = c.Float("freq")
-	d.writeCost = c.Duration("write_cost")
-	d.latency = c.Duration("latency")
-	d.perCPU = c.Bool("per_cpu")
-	d.rating = int(c.Int("rating"))
+	// The reader reports an attribute that does not decode (the host never
+	// sends one, but a test or another host might) instead of reading 0.
+	r := c.Reader()
+	d.freq = r.Float("freq")
+	d.writeCost = r.Duration("write_cost")
+	d.latency = r.Duration("latency")
+	d.perCPU = r.Bool("per_cpu")
+	d.rating = int(r.Int("rating"))
+	diags := r.Diagnostics()
 	if !(d.freq > 0) || math.IsInf(d.freq, 0) {
-		diags = diags.Errorf("freq", "freq must be a positive frequency, not %q", c.String("freq"))
+		diags = diags.Errorf("freq", "freq must be a positive frequency, not %q", c["freq"])
 	}
 	if d.writeCost < 0 {
 		diags = diags.Errorf("write_cost", "write_cost must not be negative")

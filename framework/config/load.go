@@ -213,7 +213,9 @@ func (l *loader) decodeRun(blocks hcl.Blocks) {
 	if diags.HasErrors() {
 		return
 	}
-	r := Run{Duration: cfg.Duration("duration"), Warmup: cfg.Duration("warmup"), DefRange: b.DefRange}
+	rd := cfg.Reader()
+	r := Run{Duration: rd.Duration("duration"), Warmup: rd.Duration("warmup"), DefRange: b.DefRange}
+	l.hostDiags(rd, b.DefRange)
 	if r.Duration <= 0 {
 		l.diags = append(l.diags, errorAt(AttributeRange(b.Body, "duration"), `Invalid value for "duration"`,
 			`"duration" in the %s: a run must last longer than 0ns.`, what))

@@ -82,7 +82,9 @@ func (l *loader) decodeMachine(blocks hcl.Blocks) {
 
 func (l *loader) machineAttrs(m *Machine, cfg sdk.Config, body hcl.Body, nr int) {
 	const what = "machine block"
-	m.NoHZ, m.HighRes = cfg.String("nohz"), cfg.Bool("highres")
+	rd := cfg.Reader()
+	m.NoHZ, m.HighRes = rd.String("nohz"), rd.Bool("highres")
+	l.hostDiags(rd, body.MissingItemRange())
 	hz, err := strconv.Atoi(cfg["hz"])
 	if err != nil || !ktime.ValidHZ(hz) {
 		l.diags = append(l.diags, errorAt(AttributeRange(body, "hz"), `Invalid value for "hz"`,
@@ -199,17 +201,28 @@ func (l *loader) idleStates(m *Machine, blocks hcl.Blocks) {
 		if diags.HasErrors() {
 			continue
 		}
+		rd := cfg.Reader()
 		m.IdleStates = append(m.IdleStates, IdleState{
 			Name:            name,
-			ExitLatency:     cfg.Duration("exit_latency"),
-			TargetResidency: cfg.Duration("target_residency"),
-			StopsLocalTimer: cfg.Bool("stops_local_timer"),
+			ExitLatency:     rd.Duration("exit_latency"),
+			TargetResidency: rd.Duration("target_residency"),
+			StopsLocalTimer: rd.Bool("stops_local_timer"),
 			DefRange:        b.DefRange,
 		})
+		l.hostDiags(rd, b.DefRange)
 	}
 }
 
 func parseUint64(s string) (uint64, bool) {
 	v, err := strconv.ParseUint(s, 10, 64)
 	return v, err == nil
+}
+
+// hostDiags reports what a reader of a block the decoder produced could not
+// decode: canonical values always decode, so this is a tickemu bug, but it is
+// reported at the block rather than read as 0.
+func (l *loader) hostDiags(rd *sdk.ConfigReader, at hcl.Range) {
+	for _, d := range rd.Diagnostics() {
+		l.diags = append(l.diags, errorAt(at, "Internal decoding error", "%s", d.Summary))
+	}
 }

@@ -243,7 +243,13 @@ func build(spec *config.Spec, o Options) (*built, error) {
 	}
 	kcfg, d := spec.DecodeBody(spec.Kernel, kernel.KernelSchema(), "kernel block")
 	diags = append(diags, d...)
-	b.settings = kernel.ParseKernelSettings(kcfg)
+	if !d.HasErrors() {
+		var err error
+		if b.settings, err = kernel.ParseKernelSettings(kcfg); err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid kernel block",
+				Detail: err.Error(), Subject: spec.Kernel.MissingItemRange().Ptr()})
+		}
+	}
 	m := machineOf(spec.Machine)
 	for _, wb := range spec.Workloads {
 		t, ok := workload.Lookup(wb.Type)
@@ -257,7 +263,13 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		if d.HasErrors() {
 			continue
 		}
-		w, err := t.New(wb.Name, cfg, m)
+		rd := cfg.Reader()
+		w, err := t.New(wb.Name, rd, m)
+		if err == nil {
+			if rdiags := rd.Diagnostics(); rdiags.HasErrors() {
+				err = &workload.FieldError{Attr: rdiags[0].Attribute, Msg: rdiags.Error()}
+			}
+		}
 		if err != nil {
 			subject := wb.DefRange
 			var fe *workload.FieldError

@@ -107,22 +107,27 @@ func KernelSchema() sdk.Schema {
 	return s
 }
 
-// ParseKernelSettings reads a decoded kernel block.
-func ParseKernelSettings(c sdk.Config) KernelSettings {
-	ks := KernelSettings{PosixTimerSignals: c.String("posix_timer_signals"), Costs: DefaultCosts()}
+// ParseKernelSettings reads a decoded kernel block; attributes it lacks keep
+// their defaults, and a cost that is not a duration is an error.
+func ParseKernelSettings(c sdk.Config) (KernelSettings, error) {
+	ks := KernelSettings{PosixTimerSignals: c["posix_timer_signals"], Costs: DefaultCosts()}
 	if ks.PosixTimerSignals == "" {
 		ks.PosixTimerSignals = "consistent"
 	}
-	ks.NohzFullTick = c.String("nohz_full_tick")
+	ks.NohzFullTick = c["nohz_full_tick"]
 	if ks.NohzFullTick == "" {
 		ks.NohzFullTick = NohzFullOffload
 	}
+	r := c.Reader()
 	for _, a := range ks.Costs.costAttrs() {
 		if v, ok := c[a.name+"_cost"]; ok && v != "" {
-			*a.p = c.Duration(a.name + "_cost")
+			*a.p = r.Duration(a.name + "_cost")
 		}
 	}
-	return ks
+	if d := r.Diagnostics(); d.HasErrors() {
+		return ks, d
+	}
+	return ks, nil
 }
 
 func fmtNS(ns int64) string {

@@ -3,7 +3,6 @@ package sdk
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -194,33 +193,6 @@ func (s Schema) Lookup(name string) (Attribute, bool) {
 		}
 	}
 	return Attribute{}, false
-}
-
-// Config holds decoded attribute values in canonical text form: strings as
-// written, numbers in Go's 'g' float format, bools "true"/"false", durations as
-// integer nanoseconds, frequencies as Hz in 'g' format. Every attribute of the
-// schema is present (defaults are filled in by the host).
-type Config map[string]string
-
-// String returns a string attribute.
-func (c Config) String(name string) string { return c[name] }
-
-// Bool returns a bool attribute.
-func (c Config) Bool(name string) bool { return c[name] == "true" }
-
-// Float returns a number or frequency attribute.
-func (c Config) Float(name string) float64 {
-	v, _ := strconv.ParseFloat(c[name], 64)
-	return v
-}
-
-// Int returns a number attribute truncated to an integer.
-func (c Config) Int(name string) int64 { return int64(c.Float(name)) }
-
-// Duration returns a duration attribute in nanoseconds.
-func (c Config) Duration(name string) int64 {
-	v, _ := strconv.ParseInt(c[name], 10, 64)
-	return v
 }
 
 // Keys returns the attribute names in sorted order.

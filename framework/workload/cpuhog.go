@@ -27,7 +27,7 @@ func init() {
 			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin"),
 			attr("op_time", sdk.TypeDuration, "10us", "user computation per bogo op"),
 		}},
-		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 			w := &stressNgCPU{name: name, instances: int(c.Int("instances")), op: c.Duration("op_time")}
 			if w.op <= 0 {
 				return nil, fieldErr("op_time", "must be positive")

@@ -78,7 +78,7 @@ func init() {
 // 1 us buckets; longer samples count in its overflow).
 const defaultHistBuckets = 10000
 
-func newCyclictest(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+func newCyclictest(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 	w := &cyclictest{name: name, threads: int(c.Int("threads")), interval: c.Duration("interval"),
 		distance: c.Duration("distance"), prio: int(c.Int("priority")), mode: c.String("mode"),
 		histMax: int(c.Int("histogram")), nsecs: c.Bool("nsecs"), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency"), userWork: c.Duration("user_work"), start: c.Duration("start"), jitter: c.Duration("start_jitter"), idleStates: len(m.IdleStates) > 0}

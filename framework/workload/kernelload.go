@@ -36,7 +36,7 @@ func init() {
 			attr("phase", sdk.TypeDuration, "0s", "first expiry offset added to the period"),
 			attr("phase_jitter", sdk.TypeDuration, "0s", "a seeded random 0..phase_jitter added to each timer's first expiry"),
 		}},
-		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 			w := &kernelTimers{name: name, function: c.String("function"), period: c.Duration("period"),
 				deferrable: c.Bool("deferrable"), cost: c.Duration("callback_cost"), phase: c.Duration("phase"), jitter: c.Duration("phase_jitter")}
 			if w.function == "" {
@@ -111,7 +111,7 @@ func init() {
 			attr("callback_cost", sdk.TypeDuration, "200ns", "callback run time"),
 			attr("stagger", sdk.TypeBool, "true", "spread the first expiries of a CPU's timers over one period"),
 		}},
-		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 			w := &hrtimerLoad{name: name, count: int(c.Int("count")), period: c.Duration("period"), first: c.Duration("first"),
 				soft: c.Bool("soft"), abs: c.Bool("absolute"), cost: c.Duration("callback_cost"), stagger: c.Bool("stagger")}
 			w.clock = map[string]sdk.ClockID{"monotonic": sdk.ClockMonotonic, "realtime": sdk.ClockRealtime,

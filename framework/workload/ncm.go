@@ -40,7 +40,7 @@ func init() {
 			count("packet_size", "1514", "1", "65535", "frame size in bytes (for Gbps)"),
 			attr("callback_cost", sdk.TypeDuration, "2us", "ncm_tx_timeout() flush cost"),
 		}},
-		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 			w := &ncm{name: name, cpu: int(c.Int("cpu")), work: c.Duration("packet_work"), timeout: c.Duration("timeout"),
 				size: c.Int("packet_size"), cbCost: c.Duration("callback_cost")}
 			if w.cpu < 0 || w.cpu >= m.CPUs {
@@ -116,7 +116,7 @@ func init() {
 			attr("direction", sdk.TypeString, "forward", "forward or backward", "forward", "backward"),
 			count("cpu", "0", "0", maxCPU, "CPU of the task that sets the clock"),
 		}},
-		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 			w := &clockJump{name: name, at: c.Duration("at"), delta: c.Duration("delta"), cpu: int(c.Int("cpu"))}
 			if c.String("direction") == "backward" {
 				w.delta = -w.delta
@@ -185,7 +185,7 @@ func init() {
 			count("children", "8", "1", "1024", "children per instance (PROCS_MAX)"),
 			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to"),
 		}},
-		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 			w := &stressNgHrtimers{name: name, instances: int(c.Int("instances")), children: int(c.Int("children"))}
 			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
 			w.cpus = cpus

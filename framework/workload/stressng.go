@@ -85,7 +85,7 @@ func init() {
 			attr("sleep", sdk.TypeDuration, "10ms", "main loop nanosleep"),
 			attr("handler_work", sdk.TypeDuration, "200ns", "user work in the handler besides its syscalls"),
 		}},
-		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 			w := &stressNgTimer{name: name, instances: int(c.Int("instances")), rearm: c.Bool("rearm_in_handler"),
 				sleep: c.Duration("sleep"), handler: c.Duration("handler_work")}
 			f := c.Float("freq")

@@ -53,7 +53,7 @@ func init() {
 			attr("handler_work", sdk.TypeDuration, "150ns", "user work per handler run"),
 			attr("start_jitter", sdk.TypeDuration, "1ms", "each instance starts a seeded random 0..start_jitter after boot"),
 		}},
-		New: func(name string, c sdk.Config, m kernel.Machine) (Workload, error) {
+		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 			w := &timermix{name: name, instances: int(c.Int("instances")), start: c.Duration("initial_period"),
 				itStart: c.Duration("itimer_period"), adjust: int(c.Int("adjust_every")), starve: c.Duration("starve_limit"),
 				handler: c.Duration("handler_work"), jitter: c.Duration("start_jitter"), perClock: map[string]int64{}}

@@ -54,7 +54,9 @@ type Type struct {
 	Name   string
 	Doc    string
 	Schema sdk.Schema
-	New    func(name string, c sdk.Config, m kernel.Machine) (Workload, error)
+	// New makes the workload from its decoded block; the caller reports
+	// what c could not decode (c.Diagnostics) after New returns.
+	New func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error)
 }
 
 var types = map[string]Type{}

@@ -45,8 +45,12 @@ func TestTypesDecodeWithDefaults(t *testing.T) {
 			t.Errorf("%s: defaults do not decode: %v", ty.Name, diags)
 			continue
 		}
-		if _, err := ty.New("x", cfg, m); err != nil && !strings.Contains(err.Error(), "one-shot") {
+		rd := cfg.Reader()
+		if _, err := ty.New("x", rd, m); err != nil && !strings.Contains(err.Error(), "one-shot") {
 			t.Errorf("%s: New with defaults: %v", ty.Name, err)
+		}
+		if d := rd.Diagnostics(); d.HasErrors() {
+			t.Errorf("%s: the decoded defaults do not read back: %v", ty.Name, d)
 		}
 		for _, a := range ty.Schema.Attributes {
 			if a.Doc == "" {

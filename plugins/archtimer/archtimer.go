@@ -83,18 +83,19 @@ func counterWidth(rate uint64) int {
 // Configure validates the attributes and derives the device.
 func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	var d sdk.Diagnostics
+	r := c.Reader()
 	if s.CPUs < 1 {
 		return d.Errorf("", "machine needs cpus >= 1 (got %d)", s.CPUs)
 	}
 	if s.Role == "broadcast" {
 		d = d.Errorf("plugin", "the arch timer is a per-CPU device and cannot be the broadcast device (tick_check_broadcast_device()); arm_arch_timer's memory-mapped timer is not modelled")
 	}
-	rate := c.Float("freq")
+	rate := r.Float("freq")
 	if rate < 1e6 || rate > math.MaxUint32 || rate != math.Trunc(rate) {
 		d = d.Errorf("freq", "freq %g Hz: arch_timer_rate is a whole u32 number of Hz of at least 1 MHz", rate)
 		rate = 24e6
 	}
-	p.mode = c.String("programming")
+	p.mode = r.String("programming")
 	var maxDelta uint64
 	switch p.mode {
 	case ModeCVAL:
@@ -107,23 +108,23 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	default:
 		d = d.Errorf("programming", "programming %q is not one of %q, %q", p.mode, ModeCVAL, ModeTVAL)
 	}
-	p.reg = c.Duration("sysreg_cost")
-	p.ack = c.Duration("ack_cost")
-	p.latency = c.Duration("irq_latency")
+	p.reg = r.Duration("sysreg_cost")
+	p.ack = r.Duration("ack_cost")
+	p.latency = r.Duration("irq_latency")
 	for _, a := range []string{"sysreg_cost", "ack_cost", "irq_latency"} {
-		if c.Duration(a) < 0 {
+		if r.Duration(a) < 0 {
 			d = d.Errorf(a, "%s must not be negative", a)
 		}
 	}
 	feat := sdk.FeatOneshot | sdk.FeatPerCPU
-	if c.Bool("c3stop") {
+	if r.Bool("c3stop") {
 		feat |= sdk.FeatC3Stop
 	}
 	p.counter = clockmath.ClockHz(uint64(rate))
 	p.spec = sdk.DeviceSpec{Name: "arch_sys_timer", Features: feat, FreqHz: rate,
 		MinDeltaTicks: minDeltaTicks, MaxDeltaTicks: maxDelta, Rating: 450, Channels: s.CPUs}
 	p.ch = make([]stats, s.CPUs)
-	return d
+	return append(r.Diagnostics(), d...)
 }
 
 // Spec describes the configured device.

@@ -104,12 +104,13 @@ func (p *Plugin) Schema() sdk.Schema {
 // Configure validates the attributes and derives the device.
 func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	var d sdk.Diagnostics
+	r := c.Reader()
 	if s.CPUs < 1 || s.HZ < 1 {
 		return d.Errorf("", "machine needs cpus >= 1 and hz >= 1 (got %d, %d)", s.CPUs, s.HZ)
 	}
 	p.setup = s
 	p.local = s.Role == "local"
-	freq := c.Float("freq")
+	freq := r.Float("freq")
 	p.periodFs = uint64(math.Round(fsPerSec / freq))
 	if !(freq > 0) || p.periodFs < minPeriodFs || p.periodFs > maxPeriodFs {
 		d = d.Errorf("freq", "HPET frequency %g Hz out of range: the period must be 100 ns or less and 100 fs or more (hpet_enable())", freq)
@@ -118,8 +119,9 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	p.counter = clockmath.ClockPeriodFs(p.periodFs)
 	hpetFreq := fsPerSec / p.periodFs // hpet_enable(): do_div(FSEC_PER_SEC, hpet_period)
 
-	n := int(c.Int("channels"))
-	if c.Float("channels") != float64(n) || n < 0 || n > maxTimers {
+	channels := r.Float("channels")
+	n := int(channels)
+	if channels != float64(n) || n < 0 || n > maxTimers {
 		d = d.Errorf("channels", "channels must be a whole number from 0 to %d, got %s", maxTimers, c["channels"])
 		n = 0
 	}
@@ -136,30 +138,30 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		d = d.Errorf("plugin", "an HPET has at most %d comparators; it cannot serve %d CPUs as per-CPU timers", maxTimers, s.CPUs)
 	}
 
-	p.readCost = c.Duration("read_cost")
-	p.writeCost = c.Duration("write_cost")
-	p.ackCost = c.Duration("ack_cost")
-	p.latency = c.Duration("irq_latency")
+	p.readCost = r.Duration("read_cost")
+	p.writeCost = r.Duration("write_cost")
+	p.ackCost = r.Duration("ack_cost")
+	p.latency = r.Duration("irq_latency")
 	for _, a := range []string{"read_cost", "write_cost", "ack_cost", "irq_latency", "smi_duration"} {
-		if c.Duration(a) < 0 {
+		if r.Duration(a) < 0 {
 			d = d.Errorf(a, "%s must not be negative", a)
 		}
 	}
-	latch := c.Float("cmp_latch_cycles")
+	latch := r.Float("cmp_latch_cycles")
 	if latch < 0 || latch != math.Trunc(latch) || latch > 1e6 {
 		d = d.Errorf("cmp_latch_cycles", "cmp_latch_cycles must be a whole number >= 0, got %g", latch)
 		latch = 0
 	}
 	p.latchCycles = uint64(latch)
 
-	rate := c.Float("smi_rate")
+	rate := r.Float("smi_rate")
 	if rate < 0 || math.IsInf(rate, 0) || math.IsNaN(rate) {
 		d = d.Errorf("smi_rate", "smi_rate must be >= 0, got %g", rate)
 		rate = 0
 	}
 	p.interference = nil
 	if rate > 0 {
-		p.interference = newSMISource(simrand.New(s.Seed, "hpet/"+string(s.Role)+"/smi"), rate, c.Duration("smi_duration"))
+		p.interference = newSMISource(simrand.New(s.Seed, "hpet/"+string(s.Role)+"/smi"), rate, r.Duration("smi_duration"))
 	}
 
 	if p.local {
@@ -177,7 +179,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	for i := range p.ch {
 		p.ch[i].armed = ktime.Max
 	}
-	return d
+	return append(r.Diagnostics(), d...)
 }
 
 // SetInterference replaces the SMI source (nil: none). Tests and experiments

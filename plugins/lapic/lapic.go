@@ -95,6 +95,7 @@ func (p *Plugin) Schema() sdk.Schema {
 // Configure validates the attributes and derives the device.
 func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	var d sdk.Diagnostics
+	r := c.Reader()
 	if s.Role == "broadcast" {
 		d = d.Errorf("plugin", "the LAPIC timer is a per-CPU device and cannot be the broadcast device (tick_check_broadcast_device()); use hpet")
 	}
@@ -102,12 +103,12 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		d = d.Errorf("", "machine needs cpus >= 1 and hz >= 1 (got %d, %d)", s.CPUs, s.HZ)
 	}
 	p.setup = s
-	p.mode = c.String("mode")
-	p.arat = c.Bool("arat")
-	p.deadlineCost = c.Duration("deadline_write_cost")
-	p.regCost = c.Duration("oneshot_write_cost")
-	p.eoiCost = c.Duration("eoi_cost")
-	p.latency = c.Duration("irq_latency")
+	p.mode = r.String("mode")
+	p.arat = r.Bool("arat")
+	p.deadlineCost = r.Duration("deadline_write_cost")
+	p.regCost = r.Duration("oneshot_write_cost")
+	p.eoiCost = r.Duration("eoi_cost")
+	p.latency = r.Duration("irq_latency")
 	feat := sdk.FeatOneshot | sdk.FeatPerCPU
 	rating := 100
 	if p.arat {
@@ -117,7 +118,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	}
 	switch p.mode {
 	case ModeDeadline:
-		tscHz := c.Float("tsc_freq")
+		tscHz := r.Float("tsc_freq")
 		tscKHz := uint64(tscHz / 1000)
 		freq := tscKHz * (1000 / tscDivisor)
 		if tscKHz == 0 || freq > math.MaxUint32 {
@@ -127,8 +128,8 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		p.spec = sdk.DeviceSpec{Name: "lapic-deadline", Features: feat, FreqHz: float64(freq),
 			MinDeltaTicks: minDeltaTicks, MaxDeltaTicks: ^uint64(0), Rating: rating, Channels: s.CPUs}
 	case ModeOneshot:
-		busHz := c.Float("bus_freq")
-		div := c.Float("divide")
+		busHz := r.Float("bus_freq")
+		div := r.Float("divide")
 		if !validDivide(div) {
 			d = d.Errorf("divide", "divide %g is not a TDCR setting (1, 2, 4, 8, 16, 32, 64, 128)", div)
 			div = apicDivisor
@@ -153,14 +154,14 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		d = d.Errorf("mode", "mode %q is not one of %q, %q", p.mode, ModeDeadline, ModeOneshot)
 	}
 	for _, a := range []string{"deadline_write_cost", "oneshot_write_cost", "eoi_cost", "irq_latency"} {
-		if c.Duration(a) < 0 {
+		if r.Duration(a) < 0 {
 			d = d.Errorf(a, "%s must not be negative", a)
 		}
 	}
 	if s.CPUs >= 1 {
 		p.ch = make([]channel, s.CPUs)
 	}
-	return d
+	return append(r.Diagnostics(), d...)
 }
 
 func validDivide(v float64) bool {
