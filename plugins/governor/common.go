@@ -35,7 +35,9 @@ func (b *base) configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	if s.CPUs <= 0 {
 		return d.Errorf("", "machine has %d CPUs", s.CPUs)
 	}
-	b.cost = c.Duration("select_cost")
+	r := c.Reader()
+	b.cost = r.Duration("select_cost")
+	d = append(d, r.Diagnostics()...)
 	if b.cost < 0 {
 		d = d.Errorf("select_cost", "must not be negative")
 	}
