@@ -8,7 +8,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/sdk"
-	"github.com/tickemu/tickemu/framework/serve"
+	"github.com/tickemu/tickemu/framework/sdk/serve"
 )
 
 // cmdPlugins lists the builtin plugins, the plugins a custom build linked in

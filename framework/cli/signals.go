@@ -13,7 +13,7 @@ import (
 
 // exitSignals are the signals that end tickemu. Go's default for them is to
 // exit at once, which leaves plugin processes to notice their host is gone
-// (framework/serve's parent watch, Pdeathsig on Linux) and the processes
+// (framework/sdk/serve's parent watch, Pdeathsig on Linux) and the processes
 // they forked running; tickemu kills every plugin process group first.
 var exitSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 

@@ -18,7 +18,7 @@
 // They are Managed (call CleanupClients when tickemu exits, also on signals),
 // get only an allow-list of environment variables (SkipHostEnv: a plugin must
 // not behave differently because of what the user exported), and watch their
-// host (framework/serve). Their stderr becomes host log records at each line's
+// host (framework/sdk/serve). Their stderr becomes host log records at each line's
 // level (framework/logging), and the last lines are kept for errors. AutoMTLS
 // is off by default: the plugin's Unix socket lives in a directory only its
 // owner can enter (0700, made by go-plugin for each plugin and removed on

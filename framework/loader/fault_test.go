@@ -19,7 +19,7 @@ import (
 	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
-	"github.com/tickemu/tickemu/framework/serve"
+	"github.com/tickemu/tickemu/framework/sdk/serve"
 )
 
 // The fake plugin binaries: the test binary, linked as tickemu-plugin-fault

@@ -22,7 +22,7 @@ import (
 	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
-	"github.com/tickemu/tickemu/framework/serve"
+	"github.com/tickemu/tickemu/framework/sdk/serve"
 )
 
 // The test binary plays three parts besides running the tests:

@@ -9,5 +9,5 @@ import "syscall"
 // thread only when a goroutine locked to it (runtime.LockOSThread) returns
 // without unlocking, which the goroutines that start plugins never do.
 // Processes the plugin forks do not inherit it: the host kills their group,
-// and the plugin's own parent watch (framework/serve) does too.
+// and the plugin's own parent watch (framework/sdk/serve) does too.
 func setDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

@@ -5,5 +5,5 @@ package loader
 import "syscall"
 
 // setDeathSignal: no parent-death signal outside Linux; the plugin's parent
-// watch (framework/serve) stands in for it.
+// watch (framework/sdk/serve) stands in for it.
 func setDeathSignal(*syscall.SysProcAttr) {}

@@ -7,7 +7,7 @@
 // keeps the last lines for sdk.TransportError. HCLog adapts a zerolog logger
 // to the hclog.Logger go-plugin wants.
 //
-// Plugin side: NewPluginLogger builds the JSON logger framework/serve puts on
+// Plugin side: NewPluginLogger builds the JSON logger framework/sdk/serve puts on
 // the process's real stderr before go-plugin takes os.Stderr over.
 //
 // Why the host parses plugin stderr itself: go-plugin re-logs plugin stderr

@@ -3,7 +3,7 @@
 // Client side: Open (or Conn.Open, what a go-plugin client dispenses for a
 // kind) returns a value implementing the kind's sdk interface exactly, so the
 // simulation cannot tell it from an in-process plugin. Server side:
-// ServerPlugins wraps sdk factories for go-plugin's Serve (framework/serve).
+// ServerPlugins wraps sdk factories for go-plugin's Serve (framework/sdk/serve).
 // toproto and fromproto convert between sdk values and the tickemu.plugin.v2
 // messages (framework/internal/pb), one function per message.
 //

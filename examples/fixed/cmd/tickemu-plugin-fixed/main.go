@@ -6,7 +6,7 @@ package main
 
 import (
 	"github.com/tickemu/tickemu/examples/fixed"
-	"github.com/tickemu/tickemu/framework/serve"
+	"github.com/tickemu/tickemu/framework/sdk/serve"
 )
 
 func main() {
