@@ -29,7 +29,7 @@ func newOfType(t *testing.T, name, src string, m kernel.Machine) Workload {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	w, err := ty.New("w", cfg, m)
+	w, err := ty.New("w", cfg.Reader(), m)
 	if err != nil {
 		t.Fatal(err)
 	}
