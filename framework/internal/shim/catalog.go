@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/internal/shim/fromproto"
@@ -69,7 +71,8 @@ func (c *CatalogClient) Describe(timeout time.Duration) ([]Description, error) {
 	defer cancel()
 	resp, err := c.c.Describe(ctx, &pb.DescribeRequest{})
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The deadline travels to the server, which may report it first.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
 			return nil, fmt.Errorf("%w: no answer to Describe within %v", sdk.ErrPluginTimeout, timeout)
 		}
 		return nil, err
