@@ -137,6 +137,10 @@ func TestPluginExits(t *testing.T) {
 	logs.waitFor(t, `"message":"exiting on request"`)
 }
 
+// TestPluginCrashes: a panic on a plugin goroutine kills the process; the
+// error says so with the panic line (not the transport's EOF) and carries the
+// crash dump's stack once, as lines; the host log has the panic line as an
+// error and the stack only at debug.
 func TestPluginCrashes(t *testing.T) {
 	c, logs := newCatalog(t, loader.Options{})
 	inst := open(t, c, sdk.KindClockEvent, "echo", loader.Process)
@@ -147,7 +151,16 @@ func TestPluginCrashes(t *testing.T) {
 	if !strings.Contains(strings.Join(te.Stderr, "\n"), "panic: crash in a goroutine") {
 		t.Errorf("TransportError.Stderr = %q, want the panic", te.Stderr)
 	}
+	if msg := te.Error(); !strings.Contains(msg, "exited (exit status 2) during Ack: panic: crash in a goroutine") || strings.Contains(msg, "goroutine ") {
+		t.Errorf("Error() = %q, want the panic line and no stack", msg)
+	}
+	if len(te.Stack) < 2 || !strings.HasPrefix(te.Stack[0], "goroutine ") || !strings.Contains(strings.Join(te.Stack, "\n"), "main_test.go:") {
+		t.Errorf("Stack = %q, want the crash dump from its goroutine line, with the test's frame", te.Stack)
+	}
 	logs.waitFor(t, `{"level":"error","plugin":"clockevent/echo","message":"panic: crash in a goroutine"}`)
+	if strings.Contains(logs.String(), "goroutine ") {
+		t.Errorf("the stack reached the host log at info:\n%s", logs.String())
+	}
 }
 
 // TestPluginPanics: a panic inside a plugin call is reported once: the

@@ -70,6 +70,10 @@ func (p *process) Exit(wait time.Duration) string {
 // StderrTail implements shim.Process.
 func (p *process) StderrTail() []string { return p.out.Tail() }
 
+// CrashStack returns the stacks of the Go crash dump the process wrote
+// before it died, if any (the shim puts them in TransportError.Stack).
+func (p *process) CrashStack() []string { return p.out.Crash() }
+
 // env returns a plugin process's environment.
 func (c *Catalog) env() []string {
 	env := []string{logging.PluginLevelEnv + "=" + c.log.GetLevel().String()}

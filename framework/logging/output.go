@@ -28,18 +28,45 @@ const maxLine = 1 << 20
 //     replaced by the host's);
 //   - an hclog JSON object (@level, @message) the same way;
 //   - any other text at info, or at the level of an hclog "[LEVEL]" prefix;
-//     from a line starting "panic: " or "fatal error: " on, every text line
-//     is an error (a Go crash dump).
+//     a line starting "panic: " or "fatal error: " (a Go crash dump) is an
+//     error, and the dump's later lines (the stacks) are kept for Crash and
+//     logged at debug only: the host shows them once, in its error report.
 //
 // Lines from the post-Serve streams carry stream=stdout or stream=stderr. The
 // last lines of all streams are kept for Tail. Safe for concurrent use.
 type PluginOutput struct {
 	log zerolog.Logger
 
-	mu   sync.Mutex
-	tail []string // ring of the last lines
-	next int      // index in tail of the next line to write
-	full bool     // the ring has wrapped
+	mu    sync.Mutex
+	tail  []string // ring of the last lines
+	next  int      // index in tail of the next line to write
+	full  bool     // the ring has wrapped
+	crash []string // the stack lines of a Go crash dump, up to maxCrashLines
+}
+
+// maxCrashLines bounds the crash dump kept (a fatal error lists every
+// goroutine).
+const maxCrashLines = 120
+
+// Crash returns the stack lines of the Go crash dump the process wrote, if
+// it wrote one: from the first "goroutine N [...]:" line on, blank lines
+// dropped.
+func (o *PluginOutput) Crash() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.crash...)
+}
+
+func (o *PluginOutput) addCrash(line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if strings.TrimSpace(line) == "" || len(o.crash) >= maxCrashLines {
+		return
+	}
+	if len(o.crash) == 0 && !strings.HasPrefix(line, "goroutine ") {
+		return
+	}
+	o.crash = append(o.crash, line)
 }
 
 // NewPluginOutput returns a PluginOutput logging on host with plugin=name and
@@ -148,7 +175,8 @@ func (w *lineWriter) line(b []byte) {
 		w.inPanic = true
 		lvl = zerolog.ErrorLevel
 	case w.inPanic:
-		lvl = zerolog.ErrorLevel
+		w.o.addCrash(s)
+		lvl = zerolog.DebugLevel
 	default:
 		for _, p := range hclogPrefixes {
 			if strings.HasPrefix(s, p.prefix) {

@@ -67,12 +67,19 @@ func TestPluginOutput(t *testing.T) {
 			want:   `{"level":"info","plugin":"clockevent/hpet","message":"hello from fmt"}` + "\n",
 		},
 		{
+			// The stack is shown once, in the error report (Crash), so the
+			// log has it at debug only.
 			name:   "Go crash dump is an error",
 			writes: []string{"panic: runtime error: index out of range\n", "\n", "goroutine 1 [running]:\n", "main.main()\n"},
 			host:   zerolog.InfoLevel,
-			want: `{"level":"error","plugin":"clockevent/hpet","message":"panic: runtime error: index out of range"}` + "\n" +
-				`{"level":"error","plugin":"clockevent/hpet","message":"goroutine 1 [running]:"}` + "\n" +
-				`{"level":"error","plugin":"clockevent/hpet","message":"main.main()"}` + "\n",
+			want:   `{"level":"error","plugin":"clockevent/hpet","message":"panic: runtime error: index out of range"}` + "\n",
+		},
+		{
+			name:   "Go crash dump's stack at debug",
+			writes: []string{"fatal error: concurrent map writes\n", "goroutine 7 [running]:\n"},
+			host:   zerolog.DebugLevel,
+			want: `{"level":"error","plugin":"clockevent/hpet","message":"fatal error: concurrent map writes"}` + "\n" +
+				`{"level":"debug","plugin":"clockevent/hpet","message":"goroutine 7 [running]:"}` + "\n",
 		},
 		{
 			name:   "not one JSON object",
@@ -110,6 +117,21 @@ func TestPluginOutput(t *testing.T) {
 				t.Errorf("host log after %q =\n%s\nwant\n%s", tt.writes, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestPluginOutputCrash(t *testing.T) {
+	o := NewPluginOutput(zerolog.Nop(), "clockevent/hpet", 0)
+	w := o.Stderr()
+	for _, s := range []string{"starting\n", "panic: boom\n", "\n", "goroutine 1 [running]:\n", "main.main()\n", "\t/src/main.go:9 +0x1d\n"} {
+		w.Write([]byte(s))
+	}
+	got := strings.Join(o.Crash(), "|")
+	if want := "goroutine 1 [running]:|main.main()|\t/src/main.go:9 +0x1d"; got != want {
+		t.Errorf("Crash() = %q, want %q", got, want)
+	}
+	if c := NewPluginOutput(zerolog.Nop(), "x", 0).Crash(); len(c) != 0 {
+		t.Errorf("Crash() without a crash = %q", c)
 	}
 }
 

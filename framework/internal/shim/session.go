@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -238,8 +239,30 @@ func (s *session) transportError(call string, err error) *sdk.TransportError {
 	}
 	if gone && (p == nil || te.Exit != "") {
 		te.Err = causeError{sdk.ErrPluginExited, err}
+		// A Go crash (a panic on one of the plugin's goroutines, a fatal
+		// error): say what it was instead of the transport's EOF, and carry
+		// the stacks once, as lines.
+		if cs, ok := p.(interface{ CrashStack() []string }); ok && p != nil {
+			if stack := cs.CrashStack(); len(stack) > 0 {
+				te.Stack = stack
+				if line := crashLine(te.Stderr); line != "" {
+					te.Err = causeError{sdk.ErrPluginExited, errors.New(line)}
+				}
+			}
+		}
 	}
 	return te
+}
+
+// crashLine returns the last "panic: " or "fatal error: " line of a stderr
+// tail.
+func crashLine(tail []string) string {
+	for i := len(tail) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(tail[i]); strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
+			return l
+		}
+	}
+	return ""
 }
 
 // causeError is an error as received, classified by a cause sentinel that
