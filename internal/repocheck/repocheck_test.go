@@ -33,7 +33,7 @@ func TestCheck(t *testing.T) {
 	up, home, work := ".."+"/shared", "/"+"home/someone", "/"+"work/tree"
 	fsys := fstest.MapFS{
 		"go.mod":                     {Data: []byte("module example\n")},
-		"docs/a.md":                  {Data: []byte("See docs/b.md, [c](c.md), " + up + "/DESIGN.md and DESIGN.md.\nThe wheel is kernel/time/timer.c; configs/*.hcl; configs/*.txt; configs/FILE; golang.org/x/perf:cmd/benchstat; notes/reference/x.md.\n")},
+		"docs/a.md":                  {Data: []byte("See docs/b.md, [c](c.md), " + up + "/PLAN.md and PLAN.md.\nThe wheel is kernel/time/timer.c; configs/*.hcl; configs/*.txt; configs/FILE; golang.org/x/perf:cmd/benchstat; notes/reference/x.md.\n")},
 		"docs/c.md":                  {Data: []byte("Back to a.md and framework/x (framework/x/y.go). " + home + "/notes.\n")},
 		"framework/x/y.go":           {Data: []byte("// Package x cites docs/costs.md and ../../docs/a.md and ../../../up.md.\npackage x\n\nvar s = \"docs/costs.md\" // a string is not checked; " + work + " is\n")},
 		"framework/x/testdata/t.hcl": {Data: []byte("# missing/file.md is not checked in testdata\n")},
@@ -53,8 +53,8 @@ func TestCheck(t *testing.T) {
 		`configs/a.hcl:1: "./gone.md": no file of this name in the repository`,
 		`docs/a.md:1: "` + up + `": points outside the repository`,
 		`docs/a.md:1: "docs/b.md": no such file or directory in the repository`,
-		`docs/a.md:1: "` + up + `/DESIGN.md": no such file or directory in the repository`,
-		`docs/a.md:1: "DESIGN.md": no file of this name in the repository`,
+		`docs/a.md:1: "` + up + `/PLAN.md": no such file or directory in the repository`,
+		`docs/a.md:1: "PLAN.md": no file of this name in the repository`,
 		`docs/a.md:2: "configs/*.txt": no such file or directory in the repository`,
 		`docs/a.md:2: "notes/reference/x.md": no such file or directory in the repository`,
 		`docs/c.md:1: "` + home + `": points outside the repository`,
