@@ -18,7 +18,7 @@ import (
 	"github.com/tickemu/tickemu/framework/cli"
 )
 
-var update = flag.Bool("update", false, "rewrite the cmp files of testdata/script")
+var update = flag.Bool("update", false, "rewrite the cmp files of testdata/script, and README.md's and docs/'s figures (TestDocFigures)")
 
 // TestMain lets the test binary act as the tickemu command inside scripts
 // (testscript.Main), and as a plugin process when tickemu re-executes itself.
