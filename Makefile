@@ -12,6 +12,7 @@ BENCHTIME ?= 1x
 # tested on its own: `go test ./...` does not cross module boundaries).
 MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 
+.PHONY: api-check api-baseline
 .PHONY: all build run test test-deps test-short test-modules bench lint fmt-check tidy-check ci fuzz clean help
 
 all: build
@@ -73,6 +74,13 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 20s).
 		echo "--> $$pkg $$t"; \
 		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $${FUZZTIME:-20s} $$pkg || exit 1; \
 	done
+
+api-check: ## Fail if framework/sdk changed incompatibly since api/sdk/ without a protocol version change.
+	@echo "==> make/api.sh check"
+	GO=$(GO) bash make/api.sh check
+
+api-baseline: ## Rewrite the SDK API baseline api/sdk/ (when sdk.ProtocolVersion changes).
+	GO=$(GO) bash make/api.sh baseline
 
 clean: ## Remove build output.
 	rm -rf bin

@@ -27,4 +27,46 @@
 //
 // Problems the user must see (a config value the plugin rejects) are Diagnostics;
 // the error return of a transport means the transport failed.
+//
+// # What a plugin may import
+//
+// Everything a plugin needs is this package and the packages under it:
+//
+//	framework/sdk/ktime      simulated time, HZ and jiffies, duration and frequency units
+//	framework/sdk/clockmath  the kernel's mult/shift and delta arithmetic, counter clocks
+//	framework/sdk/simrand    the seeded random streams (derive them from Setup.Seed and Setup.Role)
+//	framework/sdk/serve      main of a tickemu-plugin-NAME binary
+//	framework/sdk/sdktest    conformance suites, the gRPC pair, scenario runs under go test
+//
+// plus plugins/builtin, the builtin factories, for tests and custom builds. A
+// plugin imports no other tickemu package (plugins/builtin's TestPluginImports
+// checks the plugins in the tree and the examples).
+//
+// # Compatibility promise
+//
+// The SDK is the packages listed above. Two things are promised, both tied to
+// ProtocolVersion:
+//
+//   - Wire: a plugin binary built against any SDK with the same
+//     ProtocolVersion is served by any tickemu speaking that version; the
+//     handshake refuses any other version and says which.
+//   - Go API: while ProtocolVersion stays the same, the SDK's exported API
+//     changes only compatibly in the sense of golang.org/x/exp/apidiff (no
+//     removed or changed identifier, no method added to an interface a plugin
+//     implements), so a plugin that compiled keeps compiling and a custom build
+//     (`tickemu build --with`) of it keeps linking. An incompatible change
+//     comes with a ProtocolVersion bump, in the same commit.
+//
+// `make api-check` (part of `make ci`) enforces the Go side: it compares the
+// SDK with the baseline in api/sdk/, apidiff export data written by `make
+// api-baseline` at the protocol version recorded in api/sdk/PROTOCOL. There is
+// no release tag yet, so the baseline is regenerated exactly when
+// ProtocolVersion changes; after the first release the comparison is against
+// the last release tag of the same protocol version.
+//
+// Behaviour is part of the promise too: the same calls in the same order give
+// the same answers; simrand's sequence for a seed and name never changes;
+// clockmath follows the kernel's integer arithmetic bit for bit; Config values
+// keep their canonical forms. Until tickemu 1.0 the module has no major
+// version to bump, so ProtocolVersion is the version to watch.
 package sdk
