@@ -23,8 +23,12 @@ machine {
   nohz = "idle"
 }
 
+# Both variants are v5.12-era kernels: clock_was_set() still ran
+# retrigger_next_event() on every CPU, the one setting the clock included
+# (on_each_cpu(), before 1e7f7fbcd40c in v5.15).
 hrtimer {
-  softirq_next = var.softirq_next
+  softirq_next      = var.softirq_next
+  clock_was_set_ipi = "all"
 }
 
 # H: a hard CLOCK_MONOTONIC timer every 1 ms.

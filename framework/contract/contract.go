@@ -291,10 +291,22 @@ func (c *hrTimerBase) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpRe
 	return r
 }
 
-// ClockWasSet implements sdk.HRTimerBase.
+// ClockWasSet implements sdk.HRTimerBase: the answer is one of the three
+// masks, with no device write (the retrigger makes those).
 func (c *hrTimerBase) ClockWasSet(cpu int, now ktime.Time, off sdk.ClockOffsets) sdk.HROpResult {
 	r := c.hb.ClockWasSet(cpu, now, off)
 	c.op("ClockWasSet", &r)
+	if r.Ret < 0 || r.Ret > sdk.ClockWasSetEachCPU || len(r.Program) > 0 {
+		c.violation("ClockWasSet", "returned %d with %d device writes, want 0, %d or %d and none",
+			r.Ret, len(r.Program), sdk.ClockWasSetIPI, sdk.ClockWasSetEachCPU)
+	}
+	return r
+}
+
+// RetriggerNextEvent implements sdk.HRTimerBase.
+func (c *hrTimerBase) RetriggerNextEvent(cpu int, now ktime.Time) sdk.HROpResult {
+	r := c.hb.RetriggerNextEvent(cpu, now)
+	c.op("RetriggerNextEvent", &r)
 	return r
 }
 

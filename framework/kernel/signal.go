@@ -514,8 +514,7 @@ func (k *Kernel) clockOffset(c sdk.ClockID) int64 {
 }
 
 // clockSettime is do_settimeofday64() on CLOCK_REALTIME followed by
-// clock_was_set(): offsets move, every CPU's hrtimer bases are retriggered
-// (the local one now, the others by IPI). It returns the local cost.
+// clock_was_set(). It returns the local cost.
 func (k *Kernel) clockSettime(c *CPU, now ktime.Time, clock sdk.ClockID, t int64) int64 {
 	if clock != sdk.ClockRealtime {
 		return 0
@@ -525,31 +524,46 @@ func (k *Kernel) clockSettime(c *CPU, now ktime.Time, clock sdk.ClockID, t int64
 }
 
 // ShiftRealtime moves CLOCK_REALTIME (and TAI) by delta ns at now, as
-// clock_settime()/adjtimex(ADJ_SETOFFSET) do, and runs clock_was_set(). c is
-// the CPU doing it. It returns the cost on c.
+// clock_settime()/adjtimex(ADJ_SETOFFSET) do, and runs clock_was_set() on c,
+// the CPU doing it (kernel/time/hrtimer.c): the hrtimer plugin decides for
+// every CPU, here on c, whether it gets retrigger_next_event()
+// (update_needs_ipi() since 1e7f7fbcd40c, every CPU before); c sends the IPIs
+// and, under on_each_cpu(), runs it itself after sending them. It returns the
+// cost on c.
 func (k *Kernel) ShiftRealtime(c *CPU, now ktime.Time, delta int64) int64 {
 	k.offsets.Real += delta
 	k.offsets.TAI += delta
 	k.clockSeq++
 	k.Counters.Inc(cntClockWasSet, -1, 1)
 	cost := int64(0)
+	local := false
 	for _, o := range k.cpus {
-		if o == c {
-			continue
+		r := k.hrt.ClockWasSet(o.id, now+ktime.Time(cost), k.offsets)
+		cost += r.Cost
+		switch {
+		case r.Ret == 0:
+		case o == c:
+			// smp_call_function_many() skips the calling CPU; on_each_cpu()
+			// runs the function there too.
+			local = r.Ret == sdk.ClockWasSetEachCPU
+		default:
+			k.sendIPI(now+ktime.Time(cost), o, ipiCallFunc)
+			k.Counters.Inc(cntClockWasSetIPIs, o.id, 1)
+			cost += k.costs.IPISend
 		}
-		k.sendIPI(now, o, ipiCallFunc)
-		cost += k.costs.IPISend
 	}
-	r := k.hrt.ClockWasSet(c.id, now, k.offsets)
-	cost += r.Cost
-	cost += k.programLocal(c, now+ktime.Time(cost), r.Program)
+	if local {
+		r := k.hrt.RetriggerNextEvent(c.id, now+ktime.Time(cost))
+		cost += r.Cost
+		cost += k.programLocal(c, now+ktime.Time(cost), r.Program)
+	}
 	return cost
 }
 
 // clockWasSetIPI is retrigger_next_event() run by the call-function IPI.
 func (c *CPU) clockWasSetIPI(now ktime.Time) ktime.Time {
 	k := c.k
-	r := k.hrt.ClockWasSet(c.id, now, k.offsets)
+	r := k.hrt.RetriggerNextEvent(c.id, now)
 	now += ktime.Time(r.Cost)
 	now += ktime.Time(k.programLocal(c, now, r.Program))
 	return now

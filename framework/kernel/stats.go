@@ -53,6 +53,7 @@ var (
 	cntSignalsDelivered         = metrics.Intern("signals_delivered")
 	cntPosixTimerOverruns       = metrics.Intern("posix_timer_overruns")
 	cntClockWasSet              = metrics.Intern("clock_was_set")
+	cntClockWasSetIPIs          = metrics.Intern("clock_was_set_ipis")
 	cntSyscallRestarts          = metrics.Intern("syscall_restarts")
 	cntJiffiesMaxStale          = metrics.Intern("jiffies_max_stale_ns")
 	cntSchedTickRemote          = metrics.Intern("sched_tick_remote")

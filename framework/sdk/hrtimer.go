@@ -72,6 +72,12 @@ type HRTimer struct {
 	Period int64
 }
 
+// ClockWasSet answers (HROpResult.Ret).
+const (
+	ClockWasSetIPI     = 1 // cpu is in clock_was_set()'s IPI mask
+	ClockWasSetEachCPU = 2 // on_each_cpu(): every CPU runs retrigger_next_event()
+)
+
 // HROpResult is the result of a host-initiated hrtimer operation.
 type HROpResult struct {
 	Cost int64
@@ -80,7 +86,8 @@ type HROpResult struct {
 	// The host performs each through the clockevents core.
 	Program []ktime.Time
 	// Ret is hrtimer_try_to_cancel()'s return for Cancel (-1 callback running,
-	// 0 not active, 1 removed); for Start, 1 if the timer was queued before.
+	// 0 not active, 1 removed); for Start, 1 if the timer was queued before;
+	// for ClockWasSet, 0, ClockWasSetIPI or ClockWasSetEachCPU.
 	Ret int
 	// Expires and SoftExpires are the timer's resolved expiry in its own clock
 	// (for Start): what the hrtimer_start trace event prints.
@@ -130,9 +137,17 @@ type HRTimerBase interface {
 	RunSoftirq(cpu int, now ktime.Time) InterruptResult
 	// RunQueues is hrtimer_run_queues() from the tick in low-res mode.
 	RunQueues(cpu int, now ktime.Time) InterruptResult
-	// ClockWasSet is retrigger_next_event() on cpu after the timekeeper's
-	// offsets changed (clock_settime): the new offsets apply from now on.
+	// ClockWasSet is clock_was_set()'s step for cpu, run on the CPU that set
+	// the clock after the timekeeper's offsets became off (clock_settime):
+	// the new offsets apply from now on, and Ret says whether cpu gets
+	// retrigger_next_event(): 0 no; ClockWasSetIPI when cpu is in the IPI mask
+	// (update_needs_ipi(), v5.15+: smp_call_function_many(), which skips the
+	// calling CPU); ClockWasSetEachCPU when every CPU, the caller included,
+	// runs it (on_each_cpu(), before 1e7f7fbcd40c). It writes no device.
 	ClockWasSet(cpu int, now ktime.Time, off ClockOffsets) HROpResult
+	// RetriggerNextEvent is retrigger_next_event() on cpu: refresh its base
+	// offsets and reprogram its next event (the clock_was_set IPI handler).
+	RetriggerNextEvent(cpu int, now ktime.Time) HROpResult
 	// NextEvent is the earliest expiry on cpu in CLOCK_MONOTONIC, ignoring the
 	// timer exclude (hrtimer_next_event_without(); exclude 0 = none), or
 	// ktime.Max: what tick-sched and the idle governor ask.

@@ -68,31 +68,40 @@ func (p *Plugin) retriggerNextEvent(cb *cpuBase) {
 	}
 }
 
-// ClockWasSet models clock_was_set()'s work for cpu after the timekeeper's
-// offsets became off: with clock_was_set_ipi = "all" every CPU runs
-// retrigger_next_event(); with "needed" only CPUs for which
-// update_needs_ipi() says so. Ret is 1 when retrigger_next_event() ran on cpu
-// (an IPI for a remote CPU), 0 when only the offsets were refreshed; Cost is
-// clock_was_set_ns when it ran.
+// ClockWasSet models clock_was_set()'s per-CPU step for cpu on the CPU that
+// set the clock, after the timekeeper's offsets became off. With
+// clock_was_set_ipi = "all" (before 1e7f7fbcd40c) clock_was_set() called
+// on_each_cpu(retrigger_next_event): Ret is sdk.ClockWasSetEachCPU and the
+// CPU's offsets are refreshed by the retrigger. With "needed" it evaluates
+// update_needs_ipi() under cpu's base lock, which refreshes cpu's offsets:
+// Ret is sdk.ClockWasSetIPI when cpu must be interrupted, 0 otherwise. The
+// check itself costs nothing here; RetriggerNextEvent charges
+// clock_was_set_ns where it runs.
 //
 // Divergence: clock_was_set() without high-res or NOHZ touches no CPU; the
 // plugin does not know whether NOHZ is active and treats low-res as NOHZ.
 func (p *Plugin) ClockWasSet(cpu int, now ktime.Time, off sdk.ClockOffsets) sdk.HROpResult {
 	cb := p.cpu(cpu)
+	p.setTimekeeper(off)
+	if p.cfg.IPI == IPIAll {
+		return sdk.HROpResult{Ret: sdk.ClockWasSetEachCPU}
+	}
+	if p.updateNeedsIPI(cb, p.cwsMask) {
+		return sdk.HROpResult{Ret: sdk.ClockWasSetIPI}
+	}
+	return sdk.HROpResult{}
+}
+
+// RetriggerNextEvent models retrigger_next_event() on cpu (the clock_was_set
+// IPI handler, or the caller's own call under on_each_cpu()): refresh the
+// offsets and reprogram; Cost is clock_was_set_ns.
+func (p *Plugin) RetriggerNextEvent(cpu int, now ktime.Time) sdk.HROpResult {
+	cb := p.cpu(cpu)
 	cb.opProg = cb.opProg[:0]
 	cb.prog = &cb.opProg
 	defer func() { cb.prog = nil }()
-
-	p.setTimekeeper(off)
-	run := p.cfg.IPI == IPIAll || p.updateNeedsIPI(cb, p.cwsMask)
-	res := sdk.HROpResult{}
-	if run {
-		p.retriggerNextEvent(cb)
-		res.Ret = 1
-		res.Cost = p.cfg.Costs.ClockWasSet
-	}
-	res.Program = cb.opProg
-	return res
+	p.retriggerNextEvent(cb)
+	return sdk.HROpResult{Cost: p.cfg.Costs.ClockWasSet, Program: cb.opProg}
 }
 
 // NextEvent answers what tick-sched and the idle governor ask: in high-res

@@ -76,9 +76,10 @@ func TestSlackRange(t *testing.T) {
 }
 
 // TestClockWasSetIPI compares clock_was_set() before and after 1e7f7fbcd40c:
-// "all" retriggers every CPU (force_reprogram(skip_equal=0): one write each),
-// "needed" only the CPU whose REALTIME timer moved ahead of its programmed
-// event (update_needs_ipi()).
+// "all" names every CPU for retrigger_next_event() (on_each_cpu()), whose
+// force_reprogram(skip_equal=0) writes each device once; "needed" names only
+// the CPU whose REALTIME timer moved ahead of its programmed event
+// (update_needs_ipi()); the mask step itself writes nothing.
 func TestClockWasSetIPI(t *testing.T) {
 	tests := []struct {
 		ipi       string
@@ -86,24 +87,35 @@ func TestClockWasSetIPI(t *testing.T) {
 		wantRet   [2]int
 		wantWrite [2]int
 	}{
-		{"all", 2 * ms, [2]int{1, 1}, [2]int{1, 1}},
-		{"needed", 2 * ms, [2]int{1, 0}, [2]int{1, 0}},
+		{"all", 2 * ms, [2]int{sdk.ClockWasSetEachCPU, sdk.ClockWasSetEachCPU}, [2]int{1, 1}},
+		{"needed", 2 * ms, [2]int{sdk.ClockWasSetIPI, 0}, [2]int{1, 0}},
 		{"needed", -2 * ms, [2]int{0, 0}, [2]int{0, 0}}, // the timer moved later: the early event re-evaluates
+	}
+	clockWasSet := func(p *Plugin, now ktime.Time, off sdk.ClockOffsets) (rets, writes [2]int) {
+		for cpu := range 2 {
+			res := p.ClockWasSet(cpu, now, off)
+			if len(res.Program) != 0 {
+				t.Errorf("ClockWasSet(cpu%d) wrote %v, want no device write", cpu, res.Program)
+			}
+			rets[cpu] = res.Ret
+		}
+		for cpu := range 2 {
+			if rets[cpu] != 0 {
+				writes[cpu] = len(p.RetriggerNextEvent(cpu, now).Program)
+			}
+		}
+		return rets, writes
 	}
 	for _, tc := range tests {
 		t.Run(tc.ipi, func(t *testing.T) {
 			p := configure(t, highRes(2), map[string]string{"clock_was_set_ipi": tc.ipi})
-			for cpu := range 2 {
-				p.ClockWasSet(cpu, 0, sdk.ClockOffsets{Real: offReal, TAI: offTAI})
-			}
+			clockWasSet(p, 0, sdk.ClockOffsets{Real: offReal, TAI: offTAI})
 			p.Start(0, 0, hard(1), at(10*ms), 0)
 			p.Start(0, 0, sdk.HRTimer{ID: 2, Clock: sdk.ClockRealtime}, at(offReal+5*ms), 0)
 			p.Start(1, 0, hard(3), at(4*ms), 0)
-			for cpu := range 2 {
-				res := p.ClockWasSet(cpu, at(1*ms), sdk.ClockOffsets{Real: offReal + tc.jump, TAI: offTAI + tc.jump})
-				if res.Ret != tc.wantRet[cpu] || len(res.Program) != tc.wantWrite[cpu] {
-					t.Errorf("ClockWasSet(cpu%d, %+d) = Ret %d Program %v, want Ret %d and %d writes", cpu, tc.jump, res.Ret, res.Program, tc.wantRet[cpu], tc.wantWrite[cpu])
-				}
+			rets, writes := clockWasSet(p, at(1*ms), sdk.ClockOffsets{Real: offReal + tc.jump, TAI: offTAI + tc.jump})
+			if rets != tc.wantRet || writes != tc.wantWrite {
+				t.Errorf("clock_was_set(%+d): Ret %v, retrigger writes %v; want %v and %v", tc.jump, rets, writes, tc.wantRet, tc.wantWrite)
 			}
 			// Either way the next interrupt of cpu0 sees the new offsets.
 			if got, want := p.NextEvent(0, at(1*ms), 0), at(5*ms-tc.jump); got != want {

@@ -65,8 +65,9 @@
 // HROpResult.Ret is remove_hrtimer()'s answer for Start (1: the timer was
 // queued) and hrtimer_try_to_cancel()'s for Cancel (-1 while the callback runs,
 // i.e. from HRExpiry.Now to Now + CallbackCost; 0 inactive; 1 dequeued). For
-// ClockWasSet it is 1 when retrigger_next_event() ran on the CPU (an IPI on a
-// real machine) and 0 when only the CPU's offsets were refreshed.
+// ClockWasSet it says whether the CPU gets retrigger_next_event() (0,
+// sdk.ClockWasSetIPI, sdk.ClockWasSetEachCPU); the host then calls
+// RetriggerNextEvent on it, from its IPI.
 // HRExpiry.NewExpires is the restarted timer's hard expiry (node.expires).
 // CPUState returns a /proc/timer_list-like snapshot of one CPU's base.
 //
@@ -74,7 +75,7 @@
 //
 // To keep the per-operation path allocation-free, the slices in results alias
 // buffers owned by the plugin, one set per CPU and family: Start, Cancel and
-// ClockWasSet share one Program buffer; Interrupt, RunSoftirq and RunQueues share
+// RetriggerNextEvent share one Program buffer; Interrupt, RunSoftirq and RunQueues share
 // one Program and one Expired buffer. A result's slices stay valid until the next
 // call of the same family on the same CPU. A caller that keeps them longer (for
 // instance to schedule each callback as a future event) must copy them.

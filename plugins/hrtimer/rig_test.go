@@ -182,8 +182,14 @@ func (r *rig) cancel(cpu int, when ktime.Time, id sdk.TimerID) sdk.HROpResult {
 }
 
 func (r *rig) clockWasSet(when ktime.Time, off sdk.ClockOffsets) {
+	var retrigger []int
 	for cpu := range r.dev {
-		res := r.p.ClockWasSet(cpu, r.opTime(cpu, when), off)
+		if res := r.p.ClockWasSet(cpu, r.opTime(cpu, when), off); res.Ret != 0 {
+			retrigger = append(retrigger, cpu)
+		}
+	}
+	for _, cpu := range retrigger {
+		res := r.p.RetriggerNextEvent(cpu, r.opTime(cpu, when))
 		r.program(cpu, res.Program)
 	}
 }

@@ -92,6 +92,13 @@ func (c *hrTimerBaseClient) ClockWasSet(cpu int, now ktime.Time, off sdk.ClockOf
 	return fromproto.HROpResult(expect(c.s, "ClockWasSet", resp.GetClockWasSet(), resp).GetResult())
 }
 
+// RetriggerNextEvent implements sdk.HRTimerBase.
+func (c *hrTimerBaseClient) RetriggerNextEvent(cpu int, now ktime.Time) sdk.HROpResult {
+	resp := c.do("RetriggerNextEvent", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_RetriggerNextEvent{
+		RetriggerNextEvent: &pb.RetriggerNextEventRequest{Cpu: int64(cpu), Now: int64(now)}}})
+	return fromproto.HROpResult(expect(c.s, "RetriggerNextEvent", resp.GetRetriggerNextEvent(), resp).GetResult())
+}
+
 // NextEvent implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) NextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) ktime.Time {
 	resp := c.do("NextEvent", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_NextEvent{
@@ -162,6 +169,11 @@ func dispatchHRTimerBase(p sdk.Plugin, req *pb.HRTimerBaseCall) (*pb.HRTimerBase
 		r := hb.ClockWasSet(int(m.GetCpu()), ktime.Time(m.GetNow()), fromproto.ClockOffsets(m.GetOffsets()))
 		return &pb.HRTimerBaseResult{Result: &pb.HRTimerBaseResult_ClockWasSet{
 			ClockWasSet: &pb.ClockWasSetResponse{Result: toproto.HROpResult(r)}}}, nil
+	case *pb.HRTimerBaseCall_RetriggerNextEvent:
+		m := c.RetriggerNextEvent
+		r := hb.RetriggerNextEvent(int(m.GetCpu()), ktime.Time(m.GetNow()))
+		return &pb.HRTimerBaseResult{Result: &pb.HRTimerBaseResult_RetriggerNextEvent{
+			RetriggerNextEvent: &pb.RetriggerNextEventResponse{Result: toproto.HROpResult(r)}}}, nil
 	case *pb.HRTimerBaseCall_NextEvent:
 		m := c.NextEvent
 		r := hb.NextEvent(int(m.GetCpu()), ktime.Time(m.GetNow()), sdk.TimerID(m.GetExclude()))

@@ -515,9 +515,22 @@ func (r *hrRig) clockWasSet(off sdk.ClockOffsets) {
 	r.t.Helper()
 	r.off = off
 	r.lastOp = r.now
+	// clock_was_set() from outside the machine's CPUs: every CPU the plugin
+	// names (in the IPI mask, or all of them) runs retrigger_next_event().
+	var retrigger []int
 	for c := 0; c < r.cpus; c++ {
 		res := r.p.ClockWasSet(c, r.now, off)
 		r.logf("clock_was_set cpu%d %v %+v -> %+v", c, r.now, off, res)
+		if res.Ret < 0 || res.Ret > sdk.ClockWasSetEachCPU || len(res.Program) > 0 {
+			r.t.Errorf("ClockWasSet(cpu%d) = %+v, want Ret 0, %d or %d and no device write", c, res, sdk.ClockWasSetIPI, sdk.ClockWasSetEachCPU)
+		}
+		if res.Ret != 0 {
+			retrigger = append(retrigger, c)
+		}
+	}
+	for _, c := range retrigger {
+		res := r.p.RetriggerNextEvent(c, r.now)
+		r.logf("retrigger_next_event cpu%d %v -> %+v", c, r.now, res)
 		r.program(c, "clock_was_set", res.Program, false)
 	}
 	for _, m := range r.timers {

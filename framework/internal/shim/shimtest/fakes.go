@@ -100,6 +100,7 @@ type HRTimerBase struct {
 	RunSoftirqFn  func(cpu int, now ktime.Time) sdk.InterruptResult
 	RunQueuesFn   func(cpu int, now ktime.Time) sdk.InterruptResult
 	ClockWasSetFn func(cpu int, now ktime.Time, off sdk.ClockOffsets) sdk.HROpResult
+	RetriggerFn   func(cpu int, now ktime.Time) sdk.HROpResult
 	NextEventFn   func(cpu int, now ktime.Time, exclude sdk.TimerID) ktime.Time
 }
 
@@ -143,6 +144,14 @@ func (f *HRTimerBase) RunQueues(cpu int, now ktime.Time) sdk.InterruptResult {
 		return sdk.InterruptResult{}
 	}
 	return f.RunQueuesFn(cpu, now)
+}
+
+// RetriggerNextEvent implements sdk.HRTimerBase.
+func (f *HRTimerBase) RetriggerNextEvent(cpu int, now ktime.Time) sdk.HROpResult {
+	if f.RetriggerFn == nil {
+		return sdk.HROpResult{}
+	}
+	return f.RetriggerFn(cpu, now)
 }
 
 // ClockWasSet implements sdk.HRTimerBase.

@@ -84,6 +84,7 @@ type HRTimerBaseCall struct {
 	//	*HRTimerBaseCall_RunQueues
 	//	*HRTimerBaseCall_ClockWasSet
 	//	*HRTimerBaseCall_NextEvent
+	//	*HRTimerBaseCall_RetriggerNextEvent
 	Call          isHRTimerBaseCall_Call `protobuf_oneof:"call"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -198,6 +199,15 @@ func (x *HRTimerBaseCall) GetNextEvent() *NextEventRequest {
 	return nil
 }
 
+func (x *HRTimerBaseCall) GetRetriggerNextEvent() *RetriggerNextEventRequest {
+	if x != nil {
+		if x, ok := x.Call.(*HRTimerBaseCall_RetriggerNextEvent); ok {
+			return x.RetriggerNextEvent
+		}
+	}
+	return nil
+}
+
 type isHRTimerBaseCall_Call interface {
 	isHRTimerBaseCall_Call()
 }
@@ -234,6 +244,10 @@ type HRTimerBaseCall_NextEvent struct {
 	NextEvent *NextEventRequest `protobuf:"bytes,8,opt,name=next_event,json=nextEvent,proto3,oneof"`
 }
 
+type HRTimerBaseCall_RetriggerNextEvent struct {
+	RetriggerNextEvent *RetriggerNextEventRequest `protobuf:"bytes,9,opt,name=retrigger_next_event,json=retriggerNextEvent,proto3,oneof"`
+}
+
 func (*HRTimerBaseCall_Plugin) isHRTimerBaseCall_Call() {}
 
 func (*HRTimerBaseCall_Start) isHRTimerBaseCall_Call() {}
@@ -249,6 +263,8 @@ func (*HRTimerBaseCall_RunQueues) isHRTimerBaseCall_Call() {}
 func (*HRTimerBaseCall_ClockWasSet) isHRTimerBaseCall_Call() {}
 
 func (*HRTimerBaseCall_NextEvent) isHRTimerBaseCall_Call() {}
+
+func (*HRTimerBaseCall_RetriggerNextEvent) isHRTimerBaseCall_Call() {}
 
 // HRTimerBaseSessionResponse answers a HRTimerBaseSessionRequest: one result per
 // call, in the calls' order.
@@ -309,6 +325,7 @@ type HRTimerBaseResult struct {
 	//	*HRTimerBaseResult_RunQueues
 	//	*HRTimerBaseResult_ClockWasSet
 	//	*HRTimerBaseResult_NextEvent
+	//	*HRTimerBaseResult_RetriggerNextEvent
 	Result        isHRTimerBaseResult_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -423,6 +440,15 @@ func (x *HRTimerBaseResult) GetNextEvent() *NextEventResponse {
 	return nil
 }
 
+func (x *HRTimerBaseResult) GetRetriggerNextEvent() *RetriggerNextEventResponse {
+	if x != nil {
+		if x, ok := x.Result.(*HRTimerBaseResult_RetriggerNextEvent); ok {
+			return x.RetriggerNextEvent
+		}
+	}
+	return nil
+}
+
 type isHRTimerBaseResult_Result interface {
 	isHRTimerBaseResult_Result()
 }
@@ -459,6 +485,10 @@ type HRTimerBaseResult_NextEvent struct {
 	NextEvent *NextEventResponse `protobuf:"bytes,8,opt,name=next_event,json=nextEvent,proto3,oneof"`
 }
 
+type HRTimerBaseResult_RetriggerNextEvent struct {
+	RetriggerNextEvent *RetriggerNextEventResponse `protobuf:"bytes,9,opt,name=retrigger_next_event,json=retriggerNextEvent,proto3,oneof"`
+}
+
 func (*HRTimerBaseResult_Plugin) isHRTimerBaseResult_Result() {}
 
 func (*HRTimerBaseResult_Start) isHRTimerBaseResult_Result() {}
@@ -474,6 +504,8 @@ func (*HRTimerBaseResult_RunQueues) isHRTimerBaseResult_Result() {}
 func (*HRTimerBaseResult_ClockWasSet) isHRTimerBaseResult_Result() {}
 
 func (*HRTimerBaseResult_NextEvent) isHRTimerBaseResult_Result() {}
+
+func (*HRTimerBaseResult_RetriggerNextEvent) isHRTimerBaseResult_Result() {}
 
 // HRTimer is sdk.HRTimer.
 type HRTimer struct {
@@ -1504,6 +1536,105 @@ func (x *ClockWasSetResponse) GetResult() *HROpResult {
 	return nil
 }
 
+// RetriggerNextEventRequest carries the arguments of
+// sdk.HRTimerBase.RetriggerNextEvent.
+type RetriggerNextEventRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cpu           int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`
+	Now           int64                  `protobuf:"varint,2,opt,name=now,proto3" json:"now,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetriggerNextEventRequest) Reset() {
+	*x = RetriggerNextEventRequest{}
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetriggerNextEventRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetriggerNextEventRequest) ProtoMessage() {}
+
+func (x *RetriggerNextEventRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetriggerNextEventRequest.ProtoReflect.Descriptor instead.
+func (*RetriggerNextEventRequest) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RetriggerNextEventRequest) GetCpu() int64 {
+	if x != nil {
+		return x.Cpu
+	}
+	return 0
+}
+
+func (x *RetriggerNextEventRequest) GetNow() int64 {
+	if x != nil {
+		return x.Now
+	}
+	return 0
+}
+
+// RetriggerNextEventResponse carries its result.
+type RetriggerNextEventResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *HROpResult            `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetriggerNextEventResponse) Reset() {
+	*x = RetriggerNextEventResponse{}
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetriggerNextEventResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetriggerNextEventResponse) ProtoMessage() {}
+
+func (x *RetriggerNextEventResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetriggerNextEventResponse.ProtoReflect.Descriptor instead.
+func (*RetriggerNextEventResponse) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RetriggerNextEventResponse) GetResult() *HROpResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 // NextEventRequest carries the arguments of sdk.HRTimerBase.NextEvent.
 type NextEventRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1516,7 +1647,7 @@ type NextEventRequest struct {
 
 func (x *NextEventRequest) Reset() {
 	*x = NextEventRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1528,7 +1659,7 @@ func (x *NextEventRequest) String() string {
 func (*NextEventRequest) ProtoMessage() {}
 
 func (x *NextEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1541,7 +1672,7 @@ func (x *NextEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextEventRequest.ProtoReflect.Descriptor instead.
 func (*NextEventRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{21}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *NextEventRequest) GetCpu() int64 {
@@ -1575,7 +1706,7 @@ type NextEventResponse struct {
 
 func (x *NextEventResponse) Reset() {
 	*x = NextEventResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1718,7 @@ func (x *NextEventResponse) String() string {
 func (*NextEventResponse) ProtoMessage() {}
 
 func (x *NextEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +1731,7 @@ func (x *NextEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextEventResponse.ProtoReflect.Descriptor instead.
 func (*NextEventResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{22}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *NextEventResponse) GetNext() int64 {
@@ -1616,7 +1747,7 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftickemu/plugin/v2/hrtimer.proto\x12\x11tickemu.plugin.v2\x1a\x1etickemu/plugin/v2/plugin.proto\"U\n" +
 	"\x19HRTimerBaseSessionRequest\x128\n" +
-	"\x05calls\x18\x01 \x03(\v2\".tickemu.plugin.v2.HRTimerBaseCallR\x05calls\"\xb1\x04\n" +
+	"\x05calls\x18\x01 \x03(\v2\".tickemu.plugin.v2.HRTimerBaseCallR\x05calls\"\x93\x05\n" +
 	"\x0fHRTimerBaseCall\x12:\n" +
 	"\x06plugin\x18\x01 \x01(\v2 .tickemu.plugin.v2.PluginRequestH\x00R\x06plugin\x127\n" +
 	"\x05start\x18\x02 \x01(\v2\x1f.tickemu.plugin.v2.StartRequestH\x00R\x05start\x12:\n" +
@@ -1628,10 +1759,11 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"run_queues\x18\x06 \x01(\v2#.tickemu.plugin.v2.RunQueuesRequestH\x00R\trunQueues\x12K\n" +
 	"\rclock_was_set\x18\a \x01(\v2%.tickemu.plugin.v2.ClockWasSetRequestH\x00R\vclockWasSet\x12D\n" +
 	"\n" +
-	"next_event\x18\b \x01(\v2#.tickemu.plugin.v2.NextEventRequestH\x00R\tnextEventB\x06\n" +
+	"next_event\x18\b \x01(\v2#.tickemu.plugin.v2.NextEventRequestH\x00R\tnextEvent\x12`\n" +
+	"\x14retrigger_next_event\x18\t \x01(\v2,.tickemu.plugin.v2.RetriggerNextEventRequestH\x00R\x12retriggerNextEventB\x06\n" +
 	"\x04call\"\\\n" +
 	"\x1aHRTimerBaseSessionResponse\x12>\n" +
-	"\aresults\x18\x01 \x03(\v2$.tickemu.plugin.v2.HRTimerBaseResultR\aresults\"\xbd\x04\n" +
+	"\aresults\x18\x01 \x03(\v2$.tickemu.plugin.v2.HRTimerBaseResultR\aresults\"\xa0\x05\n" +
 	"\x11HRTimerBaseResult\x12;\n" +
 	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v2.PluginResponseH\x00R\x06plugin\x128\n" +
 	"\x05start\x18\x02 \x01(\v2 .tickemu.plugin.v2.StartResponseH\x00R\x05start\x12;\n" +
@@ -1643,7 +1775,8 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"run_queues\x18\x06 \x01(\v2$.tickemu.plugin.v2.RunQueuesResponseH\x00R\trunQueues\x12L\n" +
 	"\rclock_was_set\x18\a \x01(\v2&.tickemu.plugin.v2.ClockWasSetResponseH\x00R\vclockWasSet\x12E\n" +
 	"\n" +
-	"next_event\x18\b \x01(\v2$.tickemu.plugin.v2.NextEventResponseH\x00R\tnextEventB\b\n" +
+	"next_event\x18\b \x01(\v2$.tickemu.plugin.v2.NextEventResponseH\x00R\tnextEvent\x12a\n" +
+	"\x14retrigger_next_event\x18\t \x01(\v2-.tickemu.plugin.v2.RetriggerNextEventResponseH\x00R\x12retriggerNextEventB\b\n" +
 	"\x06result\"\x80\x01\n" +
 	"\aHRTimer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
@@ -1714,6 +1847,11 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x129\n" +
 	"\aoffsets\x18\x03 \x01(\v2\x1f.tickemu.plugin.v2.ClockOffsetsR\aoffsets\"L\n" +
 	"\x13ClockWasSetResponse\x125\n" +
+	"\x06result\x18\x01 \x01(\v2\x1d.tickemu.plugin.v2.HROpResultR\x06result\"?\n" +
+	"\x19RetriggerNextEventRequest\x12\x10\n" +
+	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
+	"\x03now\x18\x02 \x01(\x03R\x03now\"S\n" +
+	"\x1aRetriggerNextEventResponse\x125\n" +
 	"\x06result\x18\x01 \x01(\v2\x1d.tickemu.plugin.v2.HROpResultR\x06result\"P\n" +
 	"\x10NextEventRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
@@ -1736,7 +1874,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP() []byte {
 	return file_tickemu_plugin_v2_hrtimer_proto_rawDescData
 }
 
-var file_tickemu_plugin_v2_hrtimer_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_tickemu_plugin_v2_hrtimer_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_tickemu_plugin_v2_hrtimer_proto_goTypes = []any{
 	(*HRTimerBaseSessionRequest)(nil),  // 0: tickemu.plugin.v2.HRTimerBaseSessionRequest
 	(*HRTimerBaseCall)(nil),            // 1: tickemu.plugin.v2.HRTimerBaseCall
@@ -1759,46 +1897,51 @@ var file_tickemu_plugin_v2_hrtimer_proto_goTypes = []any{
 	(*RunQueuesResponse)(nil),          // 18: tickemu.plugin.v2.RunQueuesResponse
 	(*ClockWasSetRequest)(nil),         // 19: tickemu.plugin.v2.ClockWasSetRequest
 	(*ClockWasSetResponse)(nil),        // 20: tickemu.plugin.v2.ClockWasSetResponse
-	(*NextEventRequest)(nil),           // 21: tickemu.plugin.v2.NextEventRequest
-	(*NextEventResponse)(nil),          // 22: tickemu.plugin.v2.NextEventResponse
-	(*PluginRequest)(nil),              // 23: tickemu.plugin.v2.PluginRequest
-	(*PluginResponse)(nil),             // 24: tickemu.plugin.v2.PluginResponse
+	(*RetriggerNextEventRequest)(nil),  // 21: tickemu.plugin.v2.RetriggerNextEventRequest
+	(*RetriggerNextEventResponse)(nil), // 22: tickemu.plugin.v2.RetriggerNextEventResponse
+	(*NextEventRequest)(nil),           // 23: tickemu.plugin.v2.NextEventRequest
+	(*NextEventResponse)(nil),          // 24: tickemu.plugin.v2.NextEventResponse
+	(*PluginRequest)(nil),              // 25: tickemu.plugin.v2.PluginRequest
+	(*PluginResponse)(nil),             // 26: tickemu.plugin.v2.PluginResponse
 }
 var file_tickemu_plugin_v2_hrtimer_proto_depIdxs = []int32{
 	1,  // 0: tickemu.plugin.v2.HRTimerBaseSessionRequest.calls:type_name -> tickemu.plugin.v2.HRTimerBaseCall
-	23, // 1: tickemu.plugin.v2.HRTimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	25, // 1: tickemu.plugin.v2.HRTimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
 	9,  // 2: tickemu.plugin.v2.HRTimerBaseCall.start:type_name -> tickemu.plugin.v2.StartRequest
 	11, // 3: tickemu.plugin.v2.HRTimerBaseCall.cancel:type_name -> tickemu.plugin.v2.CancelRequest
 	13, // 4: tickemu.plugin.v2.HRTimerBaseCall.interrupt:type_name -> tickemu.plugin.v2.InterruptRequest
 	15, // 5: tickemu.plugin.v2.HRTimerBaseCall.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqRequest
 	17, // 6: tickemu.plugin.v2.HRTimerBaseCall.run_queues:type_name -> tickemu.plugin.v2.RunQueuesRequest
 	19, // 7: tickemu.plugin.v2.HRTimerBaseCall.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetRequest
-	21, // 8: tickemu.plugin.v2.HRTimerBaseCall.next_event:type_name -> tickemu.plugin.v2.NextEventRequest
-	3,  // 9: tickemu.plugin.v2.HRTimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.HRTimerBaseResult
-	24, // 10: tickemu.plugin.v2.HRTimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
-	10, // 11: tickemu.plugin.v2.HRTimerBaseResult.start:type_name -> tickemu.plugin.v2.StartResponse
-	12, // 12: tickemu.plugin.v2.HRTimerBaseResult.cancel:type_name -> tickemu.plugin.v2.CancelResponse
-	14, // 13: tickemu.plugin.v2.HRTimerBaseResult.interrupt:type_name -> tickemu.plugin.v2.InterruptResponse
-	16, // 14: tickemu.plugin.v2.HRTimerBaseResult.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqResponse
-	18, // 15: tickemu.plugin.v2.HRTimerBaseResult.run_queues:type_name -> tickemu.plugin.v2.RunQueuesResponse
-	20, // 16: tickemu.plugin.v2.HRTimerBaseResult.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetResponse
-	22, // 17: tickemu.plugin.v2.HRTimerBaseResult.next_event:type_name -> tickemu.plugin.v2.NextEventResponse
-	6,  // 18: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
-	4,  // 19: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
-	5,  // 20: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	5,  // 21: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	7,  // 22: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	7,  // 23: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	7,  // 24: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	8,  // 25: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
-	5,  // 26: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	0,  // 27: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
-	2,  // 28: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
-	28, // [28:29] is the sub-list for method output_type
-	27, // [27:28] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	23, // 8: tickemu.plugin.v2.HRTimerBaseCall.next_event:type_name -> tickemu.plugin.v2.NextEventRequest
+	21, // 9: tickemu.plugin.v2.HRTimerBaseCall.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventRequest
+	3,  // 10: tickemu.plugin.v2.HRTimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.HRTimerBaseResult
+	26, // 11: tickemu.plugin.v2.HRTimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	10, // 12: tickemu.plugin.v2.HRTimerBaseResult.start:type_name -> tickemu.plugin.v2.StartResponse
+	12, // 13: tickemu.plugin.v2.HRTimerBaseResult.cancel:type_name -> tickemu.plugin.v2.CancelResponse
+	14, // 14: tickemu.plugin.v2.HRTimerBaseResult.interrupt:type_name -> tickemu.plugin.v2.InterruptResponse
+	16, // 15: tickemu.plugin.v2.HRTimerBaseResult.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqResponse
+	18, // 16: tickemu.plugin.v2.HRTimerBaseResult.run_queues:type_name -> tickemu.plugin.v2.RunQueuesResponse
+	20, // 17: tickemu.plugin.v2.HRTimerBaseResult.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetResponse
+	24, // 18: tickemu.plugin.v2.HRTimerBaseResult.next_event:type_name -> tickemu.plugin.v2.NextEventResponse
+	22, // 19: tickemu.plugin.v2.HRTimerBaseResult.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventResponse
+	6,  // 20: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
+	4,  // 21: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
+	5,  // 22: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	5,  // 23: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	7,  // 24: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	7,  // 25: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	7,  // 26: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	8,  // 27: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
+	5,  // 28: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	5,  // 29: tickemu.plugin.v2.RetriggerNextEventResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	0,  // 30: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
+	2,  // 31: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
+	31, // [31:32] is the sub-list for method output_type
+	30, // [30:31] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_hrtimer_proto_init() }
@@ -1816,6 +1959,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 		(*HRTimerBaseCall_RunQueues)(nil),
 		(*HRTimerBaseCall_ClockWasSet)(nil),
 		(*HRTimerBaseCall_NextEvent)(nil),
+		(*HRTimerBaseCall_RetriggerNextEvent)(nil),
 	}
 	file_tickemu_plugin_v2_hrtimer_proto_msgTypes[3].OneofWrappers = []any{
 		(*HRTimerBaseResult_Plugin)(nil),
@@ -1826,6 +1970,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 		(*HRTimerBaseResult_RunQueues)(nil),
 		(*HRTimerBaseResult_ClockWasSet)(nil),
 		(*HRTimerBaseResult_NextEvent)(nil),
+		(*HRTimerBaseResult_RetriggerNextEvent)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1833,7 +1978,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_hrtimer_proto_rawDesc), len(file_tickemu_plugin_v2_hrtimer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
