@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os/signal"
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/loader"
@@ -124,13 +125,22 @@ func writePlugin(w io.Writer, info sdk.Info, s sdk.Schema, source string) {
 
 // cmdPlugin is the hidden `tickemu plugin serve KIND NAME`: tickemu re-executes
 // itself this way to run a linked-in plugin (builtin or extra) out of process.
+// With --debug it serves a linked-in plugin on its own, to be reattached to
+// (docs/plugins.md, "Debugging a plugin").
 func (a *App) cmdPlugin(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 3 || args[0] != "serve" {
-		fmt.Fprintln(stderr, "usage: tickemu plugin serve KIND NAME (started by tickemu itself)")
+	debug := len(args) == 4 && args[3] == serve.DebugFlag
+	if (len(args) != 3 && !debug) || args[0] != "serve" {
+		fmt.Fprintln(stderr, "usage: tickemu plugin serve KIND NAME [--debug] (started by tickemu itself, or by hand with --debug)")
 		return 2
 	}
 	for _, f := range a.factories {
 		if string(f.Kind) == args[1] && f.Name == args[2] {
+			if debug {
+				// ^C ends the debug server cleanly (exit 0), instead of
+				// Main's handler for runs.
+				signal.Reset(exitSignals...)
+				serve.Debug(f) // never returns
+			}
 			serve.One(f) // never returns
 			return 0
 		}

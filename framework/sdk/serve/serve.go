@@ -32,6 +32,21 @@ func One(f sdk.Factory) {
 	serve([]sdk.Factory{f})
 }
 
+// Debug serves factories on their own until ^C, printing the reattach line,
+// as Serve does for a binary started with --debug; `tickemu plugin serve
+// KIND NAME --debug` calls it for a linked-in plugin. It never returns.
+func Debug(factories ...sdk.Factory) {
+	stderr := os.Stderr
+	log := logging.NewPluginLogger(stderr, os.Getenv(logging.PluginLevelEnv))
+	sets, err := shim.ServerPlugins(factories, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu plugin: %v\n", err)
+		os.Exit(1)
+	}
+	serveDebug(factories, sets, log, os.Stdout)
+	os.Exit(0)
+}
+
 func serve(fs []sdk.Factory) {
 	// The real stderr, before plugin.Serve swaps os.Stderr for a pipe.
 	stderr := os.Stderr
@@ -42,8 +57,7 @@ func serve(fs []sdk.Factory) {
 		os.Exit(1)
 	}
 	if debugRequested(os.Args[1:]) {
-		serveDebug(fs, sets, log, os.Stdout)
-		os.Exit(0)
+		Debug(fs...)
 	}
 	if os.Getenv(shim.Handshake.MagicCookieKey) == shim.Handshake.MagicCookieValue {
 		// Started by a host: leave when it does. (Run by hand, go-plugin
