@@ -187,3 +187,62 @@ func TestHostSignalLeavesNoPlugin(t *testing.T) {
 		})
 	}
 }
+
+// TestStoppedPluginCompareKeepsOthers: in a compare, the run whose wheel
+// plugin stops answering fails by its deadline, naming the plugin and call,
+// and the other run's results are still written.
+func TestStoppedPluginCompareKeepsOthers(t *testing.T) {
+	src := strings.ReplaceAll(processConfig, "%DUR%", "100ms") + `
+variable "n" {
+  default = 8
+}
+variant "a" { vars = { n = 8 } }
+variant "b" { vars = { n = 4 } }
+`
+	src = strings.Replace(src, "count  = 8", "count  = var.n", 1)
+	file := filepath.Join(t.TempDir(), "two.hcl")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host := exec.Command(os.Args[0], "compare", file, "--seeds", "1", "--jobs", "1", "--isolation", "process",
+		"--plugin-call-timeout", "1s", "--format", "csv")
+	host.Env = append(os.Environ(), hostEnv+"=1")
+	stdout, stderr := &bytes.Buffer{}, &bytes.Buffer{}
+	host.Stdout, host.Stderr = stdout, stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Process.Kill(); _, _ = host.Process.Wait() })
+	// Stop the first run's wheel once its three plugins run (the wheel,
+	// opened first, has then answered its handshake and Configure).
+	var wheel int
+	for deadline := time.Now().Add(30 * time.Second); wheel == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no wheel plugin process after 30s; stderr:\n%s", stderr)
+		}
+		kids := processes(func(_, ppid, _ int) bool { return ppid == host.Process.Pid })
+		if len(kids) < 3 {
+			continue
+		}
+		for _, pid := range kids {
+			if c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.Contains(string(c), "plugin\x00serve\x00wheel") {
+				wheel = pid
+			}
+		}
+	}
+	if err := syscall.Kill(wheel, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	code := waitHost(t, host, 60*time.Second, stderr)
+	t.Logf("stderr:\n%s", stderr)
+	if code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	if want := fmt.Sprintf(`variant a seed 7 failed: run aborted: wheel plugin "wheel" (pid %d) stopped answering during `, wheel); !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say %q", want)
+	}
+	if !strings.Contains(stdout.String(), "\nCyclictest/thread=0,max-latency-ns,lower,b,1,") {
+		t.Errorf("stdout lacks variant b's completed result:\n%s", stdout)
+	}
+	checkNoneLeft(t, map[int]string{wheel: "wheel"})
+}
