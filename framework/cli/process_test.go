@@ -51,6 +51,7 @@ func (r *recordingOpener) pids() []int {
 const processConfig = `
 machine {
   cpus = 2
+  %MACHINE%
   idle_state "C1" {
     exit_latency     = "2us"
     target_residency = "2us"
@@ -89,41 +90,50 @@ func loadInline(t *testing.T, src string) *config.Spec {
 
 // TestProcessIsolationIdentical: the same spec and seed give byte-identical
 // JSON and traces whether the plugins run in process or in their own
-// processes, and the plugin processes exist while the run uses them.
+// processes, and the plugin processes exist while the run uses them; in
+// high-res and in low-res mode (where idle entry asks the wheel and the
+// hrtimer plugin together, concurrently out of process).
 func TestProcessIsolationIdentical(t *testing.T) {
-	spec := loadInline(t, strings.ReplaceAll(processConfig, "%DUR%", "8ms"))
-	var c common
-	op, closeOp, err := New().newOpener(&c, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeOp()
-	var out, traces [2]bytes.Buffer
-	for i, iso := range []string{"inprocess", "process"} {
-		rec := &recordingOpener{Opener: op}
-		res, err := experiment.Run(spec, experiment.Options{Opener: rec, Isolation: iso, Trace: &traces[i]})
-		if err != nil {
-			t.Fatalf("Run(isolation=%s): %v", iso, err)
-		}
-		if err := experiment.WriteJSON(&out[i], res); err != nil {
-			t.Fatal(err)
-		}
-		if iso == "process" && len(rec.pids()) != 4 {
-			t.Errorf("isolation=process started %d plugin processes, want 4 (wheel, hrtimer, lapic, governor)", len(rec.pids()))
-		}
-	}
-	if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {
-		t.Errorf("results differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", out[0].Len(), out[1].Len())
-	}
-	if traces[0].Len() == 0 || !bytes.Equal(traces[0].Bytes(), traces[1].Bytes()) {
-		t.Errorf("traces differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", traces[0].Len(), traces[1].Len())
+	for _, tc := range []struct{ name, machine string }{
+		{"highres", ""},
+		{"lowres", "highres = false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := loadInline(t, strings.NewReplacer("%DUR%", "8ms", "%MACHINE%", tc.machine).Replace(processConfig))
+			var c common
+			op, closeOp, err := New().newOpener(&c, zerolog.Nop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeOp()
+			var out, traces [2]bytes.Buffer
+			for i, iso := range []string{"inprocess", "process"} {
+				rec := &recordingOpener{Opener: op}
+				res, err := experiment.Run(spec, experiment.Options{Opener: rec, Isolation: iso, Trace: &traces[i]})
+				if err != nil {
+					t.Fatalf("Run(isolation=%s): %v", iso, err)
+				}
+				if err := experiment.WriteJSON(&out[i], res); err != nil {
+					t.Fatal(err)
+				}
+				if iso == "process" && len(rec.pids()) != 4 {
+					t.Errorf("isolation=process started %d plugin processes, want 4 (wheel, hrtimer, lapic, governor)", len(rec.pids()))
+				}
+			}
+			if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {
+				t.Errorf("results differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", out[0].Len(), out[1].Len())
+			}
+			if traces[0].Len() == 0 || !bytes.Equal(traces[0].Bytes(), traces[1].Bytes()) {
+				t.Errorf("traces differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", traces[0].Len(), traces[1].Len())
+			}
+		})
 	}
 }
 
 // TestPluginKilledMidRun: SIGKILL to a plugin process ends the run promptly
 // with an error that names the plugin and how it exited.
 func TestPluginKilledMidRun(t *testing.T) {
-	spec := loadInline(t, strings.ReplaceAll(processConfig, "%DUR%", "60s"))
+	spec := loadInline(t, strings.NewReplacer("%DUR%", "60s", "%MACHINE%", "").Replace(processConfig))
 	var c common
 	op, closeOp, err := New().newOpener(&c, zerolog.Nop())
 	if err != nil {

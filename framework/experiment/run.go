@@ -299,7 +299,13 @@ func build(spec *config.Spec, o Options) (*built, error) {
 			},
 		})
 	}
-	k, err := kernel.New(kernel.Options{Machine: m, Settings: b.settings, Plugins: plugins, Seed: spec.Run.Seed, Trace: b.tw, Log: o.Log})
+	// Overlap independent plugin calls when a plugin runs in its own process.
+	concurrent := false
+	for _, pi := range b.plugins {
+		concurrent = concurrent || pi.Isolation == config.IsolationProcess
+	}
+	k, err := kernel.New(kernel.Options{Machine: m, Settings: b.settings, Plugins: plugins, Seed: spec.Run.Seed, Trace: b.tw, Log: o.Log,
+		ConcurrentPlugins: concurrent})
 	if err != nil {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid machine", Detail: err.Error(), Subject: spec.Machine.DefRange.Ptr()})
 		return fail()

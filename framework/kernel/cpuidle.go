@@ -82,17 +82,22 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 	canStop := k.m.NoHZ != "off" && c.canStopIdleTick()
 	if canStop {
 		var qc int64
-		expires, qc = c.nohzNextEvent(now)
+		// hrtimer_next_event_without(&ts->sched_timer): the device's next
+		// event unless that is the tick itself. The kernel asks only when
+		// tick_nohz_next_event() says the tick may stop; the query has no
+		// side effect, so it is asked beforehand, next to the wheel's
+		// get_next_timer_interrupt(), and both round trips overlap out of
+		// process.
+		h := devNext
+		ask := func() {}
+		if k.m.HighRes && c.tick.queued && c.tick.expires <= devNext {
+			ask = func() { h = k.hrt.NextEvent(c.id, now, c.tick.ID) }
+		}
+		k.alongside(ask, func() { expires, qc = c.nohzNextEvent(now) })
 		cost += qc
 		if expires != 0 {
 			next := expires
 			if k.m.HighRes {
-				// hrtimer_next_event_without(&ts->sched_timer): the device's
-				// next event unless that is the tick itself.
-				h := devNext
-				if c.tick.queued && c.tick.expires <= devNext {
-					h = k.hrt.NextEvent(c.id, now, c.tick.ID)
-				}
 				next = min(next, h)
 			}
 			sleep = int64(ktime.Max)

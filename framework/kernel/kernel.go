@@ -68,6 +68,14 @@ type Options struct {
 	Seed     uint64
 	Trace    *trace.Writer // nil: no trace
 	Log      zerolog.Logger
+	// ConcurrentPlugins: where one kernel event asks two plugins questions
+	// that do not depend on each other (the wheel's and the hrtimer's next
+	// event at idle entry), ask both before waiting for either. Worth it
+	// when a plugin runs in its own process (a round trip each); in process
+	// the calls are simply made in order. Results are the same either way:
+	// each plugin gets the same calls in the same order, and plugins never
+	// see each other.
+	ConcurrentPlugins bool
 }
 
 // Kernel is one simulated machine.
@@ -79,6 +87,8 @@ type Kernel struct {
 	seed     uint64
 	log      zerolog.Logger
 	tr       *trace.Writer
+	// concurrent: Options.ConcurrentPlugins.
+	concurrent bool
 
 	wheel sdk.TimerBase
 	hrt   sdk.HRTimerBase
@@ -141,7 +151,7 @@ func New(o Options) (*Kernel, error) {
 		m.NoHZ = "idle"
 	}
 	k := &Kernel{
-		m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace,
+		m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace, concurrent: o.ConcurrentPlugins,
 		wheel: o.Plugins.Wheel, hrt: o.Plugins.HRTimer, local: o.Plugins.Local, bcDev: o.Plugins.Broadcast, gov: o.Plugins.Governor,
 		tickNsec: ktime.TickNsec(m.HZ),
 		nextPid:  1000, tickDoTimerCPU: 0,
@@ -308,4 +318,27 @@ func (k *Kernel) ContextTimes() [][4]int64 {
 		}
 	}
 	return out
+}
+
+// alongside runs ask, a call of one plugin whose answer the caller needs only
+// after main has run, next to main, a call of another plugin: concurrently
+// when the plugins run out of process (Options.ConcurrentPlugins), so the two
+// round trips overlap, else ask then main. ask must only call its plugin and
+// store the answer: it runs on another goroutine. A panic in ask (a plugin's
+// TransportError or ContractError) is raised here once main has returned.
+func (k *Kernel) alongside(ask, main func()) {
+	if !k.concurrent {
+		ask()
+		main()
+		return
+	}
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		ask()
+	}()
+	main()
+	if r := <-done; r != nil {
+		panic(r)
+	}
 }

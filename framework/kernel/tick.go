@@ -295,14 +295,21 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		// local_timer_softirq_pending(): keep ticking.
 		next = basemono + ktime.Time(tick)
 	} else {
-		r := k.wheel.NextTimerInterrupt(c.id, basejiff)
+		// Low-res: hrtimers expire from the tick, so the next one counts
+		// (get_next_timer_interrupt() -> cmp_next_hrtimer_event()); the two
+		// plugins are asked together.
+		h := ktime.Max
+		ask := func() {}
+		if !k.m.HighRes {
+			ask = func() { h = k.hrt.NextEvent(c.id, now, 0) }
+		}
+		var r sdk.NextTimerResult
+		k.alongside(ask, func() { r = k.wheel.NextTimerInterrupt(c.id, basejiff) })
 		c.wheel = r.State
 		cost += r.Cost
 		next = k.jiffyTime(r.Next)
 		if !k.m.HighRes {
-			// Low-res: hrtimers expire from the tick, so the next one counts
-			// (get_next_timer_interrupt() -> cmp_next_hrtimer_event()).
-			next = cmpNextHrtimerEvent(basemono, next, k.hrt.NextEvent(c.id, now, 0), tick)
+			next = cmpNextHrtimerEvent(basemono, next, h, tick)
 		}
 	}
 	c.wheelIsDirty = false

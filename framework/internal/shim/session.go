@@ -95,18 +95,23 @@ func newSession(kind sdk.Kind, name string, o Options, start func(ctx context.Co
 	return s, nil
 }
 
-// roundTrips counts client round trips in this process, for benchmarks
-// (loader.RoundTrips).
-var roundTrips atomic.Uint64
+// roundTrips counts the round trips this process waited for, for benchmarks
+// (loader.RoundTrips): one started while another is in flight (the kernel
+// asks two plugins together) overlaps it and is not counted again. inFlight
+// is the number of round trips under way.
+var roundTrips, inFlight atomic.Int64
 
-// RoundTrips returns the number of client round trips made so far.
-func RoundTrips() uint64 { return roundTrips.Load() }
+// RoundTrips returns the number of round trips waited for so far.
+func RoundTrips() uint64 { return uint64(roundTrips.Load()) }
 
 // roundTrip sends req and reads the answer into resp. On any transport
 // failure it panics with a *sdk.TransportError (the kind interfaces have no
 // error returns).
 func (s *session) roundTrip(call string, req, resp proto.Message) {
-	roundTrips.Add(1)
+	if inFlight.Add(1) == 1 {
+		roundTrips.Add(1)
+	}
+	defer inFlight.Add(-1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed != nil {
