@@ -15,10 +15,29 @@
 #
 #   tickemu run configs/nohz-catchup.hcl --variant per_jiffy
 #   tickemu compare configs/nohz-catchup.hcl --variants per_jiffy,next_expiry
+#
+# A custom build's local device takes the LAPIC's place with
+# --var local_clockevent=NAME (make bench times the example plugin so, linked
+# in and with --var local_isolation=process).
 
 variable "catchup" {
   default     = "per_jiffy"
   description = "__run_timers catch-up: per_jiffy (3.10), skip_empty (3.15), next_expiry (4.8+)"
+}
+
+variable "local_clockevent" {
+  default     = "lapic"
+  description = "plugin of the local clock event device; a custom build's own (tickemu build --with) for A/B runs"
+}
+
+variable "local_isolation" {
+  default     = ""
+  description = "isolation of the local device: inprocess, process, or empty for the loader's default"
+}
+
+variable "duration" {
+  default     = "10s"
+  description = "measured span after the 295 s warmup (shorter runs for quick out-of-process comparisons)"
 }
 
 machine {
@@ -40,8 +59,11 @@ wheel {
 }
 
 clockevent "local" {
-  plugin = "lapic"
-  mode   = "tsc_deadline"
+  plugin    = var.local_clockevent
+  isolation = var.local_isolation == "" ? null : var.local_isolation
+  lapic {
+    mode = "tsc_deadline"
+  }
 }
 
 # 3.10's idle loop stopped the tick on every idle entry (tick_nohz_idle_enter()
@@ -102,7 +124,7 @@ workload "kernel_timers" "clocksource_watchdog" {
 
 run {
   warmup   = "295s"
-  duration = "10s"
+  duration = var.duration
   seed     = 1
 }
 
