@@ -246,3 +246,48 @@ variant "b" { vars = { n = 4 } }
 	}
 	checkNoneLeft(t, map[int]string{wheel: "wheel"})
 }
+
+// TestHostStdoutClosedLeavesNoPlugin: the reader of the host's stdout (a
+// trace piped into `head -1`) goes away mid-run; the host fails and no plugin
+// process is left.
+func TestHostStdoutClosedLeavesNoPlugin(t *testing.T) {
+	host := exec.Command(os.Args[0], "run", nohzCatchup, "--variant", "per_jiffy", "--isolation", "process", "--trace", "/dev/stdout")
+	host.Env = append(os.Environ(), hostEnv+"=1")
+	stderr := &bytes.Buffer{}
+	host.Stderr = stderr
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Process.Kill(); _, _ = host.Process.Wait() })
+	// Read until the run is under way (its plugins all started), then close.
+	buf := make([]byte, 4096)
+	plugins := map[int]string{}
+	for deadline := time.Now().Add(30 * time.Second); len(plugins) < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugins %v after 30s; stderr:\n%s", plugins, stderr)
+		}
+		if _, err := out.Read(buf); err != nil {
+			t.Fatalf("reading the trace: %v; stderr:\n%s", err, stderr)
+		}
+		for _, pid := range processes(func(_, ppid, _ int) bool { return ppid == host.Process.Pid }) {
+			plugins[pid] = "plugin"
+		}
+	}
+	_ = out.Close()
+	done := make(chan struct{})
+	go func() { _ = host.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("host still runs 30s after its stdout was closed; stderr:\n%s", stderr)
+	}
+	if host.ProcessState.Success() {
+		t.Errorf("host exited 0 with its stdout closed mid-trace")
+	}
+	t.Logf("host: %v; stderr:\n%s", host.ProcessState, stderr)
+	checkNoneLeft(t, plugins)
+}
