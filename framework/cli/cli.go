@@ -94,7 +94,7 @@ commands:
   run FILE       run a scenario once: [--var k=v] [--variant NAME] [--seed N]
                  [--isolation inprocess|process] [--format text|json|bench]
                  [--trace FILE|-] [--trace-events LIST] [--trace-window FROM..TO]
-                 [--trace-format text|perfetto] [--report FILE.html]
+                 [--trace-format text|perfetto] [--breaktrace US] [--report FILE.html]
   compare FILE   run variants across seeds: [--variants a,b] [--seeds N] [--seed FIRST]
                  [--jobs N] [--alpha A] [--format text|json|bench|csv] [--report FILE.html]
   validate FILE  load and check a scenario without running it

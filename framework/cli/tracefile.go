@@ -19,6 +19,8 @@ import (
 type traceFlags struct {
 	file, events, format, window string
 	warn                         string
+	breakUS                      int64
+	lookback                     string
 }
 
 // defaultTraceWarn is the size past which run warns that a trace will be
@@ -31,11 +33,17 @@ func (t *traceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.format, "trace-format", "text", "trace format: text (ftrace) or perfetto (Chrome JSON trace events for ui.perfetto.dev)")
 	fs.StringVar(&t.window, "trace-window", "", "trace only simulated time FROM..TO (e.g. 300s..300.2s; either side may be empty)")
 	fs.StringVar(&t.warn, "trace-warn", defaultTraceWarn, "warn early when the trace is on course to exceed SIZE (e.g. 256MB; 0 = never)")
+	fs.Int64Var(&t.breakUS, "breaktrace", 0, "stop at the first cyclictest wakeup slower than US microseconds (cyclictest -b); with --trace, the trace holds the --breaktrace-lookback before it")
+	fs.StringVar(&t.lookback, "breaktrace-lookback", "10ms", "with --breaktrace and --trace: how much simulated time of trace before the break to keep")
 }
 
 // options checks the trace flags and fills the run options; it returns a
 // usage error for bad flags.
 func (t *traceFlags) options(eo *experiment.Options, log zerolog.Logger) error {
+	if t.breakUS < 0 {
+		return fmt.Errorf("--breaktrace %d: want a latency in microseconds above 0", t.breakUS)
+	}
+	eo.BreakNS = t.breakUS * 1000
 	if t.file == "" {
 		if t.events != "" || t.window != "" || t.format != "text" {
 			return fmt.Errorf("--trace-events, --trace-window and --trace-format need --trace FILE")
@@ -64,6 +72,17 @@ func (t *traceFlags) options(eo *experiment.Options, log zerolog.Logger) error {
 		return fmt.Errorf("--trace-warn %q: %v", t.warn, err)
 	}
 	eo.TraceWarnBytes = warn
+	if t.breakUS > 0 {
+		if t.window != "" {
+			return fmt.Errorf("--breaktrace keeps the trace before the break; it does not take --trace-window")
+		}
+		lb, err := ktime.ParseDuration(t.lookback)
+		if err != nil || lb <= 0 {
+			return fmt.Errorf("--breaktrace-lookback %q: want a positive duration such as 10ms", t.lookback)
+		}
+		eo.TraceRing = ktime.Time(lb)
+		eo.TraceWarnBytes = 0 // only the lookback is written
+	}
 	eo.OnTraceEstimate = func(est int64, at ktime.Time) {
 		log.Warn().Int64("estimate_bytes", est).Str("estimate", sizeString(est)).Str("at", at.String()).
 			Msgf("trace: on course for about %s; narrow it with --trace-window FROM..TO or --trace-events (--trace-warn 0 silences this)", sizeString(est))

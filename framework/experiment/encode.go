@@ -30,6 +30,9 @@ func WriteText(w io.Writer, r *Result) error {
 		fmt.Fprintf(b, ", variant=%s", c.Variant)
 	}
 	fmt.Fprintf(b, "\n# simulated %s (+%s warmup), %d events, config %s\n", ktime.FormatDuration(c.DurationNS), ktime.FormatDuration(c.WarmupNS), c.Events, shortHash(c.Hash))
+	if c.Break != "" {
+		fmt.Fprintf(b, "# stopped by --breaktrace at %.6f s: %s\n", float64(c.BreakNS)/float64(ktime.Second), c.Break)
+	}
 	for _, p := range r.Plugins {
 		role := ""
 		if p.Role != "" {

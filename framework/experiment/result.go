@@ -37,6 +37,10 @@ type ConfigInfo struct {
 	Events            uint64      `json:"events"`
 	PosixTimerSignals string      `json:"posix_timer_signals"`
 	IdleStates        []string    `json:"idle_states,omitempty"` // the machine's idle_state names, in order
+	// Break says why --breaktrace stopped the run at BreakNS (simulated
+	// time); empty when it ran to the end.
+	Break   string `json:"break,omitempty"`
+	BreakNS int64  `json:"break_ns,omitempty"`
 }
 
 // CPUSummary is one CPU's line of the kernel table.
@@ -97,6 +101,9 @@ func collect(spec *config.Spec, b *built, end ktime.Time) (*Result, error) {
 		WarmupNS: spec.Run.Warmup, Events: k.Events(), PosixTimerSignals: b.settings.PosixTimerSignals}
 	for _, s := range spec.Machine.IdleStates {
 		r.Config.IdleStates = append(r.Config.IdleStates, s.Name)
+	}
+	if why := k.Broke(); why != "" {
+		r.Config.Break, r.Config.BreakNS = why, int64(end)
 	}
 	for _, v := range spec.Vars {
 		r.Config.Vars = append(r.Config.Vars, [2]string{v.Name, ctyString(v.Value)})

@@ -58,6 +58,12 @@ type Options struct {
 	// simulation with the simulated time reached, the end and the events
 	// so far (for a progress line; it must not touch the simulation).
 	Progress func(now, end ktime.Time, events uint64)
+	// BreakNS is --breaktrace in ns: the run stops at the first latency
+	// workload wakeup slower than it (cyclictest -b); 0 is off. TraceRing,
+	// when positive, keeps only that much simulated time of trace before
+	// the end (the window that led to the break).
+	BreakNS   int64
+	TraceRing ktime.Time
 }
 
 // PluginInfo records which plugin served a block.
@@ -142,6 +148,9 @@ func Run(spec *config.Spec, o Options) (*Result, error) {
 	}
 	if runErr != nil {
 		return nil, runErr
+	}
+	if b.k.Broke() != "" {
+		end = b.k.Now() // the results cover the time simulated
 	}
 	return collect(spec, b, end)
 }
@@ -289,7 +298,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 	if o.Trace != nil {
 		b.tw = trace.NewWith(o.Trace, o.TraceEvents, m.CPUs, trace.Options{
 			Format: o.TraceFormat, From: o.TraceFrom, To: o.TraceTo,
-			WarnBytes: o.TraceWarnBytes, OnEstimate: o.OnTraceEstimate,
+			WarnBytes: o.TraceWarnBytes, OnEstimate: o.OnTraceEstimate, Ring: o.TraceRing,
 			End: ktime.Time(spec.Run.Warmup + spec.Run.Duration),
 			// A trace that cannot be written stops the run at once.
 			OnError: func(err error) {
@@ -311,6 +320,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		return fail()
 	}
 	b.k = k
+	k.SetBreak(o.BreakNS)
 	return b, nil
 }
 

@@ -132,6 +132,8 @@ type Kernel struct {
 	end         ktime.Time
 	fault       error
 	stopErr     error
+	breakNS     int64
+	broke       string
 	progress    func(now ktime.Time, events uint64)
 }
 
@@ -289,6 +291,25 @@ const progressSlices = 1000
 // SetProgress makes Run call fn about a thousand times, spread over the
 // simulated time, with the time reached and the events processed.
 func (k *Kernel) SetProgress(fn func(now ktime.Time, events uint64)) { k.progress = fn }
+
+// SetBreak sets the --breaktrace threshold: a latency workload that
+// measures a wakeup slower than ns calls Break (0: off).
+func (k *Kernel) SetBreak(ns int64) { k.breakNS = ns }
+
+// BreakThreshold is the --breaktrace threshold in ns, 0 when off.
+func (k *Kernel) BreakThreshold() int64 { return k.breakNS }
+
+// Break ends Run after the current event without an error, as cyclictest -b
+// stops at the first latency over its threshold; why says what broke.
+func (k *Kernel) Break(why string) {
+	if k.broke == "" {
+		k.broke = why
+	}
+	k.q.Stop()
+}
+
+// Broke says why the run was broken off (Break), "" when it ran to the end.
+func (k *Kernel) Broke() string { return k.broke }
 
 // Stop ends Run after the current event with err (a trace that cannot be
 // written); Run returns err.

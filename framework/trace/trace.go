@@ -49,6 +49,8 @@ type Writer struct {
 	headerBytes int64
 	est         bool // the size estimate has been made
 	json        *jsonState
+	ring        []ringLine // ring mode: the held lines, oldest first
+	ring0       int        // index of the oldest live entry of ring
 }
 
 // Format is a trace's file format.
@@ -80,6 +82,16 @@ type Options struct {
 	WarnBytes  int64
 	End        ktime.Time
 	OnEstimate func(estimate int64, at ktime.Time)
+	// Ring, when positive, keeps only the last Ring of simulated time in
+	// memory and writes it at Close, as ftrace's ring buffer holds what led
+	// up to a cyclictest -b break.
+	Ring ktime.Time
+}
+
+// ringLine is a formatted line held by a ring-mode writer.
+type ringLine struct {
+	t ktime.Time
+	b []byte
 }
 
 // New returns an ftrace-text writer for out. events is a comma-separated
@@ -123,6 +135,10 @@ func (w *Writer) emit(b []byte) {
 	if w.err != nil {
 		return
 	}
+	if w.opt.Ring > 0 && w.headerBytes > 0 {
+		w.hold(b)
+		return
+	}
 	w.bytes += int64(len(b))
 	if _, err := w.w.Write(b); err != nil {
 		w.fail(err)
@@ -153,6 +169,32 @@ func (w *Writer) Bytes() int64 {
 		return 0
 	}
 	return w.bytes
+}
+
+// hold keeps b (written at w.last) in the ring and drops what is older
+// than Ring before it.
+func (w *Writer) hold(b []byte) {
+	w.ring = append(w.ring, ringLine{t: w.last, b: append([]byte(nil), b...)})
+	for w.ring0 < len(w.ring) && w.ring[w.ring0].t < w.last-w.opt.Ring {
+		w.ring[w.ring0] = ringLine{}
+		w.ring0++
+	}
+	if w.ring0 > len(w.ring)/2 && w.ring0 > 1024 {
+		w.ring = append(w.ring[:0], w.ring[w.ring0:]...)
+		w.ring0 = 0
+	}
+}
+
+// flushRing writes the held lines (ring mode) at Close.
+func (w *Writer) flushRing() {
+	lines := w.ring[w.ring0:]
+	w.ring, w.ring0 = nil, 0
+	ring := w.opt.Ring
+	w.opt.Ring = 0
+	for _, l := range lines {
+		w.emit(l.b)
+	}
+	w.opt.Ring = ring
 }
 
 // estimate extrapolates the trace size once, at 1% of the window or when
@@ -405,6 +447,9 @@ func (w *Writer) Close() error {
 	if w.json != nil && w.err == nil {
 		w.buf = w.json.close(w.buf[:0], w.last)
 		w.emit(w.buf)
+	}
+	if w.opt.Ring > 0 {
+		w.flushRing()
 	}
 	if w.err == nil {
 		if err := w.w.Flush(); err != nil {

@@ -35,6 +35,9 @@ type cyclictest struct {
 	// idleStates: the machine has idle states, so wakeups can pay exit latency.
 	idleStates bool
 	stats      []*ctThread
+	// broke is the thread whose wakeup crossed --breaktrace, with its latency.
+	broke      *ctThread
+	breakValue int64
 }
 
 type ctThread struct {
@@ -177,6 +180,12 @@ func (w *cyclictest) program(k *kernel.Kernel, st *ctThread) kernel.Program {
 					wp := k.WakePath(t, d)
 					st.worst = &wp
 				}
+				if b := k.BreakThreshold(); b > 0 && now-next > b && w.broke == nil {
+					// cyclictest -b: stop at the first wakeup over the threshold.
+					w.broke = st
+					w.breakValue = now - next
+					k.Break(fmt.Sprintf("cyclictest %q thread %d: latency %d us, over %d us", w.name, st.tid, (now-next)/1000, b/1000))
+				}
 				st.lat.Add(now - next)
 				ie, bc := t.WakeBreakdown()
 				st.idleExit += ie
@@ -257,6 +266,11 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 	}
 	if len(worst) > 0 {
 		rep.Extra["worst"] = worst
+	}
+	if w.broke != nil {
+		// cyclictest -b's closing lines.
+		rep.Text = append(rep.Text, fmt.Sprintf("# Break thread: %d", w.broke.pid), fmt.Sprintf("# Break value: %d", w.breakValue/unit))
+		rep.Extra["break"] = map[string]int64{"thread": int64(w.broke.tid), "pid": int64(w.broke.pid), "latency_ns": w.breakValue}
 	}
 	if w.histMax > 0 {
 		rep.Text = append(rep.Text, w.histogram()...)
