@@ -89,11 +89,18 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 		// get_next_timer_interrupt(), and both round trips overlap out of
 		// process.
 		h := devNext
-		ask := func() {}
-		if k.m.HighRes && c.tick.queued && c.tick.expires <= devNext {
-			ask = func() { h = k.hrt.NextEvent(c.id, now, c.tick.ID) }
+		switch ask := k.m.HighRes && c.tick.queued && c.tick.expires <= devNext; {
+		case ask && k.concurrent:
+			id := c.tick.ID
+			wait := askTime(func() ktime.Time { return k.hrt.NextEvent(c.id, now, id) })
+			expires, qc = c.nohzNextEvent(now)
+			h = wait()
+		case ask:
+			h = k.hrt.NextEvent(c.id, now, c.tick.ID)
+			fallthrough
+		default:
+			expires, qc = c.nohzNextEvent(now)
 		}
-		k.alongside(ask, func() { expires, qc = c.nohzNextEvent(now) })
 		cost += qc
 		if expires != 0 {
 			next := expires

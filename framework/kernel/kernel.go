@@ -341,25 +341,31 @@ func (k *Kernel) ContextTimes() [][4]int64 {
 	return out
 }
 
-// alongside runs ask, a call of one plugin whose answer the caller needs only
-// after main has run, next to main, a call of another plugin: concurrently
-// when the plugins run out of process (Options.ConcurrentPlugins), so the two
-// round trips overlap, else ask then main. ask must only call its plugin and
-// store the answer: it runs on another goroutine. A panic in ask (a plugin's
-// TransportError or ContractError) is raised here once main has returned.
-func (k *Kernel) alongside(ask, main func()) {
-	if !k.concurrent {
-		ask()
-		main()
-		return
+// askTime starts ask, a plugin query whose answer the caller needs only after
+// it has made another plugin's call, on its own goroutine, so the two round
+// trips overlap (Options.ConcurrentPlugins; callers make both calls in order
+// otherwise, without this function's allocations). ask must only call its
+// plugin. wait returns the answer; a panic in ask (the plugin's
+// TransportError or ContractError) is raised by wait.
+func askTime(ask func() ktime.Time) (wait func() ktime.Time) {
+	type answer struct {
+		t     ktime.Time
+		panic any
 	}
-	done := make(chan any, 1)
+	done := make(chan answer, 1)
 	go func() {
-		defer func() { done <- recover() }()
-		ask()
+		var a answer
+		defer func() {
+			a.panic = recover()
+			done <- a
+		}()
+		a.t = ask()
 	}()
-	main()
-	if r := <-done; r != nil {
-		panic(r)
+	return func() ktime.Time {
+		a := <-done
+		if a.panic != nil {
+			panic(a.panic)
+		}
+		return a.t
 	}
 }

@@ -299,12 +299,19 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		// (get_next_timer_interrupt() -> cmp_next_hrtimer_event()); the two
 		// plugins are asked together.
 		h := ktime.Max
-		ask := func() {}
-		if !k.m.HighRes {
-			ask = func() { h = k.hrt.NextEvent(c.id, now, 0) }
-		}
 		var r sdk.NextTimerResult
-		k.alongside(ask, func() { r = k.wheel.NextTimerInterrupt(c.id, basejiff) })
+		switch {
+		case !k.m.HighRes && k.concurrent:
+			id := c.id
+			wait := askTime(func() ktime.Time { return k.hrt.NextEvent(id, now, 0) })
+			r = k.wheel.NextTimerInterrupt(c.id, basejiff)
+			h = wait()
+		case !k.m.HighRes:
+			h = k.hrt.NextEvent(c.id, now, 0)
+			fallthrough
+		default:
+			r = k.wheel.NextTimerInterrupt(c.id, basejiff)
+		}
 		c.wheel = r.State
 		cost += r.Cost
 		next = k.jiffyTime(r.Next)
