@@ -15,14 +15,13 @@ import (
 // a terminal, redrawn in place at most four times a second; nil (nothing
 // drawn) when stderr is not a terminal.
 type runProgress struct {
-	w       io.Writer
-	clock   func() time.Time
-	every   time.Duration
-	start   time.Time
-	last    time.Time
-	lastEv  uint64
-	drawn   bool
-	enabled bool
+	w      io.Writer
+	clock  func() time.Time
+	every  time.Duration
+	start  time.Time
+	last   time.Time
+	lastEv uint64
+	drawn  bool
 }
 
 func newRunProgress(stderr io.Writer) *runProgress {
