@@ -13,7 +13,7 @@ BENCHTIME ?= 1x
 MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 
 .PHONY: api-check api-baseline
-.PHONY: all build run test test-deps test-short test-modules bench lint fmt-check tidy-check ci fuzz clean help
+.PHONY: all build run test test-deps test-short test-modules bench lint fmt-check tidy-check ci fuzz clean help calibration
 
 all: build
 
@@ -81,6 +81,10 @@ api-check: ## Fail if framework/sdk changed incompatibly since api/sdk/ without 
 
 api-baseline: ## Rewrite the SDK API baseline api/sdk/ (when sdk.ProtocolVersion changes).
 	GO=$(GO) bash make/api.sh baseline
+
+calibration: ## Regenerate docs/calibration.md: each headline figure at half and double its cost constants.
+	@echo "==> go run ./internal/calibrate > docs/calibration.md"
+	$(GO) run ./internal/calibrate > docs/calibration.md.tmp && mv docs/calibration.md.tmp docs/calibration.md
 
 clean: ## Remove build output.
 	rm -rf bin
