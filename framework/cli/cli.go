@@ -48,13 +48,25 @@ func New(extra ...sdk.Factory) *App {
 // SIGINT, SIGTERM and SIGHUP kill every plugin process (and what it forked)
 // before tickemu exits with 128+signal.
 func Main(extra ...sdk.Factory) int {
+	if err := checkStdout(os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "tickemu: %v\n", err)
+		return 1
+	}
 	defer watchSignals(os.Stderr)()
 	return New(extra...).Run(os.Args[1:], os.Stdout, os.Stderr)
 }
 
 // Run runs one command (args without the program name) and returns the exit
 // status: 0 ok, 1 the run failed, 2 bad usage or configuration.
+//
+// A write error on stdout (closed, full) makes a successful status 1, with
+// the error on stderr: output that was lost is never reported as a success.
 func (a *App) Run(args []string, stdout, stderr io.Writer) int {
+	out := &resultWriter{w: stdout}
+	return out.finish(a.run(args, out, stderr), stderr)
+}
+
+func (a *App) run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return 2

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/term"
 
@@ -143,7 +144,17 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if bar != nil {
 		co.Progress = bar.update
 	}
+	// SIGINT or SIGTERM stops the comparison, not the process: the runs that
+	// finished are written, the others marked, and the status is 128+signal.
+	stop := make(chan struct{})
+	var caught atomic.Value // os.Signal
+	removeHandler := onInterrupt(func(s os.Signal) {
+		caught.Store(s)
+		close(stop)
+	})
+	co.Run.Stop = stop
 	cmp, err := experiment.Compare(co)
+	removeHandler()
 	bar.finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
@@ -173,6 +184,11 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "tickemu: %v\n", err)
 			return 1
 		}
+	}
+	if s, ok := caught.Load().(os.Signal); ok {
+		fmt.Fprintf(stderr, "tickemu: compare interrupted by %v: %d of %d runs finished and are written above; %d did not finish\n",
+			s, len(cmp.Runs)-len(cmp.Failures), len(cmp.Runs), cmp.Interrupted)
+		return signalStatus(s)
 	}
 	return status
 }
@@ -226,6 +242,10 @@ func reportFailures(stderr io.Writer, cmp *experiment.Comparison) int {
 			continue
 		}
 		status = 1
+		if errors.Is(r.Err, experiment.ErrInterrupted) {
+			configOnly = false
+			continue // counted once, below
+		}
 		fmt.Fprintf(stderr, "tickemu: variant %s seed %d failed: %s\n", r.Variant, r.Seed, oneLine(r.Err))
 		var te *sdk.TransportError
 		if errors.As(r.Err, &te) && len(te.Stack) > 0 && !shown[te.Error()] {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/tickemu/tickemu/framework/experiment"
 )
@@ -18,6 +19,7 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	var tf traceFlags
 	tf.register(fs)
 	reportFile := fs.String("report", "", "also write an HTML report (plots, counters, worst cases) to FILE")
+	maxWall := fs.Duration("max-wall", 0, "stop the run after this much wall-clock time, printing the results so far marked incomplete (overrides run.max_wall; -1s: no bound)")
 	if wantsHelp(fs, "tickemu run FILE [flags]", "run a scenario once and print its summary (or JSON, or benchmark lines)", args, stdout) {
 		return 0
 	}
@@ -52,6 +54,8 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer closeOp()
 	eo := eoTrace
 	eo.Opener, eo.Isolation, eo.Log = op, c.isolation, log
+	eo.MaxWall = *maxWall
+	eo.OnWallEstimate = func(e experiment.WallEstimate) { printWallEstimate(stderr, e) }
 	// Progress on a terminal only; it is erased before the summary.
 	prog := newRunProgress(stderr)
 	if prog != nil {
@@ -88,9 +92,27 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	return a.finishRun(stdout, stderr, *format, *reportFile, file, res)
 }
 
-// finishRun prints the result and writes the report, if asked.
+// printWallEstimate tells, early, how long a long run will take.
+func printWallEstimate(stderr io.Writer, e experiment.WallEstimate) {
+	bound := "run.max_wall or --max-wall bounds it"
+	if e.MaxWall > 0 {
+		bound = fmt.Sprintf("it stops at max_wall %v", e.MaxWall)
+	}
+	fmt.Fprintf(stderr, "tickemu: this run simulates %s; at its pace so far (%s in %v) it takes about %v of wall time; %s\n",
+		experiment.FormatSpan(int64(e.End)), experiment.FormatSpan(int64(e.Reached)), e.Elapsed.Round(time.Millisecond),
+		e.Total.Round(time.Second), bound)
+}
+
+// finishRun prints the result and writes the report, if asked. An incomplete
+// run (stopped at max_wall) prints its results and exits 1.
 func (a *App) finishRun(stdout, stderr io.Writer, format, reportFile, file string, res *experiment.Result) int {
-	if code := writeRunResult(stdout, stderr, format, res); code != 0 || reportFile == "" {
+	code := writeRunResult(stdout, stderr, format, res)
+	if code == 0 && res.Incomplete != nil {
+		fmt.Fprintf(stderr, "tickemu: run stopped at %s of %s simulated (%s): the results printed are incomplete\n",
+			experiment.FormatSpan(res.Incomplete.ReachedNS), experiment.FormatSpan(res.Incomplete.EndNS), res.Incomplete.Reason)
+		code = 1
+	}
+	if code != 0 || reportFile == "" {
 		return code
 	}
 	cmp, err := runComparison(file, res)
@@ -108,7 +130,6 @@ func (a *App) finishRun(stdout, stderr io.Writer, format, reportFile, file strin
 func writeRunResult(stdout, stderr io.Writer, format string, res *experiment.Result) int {
 	var err error
 	w := bufio.NewWriter(stdout)
-	defer w.Flush()
 	switch format {
 	case "json":
 		err = experiment.WriteJSON(w, res)
@@ -117,8 +138,11 @@ func writeRunResult(stdout, stderr io.Writer, format string, res *experiment.Res
 	default:
 		err = experiment.WriteText(w, res)
 	}
+	if err == nil {
+		err = w.Flush()
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		fmt.Fprintf(stderr, "tickemu: cannot write the results: %v\n", err)
 		return 1
 	}
 	return 0

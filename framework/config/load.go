@@ -197,6 +197,7 @@ var RunSchema = sdk.Schema{Attributes: []sdk.Attribute{
 	{Name: "duration", Type: sdk.TypeDuration, Required: true, Doc: "simulated time measured after the warm-up"},
 	{Name: "warmup", Type: sdk.TypeDuration, Default: "0s", Doc: "simulated time run first, its metrics discarded"},
 	{Name: "seed", Type: TypeInteger, Default: "1", Doc: "seed of every random stream (0..2^64-1); --seed overrides it"},
+	{Name: "max_wall", Type: sdk.TypeDuration, Default: "0s", Min: "0s", Doc: "wall-clock time after which the run stops, its results so far marked incomplete; 0s: no bound; --max-wall overrides it"},
 }}
 
 func (l *loader) decodeRun(blocks hcl.Blocks) {
@@ -214,7 +215,7 @@ func (l *loader) decodeRun(blocks hcl.Blocks) {
 		return
 	}
 	rd := cfg.Reader()
-	r := Run{Duration: rd.Duration("duration"), Warmup: rd.Duration("warmup"), DefRange: b.DefRange}
+	r := Run{Duration: rd.Duration("duration"), Warmup: rd.Duration("warmup"), MaxWall: rd.Duration("max_wall"), DefRange: b.DefRange}
 	l.hostDiags(rd, b.DefRange)
 	if r.Duration <= 0 {
 		l.diags = append(l.diags, errorAt(AttributeRange(b.Body, "duration"), `Invalid value for "duration"`,

@@ -253,7 +253,7 @@ func TestLoadErrors(t *testing.T) {
 		{"run duration number", "run {\n  duration = 2\n}", Options{}, []string{"t.hcl:2,14-15", `"duration"`, `needs a unit`}},
 		{"negative seed", "run {\n  duration = \"1s\"\n  seed = -1\n}", Options{}, []string{"t.hcl:3,10-12", `"seed"`, "0 to 18446744073709551615"}},
 		{"fractional seed", "run {\n  duration = \"1s\"\n  seed = 1.5\n}", Options{}, []string{"t.hcl:3,10-13", `"seed"`, "whole number"}},
-		{"misspelt run attribute", "run {\n  duration = \"1s\"\n  sed = 1\n}", Options{}, []string{"t.hcl:3,3-6", `Did you mean "seed"?`, "arguments: duration, seed, warmup"}},
+		{"misspelt run attribute", "run {\n  duration = \"1s\"\n  sed = 1\n}", Options{}, []string{"t.hcl:3,3-6", `Did you mean "seed"?`, "arguments: duration, max_wall, seed, warmup"}},
 		{"unknown clockevent role", `clockevent "lokal" {}`, Options{}, []string{"t.hcl:1,12-19", "Unknown clockevent role", `Did you mean "local"?`, `"local", "broadcast"`}},
 		{"clockevent without role", `clockevent {}`, Options{}, []string{"t.hcl:1,", "Missing role for clockevent"}},
 		{"wheel with label", `wheel "x" {}`, Options{}, []string{"t.hcl:1,7-10", "Extraneous label for wheel"}},

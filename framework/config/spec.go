@@ -156,7 +156,11 @@ type Run struct {
 	Warmup   int64
 	// Seed seeds every random stream of the run (default 1); Options.Seed
 	// overrides it.
-	Seed     uint64
+	Seed uint64
+	// MaxWall bounds the run's wall-clock time in nanoseconds (0: none): the
+	// run stops there, its results marked incomplete. It is not an input of
+	// the simulation, so it is not hashed.
+	MaxWall  int64
 	DefRange hcl.Range
 }
 

@@ -93,7 +93,13 @@ func Compare(o CompareOptions) (*Comparison, error) {
 		return nil, errors.New("experiment: compare cannot trace; run a single variant and seed with a trace instead")
 	}
 	runs := RunMatrix(o)
-	return Analyze(o.File, o.Variants, o.Seeds, runs, o.Alpha, o.Confidence), nil
+	c := Analyze(o.File, o.Variants, o.Seeds, runs, o.Alpha, o.Confidence)
+	for _, r := range runs {
+		if errors.Is(r.Err, ErrInterrupted) {
+			c.Interrupted++
+		}
+	}
+	return c, nil
 }
 
 // RunMatrix makes the runs of a comparison and returns them variant-major:
@@ -121,9 +127,22 @@ func RunMatrix(o CompareOptions) []RunOutcome {
 		})
 	}
 	go func() {
+		// Closing o.Run.Stop ends the runs under way (ErrInterrupted) and
+		// marks those not started, so a comparison interrupted by SIGINT
+		// still reports the runs that finished.
+	handOut:
 		for s := range ns {
 			for v := range nv {
-				work <- v*ns + s
+				select {
+				case work <- v*ns + s:
+				case <-o.Run.Stop:
+					for ; s < ns; s, v = s+1, 0 {
+						for ; v < nv; v++ {
+							out[v*ns+s].Err = ErrInterrupted
+						}
+					}
+					break handOut
+				}
 			}
 		}
 		close(work)
@@ -158,7 +177,16 @@ func runOne(o CompareOptions, variant string, seed uint64) (res *Result, ms []Ru
 	}
 	res, err = Run(spec, ro)
 	if err != nil {
+		if interrupted(o.Run.Stop) {
+			// Its plugin processes were killed with the interrupt: the
+			// run did not fail, it was not let finish.
+			return nil, nil, ErrInterrupted
+		}
 		return nil, nil, err
+	}
+	if res.Incomplete != nil {
+		// Statistics over runs of different lengths mean nothing.
+		return nil, nil, fmt.Errorf("incomplete: %s", incompleteText(res.Incomplete))
 	}
 	ms, err = BenchMetrics(res)
 	if err != nil {
@@ -238,4 +266,14 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// interrupted reports whether stop is closed.
+func interrupted(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }

@@ -19,6 +19,9 @@ type Comparison struct {
 	// Runs are variant-major: Variants[v] with Seeds[s] is Runs[v*len(Seeds)+s].
 	Runs     []RunOutcome `json:"-"`
 	Failures []Failure    `json:"failures"`
+	// Interrupted counts the runs that did not finish because the
+	// comparison was stopped (SIGINT); they are among Failures too.
+	Interrupted int `json:"interrupted,omitempty"`
 	// Metrics in the order benchstat meets them in the bench output: by
 	// seed, then variant, then line and value.
 	Metrics []MetricComparison `json:"metrics"`

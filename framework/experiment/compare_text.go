@@ -47,6 +47,10 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 func writeCompareHeader(b *bytes.Buffer, c *Comparison) {
 	fmt.Fprintf(b, "tickemu compare %s: %d variants × %d seeds (%s), base %s; %d runs, %d failed\n",
 		c.File, len(c.Variants), len(c.Seeds), seedRange(c.Seeds), c.Variants[0], len(c.Runs), len(c.Failures))
+	if c.Interrupted > 0 {
+		fmt.Fprintf(b, "INTERRUPTED: %d of %d runs did not finish (listed with the failures); the statistics use the %d that did\n",
+			c.Interrupted, len(c.Runs), len(c.Runs)-len(c.Failures))
+	}
 	common, own := c.configLines()
 	for _, l := range common {
 		b.WriteString(l + "\n")

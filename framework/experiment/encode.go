@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/workload"
@@ -32,6 +33,9 @@ func WriteText(w io.Writer, r *Result) error {
 	fmt.Fprintf(b, "\n# simulated %s (+%s warmup), %d events, config %s\n", ktime.FormatDuration(c.DurationNS), ktime.FormatDuration(c.WarmupNS), c.Events, shortHash(c.Hash))
 	if c.Break != "" {
 		fmt.Fprintf(b, "# stopped by --breaktrace at %.6f s: %s\n", float64(c.BreakNS)/float64(ktime.Second), c.Break)
+	}
+	if r.Incomplete != nil {
+		fmt.Fprintf(b, "# INCOMPLETE: %s\n", incompleteText(r.Incomplete))
 	}
 	for _, p := range r.Plugins {
 		role := ""
@@ -249,6 +253,10 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 	c := r.Config
 	if o.Header {
 		fmt.Fprintf(b, "tickemu-config: %s\n", c.Hash)
+		if r.Incomplete != nil {
+			// A configuration line, so benchstat keeps these results apart.
+			fmt.Fprintf(b, "incomplete: %s\n", incompleteText(r.Incomplete))
+		}
 		fmt.Fprintf(b, "cpus: %d\nhz: %d\nnohz: %s\nhighres: %v\n", c.CPUs, c.HZ, c.NoHZ, c.HighRes)
 		for _, p := range r.Plugins {
 			role := ""
@@ -342,3 +350,20 @@ func avgF(sum, n int64) float64 {
 }
 
 func avgUS(sumNS, n int64) float64 { return avgF(sumNS, n) / 1000 }
+
+// incompleteText says where an incomplete run stopped and what its figures
+// cover.
+func incompleteText(in *Incomplete) string {
+	return fmt.Sprintf("%s: stopped at %s of %s simulated; every figure covers the first %s only",
+		in.Reason, FormatSpan(in.ReachedNS), FormatSpan(in.EndNS), FormatSpan(in.ReachedNS))
+}
+
+// FormatSpan prints a span of simulated time for people: 225h39m33.2s,
+// 812.373ms (to the millisecond from a second up).
+func FormatSpan(ns int64) string {
+	d := time.Duration(ns)
+	if d >= time.Second {
+		d = d.Round(time.Millisecond)
+	}
+	return d.String()
+}

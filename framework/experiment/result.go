@@ -20,6 +20,10 @@ type Result struct {
 	Plugins   []PluginInfo      `json:"plugins"`
 	Workloads []workload.Report `json:"workloads"`
 	Kernel    KernelSummary     `json:"kernel"`
+	// Incomplete is set when the run stopped at its wall-clock bound
+	// (run.max_wall, --max-wall) before the end: every figure covers the
+	// simulated time up to Incomplete.ReachedNS only.
+	Incomplete *Incomplete `json:"incomplete,omitempty"`
 }
 
 // ConfigInfo identifies what ran.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/rs/zerolog"
@@ -64,6 +65,87 @@ type Options struct {
 	// the end (the window that led to the break).
 	BreakNS   int64
 	TraceRing ktime.Time
+	// MaxWall, when positive, bounds the run's wall-clock time and overrides
+	// run.max_wall (--max-wall); negative means no bound whatever the file
+	// says. A run that reaches it stops cleanly: Run returns the results so
+	// far with Result.Incomplete set.
+	MaxWall time.Duration
+	// Stop, when closed, ends the run after the current event: Run returns
+	// ErrInterrupted (compare on SIGINT: the run is missing, not partial).
+	Stop <-chan struct{}
+	// OnWallEstimate, when set, is called once for a run longer than
+	// LongRun of simulated time, after EstimateAfter of wall time, with the
+	// estimated wall time of the whole run: so a run of 1000h says up front
+	// that it takes days instead of running with no word.
+	OnWallEstimate func(WallEstimate)
+}
+
+// LongRun is the simulated time from which a run estimates its wall time
+// (Options.OnWallEstimate); the scenarios run a few simulated seconds.
+const LongRun = ktime.Time(60 * ktime.Second)
+
+// EstimateAfter is the wall time a long run measures its pace over before
+// estimating.
+const EstimateAfter = time.Second
+
+// WallEstimate is a long run's estimate of its wall time.
+type WallEstimate struct {
+	// Total is the estimated wall time of the whole run; Elapsed the wall
+	// time so far, over which the run reached Reached of End simulated.
+	Total, Elapsed time.Duration
+	Reached, End   ktime.Time
+	// MaxWall is the bound in force (0: none).
+	MaxWall time.Duration
+}
+
+// ErrInterrupted is the error of a run stopped through Options.Stop.
+var ErrInterrupted = errors.New("not finished: tickemu was interrupted")
+
+// Incomplete marks a Result of a run stopped by its wall-clock bound: the
+// metrics cover the simulated time from 0 to Reached, not to the end.
+type Incomplete struct {
+	Reason    string `json:"reason"`
+	ReachedNS int64  `json:"reached_ns"`
+	EndNS     int64  `json:"end_ns"`
+}
+
+// wallLimit is the error that stops a run at its wall-clock bound.
+type wallLimit struct{ max time.Duration }
+
+func (e *wallLimit) Error() string { return fmt.Sprintf("max_wall %v reached", e.max) }
+
+// watchWall arms the wall-clock bound, the interrupt and the estimate of o
+// on the kernel, through its poll (nothing when none is asked for).
+func (b *built) watchWall(spec *config.Spec, o Options, end ktime.Time) {
+	maxWall := o.MaxWall
+	if maxWall == 0 {
+		maxWall = time.Duration(spec.Run.MaxWall)
+	}
+	maxWall = max(maxWall, 0)
+	estimate := o.OnWallEstimate != nil && end > LongRun
+	if maxWall == 0 && o.Stop == nil && !estimate {
+		return
+	}
+	start := time.Now()
+	b.k.SetPoll(func(now ktime.Time) error {
+		if o.Stop != nil {
+			select {
+			case <-o.Stop:
+				return ErrInterrupted
+			default:
+			}
+		}
+		elapsed := time.Since(start)
+		if maxWall > 0 && elapsed >= maxWall {
+			return &wallLimit{max: maxWall}
+		}
+		if estimate && elapsed >= EstimateAfter && now > 0 {
+			estimate = false
+			total := time.Duration(float64(elapsed) * float64(end) / float64(now))
+			o.OnWallEstimate(WallEstimate{Total: total, Elapsed: elapsed, Reached: now, End: end, MaxWall: maxWall})
+		}
+		return nil
+	})
 }
 
 // PluginInfo records which plugin served a block.
@@ -111,7 +193,7 @@ func (b *built) close() {
 }
 
 // Run simulates spec once.
-func Run(spec *config.Spec, o Options) (*Result, error) {
+func Run(spec *config.Spec, o Options) (res *Result, err error) {
 	b, err := build(spec, o)
 	if b != nil {
 		defer b.close()
@@ -139,7 +221,16 @@ func Run(spec *config.Spec, o Options) (*Result, error) {
 	if o.Progress != nil {
 		b.k.SetProgress(func(now ktime.Time, events uint64) { o.Progress(now, end, events) })
 	}
+	b.watchWall(spec, o, end)
 	runErr := b.k.Run(end)
+	var incomplete *Incomplete
+	var wl *wallLimit
+	if errors.As(runErr, &wl) {
+		// Stopped cleanly at the bound: what ran is reported, marked.
+		runErr = nil
+		incomplete = &Incomplete{Reason: wl.Error(), ReachedNS: int64(b.k.End()), EndNS: int64(end)}
+		end = b.k.End()
+	}
 	if err := b.tw.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("trace: %w", err)
 	}
@@ -152,7 +243,11 @@ func Run(spec *config.Spec, o Options) (*Result, error) {
 	if b.k.Broke() != "" {
 		end = b.k.Now() // the results cover the time simulated
 	}
-	return collect(spec, b, end)
+	res, err = collect(spec, b, end)
+	if res != nil {
+		res.Incomplete = incomplete
+	}
+	return res, err
 }
 
 // describeSummary titles a Describe failure: "Unknown plugin" only when no

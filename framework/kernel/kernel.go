@@ -320,6 +320,26 @@ func (k *Kernel) Stop(err error) {
 	k.q.Stop()
 }
 
+// SetPoll makes Run call fn every sim.PollEvents events, with the simulated
+// time reached; an error from fn ends the run after the current event, as
+// Stop does (a wall-clock bound, an interrupt). fn must not change the
+// simulation: a run that is not stopped is the same with or without it.
+func (k *Kernel) SetPoll(fn func(now ktime.Time) error) {
+	if fn == nil {
+		k.q.SetPoll(nil)
+		return
+	}
+	k.q.SetPoll(func() {
+		if err := fn(k.q.Now()); err != nil {
+			k.Stop(err)
+		}
+	})
+}
+
+// End is the simulated time the last Run reached: its limit, or where it
+// was stopped.
+func (k *Kernel) End() ktime.Time { return k.end }
+
 // Events is the number of simulation events processed.
 func (k *Kernel) Events() uint64 { return k.q.Pops() }
 

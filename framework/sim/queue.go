@@ -52,7 +52,19 @@ type Queue struct {
 	same   uint64
 	limit  uint64
 	recent []string
+	// poll, when set, is called by RunUntil every PollEvents events (the
+	// host's wall-clock bound and interrupts); it may Stop the queue.
+	poll func()
 }
+
+// PollEvents is how often RunUntil calls the SetPoll function: about once a
+// millisecond of wall time in process, often enough for a wall-clock bound
+// and rarely enough to cost nothing (one mask test per event).
+const PollEvents = 1 << 12
+
+// SetPoll makes RunUntil call fn every PollEvents events; nil removes it.
+// fn must not change the simulation, only stop it.
+func (q *Queue) SetPoll(fn func()) { q.poll = fn }
 
 // DefaultLivelockLimit is how many events may fire at one simulated instant
 // before the watchdog ends the run. A legitimate instant holds a few events
@@ -226,6 +238,9 @@ func (q *Queue) Step(limit ktime.Time) bool {
 // later than limit; then the clock stands at limit (if limit is finite).
 func (q *Queue) RunUntil(limit ktime.Time) {
 	for !q.stopped && q.Step(limit) {
+		if q.poll != nil && q.pops%PollEvents == 0 {
+			q.poll()
+		}
 	}
 	if !q.stopped && limit != ktime.Max && limit > q.now {
 		q.now = limit

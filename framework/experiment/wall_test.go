@@ -1,0 +1,158 @@
+package experiment_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/plugins/builtin"
+)
+
+// longSrc simulates 1000 hours: no test machine finishes it, so every run
+// of it ends at its wall-clock bound or its interrupt.
+const longSrc = `
+machine {
+  cpus = 1
+}
+workload "cyclictest" "rt" {
+  threads = 1
+}
+run {
+  duration = "1000h"
+  max_wall = "200ms"
+}
+`
+
+func mustLoad(t *testing.T, src string, o config.Options) *config.Spec {
+	t.Helper()
+	s, diags := config.LoadBytes("t.hcl", []byte(src), o)
+	if diags.HasErrors() {
+		t.Fatalf("LoadBytes: %v", diags)
+	}
+	return s
+}
+
+// TestMaxWallStopsCleanly: a 1000h run with run.max_wall stops at the bound
+// and returns its results so far, marked incomplete; the estimate of its
+// wall time comes first.
+func TestMaxWallStopsCleanly(t *testing.T) {
+	spec := mustLoad(t, longSrc, config.Options{})
+	var estimates []experiment.WallEstimate
+	for _, o := range []experiment.Options{
+		{}, // run.max_wall = 200ms
+		{MaxWall: 1200 * time.Millisecond, // --max-wall overrides it; long enough to estimate
+			OnWallEstimate: func(e experiment.WallEstimate) { estimates = append(estimates, e) }},
+	} {
+		o.Opener = experiment.InProcess(builtin.Factories())
+		res, err := experiment.Run(spec, o)
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		in := res.Incomplete
+		if in == nil {
+			t.Fatalf("Run(1000h, max_wall) result is not marked incomplete")
+		}
+		if in.ReachedNS <= 0 || in.ReachedNS >= in.EndNS || in.EndNS != 1000*3600*1e9 {
+			t.Errorf("Incomplete = %+v, want 0 < reached < end = 1000h", in)
+		}
+		want := "max_wall 200ms reached"
+		if o.MaxWall > 0 {
+			want = "max_wall 1.2s reached"
+		}
+		if in.Reason != want {
+			t.Errorf("Incomplete.Reason = %q, want %q", in.Reason, want)
+		}
+		var text bytes.Buffer
+		if err := experiment.WriteText(&text, res); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text.String(), "# INCOMPLETE: "+want+": stopped at ") {
+			t.Errorf("WriteText does not mark the result incomplete:\n%s", text.String())
+		}
+		var bench bytes.Buffer
+		if err := experiment.WriteBench(&bench, res, experiment.BenchOptions{Header: true, Units: true}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(bench.String(), "\nincomplete: "+want) {
+			t.Errorf("WriteBench does not mark the result incomplete:\n%s", bench.String())
+		}
+	}
+	if len(estimates) != 1 {
+		t.Fatalf("OnWallEstimate called %d times, want once", len(estimates))
+	}
+	e := estimates[0]
+	if e.Total < time.Hour || e.Elapsed < experiment.EstimateAfter || e.MaxWall != 1200*time.Millisecond {
+		t.Errorf("WallEstimate = %+v, want a total of hours after %v, with the bound", e, experiment.EstimateAfter)
+	}
+}
+
+// TestPollChangesNothing: the wall-clock watch, armed but never firing,
+// leaves a run byte for byte what it is without it.
+func TestPollChangesNothing(t *testing.T) {
+	spec := mustLoad(t, lapicSrc, config.Options{Variant: "oneshot"})
+	var outs [2]bytes.Buffer
+	for i, o := range []experiment.Options{{}, {MaxWall: time.Hour, Stop: make(chan struct{}), OnWallEstimate: func(experiment.WallEstimate) {}}} {
+		o.Opener = experiment.InProcess(builtin.Factories())
+		res, err := experiment.Run(spec, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Incomplete != nil {
+			t.Fatalf("Run(10ms, max_wall 1h) is incomplete: %+v", res.Incomplete)
+		}
+		if err := experiment.WriteJSON(&outs[i], res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(outs[0].Bytes(), outs[1].Bytes()) {
+		t.Errorf("a run with the wall watch armed differs from one without")
+	}
+}
+
+// TestStopInterruptsRun: closing Options.Stop ends a run with ErrInterrupted.
+func TestStopInterruptsRun(t *testing.T) {
+	spec := mustLoad(t, strings.Replace(longSrc, `max_wall = "200ms"`, "", 1), config.Options{})
+	stop := make(chan struct{})
+	time.AfterFunc(100*time.Millisecond, func() { close(stop) })
+	_, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories()), Stop: stop})
+	if !errors.Is(err, experiment.ErrInterrupted) {
+		t.Fatalf("Run with Stop closed = %v, want ErrInterrupted", err)
+	}
+}
+
+// TestCompareStopKeepsFinishedRuns: a comparison stopped after its first run
+// keeps that run's results and marks every other run interrupted.
+func TestCompareStopKeepsFinishedRuns(t *testing.T) {
+	o := compareOpts([]string{"oneshot", "tsc_deadline"}, seedsFrom(1, 4), 1)
+	stop := make(chan struct{})
+	var once sync.Once
+	o.Run.Stop = stop
+	o.Progress = func(done, total int) { once.Do(func() { close(stop) }) }
+	c := mustCompare(t, o)
+	finished := 0
+	for _, r := range c.Runs {
+		switch {
+		case r.Err == nil:
+			finished++
+		case !errors.Is(r.Err, experiment.ErrInterrupted):
+			t.Errorf("run %s/%d failed with %v, want it finished or interrupted", r.Variant, r.Seed, r.Err)
+		}
+	}
+	if finished < 1 || c.Interrupted != len(c.Runs)-finished || len(c.Failures) != c.Interrupted {
+		t.Fatalf("finished %d, Interrupted %d, Failures %d of %d runs; want >= 1 finished and the rest interrupted", finished, c.Interrupted, len(c.Failures), len(c.Runs))
+	}
+	var text bytes.Buffer
+	if err := experiment.WriteCompareText(&text, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"INTERRUPTED: ", "not finished: tickemu was interrupted"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("WriteCompareText does not say %q:\n%s", want, text.String())
+		}
+	}
+}
