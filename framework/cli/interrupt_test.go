@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,10 +39,11 @@ func TestCompareSignalWritesFinishedRuns(t *testing.T) {
 	for _, sig := range sigs {
 		t.Run(sig.String(), func(t *testing.T) {
 			host := exec.Command(os.Args[0], "compare", nohzCatchup, "--variants", "per_jiffy,next_expiry", "--seeds", "20",
-				"--jobs", "1", "--isolation", "process", "--format", "json")
+				"--jobs", "1", "--isolation", "process", "--format", "json", "--log-level", "info", "--log-format", "json")
 			host.Env = append(os.Environ(), hostEnv+"=1")
-			var stdout, stderr bytes.Buffer
-			host.Stdout, host.Stderr = &stdout, &stderr
+			var stdout bytes.Buffer
+			stderr := &syncBuffer{}
+			host.Stdout, host.Stderr = &stdout, stderr
 			if err := host.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -49,38 +51,24 @@ func TestCompareSignalWritesFinishedRuns(t *testing.T) {
 				_ = host.Process.Kill()
 				_, _ = host.Process.Wait()
 			})
-			// The first run's plugins, then a plugin of the second run:
-			// the first run has finished.
-			seen := map[int]string{}
+			// Signal once the first run has finished (it logs so at info),
+			// while the second runs: its plugins are the ones to be killed.
 			deadline := time.Now().Add(60 * time.Second)
+			var plugins map[int]string
 			for {
-				now := pluginsOf(host.Process.Pid)
-				newRun := false
-				for pid, c := range now {
-					if len(seen) >= 3 {
-						if _, old := seen[pid]; !old {
-							newRun = true
-						}
-					}
-					if len(seen) < 3 {
-						seen[pid] = c
-					}
-				}
-				if newRun {
-					for pid, c := range now {
-						seen[pid] = c
-					}
+				plugins = pluginsOf(host.Process.Pid)
+				if strings.Contains(stderr.String(), `"message":"run finished"`) && len(plugins) > 0 {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("no second run's plugins after 60s (seen %v); stderr:\n%s", seen, stderr.String())
+					t.Fatalf("no run finished after 60s; stderr:\n%s", stderr.String())
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
 			if err := host.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			if code := waitHost(t, host, 30*time.Second, &stderr); code != 128+int(sig) {
+			if code := waitHostStatus(t, host, 30*time.Second, stderr); code != 128+int(sig) {
 				t.Errorf("exit status %d, want %d; stderr:\n%s", code, 128+int(sig), stderr.String())
 			}
 			var doc struct {
@@ -107,7 +95,39 @@ func TestCompareSignalWritesFinishedRuns(t *testing.T) {
 					t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
 				}
 			}
-			checkNoneLeft(t, seen)
+			checkNoneLeft(t, plugins)
 		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer the test reads while the host writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitHostStatus waits up to limit for the host to exit and returns its status.
+func waitHostStatus(t *testing.T, host *exec.Cmd, limit time.Duration, stderr *syncBuffer) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- host.Wait() }()
+	select {
+	case <-done:
+		return host.ProcessState.ExitCode()
+	case <-time.After(limit):
+		t.Fatalf("host still runs %v later; stderr:\n%s", limit, stderr.String())
+		return -1
 	}
 }

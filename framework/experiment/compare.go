@@ -192,6 +192,7 @@ func runOne(o CompareOptions, variant string, seed uint64) (res *Result, ms []Ru
 	if err != nil {
 		return nil, nil, err
 	}
+	ro.Log.Info().Uint64("events", res.Config.Events).Msg("run finished")
 	return res, ms, nil
 }
 
