@@ -136,13 +136,16 @@ func (b *built) watchWall(spec *config.Spec, o Options, end ktime.Time) {
 			}
 		}
 		elapsed := time.Since(start)
-		if maxWall > 0 && elapsed >= maxWall {
-			return &wallLimit{max: maxWall}
-		}
+		// The estimate first: a run that reaches its bound right after
+		// EstimateAfter (a poll delayed on a loaded machine) still says
+		// what it would have taken.
 		if estimate && elapsed >= EstimateAfter && now > 0 {
 			estimate = false
 			total := time.Duration(float64(elapsed) * float64(end) / float64(now))
 			o.OnWallEstimate(WallEstimate{Total: total, Elapsed: elapsed, Reached: now, End: end, MaxWall: maxWall})
+		}
+		if maxWall > 0 && elapsed >= maxWall {
+			return &wallLimit{max: maxWall}
 		}
 		return nil
 	})
