@@ -62,6 +62,11 @@ func ReadLock(path string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseLock(data, path)
+}
+
+// parseLock parses a lock file's contents; path is for messages.
+func parseLock(data []byte, path string) (*Lock, error) {
 	var l Lock
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -60,3 +60,29 @@ example.com/dev.(*Device).SetNextEvent(0x1, 0x0)
 		t.Errorf("pluginFrames(odd) = %q, want it unchanged", odd)
 	}
 }
+
+// FuzzParseReattach: any value of TICKEMU_REATTACH_PLUGINS is parsed without
+// panicking, and what it accepts has KIND/NAME keys and an address.
+func FuzzParseReattach(f *testing.F) {
+	f.Add(`{"clockevent/fixed":{"protocol":"grpc","protocol_version":2,"pid":42,"network":"unix","address":"/tmp/p/plugin1"}}`)
+	f.Add(`{"wheel/w":{"network":"tcp","address":"127.0.0.1:1234"}}`)
+	f.Add(`{"x":{}}`)
+	f.Add(`[]`)
+	f.Add(`null`)
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseReattach(s)
+		if err != nil {
+			return
+		}
+		for _, k := range r.Keys() {
+			kind, name, ok := strings.Cut(k, "/")
+			a := r[k]
+			if !ok || kind == "" || name == "" || a.Network == "" || a.Address == "" {
+				t.Fatalf("accepted %q: %+v", k, a)
+			}
+			if rc, err := a.Config(); err == nil && rc.Addr == nil {
+				t.Fatalf("Config(%+v) has no address", a)
+			}
+		}
+	})
+}
