@@ -72,7 +72,8 @@ func TestScripts(t *testing.T) {
 // goEnv is the go command's cache and module locations outside the scripts.
 func goEnv(t *testing.T) map[string]string {
 	goEnvOnce.Do(func() {
-		out, err := exec.Command("go", "env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH", "GOTOOLCHAIN").Output()
+		out, err := exec.Command("go", "env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH", "GOTOOLCHAIN",
+			"GOPROXY", "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GOFLAGS").Output()
 		if err != nil {
 			goEnvErr = err
 			return

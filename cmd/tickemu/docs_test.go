@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// walkThrough is the docs/plugins.md section TestPluginsDoc runs.
+const walkThrough = "## From an empty directory to an A/B comparison"
+
+// docBlock is one fenced code block of the walk-through.
+type docBlock struct {
+	lang, file string // file is set for ```go file=NAME blocks
+	text       string
+	line       int
+}
+
+// parseDoc returns the fenced blocks of the section titled title.
+func parseDoc(src, title string) ([]docBlock, error) {
+	var blocks []docBlock
+	in, found := false, false
+	var cur *docBlock
+	sc := bufio.NewScanner(strings.NewReader(src))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case cur != nil && line == "```":
+			blocks = append(blocks, *cur)
+			cur = nil
+		case cur != nil:
+			cur.text += line + "\n"
+		case strings.HasPrefix(line, "## "):
+			in = line == title
+			found = found || in
+		case in && strings.HasPrefix(line, "```"):
+			f := strings.Fields(strings.TrimPrefix(line, "```"))
+			b := docBlock{line: n}
+			if len(f) > 0 {
+				b.lang = f[0]
+			}
+			for _, a := range f[1:] {
+				if name, ok := strings.CutPrefix(a, "file="); ok {
+					b.file = name
+				}
+			}
+			cur = &b
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("no section %q", title)
+	}
+	if cur != nil {
+		return nil, fmt.Errorf("line %d: unterminated code block", cur.line)
+	}
+	return blocks, nil
+}
+
+// docScript turns the walk-through into a testscript: one bash script that
+// writes every file block where the reader would and runs every sh block in
+// order (each block's output saved), then a grep for every line of each text
+// block against the output of the sh block before it.
+func docScript(blocks []docBlock) (string, error) {
+	var sh, checks strings.Builder
+	sh.WriteString("set -euo pipefail\nmkdir -p \"$DOCOUT\"\n")
+	n := 0
+	for _, b := range blocks {
+		switch {
+		case b.file != "":
+			fmt.Fprintf(&sh, "cat > %s <<'TICKEMU_DOC_EOF'\n%sTICKEMU_DOC_EOF\n", b.file, b.text)
+		case b.lang == "sh":
+			n++
+			fmt.Fprintf(&sh, "echo '# docs/plugins.md:%d' >&2\n{\n%s} > \"$DOCOUT/out.%d\" 2>&1 || { cat \"$DOCOUT/out.%d\" >&2; exit 1; }\n", b.line, b.text, n, n)
+		case b.lang == "text":
+			if n == 0 {
+				return "", fmt.Errorf("line %d: output block before any command", b.line)
+			}
+			for _, l := range strings.Split(strings.TrimRight(b.text, "\n"), "\n") {
+				fmt.Fprintf(&checks, "grep %s $WORK/.doc/out.%d\n", quoteScript(regexp.QuoteMeta(l)), n)
+			}
+		default:
+			return "", fmt.Errorf("line %d: a %q block is neither a file, a command nor output", b.line, b.lang)
+		}
+	}
+	if n == 0 {
+		return "", fmt.Errorf("no commands")
+	}
+	return "env DOCOUT=$WORK/.doc\nexec bash $WORK/walkthrough.sh\n" + checks.String() +
+		"-- walkthrough.sh --\n" + sh.String(), nil
+}
+
+// quoteScript quotes s for a testscript argument.
+func quoteScript(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// TestPluginsDoc runs docs/plugins.md's walk-through as written: a plugin
+// module from an empty directory, its tests, tickemu build --with, the
+// listing, in and out of process, and the A/B comparison. The go command
+// fetches the module's requirements through the configured proxy the first
+// time (go mod tidy), as it would for the reader.
+func TestPluginsDoc(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	root, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "docs", "plugins.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := parseDoc(string(src), walkThrough)
+	if err != nil {
+		t.Fatalf("docs/plugins.md: %v", err)
+	}
+	script, err := docScript(blocks)
+	if err != nil {
+		t.Fatalf("docs/plugins.md: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "walkthrough.txtar"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: dir,
+		Setup: func(env *testscript.Env) error {
+			for k, v := range goEnv(t) {
+				env.Setenv(k, v)
+			}
+			env.Setenv("TICKEMU", root)
+			return nil
+		},
+	})
+}
+
+func TestParseDoc(t *testing.T) {
+	src := "# T\n\n## Other\n```sh\nnot this\n```\n## Walk\ntext\n```sh\ncd x\n```\n```go file=a.go\npackage a\n```\n```text\nout\n```\n## Next\n```sh\nnor this\n```\n"
+	blocks, err := parseDoc(src, "## Walk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 3 || blocks[0].text != "cd x\n" || blocks[1].file != "a.go" || blocks[2].lang != "text" {
+		t.Fatalf("blocks = %+v", blocks)
+	}
+	script, err := docScript(blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"grep 'out' $WORK/.doc/out.1", "cat > a.go <<'TICKEMU_DOC_EOF'\npackage a\nTICKEMU_DOC_EOF", "{\ncd x\n}"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("script lacks %q:\n%s", want, script)
+		}
+	}
+	if _, err := parseDoc(src, "## Missing"); err == nil {
+		t.Error("a missing section parsed")
+	}
+	if _, err := docScript([]docBlock{{lang: "python", line: 3}}); err == nil {
+		t.Error("an unknown block kind was accepted")
+	}
+}
