@@ -249,7 +249,7 @@ func (c *Catalog) describeBinary(b binary) ([]shim.Description, error) {
 }
 
 // describeTimeout is DescribeTimeout (or its default), but no longer than
-// StartTimeout if that is set.
+// StartTimeout or CallTimeout if they are set.
 func (c *Catalog) describeTimeout() time.Duration {
 	t := c.opts.DescribeTimeout
 	switch {
@@ -261,6 +261,9 @@ func (c *Catalog) describeTimeout() time.Duration {
 	}
 	if st := c.opts.StartTimeout; st > 0 && st < t {
 		t = st
+	}
+	if ct := c.opts.CallTimeout; ct > 0 && ct < t { // --plugin-call-timeout
+		t = ct
 	}
 	return t
 }
