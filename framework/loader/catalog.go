@@ -127,6 +127,7 @@ type Catalog struct {
 	mu        sync.Mutex
 	described map[string]*description // by binary path
 	warned    map[string]bool         // warnings given, by subject
+	resolved  map[key]found           // lookup's successful answers: a comparison asks for the same names every run
 }
 
 // key identifies a plugin.
@@ -155,6 +156,7 @@ func New(o Options) (*Catalog, error) {
 		builtins:  make(map[key]sdk.Factory),
 		described: make(map[string]*description),
 		warned:    make(map[string]bool),
+		resolved:  make(map[key]found),
 		cache:     descCache{dir: o.CacheDir},
 	}
 	for _, f := range o.Builtins {
@@ -267,16 +269,18 @@ func (c *Catalog) describe(b binary) ([]shim.Description, error) {
 // memory or the description cache).
 func (c *Catalog) known(b binary) ([]shim.Description, bool) {
 	d := c.entry(b.path)
-	if d.mu.TryLock() {
-		done, descs, err := d.done, d.descs, d.err
-		d.mu.Unlock()
-		if done {
-			return descs, err == nil
-		}
-	} else {
+	if !d.mu.TryLock() {
 		return nil, false // being described right now
 	}
-	return c.cache.get(b)
+	defer d.mu.Unlock()
+	if !d.done {
+		descs, ok := c.cache.get(b)
+		if !ok {
+			return nil, false
+		}
+		d.descs, d.done = descs, true // later calls need not read the file again
+	}
+	return d.descs, d.err == nil
 }
 
 // List returns every plugin: builtins and reattached plugins, then what each

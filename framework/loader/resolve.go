@@ -18,9 +18,9 @@ import (
 //     under that KIND/NAME: the author asked for exactly that process.
 //  2. A plugin linked into tickemu (a builtin, or one added by tickemu build
 //     --with).
-//  3. A file tickemu-plugin-NAME, in the first directory of the search path
-//     that has one. If it does not answer the handshake, that is the error:
-//     the rule does not fall through to a file that happens to work.
+//  3. A file tickemu-plugin-NAME that serves KIND/NAME, the first in
+//     directory order. If one does not answer the handshake, that is the
+//     error: the rule does not fall through to a file that happens to work.
 //  4. Any other plugin binary that serves KIND/NAME (a binary may serve
 //     several plugins), in search order: directory by directory, by file
 //     name within one.
@@ -68,12 +68,32 @@ func (c *Catalog) order(name string) []binary {
 	return append(named, others...)
 }
 
-// lookup resolves kind/name by the rule above.
+// lookup resolves kind/name by the rule above, once per catalog for a name
+// that resolves (its answer cannot change while the catalog lives: the path
+// was scanned once, and a description once known is kept).
 func (c *Catalog) lookup(kind sdk.Kind, name string) (found, error) {
 	if !isKind(kind) {
 		return found{}, fmt.Errorf("%w %q (kinds: %s)", ErrUnknownKind, kind, kindList())
 	}
 	k := key{kind, name}
+	c.mu.Lock()
+	f, ok := c.resolved[k]
+	c.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	f, err := c.resolve(k)
+	if err == nil {
+		c.mu.Lock()
+		c.resolved[k] = f
+		c.mu.Unlock()
+	}
+	return f, err
+}
+
+// resolve applies the rule to k.
+func (c *Catalog) resolve(k key) (found, error) {
+	kind, name := k.kind, k.name
 	if a, ok := c.reattach[k.String()]; ok {
 		f, err := c.describeReattached(k, a)
 		if err == nil {
