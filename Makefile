@@ -28,6 +28,8 @@ run: build ## Build and run the default scenario (CONFIG=...).
 test: test-deps ## Run every test with the race detector, in shuffled order (and every example module's).
 	@echo "==> go test -race -shuffle=on $(PKGS)"
 	$(GO) test -race -shuffle=on -timeout 20m $(PKGS)
+	@echo "==> go test -run '^TestDocFigures$$' ./cmd/tickemu (README's and docs' figures, without -race)"
+	$(GO) test -count=1 -run '^TestDocFigures$$' ./cmd/tickemu
 	$(MAKE) test-modules
 
 test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report test.

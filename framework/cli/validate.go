@@ -8,8 +8,9 @@ import (
 	"github.com/tickemu/tickemu/framework/experiment"
 )
 
-// cmdValidate loads FILE for every variant (or the one given), decodes every
-// block with its owner's schema and configures the plugins, without running.
+// cmdValidate loads FILE as it is and with every variant (or the one given),
+// decodes every block with its owner's schema and configures the plugins,
+// without running.
 func (a *App) cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -36,9 +37,12 @@ func (a *App) cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return 2 // a bad plugin flag, lock file or reattach value
 	}
 	defer closeOp()
+	// Without --variant: the file as `tickemu run FILE` takes it (the
+	// variables' defaults), then every variant; a default no variant
+	// overrides must work too.
 	variants := []string{opts.Variant}
-	if opts.Variant == "" && len(spec.Variants()) > 0 {
-		variants = spec.Variants()
+	if opts.Variant == "" {
+		variants = append(variants, spec.Variants()...)
 	}
 	for _, v := range variants {
 		o := opts

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -196,6 +197,12 @@ func (l *loader) resolveVariables() {
 			l.diags = append(l.diags, l.undeclared(hcl.Range{}, name, "--var sets"))
 			continue
 		}
+		if src[i] == VarFromVariant {
+			// Not an error (it is how one tries a value on top of a
+			// variant), but never silent: the variant no longer says what ran.
+			l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "--var overrides the variant",
+				Detail: fmt.Sprintf("--var %s=%s replaces the value %s that variant %q sets for %q.", name, l.opts.Vars[name], ctyText(vals[i]), l.opts.Variant, name)})
+		}
 		vals[i], src[i] = ParseVarValue(l.opts.Vars[name]), VarFromCLI
 	}
 	obj := make(map[string]cty.Value, len(l.vars))
@@ -274,4 +281,21 @@ func Functions() map[string]function.Function {
 		"try":       tryfunc.TryFunc,
 		"upper":     stdlib.UpperFunc,
 	}
+}
+
+// ctyText prints a variable value for a message.
+func ctyText(v cty.Value) string {
+	if !v.IsKnown() || v.IsNull() {
+		return "null"
+	}
+	if v.Type() == cty.String {
+		return strconv.Quote(v.AsString())
+	}
+	if v.Type() == cty.Number {
+		return v.AsBigFloat().Text('g', -1)
+	}
+	if v.Type() == cty.Bool {
+		return strconv.FormatBool(v.True())
+	}
+	return v.GoString()
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/workload"
 )
@@ -42,7 +43,7 @@ func WriteText(w io.Writer, r *Result) error {
 		if p.Role != "" {
 			role = " " + strconv.Quote(p.Role)
 		}
-		fmt.Fprintf(b, "# %s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, strategyText(p.Config))
+		fmt.Fprintf(b, "# %s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, strategyText(p))
 	}
 	for _, wr := range r.Workloads {
 		if len(wr.Text) == 0 {
@@ -209,7 +210,8 @@ func cpuList(cpus []int) string {
 	return b.String()
 }
 
-func strategyText(cfg map[string]string) string {
+func strategyText(p PluginInfo) string {
+	cfg := p.Config
 	var parts []string
 	keys := make([]string, 0, len(cfg))
 	for k := range cfg {
@@ -220,12 +222,47 @@ func strategyText(cfg map[string]string) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		parts = append(parts, k+"="+cfg[k])
+		parts = append(parts, k+"="+valueText(p.Schema, k, cfg[k]))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return " " + strings.Join(parts, " ")
+}
+
+// valueText prints a canonical config value in its attribute's unit:
+// durations as "50ns" or "250us", frequencies as "100MHz" (the canonical
+// forms are ns and Hz numbers, "50" and "1e+08").
+func valueText(s sdk.Schema, name, v string) string {
+	a, ok := s.Lookup(name)
+	if !ok {
+		return v
+	}
+	switch a.Type {
+	case sdk.TypeDuration:
+		if ns, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return ktime.FormatDuration(ns)
+		}
+	case sdk.TypeFrequency:
+		if hz, err := strconv.ParseFloat(v, 64); err == nil {
+			return frequencyText(hz)
+		}
+	}
+	return v
+}
+
+// frequencyText prints Hz with the largest unit the value reaches: 3GHz,
+// 100MHz, 14.31818MHz.
+func frequencyText(hz float64) string {
+	for _, u := range []struct {
+		div  float64
+		name string
+	}{{1e9, "GHz"}, {1e6, "MHz"}, {1e3, "kHz"}} {
+		if hz >= u.div {
+			return strconv.FormatFloat(hz/u.div, 'f', -1, 64) + u.name
+		}
+	}
+	return strconv.FormatFloat(hz, 'f', -1, 64) + "Hz"
 }
 
 func shortHash(h string) string {
@@ -263,7 +300,7 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 			if p.Role != "" {
 				role = "-" + p.Role
 			}
-			fmt.Fprintf(b, "plugin-%s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, strategyText(p.Config))
+			fmt.Fprintf(b, "plugin-%s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, strategyText(p))
 		}
 	}
 	prefix := ""

@@ -160,6 +160,9 @@ type PluginInfo struct {
 	Isolation string            `json:"-"` // not a simulation input: results are identical either way
 	Config    map[string]string `json:"config"`
 	Counters  []sdk.Counter     `json:"-"`
+	// Schema is the plugin's config schema: the text output prints each
+	// value in its attribute's unit.
+	Schema sdk.Schema `json:"-"`
 	// plugin is the checked plugin (framework/contract) the run used.
 	plugin sdk.Plugin
 }
@@ -313,7 +316,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		if pds.HasErrors() {
 			continue
 		}
-		b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg, plugin: p})
+		b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg, Schema: schema, plugin: p})
 		var typed bool
 		switch pb.Kind {
 		case sdk.KindTimerBase:
