@@ -69,12 +69,14 @@ tidy-check: ## Fail if go.mod or go.sum of any module (main, tools, examples) is
 ci: verify-generate fmt-check tidy-check lint lint-proto test ## Everything CI checks.
 	@if grep -q '^api-check:' $(MAKEFILE_LIST); then $(MAKE) api-check; fi
 
-fuzz: ## Run each fuzz target for FUZZTIME (default 20s).
-	@echo "==> fuzzing"
-	@for t in $$($(GO) test -list '^Fuzz' ./... 2>/dev/null | grep '^Fuzz'); do \
-		pkg=$$(grep -rl "func $$t(" --include='*_test.go' . | head -1 | xargs dirname); \
+fuzz: ## Run every fuzz target for FUZZTIME (default 20s), one after another; FUZZFLAGS adds flags (FUZZFLAGS=-parallel=1 on a shared machine).
+	@echo "==> fuzzing (each target $${FUZZTIME:-20s})"
+	@targets=$$($(GO) test -list '^Fuzz' ./... 2>/dev/null | grep '^Fuzz'); \
+	test -n "$$targets" || { echo "no fuzz targets found" >&2; exit 1; }; \
+	for t in $$targets; do \
+		pkg=$$(grep -rl --include='*_test.go' "^func $$t(" . | head -1 | xargs dirname); \
 		echo "--> $$pkg $$t"; \
-		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $${FUZZTIME:-20s} $$pkg || exit 1; \
+		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $${FUZZTIME:-20s} $(FUZZFLAGS) $$pkg || exit 1; \
 	done
 
 api-check: ## Fail if framework/sdk changed incompatibly since api/sdk/ without a protocol version change.

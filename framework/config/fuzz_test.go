@@ -1,6 +1,8 @@
 package config
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -14,21 +16,33 @@ var fuzzSchema = sdk.Schema{Attributes: []sdk.Attribute{
 	{Name: "s", Type: sdk.TypeString, OneOf: []string{"a", "b"}, Default: "a"},
 	{Name: "n", Type: sdk.TypeNumber},
 	{Name: "i", Type: TypeInteger},
+	{Name: "count", Type: TypeInteger, Default: "1", Min: "1", Max: "4096"},
+	{Name: "wait", Type: sdk.TypeDuration, Min: "0s", Max: "10s"},
 	{Name: "b", Type: sdk.TypeBool},
 	{Name: "d", Type: sdk.TypeDuration},
 	{Name: "f", Type: sdk.TypeFrequency},
 	{Name: "cpus", Type: TypeCPUList},
 }}
 
-// FuzzConfigDecode loads arbitrary files and decodes every body they leave to
-// the engine. Nothing may panic, every error must point inside the source, and
-// a file that loads must hash the same twice.
+// FuzzConfigDecode loads arbitrary files, evaluating every expression, and
+// decodes every body they leave to the engine. Nothing may panic, every error
+// must point inside the source, the printed diagnostics hold no control
+// character, and a file that loads must hash the same twice. The seed corpus
+// (testdata/fuzz/FuzzConfigDecode) holds the scenarios of configs/ and the
+// hostile files of issue 19 (infinity, deep nesting, nested for, NUL bytes).
 func FuzzConfigDecode(f *testing.F) {
 	f.Add([]byte(precedenceSrc))
 	f.Add([]byte(hashBase))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, diags := LoadBytes("f.hcl", src, Options{})
 		checkSubjects(t, src, diags)
+		var out bytes.Buffer
+		if err := WriteDiagnostics(&out, diags, s.Files(), false); err != nil {
+			t.Fatalf("WriteDiagnostics: %v", err)
+		}
+		if i := strings.IndexFunc(out.String(), isControl); i >= 0 {
+			t.Fatalf("WriteDiagnostics printed a control character at byte %d:\n%q", i, out.String())
+		}
 		if diags.HasErrors() {
 			return
 		}
