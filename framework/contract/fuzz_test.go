@@ -39,7 +39,9 @@ func (a *answers) text() string {
 // fuzzDevice is a clockevent device whose every answer comes from the input.
 type fuzzDevice struct{ a *answers }
 
-func (d fuzzDevice) Info() sdk.Info     { return sdk.Info{Kind: sdk.KindClockEvent, Name: "fuzz", Version: "1"} }
+func (d fuzzDevice) Info() sdk.Info {
+	return sdk.Info{Kind: sdk.KindClockEvent, Name: "fuzz", Version: "1"}
+}
 func (d fuzzDevice) Schema() sdk.Schema { return sdk.Schema{} }
 func (d fuzzDevice) Configure(sdk.Setup, sdk.Config) sdk.Diagnostics {
 	var ds sdk.Diagnostics

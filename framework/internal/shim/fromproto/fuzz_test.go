@@ -61,7 +61,9 @@ var decoders = []decoder{
 	entry("Diagnostic", func() *pb.Diagnostic { return &pb.Diagnostic{} }, fromproto.Diagnostic, toproto.Diagnostic),
 	entry("ConfigureResponse.diagnostics", func() *pb.ConfigureResponse { return &pb.ConfigureResponse{} },
 		func(m *pb.ConfigureResponse) sdk.Diagnostics { return fromproto.Diagnostics(m.GetDiagnostics()) },
-		func(d sdk.Diagnostics) *pb.ConfigureResponse { return &pb.ConfigureResponse{Diagnostics: toproto.Diagnostics(d)} }),
+		func(d sdk.Diagnostics) *pb.ConfigureResponse {
+			return &pb.ConfigureResponse{Diagnostics: toproto.Diagnostics(d)}
+		}),
 	entry("Counter", func() *pb.Counter { return &pb.Counter{} }, fromproto.Counter, toproto.Counter),
 	entry("CountersResponse.counters", func() *pb.CountersResponse { return &pb.CountersResponse{} },
 		func(m *pb.CountersResponse) []sdk.Counter { return fromproto.Counters(m.GetCounters()) },
