@@ -51,7 +51,6 @@ func (r *recordingOpener) pids() []int {
 const processConfig = `
 machine {
   cpus = 2
-  %MACHINE%
   idle_state "C1" {
     exit_latency     = "2us"
     target_residency = "2us"
@@ -99,7 +98,8 @@ func TestProcessIsolationIdentical(t *testing.T) {
 		{"lowres", "highres = false"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := loadInline(t, strings.NewReplacer("%DUR%", "8ms", "%MACHINE%", tc.machine).Replace(processConfig))
+			src := strings.Replace(strings.ReplaceAll(processConfig, "%DUR%", "8ms"), "cpus = 2", "cpus = 2\n  "+tc.machine, 1)
+			spec := loadInline(t, src)
 			var c common
 			op, closeOp, err := New().newOpener(&c, zerolog.Nop())
 			if err != nil {
@@ -133,7 +133,7 @@ func TestProcessIsolationIdentical(t *testing.T) {
 // TestPluginKilledMidRun: SIGKILL to a plugin process ends the run promptly
 // with an error that names the plugin and how it exited.
 func TestPluginKilledMidRun(t *testing.T) {
-	spec := loadInline(t, strings.NewReplacer("%DUR%", "60s", "%MACHINE%", "").Replace(processConfig))
+	spec := loadInline(t, strings.ReplaceAll(processConfig, "%DUR%", "60s"))
 	var c common
 	op, closeOp, err := New().newOpener(&c, zerolog.Nop())
 	if err != nil {

@@ -364,6 +364,20 @@ func (c *hrTimerBase) NextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) kt
 	return c.hb.NextEvent(cpu, now, exclude)
 }
 
+// StartNextEvent passes on the transport's asynchronous NextEvent (the
+// out-of-process client sends the query and reads its answer when wait is
+// called, so the host can ask another plugin meanwhile); for a plugin without
+// one it asks at once. Like NextEvent, any answer is valid.
+func (c *hrTimerBase) StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) (wait func() ktime.Time) {
+	if st, ok := c.hb.(interface {
+		StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) func() ktime.Time
+	}); ok {
+		return st.StartNextEvent(cpu, now, exclude)
+	}
+	t := c.hb.NextEvent(cpu, now, exclude)
+	return func() ktime.Time { return t }
+}
+
 // clockEvent checks a sdk.ClockEventDevice.
 type clockEvent struct {
 	plugin

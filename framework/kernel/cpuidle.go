@@ -91,8 +91,7 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 		h := devNext
 		switch ask := k.m.HighRes && c.tick.queued && c.tick.expires <= devNext; {
 		case ask && k.concurrent:
-			id := c.tick.ID
-			wait := askTime(func() ktime.Time { return k.hrt.NextEvent(c.id, now, id) })
+			wait := k.startNextEvent(c.id, now, c.tick.ID)
 			expires, qc = c.nohzNextEvent(now)
 			h = wait()
 		case ask:

@@ -361,6 +361,25 @@ func (k *Kernel) ContextTimes() [][4]int64 {
 	return out
 }
 
+// nextEventStarter is implemented by an hrtimer plugin client that can send
+// NextEvent and read its answer later (the out-of-process transport, passed on
+// by framework/contract): the kernel then sends it, makes the wheel's call,
+// and only then waits, so both requests are out before either answer is
+// awaited.
+type nextEventStarter interface {
+	StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) (wait func() ktime.Time)
+}
+
+// startNextEvent sends the hrtimer's NextEvent ahead of another plugin's
+// call (only with Options.ConcurrentPlugins): through the transport's
+// nextEventStarter, else on a goroutine (askTime).
+func (k *Kernel) startNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) (wait func() ktime.Time) {
+	if st, ok := k.hrt.(nextEventStarter); ok {
+		return st.StartNextEvent(cpu, now, exclude)
+	}
+	return askTime(func() ktime.Time { return k.hrt.NextEvent(cpu, now, exclude) })
+}
+
 // askTime starts ask, a plugin query whose answer the caller needs only after
 // it has made another plugin's call, on its own goroutine, so the two round
 // trips overlap (Options.ConcurrentPlugins; callers make both calls in order

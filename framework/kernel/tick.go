@@ -302,8 +302,7 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		var r sdk.NextTimerResult
 		switch {
 		case !k.m.HighRes && k.concurrent:
-			id := c.id
-			wait := askTime(func() ktime.Time { return k.hrt.NextEvent(id, now, 0) })
+			wait := k.startNextEvent(c.id, now, 0)
 			r = k.wheel.NextTimerInterrupt(c.id, basejiff)
 			h = wait()
 		case !k.m.HighRes:

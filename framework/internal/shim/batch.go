@@ -24,9 +24,13 @@ type batcher[C, R any] struct {
 	// exchange sends calls as one message and returns the answer's results
 	// (one round trip).
 	exchange func(call string, calls []*C) (results []*R, resp proto.Message)
-	calls    []*C
-	names    []string
-	checks   []func(*R) error
+	// split is exchange in two halves: it sends calls and returns the
+	// function that reads the answer (session.begin and end); nil for kinds
+	// that never ask alongside another plugin.
+	split  func(call string, calls []*C) (read func() (results []*R, resp proto.Message))
+	calls  []*C
+	names  []string
+	checks []func(*R) error
 }
 
 // call sends the held calls and c, waits, checks the held calls' answers and
@@ -34,6 +38,18 @@ type batcher[C, R any] struct {
 func (b *batcher[C, R]) call(name string, c *C) *R {
 	res := b.send(name, append(b.calls, c))
 	return res[len(res)-1]
+}
+
+// start sends the held calls and c, and returns the function that waits for
+// the answer, checks the held calls' answers and returns c's. Until it is
+// called no other call may be made on the session.
+func (b *batcher[C, R]) start(name string, c *C) (wait func() *R) {
+	calls := append(b.calls, c)
+	read := b.split(name, calls)
+	return func() *R {
+		res := b.checked(name, calls, read)
+		return res[len(res)-1]
+	}
 }
 
 // later holds c, whose answer the host computed itself; check verifies the
@@ -63,7 +79,13 @@ func (b *batcher[C, R]) flush() {
 // send makes one round trip with calls, the held ones first; it checks the
 // held calls' answers and forgets them.
 func (b *batcher[C, R]) send(name string, calls []*C) []*R {
-	res, resp := b.exchange(name, calls)
+	return b.checked(name, calls, func() ([]*R, proto.Message) { return b.exchange(name, calls) })
+}
+
+// checked gets the answer to calls, the held ones first, with get; it checks
+// the held calls' answers and forgets them.
+func (b *batcher[C, R]) checked(name string, calls []*C, get func() ([]*R, proto.Message)) []*R {
+	res, resp := get()
 	if len(res) != len(calls) {
 		b.s.protocolError(name, resp)
 	}

@@ -108,3 +108,47 @@ func TestDeadlineModelViolation(t *testing.T) {
 		t.Errorf("a call after the violation = %v, want a TransportError wrapping it", te)
 	}
 }
+
+// TestStartNextEvent: the hrtimer client sends NextEvent, another session
+// makes its call meanwhile (counted as no extra round trip), and the answer
+// is read afterwards; a call on the same session before that is a host bug
+// the session reports.
+func TestStartNextEvent(t *testing.T) {
+	for _, grpcOnly := range []bool{false, true} {
+		t.Run(map[bool]string{true: "grpc", false: "socket"}[grpcOnly], func(t *testing.T) { testStartNextEvent(t, shim.Options{GRPCOnly: grpcOnly}) })
+	}
+}
+
+func testStartNextEvent(t *testing.T, o shim.Options) {
+	hrt := &shimtest.HRTimerBase{
+		Base: shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindHRTimer, Name: "hrt"}},
+		NextEventFn: func(cpu int, now ktime.Time, ex sdk.TimerID) ktime.Time {
+			return now + ktime.Time(cpu) + ktime.Time(ex)
+		},
+	}
+	c, _ := pair(t, factory(sdk.KindHRTimer, "hrt", hrt), factory(sdk.KindClockEvent, "dev", newDevice("dev")))
+	h := open(t, c, sdk.KindHRTimer, "hrt", o)
+	d := open(t, c, sdk.KindClockEvent, "dev", o).(sdk.ClockEventDevice)
+	st, ok := h.(interface {
+		StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) func() ktime.Time
+	})
+	if !ok {
+		t.Fatalf("the hrtimer client %T has no StartNextEvent", h)
+	}
+	rt0 := shim.RoundTrips()
+	wait := st.StartNextEvent(2, 1000, 30)
+	if r := d.SetNextEvent(0, 100, 5); r.FireAt != 105 {
+		t.Fatalf("SetNextEvent in between = %+v, want FireAt 105", r)
+	}
+	if got := wait(); got != 1032 {
+		t.Errorf("StartNextEvent(2, 1000, 30) waited = %v, want 1032", got)
+	}
+	if n := shim.RoundTrips() - rt0; n != 1 {
+		t.Errorf("the two overlapping calls counted %d round trips, want 1", n)
+	}
+	st.StartNextEvent(0, 0, 0)
+	te := catchTransport(t, func() { h.(sdk.HRTimerBase).NextEvent(0, 0, 0) })
+	if te == nil || !strings.Contains(te.Error(), "while the answer to NextEvent is awaited") {
+		t.Errorf("a call before the awaited answer = %v, want a host-bug TransportError", te)
+	}
+}

@@ -27,6 +27,13 @@ var hrTimerBaseShim = kindShim{
 			resp := new(pb.HRTimerBaseSessionResponse)
 			s.roundTrip(call, &pb.HRTimerBaseSessionRequest{Calls: calls}, resp)
 			return resp.GetResults(), resp
+		}, split: func(call string, calls []*pb.HRTimerBaseCall) func() ([]*pb.HRTimerBaseResult, proto.Message) {
+			s.begin(call, &pb.HRTimerBaseSessionRequest{Calls: calls})
+			return func() ([]*pb.HRTimerBaseResult, proto.Message) {
+				resp := new(pb.HRTimerBaseSessionResponse)
+				s.end(call, resp)
+				return resp.GetResults(), resp
+			}
 		}}
 		c.base = base{s: s, plugin: c.plugin}
 		return c, &c.base
@@ -104,6 +111,18 @@ func (c *hrTimerBaseClient) NextEvent(cpu int, now ktime.Time, exclude sdk.Timer
 	resp := c.do("NextEvent", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_NextEvent{
 		NextEvent: &pb.NextEventRequest{Cpu: int64(cpu), Now: int64(now), Exclude: uint64(exclude)}}})
 	return ktime.Time(expect(c.s, "NextEvent", resp.GetNextEvent(), resp).GetNext())
+}
+
+// StartNextEvent sends NextEvent and returns the function that waits for
+// its answer: the kernel asks the wheel's next event in between, so the two
+// round trips overlap (sdk.NextEventStarter).
+func (c *hrTimerBaseClient) StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) (wait func() ktime.Time) {
+	w := c.b.start("NextEvent", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_NextEvent{
+		NextEvent: &pb.NextEventRequest{Cpu: int64(cpu), Now: int64(now), Exclude: uint64(exclude)}}})
+	return func() ktime.Time {
+		resp := w()
+		return ktime.Time(expect(c.s, "NextEvent", resp.GetNextEvent(), resp).GetNext())
+	}
 }
 
 // hrTimerBaseServer serves sdk.HRTimerBase sessions.

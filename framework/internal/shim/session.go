@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/tickemu/tickemu/framework/sdk"
 )
@@ -76,6 +77,8 @@ type session struct {
 
 	mu     sync.Mutex // serialises calls: requests and answers pair up in order
 	failed *sdk.TransportError
+	// awaiting names the call begin sent and end has not read yet.
+	awaiting string
 }
 
 // newSession opens a session stream with start, which calls the kind's
@@ -117,6 +120,9 @@ func (s *session) roundTrip(call string, req, resp proto.Message) {
 	if s.failed != nil {
 		panic(s.failed)
 	}
+	if s.awaiting != "" {
+		panic(s.fail(call, fmt.Errorf("host bug: %s called while the answer to %s is awaited", call, s.awaiting)))
+	}
 	s.deadline.arm()
 	var err error
 	if s.sock != nil {
@@ -147,6 +153,12 @@ func (s *session) sockTrip(req, resp proto.Message) error {
 	if err == nil {
 		err = s.sock.recv(resp)
 	}
+	return s.sockBroken(err, resp)
+}
+
+// sockBroken maps a failed socket send or receive to the error the gRPC
+// stream gives, if any.
+func (s *session) sockBroken(err error, resp proto.Message) error {
 	if err != nil && s.ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 		if e := s.stream.RecvMsg(resp); e != nil && !errors.Is(e, io.EOF) {
 			err = e
@@ -155,6 +167,83 @@ func (s *session) sockTrip(req, resp proto.Message) error {
 		}
 	}
 	return err
+}
+
+// begin sends req, whose answer end reads: in between the host asks another
+// plugin (the kernel's idle entry asks the hrtimer and the wheel together),
+// so the two round trips overlap. No other call may be made on the session
+// before end. The call's deadline runs from begin to end.
+func (s *session) begin(call string, req proto.Message) {
+	if inFlight.Add(1) == 1 {
+		roundTrips.Add(1)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed != nil {
+		inFlight.Add(-1)
+		panic(s.failed)
+	}
+	if s.awaiting != "" {
+		inFlight.Add(-1)
+		panic(s.fail(call, fmt.Errorf("host bug: %s called while the answer to %s is awaited", call, s.awaiting)))
+	}
+	s.deadline.arm()
+	var err error
+	if s.sock != nil {
+		// The answer's type is end's: only the status matters here.
+		err = s.sockBroken(s.sock.send(req), &emptypb.Empty{})
+	} else if err = s.stream.SendMsg(req); errors.Is(err, io.EOF) {
+		// SendMsg reports a broken stream as io.EOF; RecvMsg has the status.
+		if e := s.stream.RecvMsg(&emptypb.Empty{}); e != nil {
+			err = e
+		}
+	}
+	if err != nil {
+		s.deadline.disarm()
+		inFlight.Add(-1)
+		panic(s.fail(call, err))
+	}
+	s.awaiting = call
+}
+
+// abandon forgets an awaited answer that will not be read (the session
+// failed or closed), so it no longer counts as in flight.
+//
+// Preconditions: s.mu is held.
+func (s *session) abandon() {
+	if s.awaiting != "" {
+		s.awaiting = ""
+		s.deadline.disarm()
+		inFlight.Add(-1)
+	}
+}
+
+// end reads the answer to the call begin sent.
+func (s *session) end(call string, resp proto.Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.awaiting == "" {
+		// Abandoned: the session failed or closed since begin.
+		if s.failed != nil {
+			panic(s.failed)
+		}
+		panic(s.fail(call, fmt.Errorf("host bug: no %s answer is awaited", call)))
+	}
+	s.awaiting = ""
+	defer inFlight.Add(-1)
+	var err error
+	if s.sock != nil {
+		err = s.sockBroken(s.sock.recv(resp), resp)
+	} else {
+		err = s.stream.RecvMsg(resp)
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+	}
+	s.deadline.disarm()
+	if err != nil {
+		panic(s.fail(call, err))
+	}
 }
 
 // useSocket moves the session to the socket at path; a deadline expiry or
@@ -181,6 +270,7 @@ func (s *session) protocolError(call string, got proto.Message) {
 //
 // Preconditions: s.mu is held.
 func (s *session) fail(call string, err error) *sdk.TransportError {
+	s.abandon()
 	te := s.transportError(call, err)
 	s.failed = te
 	s.cancel(te)
@@ -198,6 +288,7 @@ func (s *session) close() {
 	if s.stream != nil {
 		_ = s.stream.CloseSend()
 	}
+	s.abandon()
 	s.deadline.disarm()
 	s.cancel(errSessionClosed)
 	if s.failed == nil {
