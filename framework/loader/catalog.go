@@ -278,6 +278,7 @@ func (c *Catalog) known(b binary) ([]shim.Description, bool) {
 		if !ok {
 			return nil, false
 		}
+		c.log.Debug().Str("path", b.path).Msg("plugin binary described from the cache")
 		d.descs, d.done = descs, true // later calls need not read the file again
 	}
 	return d.descs, d.err == nil
