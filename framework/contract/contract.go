@@ -322,6 +322,13 @@ func (c *hrTimerBase) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
 	return r
 }
 
+// InterruptETIME implements sdk.HRTimerBase.
+func (c *hrTimerBase) InterruptETIME(cpu int, now ktime.Time) sdk.InterruptResult {
+	r := c.hb.InterruptETIME(cpu, now)
+	c.pass("InterruptETIME", now, &r)
+	return r
+}
+
 // RunSoftirq implements sdk.HRTimerBase.
 func (c *hrTimerBase) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptResult {
 	r := c.hb.RunSoftirq(cpu, now)

@@ -226,7 +226,14 @@ func (c *CPU) boot(t ktime.Time) {
 
 // programDevice is tick_program_event(at, force=1) on the local device.
 func (c *CPU) programDevice(now, at ktime.Time) int64 {
-	o := c.k.local.Program(c.id, now, at, true)
+	cost, _ := c.programDeviceForce(now, at, true)
+	return cost
+}
+
+// programDeviceForce is tick_program_event(at, force); it returns the cost
+// and whether the call returned -ETIME (only without force).
+func (c *CPU) programDeviceForce(now, at ktime.Time, force bool) (int64, bool) {
+	o := c.k.local.Program(c.id, now, at, force)
 	k := c.k
 	k.Counters.Inc(cntDevWrites, c.id, int64(o.Writes))
 	k.Counters.Inc(cntDevWriteCost, c.id, o.Cost)
@@ -242,7 +249,7 @@ func (c *CPU) programDevice(now, at ktime.Time) int64 {
 		}
 	}
 	c.syncDev(now)
-	return o.Cost
+	return o.Cost, o.ETIME
 }
 
 // syncDev keeps the local-timer event at the channel's fire time.
@@ -479,24 +486,40 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	if k.m.HighRes {
 		r := k.hrt.Interrupt(c.id, now)
 		k.Counters.Inc(cntHRInterrupts, c.id, 1)
-		if r.Hang {
-			k.Counters.Inc(cntHRHangs, c.id, 1)
-			k.Counters.MaxN(cntHRMaxHangNS, c.id, r.HangDelay)
-		}
-		k.Counters.Inc(cntHRRetries, c.id, int64(r.Retries))
-		// The interrupt's final device write first: a callback's side effect
-		// that starts a timer on this CPU must see (and may pull in) it.
-		end := r.End + ktime.Time(k.programLocal(c, r.End, r.Program))
-		k.runHRExpiries(c, &r)
-		now = end
-		if r.RaiseSoftirq {
-			c.RaiseSoftirq(now, HRTimerSoftirq)
-		}
-		if c.spans != nil {
-			hang := int64(0)
+		hang := int64(0)
+		for {
 			if r.Hang {
+				k.Counters.Inc(cntHRHangs, c.id, 1)
+				k.Counters.MaxN(cntHRMaxHangNS, c.id, r.HangDelay)
 				hang = r.HangDelay
 			}
+			k.Counters.Inc(cntHRRetries, c.id, int64(r.Retries))
+			// The pass's device write first: a callback's side effect that
+			// starts a timer on this CPU must see (and may pull in) it.
+			writes, try := r.Program, ktime.Time(-1)
+			if r.TryProgram && len(writes) > 0 {
+				writes, try = writes[:len(writes)-1], writes[len(writes)-1]
+			}
+			end := r.End + ktime.Time(k.programLocal(c, r.End, writes))
+			etime := false
+			if try >= 0 {
+				// tick_program_event(expires_next, 0) in hrtimer_interrupt():
+				// the device's -ETIME sends the plugin round its retry loop.
+				var cost int64
+				cost, etime = c.programDeviceForce(end, try, false)
+				end += ktime.Time(cost)
+			}
+			k.runHRExpiries(c, &r)
+			if r.RaiseSoftirq {
+				c.RaiseSoftirq(end, HRTimerSoftirq)
+			}
+			now = end
+			if !etime {
+				break
+			}
+			r = k.hrt.InterruptETIME(c.id, now)
+		}
+		if c.spans != nil {
 			c.spans.add(Span{Kind: SpanHRTimer, Start: start, End: now, Hang: hang})
 		}
 	} else {

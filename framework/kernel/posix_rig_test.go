@@ -79,6 +79,13 @@ func newRigTrace(t testing.TB, era string, cpus int, traced bool) *rig {
 // configure configures p with its schema defaults.
 func configure(t testing.TB, p sdk.Plugin, s sdk.Setup) sdk.Plugin {
 	t.Helper()
+	return configureWith(t, p, s, nil)
+}
+
+// configureWith configures p with its schema defaults and the canonical
+// values in over.
+func configureWith(t testing.TB, p sdk.Plugin, s sdk.Setup, over sdk.Config) sdk.Plugin {
+	t.Helper()
 	c := sdk.Config{}
 	for _, a := range p.Schema().Attributes {
 		v := a.Default
@@ -97,6 +104,9 @@ func configure(t testing.TB, p sdk.Plugin, s sdk.Setup) sdk.Plugin {
 			v = strconv.FormatFloat(hz, 'g', -1, 64)
 		}
 		c[a.Name] = v
+	}
+	for k, v := range over {
+		c[k] = v
 	}
 	if d := p.Configure(s, c); d.HasErrors() {
 		t.Fatalf("Configure %s: %v", p.Info().Name, d)

@@ -117,9 +117,14 @@ type InterruptResult struct {
 	Program []ktime.Time
 	// RaiseSoftirq: HRTIMER_SOFTIRQ must be raised on this CPU.
 	RaiseSoftirq bool
-	Retries      int   // extra passes of the retry loop
-	Hang         bool  // a hang was detected in this interrupt
-	HangDelay    int64 // ns the next event was pushed out by, when Hang
+	Retries      int // extra passes of the retry loop
+	// TryProgram: the last Program entry is tick_program_event(t, force=0),
+	// which may fail: the host writes it without force and, when the device
+	// answers -ETIME, calls InterruptETIME to continue the interrupt (eras
+	// whose hrtimer_interrupt() retries on the device's answer).
+	TryProgram bool
+	Hang       bool  // a hang was detected in this interrupt
+	HangDelay  int64 // ns the next event was pushed out by, when Hang
 }
 
 // HRTimerBase models the per-CPU hrtimer_cpu_base with its 8 clock bases
@@ -133,6 +138,10 @@ type HRTimerBase interface {
 	Cancel(cpu int, now ktime.Time, id TimerID) HROpResult
 	// Interrupt is hrtimer_interrupt() (high-res mode), entered at now.
 	Interrupt(cpu int, now ktime.Time) InterruptResult
+	// InterruptETIME continues the interrupt whose last result had
+	// TryProgram, after that write returned -ETIME at now: the retry loop's
+	// next pass, or the hang handling.
+	InterruptETIME(cpu int, now ktime.Time) InterruptResult
 	// RunSoftirq is hrtimer_run_softirq() (HRTIMER_SOFTIRQ), entered at now.
 	RunSoftirq(cpu int, now ktime.Time) InterruptResult
 	// RunQueues is hrtimer_run_queues() from the tick in low-res mode.

@@ -69,7 +69,13 @@ type cpuBase struct {
 	softirqExpiresNext ktime.Time
 	softirqNextTimer   *timer
 
-	inHrtirq         bool // inside hrtimer_interrupt() (never true between calls)
+	inHrtirq bool // inside hrtimer_interrupt() (never true between calls)
+	// tryPending: the last Interrupt or InterruptETIME of the proportional
+	// era ended with tick_program_event(expires_next, 0) for the host to try;
+	// irqEntry and irqRetries are the interrupt's entry_time and retries.
+	tryPending       bool
+	irqEntry         ktime.Time
+	irqRetries       int
 	hangDetected     bool // the last interrupt declared a hang; blocks __hrtimer_reprogram()
 	softirqActivated bool // HRTIMER_SOFTIRQ raised and not yet run
 

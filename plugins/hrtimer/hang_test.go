@@ -35,7 +35,7 @@ func TestHangPerEra(t *testing.T) {
 		t.Run(tc.hang, func(t *testing.T) {
 			p := configure(t, highRes(1), merge(zeroCosts(), map[string]string{"hang_delay": tc.hang}))
 			p.Start(0, 0, hangTimer, at(10*us), 0)
-			ir := p.Interrupt(0, at(10*us))
+			ir := interrupt(p, 0, at(10*us))
 			wantNow := []ktime.Time{at(10 * us), at(40 * us), at(70 * us)}
 			var gotNow []ktime.Time
 			for _, e := range ir.Expired {

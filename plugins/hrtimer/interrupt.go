@@ -139,10 +139,12 @@ func (p *Plugin) raiseIfDue(cb *cpuBase, now ktime.Time) bool {
 //
 //	proportional  kernel/time/hrtimer.c:hrtimer_interrupt() as of v6.15 (unchanged
 //	              since 41d2e4949377, 2009): up to 3 passes, each ending with
-//	              tick_program_event(expires_next, force=0); a pass fails when
-//	              expires_next is not in the future (the modelled -ETIME rule);
-//	              after the third failure: nr_hangs++, hang_detected = 1, next
-//	              event = now + min(now - entry_time, 100 ms).
+//	              tick_program_event(expires_next, force=0), which the host
+//	              makes on the device (InterruptResult.TryProgram); its -ETIME
+//	              (expires_next already past, or an HPET comparator race)
+//	              comes back as InterruptETIME, the next pass; after the third
+//	              failure: nr_hangs++, hang_detected = 1, next event = now +
+//	              min(now - entry_time, 100 ms), written with force = 1.
 //	fixed_100ms   2889243848560: the pass fails when expires_next < now (no
 //	              device involved, nr_retries no longer counted); after the third
 //	              failure hrtimer_rearm() programs now + 100 ms and clears
@@ -190,26 +192,16 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
 			cb.expiresNext = e
 			cb.inHrtirq = false
 			// tick_program_event(expires_next, 0): KTIME_MAX stops the
-			// device and succeeds; otherwise -ETIME unless e is after t.
-			if e == ktime.Max || e > t {
-				p.write(cb, e)
-				cb.hangDetected = false
-				break
+			// device and succeeds; otherwise the device answers. The
+			// host writes e with force = 0 and, on -ETIME (the event is
+			// already past, or the comparator raced), calls
+			// InterruptETIME for the next pass.
+			p.write(cb, e)
+			if e != ktime.Max {
+				res.TryProgram = true
+				cb.tryPending, cb.irqEntry, cb.irqRetries = true, entry, retries
 			}
-			passNow = p.updateBase(cb, t)
-			cb.nrRetries++
-			if retries++; retries < 3 {
-				continue
-			}
-			cb.nrHangs++
-			cb.hangDetected = true
-			delta := t.Sub(entry)
-			if uint32(delta) > cb.maxHangTime {
-				cb.maxHangTime = uint32(delta)
-			}
-			res.HangDelay = min(delta, hangDelayCap)
-			res.Hang = true
-			p.write(cb, t.Add(res.HangDelay))
+			cb.hangDetected = false
 			break
 		}
 
@@ -250,6 +242,60 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
 	if res.Hang {
 		// Every pass failed; retries counts them all, the extra passes are 2.
 		res.Retries = 2
+	}
+	cb.stats.retryPasses += int64(res.Retries)
+	res.End = t
+	res.Expired = cb.irqExp
+	res.Program = cb.irqProg
+	return res
+}
+
+// InterruptETIME continues hrtimer_interrupt() of the proportional era on
+// cpu after the host's tick_program_event(expires_next, 0) of the last
+// Interrupt or InterruptETIME result returned -ETIME at now: re-read the time
+// (hrtimer_update_base()), count nr_retries, and make another pass, up to 3;
+// after the third failure declare the hang and program now + min(now -
+// entry_time, 100 ms) with force = 1.
+func (p *Plugin) InterruptETIME(cpu int, now ktime.Time) sdk.InterruptResult {
+	cb := p.cpu(cpu)
+	if !cb.tryPending {
+		panic(fmt.Sprintf("hrtimer: InterruptETIME on cpu %d without a pending tick_program_event(expires_next, 0)", cpu))
+	}
+	cb.tryPending = false
+	p.beginIRQ(cb, now)
+	defer func() { cb.prog = nil }()
+	res := sdk.InterruptResult{}
+	entry, retries := cb.irqEntry, cb.irqRetries
+	t := now
+	passNow := p.updateBase(cb, t)
+	cb.nrRetries++
+	if retries++; retries < 3 {
+		cb.inHrtirq = true
+		cb.expiresNext = ktime.Max
+		t = t.Add(p.cfg.Costs.Pass)
+		if p.raiseIfDue(cb, passNow) {
+			res.RaiseSoftirq = true
+		}
+		t = p.runQueues(cb, passNow, t, activeHard)
+		e := p.interruptNextEvent(cb)
+		cb.expiresNext = e
+		cb.inHrtirq = false
+		p.write(cb, e)
+		if e != ktime.Max {
+			res.TryProgram = true
+			cb.tryPending, cb.irqEntry, cb.irqRetries = true, entry, retries
+		}
+		res.Retries = 1
+	} else {
+		cb.nrHangs++
+		cb.hangDetected = true
+		delta := t.Sub(entry)
+		if uint32(delta) > cb.maxHangTime {
+			cb.maxHangTime = uint32(delta)
+		}
+		res.HangDelay = min(delta, hangDelayCap)
+		res.Hang = true
+		p.write(cb, t.Add(res.HangDelay))
 	}
 	cb.stats.retryPasses += int64(res.Retries)
 	res.End = t

@@ -138,7 +138,7 @@ func (r *rig) fire(cpu int, when ktime.Time) {
 	var res sdk.InterruptResult
 	if r.p.highRes {
 		r.dev[cpu] = ktime.Max // dev->next_event = KTIME_MAX at entry
-		res = r.p.Interrupt(cpu, when)
+		res = interrupt(r.p, cpu, when)
 	} else {
 		r.tick[cpu] = r.tick[cpu].Add(ktime.TickNsec(r.p.setup.HZ))
 		res = r.p.RunQueues(cpu, when)
@@ -207,4 +207,24 @@ func (r *rig) expiriesOf(id sdk.TimerID) []expiry {
 
 func hard(id sdk.TimerID) sdk.HRTimer {
 	return sdk.HRTimer{ID: id, Clock: sdk.ClockMonotonic, Mode: sdk.HRModeAbs}
+}
+
+// interrupt runs hrtimer_interrupt() on cpu at now to its end, as the host
+// does: a tick_program_event(expires_next, 0) the plugin leaves to the device
+// (TryProgram) fails when the event is not after the write's time (the
+// clockevents "delta <= 0" rule, the only -ETIME of these tests), and the
+// plugin's InterruptETIME makes the next pass. The merged result lists every
+// pass's expiries, the last pass's writes and the passes' retries.
+func interrupt(p *Plugin, cpu int, now ktime.Time) sdk.InterruptResult {
+	r := p.Interrupt(cpu, now)
+	r.Expired = append([]sdk.HRExpiry(nil), r.Expired...)
+	for r.TryProgram && len(r.Program) > 0 && r.Program[len(r.Program)-1] <= r.End {
+		n := p.InterruptETIME(cpu, r.End)
+		r.Expired = append(r.Expired, n.Expired...)
+		r.Program = n.Program
+		r.End, r.TryProgram, r.Hang, r.HangDelay = n.End, n.TryProgram, n.Hang, n.HangDelay
+		r.Retries += n.Retries
+		r.RaiseSoftirq = r.RaiseSoftirq || n.RaiseSoftirq
+	}
+	return r
 }

@@ -99,6 +99,13 @@ func (c *hrTimerBaseClient) ClockWasSet(cpu int, now ktime.Time, off sdk.ClockOf
 	return fromproto.HROpResult(expect(c.s, "ClockWasSet", resp.GetClockWasSet(), resp).GetResult())
 }
 
+// InterruptETIME implements sdk.HRTimerBase.
+func (c *hrTimerBaseClient) InterruptETIME(cpu int, now ktime.Time) sdk.InterruptResult {
+	resp := c.do("InterruptETIME", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_InterruptEtime{
+		InterruptEtime: &pb.InterruptETIMERequest{Cpu: int64(cpu), Now: int64(now)}}})
+	return fromproto.InterruptResult(expect(c.s, "InterruptETIME", resp.GetInterruptEtime(), resp).GetResult())
+}
+
 // RetriggerNextEvent implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) RetriggerNextEvent(cpu int, now ktime.Time) sdk.HROpResult {
 	resp := c.do("RetriggerNextEvent", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_RetriggerNextEvent{
@@ -188,6 +195,11 @@ func dispatchHRTimerBase(p sdk.Plugin, req *pb.HRTimerBaseCall) (*pb.HRTimerBase
 		r := hb.ClockWasSet(int(m.GetCpu()), ktime.Time(m.GetNow()), fromproto.ClockOffsets(m.GetOffsets()))
 		return &pb.HRTimerBaseResult{Result: &pb.HRTimerBaseResult_ClockWasSet{
 			ClockWasSet: &pb.ClockWasSetResponse{Result: toproto.HROpResult(r)}}}, nil
+	case *pb.HRTimerBaseCall_InterruptEtime:
+		m := c.InterruptEtime
+		r := hb.InterruptETIME(int(m.GetCpu()), ktime.Time(m.GetNow()))
+		return &pb.HRTimerBaseResult{Result: &pb.HRTimerBaseResult_InterruptEtime{
+			InterruptEtime: &pb.InterruptETIMEResponse{Result: toproto.InterruptResult(r)}}}, nil
 	case *pb.HRTimerBaseCall_RetriggerNextEvent:
 		m := c.RetriggerNextEvent
 		r := hb.RetriggerNextEvent(int(m.GetCpu()), ktime.Time(m.GetNow()))

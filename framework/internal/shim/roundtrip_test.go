@@ -82,7 +82,7 @@ var (
 		Expired: []sdk.HRExpiry{
 			{ID: 3, Now: 1000, BaseNow: 37001000, Soft: true, Restarted: true, NewExpires: 2000, Overruns: 2},
 		},
-		End: 3400, Program: []ktime.Time{ktime.Max}, RaiseSoftirq: true, Retries: 2, Hang: true, HangDelay: 100000000,
+		End: 3400, Program: []ktime.Time{ktime.Max}, RaiseSoftirq: true, Retries: 2, Hang: true, HangDelay: 100000000, TryProgram: true,
 	}
 	offsets = sdk.ClockOffsets{Real: -1700000000123456789, Boot: 5, TAI: 37000000000}
 

@@ -334,6 +334,19 @@ func (r *hrRig) fire(cpu int, when ktime.Time) {
 		r.t.Errorf("cpu%d interrupt at %v ends at %v, before it started", cpu, when, res.End)
 	}
 	r.expire(cpu, when, res.Expired, false)
+	// A write left to the device (tick_program_event(t, 0)) fails when t is
+	// not after the write's time; the plugin then makes its next pass.
+	for res.TryProgram && len(res.Program) > 0 && res.Program[len(res.Program)-1] <= res.End {
+		entry := res.End
+		raise := res.RaiseSoftirq
+		res = r.p.InterruptETIME(cpu, entry)
+		r.logf("irq -ETIME cpu%d %v -> %+v", cpu, entry, res)
+		if res.End < entry {
+			r.t.Errorf("cpu%d InterruptETIME at %v ends at %v, before it started", cpu, entry, res.End)
+		}
+		r.expire(cpu, entry, res.Expired, false)
+		res.RaiseSoftirq = res.RaiseSoftirq || raise
+	}
 	r.program(cpu, "interrupt", res.Program, res.Hang)
 	if r.highRes && r.checkDevice && !res.Hang {
 		r.suspended[cpu] = false

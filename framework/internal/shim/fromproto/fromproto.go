@@ -217,6 +217,7 @@ func InterruptResult(r *pb.InterruptResult) sdk.InterruptResult {
 		Retries:      int(r.GetRetries()),
 		Hang:         r.GetHang(),
 		HangDelay:    r.GetHangDelay(),
+		TryProgram:   r.GetTryProgram(),
 	}
 	if ex := r.GetExpired(); len(ex) > 0 {
 		out.Expired = make([]sdk.HRExpiry, len(ex))

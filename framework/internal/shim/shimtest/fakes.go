@@ -101,6 +101,7 @@ type HRTimerBase struct {
 	RunQueuesFn   func(cpu int, now ktime.Time) sdk.InterruptResult
 	ClockWasSetFn func(cpu int, now ktime.Time, off sdk.ClockOffsets) sdk.HROpResult
 	RetriggerFn   func(cpu int, now ktime.Time) sdk.HROpResult
+	ETIMEFn       func(cpu int, now ktime.Time) sdk.InterruptResult
 	NextEventFn   func(cpu int, now ktime.Time, exclude sdk.TimerID) ktime.Time
 }
 
@@ -144,6 +145,14 @@ func (f *HRTimerBase) RunQueues(cpu int, now ktime.Time) sdk.InterruptResult {
 		return sdk.InterruptResult{}
 	}
 	return f.RunQueuesFn(cpu, now)
+}
+
+// InterruptETIME implements sdk.HRTimerBase.
+func (f *HRTimerBase) InterruptETIME(cpu int, now ktime.Time) sdk.InterruptResult {
+	if f.ETIMEFn == nil {
+		return sdk.InterruptResult{End: now}
+	}
+	return f.ETIMEFn(cpu, now)
 }
 
 // RetriggerNextEvent implements sdk.HRTimerBase.

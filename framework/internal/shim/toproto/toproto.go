@@ -209,6 +209,7 @@ func InterruptResult(r sdk.InterruptResult) *pb.InterruptResult {
 		Retries:      int64(r.Retries),
 		Hang:         r.Hang,
 		HangDelay:    r.HangDelay,
+		TryProgram:   r.TryProgram,
 	}
 	if len(r.Expired) > 0 {
 		out.Expired = make([]*pb.HRExpiry, len(r.Expired))

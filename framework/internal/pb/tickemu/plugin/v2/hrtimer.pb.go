@@ -85,6 +85,7 @@ type HRTimerBaseCall struct {
 	//	*HRTimerBaseCall_ClockWasSet
 	//	*HRTimerBaseCall_NextEvent
 	//	*HRTimerBaseCall_RetriggerNextEvent
+	//	*HRTimerBaseCall_InterruptEtime
 	Call          isHRTimerBaseCall_Call `protobuf_oneof:"call"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -208,6 +209,15 @@ func (x *HRTimerBaseCall) GetRetriggerNextEvent() *RetriggerNextEventRequest {
 	return nil
 }
 
+func (x *HRTimerBaseCall) GetInterruptEtime() *InterruptETIMERequest {
+	if x != nil {
+		if x, ok := x.Call.(*HRTimerBaseCall_InterruptEtime); ok {
+			return x.InterruptEtime
+		}
+	}
+	return nil
+}
+
 type isHRTimerBaseCall_Call interface {
 	isHRTimerBaseCall_Call()
 }
@@ -248,6 +258,10 @@ type HRTimerBaseCall_RetriggerNextEvent struct {
 	RetriggerNextEvent *RetriggerNextEventRequest `protobuf:"bytes,9,opt,name=retrigger_next_event,json=retriggerNextEvent,proto3,oneof"`
 }
 
+type HRTimerBaseCall_InterruptEtime struct {
+	InterruptEtime *InterruptETIMERequest `protobuf:"bytes,10,opt,name=interrupt_etime,json=interruptEtime,proto3,oneof"`
+}
+
 func (*HRTimerBaseCall_Plugin) isHRTimerBaseCall_Call() {}
 
 func (*HRTimerBaseCall_Start) isHRTimerBaseCall_Call() {}
@@ -265,6 +279,8 @@ func (*HRTimerBaseCall_ClockWasSet) isHRTimerBaseCall_Call() {}
 func (*HRTimerBaseCall_NextEvent) isHRTimerBaseCall_Call() {}
 
 func (*HRTimerBaseCall_RetriggerNextEvent) isHRTimerBaseCall_Call() {}
+
+func (*HRTimerBaseCall_InterruptEtime) isHRTimerBaseCall_Call() {}
 
 // HRTimerBaseSessionResponse answers a HRTimerBaseSessionRequest: one result per
 // call, in the calls' order.
@@ -326,6 +342,7 @@ type HRTimerBaseResult struct {
 	//	*HRTimerBaseResult_ClockWasSet
 	//	*HRTimerBaseResult_NextEvent
 	//	*HRTimerBaseResult_RetriggerNextEvent
+	//	*HRTimerBaseResult_InterruptEtime
 	Result        isHRTimerBaseResult_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -449,6 +466,15 @@ func (x *HRTimerBaseResult) GetRetriggerNextEvent() *RetriggerNextEventResponse 
 	return nil
 }
 
+func (x *HRTimerBaseResult) GetInterruptEtime() *InterruptETIMEResponse {
+	if x != nil {
+		if x, ok := x.Result.(*HRTimerBaseResult_InterruptEtime); ok {
+			return x.InterruptEtime
+		}
+	}
+	return nil
+}
+
 type isHRTimerBaseResult_Result interface {
 	isHRTimerBaseResult_Result()
 }
@@ -489,6 +515,10 @@ type HRTimerBaseResult_RetriggerNextEvent struct {
 	RetriggerNextEvent *RetriggerNextEventResponse `protobuf:"bytes,9,opt,name=retrigger_next_event,json=retriggerNextEvent,proto3,oneof"`
 }
 
+type HRTimerBaseResult_InterruptEtime struct {
+	InterruptEtime *InterruptETIMEResponse `protobuf:"bytes,10,opt,name=interrupt_etime,json=interruptEtime,proto3,oneof"`
+}
+
 func (*HRTimerBaseResult_Plugin) isHRTimerBaseResult_Result() {}
 
 func (*HRTimerBaseResult_Start) isHRTimerBaseResult_Result() {}
@@ -506,6 +536,8 @@ func (*HRTimerBaseResult_ClockWasSet) isHRTimerBaseResult_Result() {}
 func (*HRTimerBaseResult_NextEvent) isHRTimerBaseResult_Result() {}
 
 func (*HRTimerBaseResult_RetriggerNextEvent) isHRTimerBaseResult_Result() {}
+
+func (*HRTimerBaseResult_InterruptEtime) isHRTimerBaseResult_Result() {}
 
 // HRTimer is sdk.HRTimer.
 type HRTimer struct {
@@ -764,6 +796,7 @@ type InterruptResult struct {
 	Retries       int64                  `protobuf:"varint,5,opt,name=retries,proto3" json:"retries,omitempty"`
 	Hang          bool                   `protobuf:"varint,6,opt,name=hang,proto3" json:"hang,omitempty"`
 	HangDelay     int64                  `protobuf:"varint,7,opt,name=hang_delay,json=hangDelay,proto3" json:"hang_delay,omitempty"`
+	TryProgram    bool                   `protobuf:"varint,8,opt,name=try_program,json=tryProgram,proto3" json:"try_program,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -845,6 +878,13 @@ func (x *InterruptResult) GetHangDelay() int64 {
 		return x.HangDelay
 	}
 	return 0
+}
+
+func (x *InterruptResult) GetTryProgram() bool {
+	if x != nil {
+		return x.TryProgram
+	}
+	return false
 }
 
 // ClockOffsets is sdk.ClockOffsets.
@@ -1536,6 +1576,105 @@ func (x *ClockWasSetResponse) GetResult() *HROpResult {
 	return nil
 }
 
+// InterruptETIMERequest carries the arguments of
+// sdk.HRTimerBase.InterruptETIME.
+type InterruptETIMERequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cpu           int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`
+	Now           int64                  `protobuf:"varint,2,opt,name=now,proto3" json:"now,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterruptETIMERequest) Reset() {
+	*x = InterruptETIMERequest{}
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterruptETIMERequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterruptETIMERequest) ProtoMessage() {}
+
+func (x *InterruptETIMERequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterruptETIMERequest.ProtoReflect.Descriptor instead.
+func (*InterruptETIMERequest) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *InterruptETIMERequest) GetCpu() int64 {
+	if x != nil {
+		return x.Cpu
+	}
+	return 0
+}
+
+func (x *InterruptETIMERequest) GetNow() int64 {
+	if x != nil {
+		return x.Now
+	}
+	return 0
+}
+
+// InterruptETIMEResponse carries its result.
+type InterruptETIMEResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *InterruptResult       `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterruptETIMEResponse) Reset() {
+	*x = InterruptETIMEResponse{}
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterruptETIMEResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterruptETIMEResponse) ProtoMessage() {}
+
+func (x *InterruptETIMEResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterruptETIMEResponse.ProtoReflect.Descriptor instead.
+func (*InterruptETIMEResponse) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *InterruptETIMEResponse) GetResult() *InterruptResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 // RetriggerNextEventRequest carries the arguments of
 // sdk.HRTimerBase.RetriggerNextEvent.
 type RetriggerNextEventRequest struct {
@@ -1548,7 +1687,7 @@ type RetriggerNextEventRequest struct {
 
 func (x *RetriggerNextEventRequest) Reset() {
 	*x = RetriggerNextEventRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1699,7 @@ func (x *RetriggerNextEventRequest) String() string {
 func (*RetriggerNextEventRequest) ProtoMessage() {}
 
 func (x *RetriggerNextEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1712,7 @@ func (x *RetriggerNextEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetriggerNextEventRequest.ProtoReflect.Descriptor instead.
 func (*RetriggerNextEventRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{21}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RetriggerNextEventRequest) GetCpu() int64 {
@@ -1600,7 +1739,7 @@ type RetriggerNextEventResponse struct {
 
 func (x *RetriggerNextEventResponse) Reset() {
 	*x = RetriggerNextEventResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1751,7 @@ func (x *RetriggerNextEventResponse) String() string {
 func (*RetriggerNextEventResponse) ProtoMessage() {}
 
 func (x *RetriggerNextEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1764,7 @@ func (x *RetriggerNextEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetriggerNextEventResponse.ProtoReflect.Descriptor instead.
 func (*RetriggerNextEventResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{22}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RetriggerNextEventResponse) GetResult() *HROpResult {
@@ -1647,7 +1786,7 @@ type NextEventRequest struct {
 
 func (x *NextEventRequest) Reset() {
 	*x = NextEventRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[23]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +1798,7 @@ func (x *NextEventRequest) String() string {
 func (*NextEventRequest) ProtoMessage() {}
 
 func (x *NextEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[23]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +1811,7 @@ func (x *NextEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextEventRequest.ProtoReflect.Descriptor instead.
 func (*NextEventRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{23}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *NextEventRequest) GetCpu() int64 {
@@ -1706,7 +1845,7 @@ type NextEventResponse struct {
 
 func (x *NextEventResponse) Reset() {
 	*x = NextEventResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[24]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +1857,7 @@ func (x *NextEventResponse) String() string {
 func (*NextEventResponse) ProtoMessage() {}
 
 func (x *NextEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[24]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +1870,7 @@ func (x *NextEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextEventResponse.ProtoReflect.Descriptor instead.
 func (*NextEventResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{24}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *NextEventResponse) GetNext() int64 {
@@ -1747,7 +1886,7 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftickemu/plugin/v2/hrtimer.proto\x12\x11tickemu.plugin.v2\x1a\x1etickemu/plugin/v2/plugin.proto\"U\n" +
 	"\x19HRTimerBaseSessionRequest\x128\n" +
-	"\x05calls\x18\x01 \x03(\v2\".tickemu.plugin.v2.HRTimerBaseCallR\x05calls\"\x93\x05\n" +
+	"\x05calls\x18\x01 \x03(\v2\".tickemu.plugin.v2.HRTimerBaseCallR\x05calls\"\xe8\x05\n" +
 	"\x0fHRTimerBaseCall\x12:\n" +
 	"\x06plugin\x18\x01 \x01(\v2 .tickemu.plugin.v2.PluginRequestH\x00R\x06plugin\x127\n" +
 	"\x05start\x18\x02 \x01(\v2\x1f.tickemu.plugin.v2.StartRequestH\x00R\x05start\x12:\n" +
@@ -1760,10 +1899,12 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\rclock_was_set\x18\a \x01(\v2%.tickemu.plugin.v2.ClockWasSetRequestH\x00R\vclockWasSet\x12D\n" +
 	"\n" +
 	"next_event\x18\b \x01(\v2#.tickemu.plugin.v2.NextEventRequestH\x00R\tnextEvent\x12`\n" +
-	"\x14retrigger_next_event\x18\t \x01(\v2,.tickemu.plugin.v2.RetriggerNextEventRequestH\x00R\x12retriggerNextEventB\x06\n" +
+	"\x14retrigger_next_event\x18\t \x01(\v2,.tickemu.plugin.v2.RetriggerNextEventRequestH\x00R\x12retriggerNextEvent\x12S\n" +
+	"\x0finterrupt_etime\x18\n" +
+	" \x01(\v2(.tickemu.plugin.v2.InterruptETIMERequestH\x00R\x0einterruptEtimeB\x06\n" +
 	"\x04call\"\\\n" +
 	"\x1aHRTimerBaseSessionResponse\x12>\n" +
-	"\aresults\x18\x01 \x03(\v2$.tickemu.plugin.v2.HRTimerBaseResultR\aresults\"\xa0\x05\n" +
+	"\aresults\x18\x01 \x03(\v2$.tickemu.plugin.v2.HRTimerBaseResultR\aresults\"\xf6\x05\n" +
 	"\x11HRTimerBaseResult\x12;\n" +
 	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v2.PluginResponseH\x00R\x06plugin\x128\n" +
 	"\x05start\x18\x02 \x01(\v2 .tickemu.plugin.v2.StartResponseH\x00R\x05start\x12;\n" +
@@ -1776,7 +1917,9 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\rclock_was_set\x18\a \x01(\v2&.tickemu.plugin.v2.ClockWasSetResponseH\x00R\vclockWasSet\x12E\n" +
 	"\n" +
 	"next_event\x18\b \x01(\v2$.tickemu.plugin.v2.NextEventResponseH\x00R\tnextEvent\x12a\n" +
-	"\x14retrigger_next_event\x18\t \x01(\v2-.tickemu.plugin.v2.RetriggerNextEventResponseH\x00R\x12retriggerNextEventB\b\n" +
+	"\x14retrigger_next_event\x18\t \x01(\v2-.tickemu.plugin.v2.RetriggerNextEventResponseH\x00R\x12retriggerNextEvent\x12T\n" +
+	"\x0finterrupt_etime\x18\n" +
+	" \x01(\v2).tickemu.plugin.v2.InterruptETIMEResponseH\x00R\x0einterruptEtimeB\b\n" +
 	"\x06result\"\x80\x01\n" +
 	"\aHRTimer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
@@ -1799,7 +1942,7 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\trestarted\x18\x05 \x01(\bR\trestarted\x12\x1f\n" +
 	"\vnew_expires\x18\x06 \x01(\x03R\n" +
 	"newExpires\x12\x1a\n" +
-	"\boverruns\x18\a \x01(\x03R\boverruns\"\xe6\x01\n" +
+	"\boverruns\x18\a \x01(\x03R\boverruns\"\x87\x02\n" +
 	"\x0fInterruptResult\x125\n" +
 	"\aexpired\x18\x01 \x03(\v2\x1b.tickemu.plugin.v2.HRExpiryR\aexpired\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\x12\x18\n" +
@@ -1808,7 +1951,9 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\aretries\x18\x05 \x01(\x03R\aretries\x12\x12\n" +
 	"\x04hang\x18\x06 \x01(\bR\x04hang\x12\x1d\n" +
 	"\n" +
-	"hang_delay\x18\a \x01(\x03R\thangDelay\"H\n" +
+	"hang_delay\x18\a \x01(\x03R\thangDelay\x12\x1f\n" +
+	"\vtry_program\x18\b \x01(\bR\n" +
+	"tryProgram\"H\n" +
 	"\fClockOffsets\x12\x12\n" +
 	"\x04real\x18\x01 \x01(\x12R\x04real\x12\x12\n" +
 	"\x04boot\x18\x02 \x01(\x12R\x04boot\x12\x10\n" +
@@ -1847,7 +1992,12 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x129\n" +
 	"\aoffsets\x18\x03 \x01(\v2\x1f.tickemu.plugin.v2.ClockOffsetsR\aoffsets\"L\n" +
 	"\x13ClockWasSetResponse\x125\n" +
-	"\x06result\x18\x01 \x01(\v2\x1d.tickemu.plugin.v2.HROpResultR\x06result\"?\n" +
+	"\x06result\x18\x01 \x01(\v2\x1d.tickemu.plugin.v2.HROpResultR\x06result\";\n" +
+	"\x15InterruptETIMERequest\x12\x10\n" +
+	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
+	"\x03now\x18\x02 \x01(\x03R\x03now\"T\n" +
+	"\x16InterruptETIMEResponse\x12:\n" +
+	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v2.InterruptResultR\x06result\"?\n" +
 	"\x19RetriggerNextEventRequest\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\"S\n" +
@@ -1874,7 +2024,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP() []byte {
 	return file_tickemu_plugin_v2_hrtimer_proto_rawDescData
 }
 
-var file_tickemu_plugin_v2_hrtimer_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_tickemu_plugin_v2_hrtimer_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_tickemu_plugin_v2_hrtimer_proto_goTypes = []any{
 	(*HRTimerBaseSessionRequest)(nil),  // 0: tickemu.plugin.v2.HRTimerBaseSessionRequest
 	(*HRTimerBaseCall)(nil),            // 1: tickemu.plugin.v2.HRTimerBaseCall
@@ -1897,51 +2047,56 @@ var file_tickemu_plugin_v2_hrtimer_proto_goTypes = []any{
 	(*RunQueuesResponse)(nil),          // 18: tickemu.plugin.v2.RunQueuesResponse
 	(*ClockWasSetRequest)(nil),         // 19: tickemu.plugin.v2.ClockWasSetRequest
 	(*ClockWasSetResponse)(nil),        // 20: tickemu.plugin.v2.ClockWasSetResponse
-	(*RetriggerNextEventRequest)(nil),  // 21: tickemu.plugin.v2.RetriggerNextEventRequest
-	(*RetriggerNextEventResponse)(nil), // 22: tickemu.plugin.v2.RetriggerNextEventResponse
-	(*NextEventRequest)(nil),           // 23: tickemu.plugin.v2.NextEventRequest
-	(*NextEventResponse)(nil),          // 24: tickemu.plugin.v2.NextEventResponse
-	(*PluginRequest)(nil),              // 25: tickemu.plugin.v2.PluginRequest
-	(*PluginResponse)(nil),             // 26: tickemu.plugin.v2.PluginResponse
+	(*InterruptETIMERequest)(nil),      // 21: tickemu.plugin.v2.InterruptETIMERequest
+	(*InterruptETIMEResponse)(nil),     // 22: tickemu.plugin.v2.InterruptETIMEResponse
+	(*RetriggerNextEventRequest)(nil),  // 23: tickemu.plugin.v2.RetriggerNextEventRequest
+	(*RetriggerNextEventResponse)(nil), // 24: tickemu.plugin.v2.RetriggerNextEventResponse
+	(*NextEventRequest)(nil),           // 25: tickemu.plugin.v2.NextEventRequest
+	(*NextEventResponse)(nil),          // 26: tickemu.plugin.v2.NextEventResponse
+	(*PluginRequest)(nil),              // 27: tickemu.plugin.v2.PluginRequest
+	(*PluginResponse)(nil),             // 28: tickemu.plugin.v2.PluginResponse
 }
 var file_tickemu_plugin_v2_hrtimer_proto_depIdxs = []int32{
 	1,  // 0: tickemu.plugin.v2.HRTimerBaseSessionRequest.calls:type_name -> tickemu.plugin.v2.HRTimerBaseCall
-	25, // 1: tickemu.plugin.v2.HRTimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	27, // 1: tickemu.plugin.v2.HRTimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
 	9,  // 2: tickemu.plugin.v2.HRTimerBaseCall.start:type_name -> tickemu.plugin.v2.StartRequest
 	11, // 3: tickemu.plugin.v2.HRTimerBaseCall.cancel:type_name -> tickemu.plugin.v2.CancelRequest
 	13, // 4: tickemu.plugin.v2.HRTimerBaseCall.interrupt:type_name -> tickemu.plugin.v2.InterruptRequest
 	15, // 5: tickemu.plugin.v2.HRTimerBaseCall.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqRequest
 	17, // 6: tickemu.plugin.v2.HRTimerBaseCall.run_queues:type_name -> tickemu.plugin.v2.RunQueuesRequest
 	19, // 7: tickemu.plugin.v2.HRTimerBaseCall.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetRequest
-	23, // 8: tickemu.plugin.v2.HRTimerBaseCall.next_event:type_name -> tickemu.plugin.v2.NextEventRequest
-	21, // 9: tickemu.plugin.v2.HRTimerBaseCall.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventRequest
-	3,  // 10: tickemu.plugin.v2.HRTimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.HRTimerBaseResult
-	26, // 11: tickemu.plugin.v2.HRTimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
-	10, // 12: tickemu.plugin.v2.HRTimerBaseResult.start:type_name -> tickemu.plugin.v2.StartResponse
-	12, // 13: tickemu.plugin.v2.HRTimerBaseResult.cancel:type_name -> tickemu.plugin.v2.CancelResponse
-	14, // 14: tickemu.plugin.v2.HRTimerBaseResult.interrupt:type_name -> tickemu.plugin.v2.InterruptResponse
-	16, // 15: tickemu.plugin.v2.HRTimerBaseResult.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqResponse
-	18, // 16: tickemu.plugin.v2.HRTimerBaseResult.run_queues:type_name -> tickemu.plugin.v2.RunQueuesResponse
-	20, // 17: tickemu.plugin.v2.HRTimerBaseResult.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetResponse
-	24, // 18: tickemu.plugin.v2.HRTimerBaseResult.next_event:type_name -> tickemu.plugin.v2.NextEventResponse
-	22, // 19: tickemu.plugin.v2.HRTimerBaseResult.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventResponse
-	6,  // 20: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
-	4,  // 21: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
-	5,  // 22: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	5,  // 23: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	7,  // 24: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	7,  // 25: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	7,  // 26: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	8,  // 27: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
-	5,  // 28: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	5,  // 29: tickemu.plugin.v2.RetriggerNextEventResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	0,  // 30: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
-	2,  // 31: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
-	31, // [31:32] is the sub-list for method output_type
-	30, // [30:31] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	25, // 8: tickemu.plugin.v2.HRTimerBaseCall.next_event:type_name -> tickemu.plugin.v2.NextEventRequest
+	23, // 9: tickemu.plugin.v2.HRTimerBaseCall.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventRequest
+	21, // 10: tickemu.plugin.v2.HRTimerBaseCall.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMERequest
+	3,  // 11: tickemu.plugin.v2.HRTimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.HRTimerBaseResult
+	28, // 12: tickemu.plugin.v2.HRTimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	10, // 13: tickemu.plugin.v2.HRTimerBaseResult.start:type_name -> tickemu.plugin.v2.StartResponse
+	12, // 14: tickemu.plugin.v2.HRTimerBaseResult.cancel:type_name -> tickemu.plugin.v2.CancelResponse
+	14, // 15: tickemu.plugin.v2.HRTimerBaseResult.interrupt:type_name -> tickemu.plugin.v2.InterruptResponse
+	16, // 16: tickemu.plugin.v2.HRTimerBaseResult.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqResponse
+	18, // 17: tickemu.plugin.v2.HRTimerBaseResult.run_queues:type_name -> tickemu.plugin.v2.RunQueuesResponse
+	20, // 18: tickemu.plugin.v2.HRTimerBaseResult.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetResponse
+	26, // 19: tickemu.plugin.v2.HRTimerBaseResult.next_event:type_name -> tickemu.plugin.v2.NextEventResponse
+	24, // 20: tickemu.plugin.v2.HRTimerBaseResult.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventResponse
+	22, // 21: tickemu.plugin.v2.HRTimerBaseResult.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMEResponse
+	6,  // 22: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
+	4,  // 23: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
+	5,  // 24: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	5,  // 25: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	7,  // 26: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	7,  // 27: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	7,  // 28: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	8,  // 29: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
+	5,  // 30: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	7,  // 31: tickemu.plugin.v2.InterruptETIMEResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	5,  // 32: tickemu.plugin.v2.RetriggerNextEventResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	0,  // 33: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
+	2,  // 34: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
+	34, // [34:35] is the sub-list for method output_type
+	33, // [33:34] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_hrtimer_proto_init() }
@@ -1960,6 +2115,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 		(*HRTimerBaseCall_ClockWasSet)(nil),
 		(*HRTimerBaseCall_NextEvent)(nil),
 		(*HRTimerBaseCall_RetriggerNextEvent)(nil),
+		(*HRTimerBaseCall_InterruptEtime)(nil),
 	}
 	file_tickemu_plugin_v2_hrtimer_proto_msgTypes[3].OneofWrappers = []any{
 		(*HRTimerBaseResult_Plugin)(nil),
@@ -1971,6 +2127,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 		(*HRTimerBaseResult_ClockWasSet)(nil),
 		(*HRTimerBaseResult_NextEvent)(nil),
 		(*HRTimerBaseResult_RetriggerNextEvent)(nil),
+		(*HRTimerBaseResult_InterruptEtime)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1978,7 +2135,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_hrtimer_proto_rawDesc), len(file_tickemu_plugin_v2_hrtimer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
