@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,5 +162,144 @@ func TestParseDoc(t *testing.T) {
 	}
 	if _, err := docScript([]docBlock{{lang: "python", line: 3}}); err == nil {
 		t.Error("an unknown block kind was accepted")
+	}
+}
+
+// TestPluginsDocCommandsTested: outside the walk-through (which
+// TestPluginsDoc runs), every command line in a code block of
+// docs/plugins.md has a testscript that runs the same command with the same
+// flags, and every variable it exports is set by one.
+func TestPluginsDocCommandsTested(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "docs", "plugins.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no testscripts: %v", err)
+	}
+	var corpus []string
+	for _, s := range scripts {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		corpus = append(corpus, strings.Split(string(b), "\n")...)
+	}
+	cmds := docCommands(string(src), walkThrough)
+	if len(cmds) == 0 {
+		t.Fatal("found no commands in docs/plugins.md")
+	}
+	for _, c := range cmds {
+		t.Logf("docs/plugins.md:%d: %s %v%s", c.line, c.prog, c.flags, c.exportedVar)
+		if !slices.ContainsFunc(corpus, c.matches) {
+			t.Errorf("docs/plugins.md:%d: %q: no testscript runs %q with %v", c.line, c.text, c.prog, c.flags)
+		}
+	}
+}
+
+// docCommand is a command line of the doc: the program (with its
+// subcommands) and its flags.
+type docCommand struct {
+	line        int
+	text, prog  string
+	flags       []string
+	exportedVar string
+}
+
+func (c docCommand) matches(script string) bool {
+	if c.exportedVar != "" {
+		return strings.Contains(script, c.exportedVar)
+	}
+	if !strings.Contains(script, c.prog) {
+		return false
+	}
+	for _, f := range c.flags {
+		if !strings.Contains(script, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// docCommands lists the command lines of the code blocks outside section
+// skip: tickemu invocations, plugin binaries (also under dlv exec) and
+// exported variables. Output lines are not commands.
+func docCommands(src, skip string) []docCommand {
+	var out []docCommand
+	in, skipping := false, false
+	sc := bufio.NewScanner(strings.NewReader(src))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "## ") && !in:
+			skipping = line == skip
+			continue
+		case strings.HasPrefix(trimmed, "```"):
+			in = !in
+			continue
+		case !in || skipping:
+			continue
+		}
+		text, _, _ := strings.Cut(strings.TrimPrefix(trimmed, "$ "), "#")
+		f := strings.Fields(text)
+		if len(f) == 0 {
+			continue
+		}
+		if f[0] == "export" && len(f) > 1 {
+			name, _, _ := strings.Cut(f[1], "=")
+			out = append(out, docCommand{line: n, text: text, exportedVar: name})
+			continue
+		}
+		if f[0] == "dlv" && len(f) > 3 && f[1] == "exec" && f[3] == "--" {
+			f = append([]string{f[2]}, f[4:]...)
+		}
+		prog := filepath.Base(f[0])
+		switch {
+		case prog == "tickemu":
+			// The subcommand words: "run", "plugins lock", "plugin serve ...".
+			for _, w := range f[1:] {
+				more := prog == "tickemu" || strings.HasPrefix(prog, "tickemu plugin")
+				if !more || strings.HasPrefix(w, "-") || strings.ContainsAny(w, "./") {
+					break
+				}
+				prog += " " + w
+			}
+		case strings.HasPrefix(prog, "tickemu-plugin-"):
+			prog = "tickemu-plugin-"
+		default:
+			continue
+		}
+		c := docCommand{line: n, text: text, prog: prog}
+		for _, w := range f[1:] {
+			if strings.HasPrefix(w, "--") {
+				c.flags = append(c.flags, w)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func TestDocCommands(t *testing.T) {
+	src := "## Walk\n```sh\ntickemu run skipped.hcl --x\n```\n## Ref\n```\n$ dlv exec ./tickemu-plugin-fixed -- --debug   # note\nTICKEMU_X='{}'\ntickemu: run aborted\nexport TICKEMU_Y='{}'\ntickemu plugins lock --plugin-dir d\ntickemu run s.hcl --plugin-call-timeout 0\n```\ntickemu run prose.hcl --no\n"
+	got := docCommands(src, "## Walk")
+	want := []docCommand{
+		{prog: "tickemu-plugin-", flags: []string{"--debug"}},
+		{exportedVar: "TICKEMU_Y"},
+		{prog: "tickemu plugins lock", flags: []string{"--plugin-dir"}},
+		{prog: "tickemu run", flags: []string{"--plugin-call-timeout"}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("docCommands = %+v", got)
+	}
+	for i := range want {
+		if got[i].prog != want[i].prog || !slices.Equal(got[i].flags, want[i].flags) || got[i].exportedVar != want[i].exportedVar {
+			t.Errorf("command %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if !got[3].matches("exec tickemu run x.hcl --plugin-call-timeout 2s") || got[3].matches("exec tickemu run x.hcl") {
+		t.Error("matches does not require the program and every flag")
 	}
 }
