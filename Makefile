@@ -88,7 +88,7 @@ api-baseline: ## Rewrite the SDK API baseline api/sdk/ (when sdk.ProtocolVersion
 
 calibration: ## Regenerate docs/calibration.md: each headline figure at half and double its cost constants.
 	@echo "==> go run ./internal/calibrate > docs/calibration.md"
-	t=$$(mktemp) && $(GO) run ./internal/calibrate > $$t && mv $$t docs/calibration.md
+	t=$$(mktemp) && $(GO) run ./internal/calibrate > $$t && cat $$t > docs/calibration.md && rm $$t
 
 clean: ## Remove build output.
 	rm -rf bin
