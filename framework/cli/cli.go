@@ -107,6 +107,7 @@ commands:
                  [--isolation inprocess|process] [--format text|json|bench]
                  [--trace FILE|-] [--trace-events LIST] [--trace-window FROM..TO]
                  [--trace-format text|perfetto] [--breaktrace US] [--report FILE.html]
+                 [--max-wall D]
   compare FILE   run variants across seeds: [--variants a,b] [--seeds N] [--seed FIRST]
                  [--jobs N] [--alpha A] [--format text|json|bench|csv] [--report FILE.html]
   validate FILE  load and check a scenario without running it
