@@ -3,16 +3,16 @@
 // outside it (a parent of the repository, an absolute path on a development
 // machine, or a design document that was never committed).
 //
-// It scans Go comments, Markdown, HCL outside testdata, the Makefiles and the
-// CI script. A reference is checked when it is a repository-relative path
-// (its first element is a top-level entry of the repository or an entry of
-// the citing file's directory, it starts with ./ or ../, or it names a .md
-// document) or a bare file name ending in .md, .go, .hcl, .txtar or
-// .proto; it must name an existing file or directory relative to the citing
-// file's directory or to the repository root (a glob must match something),
-// and a bare name may also be the name of any file in the repository. Kernel
-// paths such as kernel/time/timer.c are not repository paths and are left
-// alone; a path in another repository is written REPO:PATH
+// It scans Go comments, Markdown, HCL outside testdata, and the comments of
+// the Makefiles and the CI script. A reference is checked when it is a
+// repository-relative path (its first element is a top-level entry of the
+// repository or an entry of the citing file's directory, it starts with ./
+// or ../, or it names a .md document) or a bare document name (NAME.md); it
+// must name an existing file or directory relative to the citing file's
+// directory or to the repository root (a glob must match something), and a
+// bare name may also be the name of any file in the repository. Kernel paths
+// such as kernel/time/timer.c are not repository paths and are left alone; a
+// path in another repository is written REPO:PATH
 // (golang.org/x/perf:cmd/benchstat), which is not taken for one of ours.
 package repocheck
 
@@ -53,7 +53,9 @@ var outside = regexp.MustCompile(`\.\./shared\b|(?:^|[^\w.~/-])(/(?:work|home|Us
 // so import paths (github.com/x/y) and URLs are not taken apart.
 var ref = regexp.MustCompile(`(?:^|[\s"'` + "`" + `(\[<,=])((?:\.{1,2}/)*[\w*.-]+(?:/[\w*.-]+)+/?|[\w.-]+\.(?:md|go|hcl|txtar|proto)\b)`)
 
-var bareExt = []string{".md", ".go", ".hcl", ".txtar", ".proto"}
+// bareExt: a bare name is checked only when it is a document; a bare .go or
+// .hcl name is as often a file a tutorial has the reader write (ab.hcl).
+var bareExt = []string{".md"}
 
 // Check scans fsys, the repository's root, and returns every bad reference.
 func Check(fsys fs.FS) ([]Problem, error) {
@@ -126,9 +128,15 @@ func (c *checker) file(p string) error {
 	case strings.HasSuffix(p, ".go"):
 		return c.goComments(p, src)
 	case strings.HasSuffix(p, ".md"),
-		strings.HasSuffix(p, ".hcl") && !strings.Contains(p, "testdata/"),
-		base == "Makefile", strings.HasSuffix(p, ".mk"), p == ".ci/run":
+		strings.HasSuffix(p, ".hcl") && !strings.Contains(p, "testdata/"):
 		c.prose(p, 1, string(src))
+	case base == "Makefile", strings.HasSuffix(p, ".mk"), p == ".ci/run":
+		// Only the comments: recipes name files they create.
+		for i, line := range strings.Split(string(src), "\n") {
+			if _, comment, ok := strings.Cut(line, "#"); ok {
+				c.prose(p, i+1, comment)
+			}
+		}
 	}
 	return nil
 }
