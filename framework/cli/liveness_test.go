@@ -164,6 +164,10 @@ func TestStoppedPluginEndsRun(t *testing.T) {
 			t.Errorf("stderr does not say %q", want)
 		}
 	}
+	// go-plugin's own report of the kill it did not expect is debug noise.
+	if strings.Contains(msg, "plugin process exited") || strings.Contains(msg, "failed to exit gracefully") {
+		t.Errorf("stderr repeats go-plugin's reports of the kill:\n%s", msg)
+	}
 	checkNoneLeft(t, plugins)
 }
 

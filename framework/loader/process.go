@@ -121,7 +121,8 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verif
 		Stderr:           out.Stderr(),
 		SyncStdout:       out.SyncStdout(),
 		SyncStderr:       out.SyncStderr(),
-		Logger:           logging.HCLog(c.log.With().Str("plugin", desc).Logger(), "plugin"),
+		Logger: quietAfterKill{Logger: logging.HCLog(c.log.With().Str("plugin", desc).Logger(), "plugin"),
+			killed: func() bool { return p.runner != nil && p.runner.killedByHost() }},
 	})
 	p.client = client
 	rpc, err := client.Client()
@@ -310,4 +311,33 @@ const TransportEnv = "TICKEMU_PLUGIN_TRANSPORT"
 // grpcOnly reports whether sessions must stay on gRPC.
 func (c *Catalog) grpcOnly() bool {
 	return c.opts.GRPCOnly || os.Getenv(TransportEnv) == "grpc"
+}
+
+// quietAfterKill is go-plugin's logger for one plugin process. Once tickemu
+// has killed the process (a missed deadline, a failure, a signal), go-plugin's
+// error and warning about it ("plugin process exited" with "signal: killed",
+// "plugin failed to exit gracefully") are expected and go to debug: the run's
+// own error says what happened and why. A plugin that dies by itself is still
+// reported at error.
+type quietAfterKill struct {
+	hclog.Logger
+	killed func() bool
+}
+
+// Error implements hclog.Logger.
+func (q quietAfterKill) Error(msg string, args ...any) {
+	if q.killed() {
+		q.Logger.Debug(msg, args...)
+		return
+	}
+	q.Logger.Error(msg, args...)
+}
+
+// Warn implements hclog.Logger.
+func (q quietAfterKill) Warn(msg string, args ...any) {
+	if q.killed() {
+		q.Logger.Debug(msg, args...)
+		return
+	}
+	q.Logger.Warn(msg, args...)
 }

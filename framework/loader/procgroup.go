@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-plugin/runner"
 )
@@ -25,6 +26,8 @@ import (
 type procGroup struct {
 	pgid int
 	once sync.Once
+	// killed is set once the host has killed the group.
+	killed atomic.Bool
 }
 
 // groups are the process groups of plugin processes this host started and
@@ -55,6 +58,7 @@ func trackGroup(pid int) *procGroup {
 // a stopped (SIGSTOP) process, which a gentler signal would leave pending.
 func (g *procGroup) kill() {
 	g.once.Do(func() {
+		g.killed.Store(g.pgid > 0)
 		killGroup(g.pgid)
 		groups.mu.Lock()
 		delete(groups.set, g)
@@ -157,6 +161,16 @@ func (r *groupRunner) killGroup() {
 	case <-r.started:
 		r.group.kill()
 	default: // not started: nothing to kill
+	}
+}
+
+// killedByHost reports whether the host killed the group.
+func (r *groupRunner) killedByHost() bool {
+	select {
+	case <-r.started:
+		return r.group.killed.Load()
+	default:
+		return false
 	}
 }
 
