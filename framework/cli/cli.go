@@ -110,6 +110,7 @@ commands:
                  [--max-wall D]
   compare FILE   run variants across seeds: [--variants a,b] [--seeds N] [--seed FIRST]
                  [--jobs N] [--alpha A] [--format text|json|bench|csv] [--report FILE.html]
+                 [--max-wall D]
   validate FILE  load and check a scenario without running it
   plugins        list builtin and discovered plugins with their schemas [--format text|json]
   plugins lock   write tickemu-plugins.lock: the SHA-256 of every plugin binary on the path

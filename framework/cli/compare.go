@@ -46,6 +46,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "text", "output format: text, json, bench or csv")
 	alpha := fs.Float64("alpha", 0.05, "significance level of the tests (benchstat -alpha)")
 	reportFile := fs.String("report", "", "also write an HTML report (latency plots, the table with confidence intervals, counters, worst cases) to FILE")
+	maxWall := fs.Duration("max-wall", 0, "bound each run's wall-clock time (overrides run.max_wall; -1s: no bound); a run stopped there counts as failed")
 	if wantsHelp(fs, "tickemu compare FILE [flags]", "run the file's variants across seeds and compare them with benchstat's statistics", args, stdout) {
 		return 0
 	}
@@ -137,7 +138,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 			}
 			return s, nil
 		},
-		Run:   experiment.Options{Opener: op, Isolation: c.isolation, Log: log},
+		Run:   experiment.Options{Opener: op, Isolation: c.isolation, Log: log, MaxWall: *maxWall},
 		Alpha: *alpha,
 	}
 	bar := newProgressBar(stderr)
