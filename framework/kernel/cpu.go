@@ -356,7 +356,7 @@ func (c *CPU) kick(now ktime.Time) {
 		// do_idle() saw need_resched(): tick_nohz_idle_exit() before schedule_idle().
 		c.inIdleLoop = false
 		if cost := c.idleExit(now); cost > 0 {
-			c.span(SpanTickSched, now, now+ktime.Time(cost), "")
+			c.span(SpanTickSched, now, now+ktime.Time(cost), 0)
 			c.setCtx(now, ctxIdle)
 			c.beginActivity(now, now+ktime.Time(cost))
 			return
@@ -386,7 +386,7 @@ func (c *CPU) runCurr(now ktime.Time) {
 func (c *CPU) preemptSegment(now ktime.Time) {
 	t := c.curr
 	if c.spans != nil {
-		c.spans.add(Span{Kind: SpanTask, Start: c.segStart, End: now, Pid: t.Pid, Detail: t.Comm})
+		c.spans.add(spanRec{kind: SpanTask, start: c.segStart, end: now, code: int32(t.Pid)})
 	}
 	t.segRemaining -= int64(now - c.segStart)
 	if t.segRemaining < 0 {
@@ -400,7 +400,7 @@ func (c *CPU) preemptSegment(now ktime.Time) {
 func (c *CPU) segmentDone(now ktime.Time) {
 	t := c.curr
 	if c.spans != nil {
-		c.spans.add(Span{Kind: SpanTask, Start: c.segStart, End: now, Pid: t.Pid, Detail: t.Comm})
+		c.spans.add(spanRec{kind: SpanTask, start: c.segStart, end: now, code: int32(t.Pid)})
 	}
 	c.mode = modeFree
 	t.segRemaining = 0
@@ -426,13 +426,13 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 		k.doUpdateJiffies(now)
 		now += ktime.Time(k.costs.JiffiesUpdate)
 	}
-	c.span(SpanIRQEntry, start, now, "")
+	c.span(SpanIRQEntry, start, now, 0)
 	for c.pendTimerIRQ || c.pendIPI != 0 || c.pendBroadcast {
 		if c.pendBroadcast {
 			c.pendBroadcast = false
 			s := now
 			now = c.broadcastInterrupt(now)
-			c.span(SpanBroadcastIRQ, s, now, "")
+			c.span(SpanBroadcastIRQ, s, now, 0)
 		}
 		if c.pendTimerIRQ {
 			c.pendTimerIRQ = false
@@ -447,14 +447,14 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 			c.pendIPI &^= ipiCallFunc
 			s := now
 			now = c.clockWasSetIPI(now)
-			c.span(SpanIPI, s, now, "")
+			c.span(SpanIPI, s, now, 0)
 		}
 		if c.pendIPI&ipiResched != 0 {
 			c.pendIPI &^= ipiResched
 			k.Counters.Inc(cntIPIResched, c.id, 1)
 		}
 	}
-	c.span(SpanIRQExit, now, now+ktime.Time(k.costs.IRQExit), "")
+	c.span(SpanIRQExit, now, now+ktime.Time(k.costs.IRQExit), 0)
 	now += ktime.Time(k.costs.IRQExit)
 	c.irqNest = false
 	if c.softirqs != 0 {
@@ -520,11 +520,11 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 			r = k.hrt.InterruptETIME(c.id, now)
 		}
 		if c.spans != nil {
-			c.spans.add(Span{Kind: SpanHRTimer, Start: start, End: now, Hang: hang})
+			c.spans.add(spanRec{kind: SpanHRTimer, start: start, end: now, hang: hang})
 		}
 	} else {
 		now = c.lowresTick(now)
-		c.span(SpanTick, start, now, "")
+		c.span(SpanTick, start, now, 0)
 	}
 	if k.tr != nil {
 		k.tr.Event(now, c.traceCtx(), "local_timer_exit", "vector=236")
@@ -556,9 +556,9 @@ func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 				now = fn(c, now)
 			}
 			if c.spans != nil {
-				sp := Span{Kind: SpanSoftirq, Start: s, End: now, Detail: softirqNames[vec]}
+				sp := spanRec{kind: SpanSoftirq, start: s, end: now, code: int32(vec)}
 				if vec == TimerSoftirq {
-					sp.Gap = c.spans.gap
+					sp.gap = c.spans.gap
 				}
 				c.spans.add(sp)
 			}

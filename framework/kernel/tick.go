@@ -144,7 +144,7 @@ func (c *CPU) enterIdle(now ktime.Time) {
 		cost += c.nohzStopTick(now+ktime.Time(cost), ktime.Max)
 	}
 	if cost > 0 {
-		c.span(SpanTickSched, now, now+ktime.Time(cost), "")
+		c.span(SpanTickSched, now, now+ktime.Time(cost), 0)
 		// The bookkeeping takes time; the CPU enters the state afterwards.
 		// Interrupts arriving meanwhile are latched; kick re-runs this path.
 		c.beginActivity(now, now+ktime.Time(cost))
@@ -226,16 +226,12 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 	c.wakeIdleExit, c.wakeBroadcast = 0, c.bcastDelay
 	c.bcastDelay = 0
 	if c.spans != nil {
-		name := "poll"
-		if c.idleState >= 0 {
-			name = k.m.IdleStates[c.idleState].Name
-		}
-		c.spans.add(Span{Kind: SpanIdle, Start: c.idleSince, End: now, Detail: name})
+		c.spans.add(spanRec{kind: SpanIdle, start: c.idleSince, end: now, code: int32(c.idleState)})
 	}
 	if c.idleState >= 0 {
 		s := k.m.IdleStates[c.idleState]
 		lat = s.ExitLatency
-		c.span(SpanIdleExit, now, now+ktime.Time(lat), s.Name)
+		c.span(SpanIdleExit, now, now+ktime.Time(lat), int32(c.idleState))
 		c.wakeIdleExit = lat
 		k.Counters.Inc(k.idleNames.residency[c.idleState], c.id, int64(now-c.idleSince))
 		k.Counters.Inc(cntIdleExitLat, c.id, lat)
@@ -246,7 +242,7 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 	}
 	if c.inBroadcast {
 		bc := k.broadcastExit(c, now+ktime.Time(lat))
-		c.span(SpanBroadcastExit, now+ktime.Time(lat), now+ktime.Time(lat+bc), "")
+		c.span(SpanBroadcastExit, now+ktime.Time(lat), now+ktime.Time(lat+bc), 0)
 		lat += bc
 		c.wakeBroadcast += bc
 	}

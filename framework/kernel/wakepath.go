@@ -56,15 +56,27 @@ type Span struct {
 // around a wakeup on a busy CPU.
 const spanLogSize = 256
 
-// spanLog is a ring of a CPU's recent spans.
-type spanLog struct {
-	s   [spanLogSize]Span
-	n   uint64 // spans ever added
-	gap uint64 // the last TIMER_SOFTIRQ's catch-up gap
+// spanRec is a logged span. It holds no pointer, so that logging one is a
+// plain copy (no GC write barrier on the hot path); names are looked up
+// when a span is read (Spans).
+type spanRec struct {
+	start, end ktime.Time
+	gap        uint64 // SpanSoftirq TIMER: jiffies caught up
+	hang       int64  // SpanHRTimer: hang delay
+	code       int32  // idle state index (-1 poll), softirq vector, or pid
+	kind       SpanKind
 }
 
-func (l *spanLog) add(s Span) {
-	if s.End <= s.Start {
+// spanLog is a ring of a CPU's recent spans.
+type spanLog struct {
+	s    [spanLogSize]spanRec
+	n    uint64 // spans ever added
+	gap  uint64 // the last TIMER_SOFTIRQ's catch-up gap
+	hang int64  // the last hrtimer_interrupt's hang delay
+}
+
+func (l *spanLog) add(s spanRec) {
+	if s.end <= s.start {
 		return
 	}
 	l.s[l.n%spanLogSize] = s
@@ -82,10 +94,35 @@ func (k *Kernel) RecordSpans() {
 }
 
 // span logs one span on c when logging is on.
-func (c *CPU) span(kind SpanKind, start, end ktime.Time, detail string) {
+func (c *CPU) span(kind SpanKind, start, end ktime.Time, code int32) {
 	if c.spans != nil {
-		c.spans.add(Span{Kind: kind, Start: start, End: end, Detail: detail})
+		c.spans.add(spanRec{kind: kind, start: start, end: end, code: code})
 	}
+}
+
+// public names a logged span.
+func (k *Kernel) public(r spanRec) Span {
+	s := Span{Kind: r.kind, Start: r.start, End: r.end, Gap: r.gap, Hang: r.hang}
+	switch r.kind {
+	case SpanIdle, SpanIdleExit:
+		s.Detail = "poll"
+		if i := int(r.code); i >= 0 && i < len(k.m.IdleStates) {
+			s.Detail = k.m.IdleStates[i].Name
+		}
+	case SpanSoftirq:
+		if v := int(r.code); v >= 0 && v < nrSoftirqs {
+			s.Detail = softirqNames[v]
+		}
+	case SpanTask:
+		s.Pid = int(r.code)
+		for _, t := range k.tasks {
+			if t.Pid == s.Pid {
+				s.Detail = t.Comm
+				break
+			}
+		}
+	}
+	return s
 }
 
 // Spans returns c's logged spans that overlap [from, to], by start time, and
@@ -103,11 +140,11 @@ func (k *Kernel) Spans(cpu int, from, to ktime.Time) ([]Span, bool) {
 	var out []Span
 	complete := n <= spanLogSize
 	for i := first; i < n; i++ {
-		s := l.s[i%spanLogSize]
-		if s.End > from && s.Start < to {
-			out = append(out, s)
+		r := l.s[i%spanLogSize]
+		if r.end > from && r.start < to {
+			out = append(out, k.public(r))
 		}
-		if s.Start <= from {
+		if r.start <= from {
 			complete = true
 		}
 	}
