@@ -69,10 +69,9 @@ type spanRec struct {
 
 // spanLog is a ring of a CPU's recent spans.
 type spanLog struct {
-	s    [spanLogSize]spanRec
-	n    uint64 // spans ever added
-	gap  uint64 // the last TIMER_SOFTIRQ's catch-up gap
-	hang int64  // the last hrtimer_interrupt's hang delay
+	s   [spanLogSize]spanRec
+	n   uint64 // spans ever added
+	gap uint64 // the last TIMER_SOFTIRQ's catch-up gap
 }
 
 func (l *spanLog) add(s spanRec) {
