@@ -79,11 +79,11 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 20s), one after another; FU
 		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $${FUZZTIME:-20s} $(FUZZFLAGS) $$pkg || exit 1; \
 	done
 
-api-check: ## Fail if framework/sdk changed incompatibly since api/sdk/ without a protocol version change.
+api-check: ## Fail if framework/sdk changed incompatibly since the baseline commit (last change of api/sdk/BASELINE) without a protocol version change.
 	@echo "==> make/api.sh check"
 	GO=$(GO) bash make/api.sh check
 
-api-baseline: ## Rewrite the SDK API baseline api/sdk/ (when sdk.ProtocolVersion changes).
+api-baseline: ## Rewrite api/sdk/BASELINE in the commit that bumps sdk.ProtocolVersion.
 	GO=$(GO) bash make/api.sh baseline
 
 calibration: ## Regenerate docs/calibration.md: each headline figure at half and double its cost constants.

@@ -58,11 +58,13 @@
 //     comes with a ProtocolVersion bump, in the same commit.
 //
 // `make api-check` (part of `make ci`) enforces the Go side: it compares the
-// SDK with the baseline in api/sdk/, apidiff export data written by `make
-// api-baseline` at the protocol version recorded in api/sdk/PROTOCOL. There is
-// no release tag yet, so the baseline is regenerated exactly when
-// ProtocolVersion changes; after the first release the comparison is against
-// the last release tag of the same protocol version.
+// SDK with the baseline: the SDK at the last commit that changed
+// api/sdk/BASELINE, which records the protocol version (`make api-baseline`
+// writes it in the commit that bumps ProtocolVersion). The check exports that
+// commit from the git history into a temp dir and runs apidiff there, so no
+// generated file is committed. There is no release tag yet; after the first
+// release the comparison is against the last release tag of the same protocol
+// version.
 //
 // Behaviour is part of the promise too: the same calls in the same order give
 // the same answers; simrand's sequence for a seed and name never changes;
