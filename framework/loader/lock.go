@@ -76,10 +76,13 @@ func parseLock(data []byte, path string) (*Lock, error) {
 	if l.Format != lockFormat {
 		return nil, fmt.Errorf("lock file %s: format %d, this tickemu reads %d (run tickemu plugins lock again)", path, l.Format, lockFormat)
 	}
-	for _, b := range l.Binaries {
+	for i, b := range l.Binaries {
 		if sum, err := hex.DecodeString(b.SHA256); err != nil || len(sum) != sha256.Size || !filepath.IsAbs(b.Path) {
 			return nil, fmt.Errorf("lock file %s: entry %q: want an absolute path and a 64-digit hex SHA-256", path, b.Path)
 		}
+		// secure compares with filepath.Abs, which cleans: a hand-edited
+		// "/opt/./p" must match the binary it names (FuzzParseLock found "/.").
+		l.Binaries[i].Path = filepath.Clean(b.Path)
 	}
 	l.File = path
 	return &l, nil
