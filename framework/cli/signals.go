@@ -51,58 +51,70 @@ func signalStatus(s os.Signal) int {
 // watchSignals kills every plugin process group when one of exitSignals
 // arrives, then either hands the signal to the command's onInterrupt
 // handler or exits with 128+signal; stop ends the watch.
+//
+// Once a signal has reached tickemu the exit status is 128+signal, whatever
+// the command returns afterwards: killing the plugins makes the run fail
+// with a transport error, and the command may return that (status 1) before
+// the handler goroutine has even taken the signal from the channel. So stop
+// first stops delivery, then lets the handler take any signal already
+// delivered, and waits for it: the handler either exits with the signal's
+// status or, with no signal (or one a command handled), returns.
 func watchSignals(stderr io.Writer) (stop func()) {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, exitSignals...)
-	done := make(chan struct{})
-	var mu sync.Mutex
-	exiting := false // the handler goroutine is calling os.Exit
-	handled := false // a command took the signal and returns by itself
+	done := make(chan struct{})     // stop was called; ch gets no more signals
+	finished := make(chan struct{}) // the handler returned without exiting
+	handled := false                // a command took the signal and returns by itself
 	exit := func(s os.Signal, msg string) {
-		mu.Lock()
-		exiting = true
-		mu.Unlock()
 		loader.KillPluginGroups()
 		fmt.Fprintf(stderr, "tickemu: %v: %s\n", s, msg)
 		loader.CleanupClients()
 		os.Exit(signalStatus(s))
 	}
-	go func() {
+	// next returns the next signal, or nil once stop was called and no
+	// signal delivered before it is left in ch.
+	next := func() os.Signal {
 		select {
 		case s := <-ch:
-			interruptHandler.Lock()
-			fn := interruptHandler.fn
-			interruptHandler.Unlock()
-			if fn == nil {
-				exit(s, "stopped, plugin processes killed")
-				return
-			}
-			mu.Lock()
-			handled = true
-			mu.Unlock()
-			loader.KillPluginGroups()
-			fmt.Fprintf(stderr, "tickemu: %v: stopping; the runs that finished are written, the others marked (again to exit at once)\n", s)
-			fn(s)
+			return s
+		case <-done:
 			select {
 			case s := <-ch:
-				exit(s, "stopped at once, plugin processes killed")
-			case <-done:
+				return s
+			default:
+				return nil
 			}
-		case <-done:
+		}
+	}
+	go func() {
+		defer close(finished)
+		s := next()
+		if s == nil {
+			return
+		}
+		interruptHandler.Lock()
+		fn := interruptHandler.fn
+		interruptHandler.Unlock()
+		if fn == nil {
+			exit(s, "stopped, plugin processes killed")
+			return
+		}
+		handled = true
+		loader.KillPluginGroups()
+		fmt.Fprintf(stderr, "tickemu: %v: stopping; the runs that finished are written, the others marked (again to exit at once)\n", s)
+		fn(s)
+		if s := next(); s != nil {
+			exit(s, "stopped at once, plugin processes killed")
 		}
 	}()
 	return func() {
-		mu.Lock()
-		ex, h := exiting, handled
-		mu.Unlock()
-		if ex {
-			// The command returned because its plugins were killed: the
-			// handler is exiting with the signal's status.
-			select {}
-		}
+		// After signal.Stop no signal reaches ch; one delivered before is
+		// in ch or with the handler, which then exits with its status and
+		// never closes finished.
 		signal.Stop(ch)
 		close(done)
-		if h {
+		<-finished
+		if handled {
 			loader.CleanupClients()
 		}
 	}
