@@ -139,24 +139,34 @@ func markedProcesses(marker string) []int {
 // TestFaultyPluginBinaries: a fake plugin binary per fault. Each gives an
 // error naming the plugin and the call (or the start phase), within the
 // deadline, and leaves no process behind: not the plugin, not what it forked.
+//
+// Only the cases about a deadline run with the short one (1 s): the silent
+// ones and describe-hang bound the start and the describe, hang and
+// fork-hang the call (their start gets the generous one; describing the
+// binary stays bounded by the call deadline, as with --plugin-call-timeout).
+// The others test what the plugin answers, so a slow start on a loaded
+// machine must not end them first: they get the generous deadline.
 func TestFaultyPluginBinaries(t *testing.T) {
-	const deadline = time.Second
+	const deadline, generous = time.Second, 20 * time.Second
 	for _, tc := range []struct {
 		fault string
 		kind  sdk.Kind
+		// timed: the case tests a deadline; start is what it bounds (the
+		// start and describe deadlines), call the call deadline only.
+		timed string
 		// call makes the failing call on the opened plugin; nil: Open fails.
 		call func(p sdk.Plugin)
 		want []string
 	}{
 		{fault: "exit", want: []string{"tickemu-plugin-fault", "cannot map the HPET registers"}},
 		{fault: "garbage", want: []string{"tickemu-plugin-fault", `no go-plugin handshake on stdout (got "Welcome to the timer plugin v0.1!")`}},
-		{fault: "silent", want: []string{"tickemu-plugin-fault", "no go-plugin handshake on stdout within 1s", "warming up"}},
-		{fault: "fork-silent", want: []string{"tickemu-plugin-fault", "no go-plugin handshake on stdout within 1s"}},
-		{fault: "describe-hang", want: []string{"tickemu-plugin-fault", "describe", "no answer to Describe within"}},
+		{fault: "silent", timed: "start", want: []string{"tickemu-plugin-fault", "no go-plugin handshake on stdout within 1s", "warming up"}},
+		{fault: "fork-silent", timed: "start", want: []string{"tickemu-plugin-fault", "no go-plugin handshake on stdout within 1s"}},
+		{fault: "describe-hang", timed: "start", want: []string{"tickemu-plugin-fault", "describe", "no answer to Describe within"}},
 		{fault: "wrong-kind", want: []string{`clockevent plugin "fault"`, "during Open", "which is not a clockevent plugin"}},
-		{fault: "hang", call: func(p sdk.Plugin) { p.(sdk.ClockEventDevice).Ack(0, 5) },
+		{fault: "hang", timed: "call", call: func(p sdk.Plugin) { p.(sdk.ClockEventDevice).Ack(0, 5) },
 			want: []string{`clockevent plugin "fault"`, "stopped answering during Ack: no answer within 1s", "waiting for the comparator"}},
-		{fault: "fork-hang", call: func(p sdk.Plugin) { p.(sdk.ClockEventDevice).Ack(0, 5) },
+		{fault: "fork-hang", timed: "call", call: func(p sdk.Plugin) { p.(sdk.ClockEventDevice).Ack(0, 5) },
 			want: []string{`clockevent plugin "fault"`, "stopped answering during Ack"}},
 		{fault: "past", call: func(p sdk.Plugin) { p.(sdk.ClockEventDevice).SetNextEvent(0, 5000, 10) },
 			want: []string{`clockevent plugin "fault" broke the plugin contract in SetNextEvent: interrupt at 4000, not after now 5000`}},
@@ -173,9 +183,17 @@ func TestFaultyPluginBinaries(t *testing.T) {
 			dir := t.TempDir()
 			linkBinary(t, dir, "fault")
 			marker := fmt.Sprintf("%s-%d-%d", tc.fault, os.Getpid(), time.Now().UnixNano())
-			c, _ := newCatalog(t, loader.Options{Builtins: []sdk.Factory{}, Path: []string{dir},
+			opts := loader.Options{Builtins: []sdk.Factory{}, Path: []string{dir},
 				Env:         []string{faultEnv + "=" + tc.fault, markerEnv + "=" + marker},
-				CallTimeout: deadline, DescribeTimeout: deadline})
+				CallTimeout: deadline, DescribeTimeout: deadline}
+			switch tc.timed {
+			case "start":
+			case "call":
+				opts.StartTimeout = generous
+			default:
+				opts.CallTimeout, opts.StartTimeout, opts.DescribeTimeout = generous, generous, generous
+			}
+			c, _ := newCatalog(t, opts)
 			start := time.Now()
 			err := func() (err error) {
 				inst, err := c.Open(kind, "fault", loader.Default)
