@@ -14,6 +14,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/resultfmt"
 	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
@@ -338,7 +339,7 @@ func compareOutput(t *testing.T, file, variants string) string {
 	}
 	wg.Wait()
 	var b bytes.Buffer
-	if err := experiment.WriteCompareText(&b, experiment.Analyze("configs/"+file, vs, seeds, runs, 0, 0)); err != nil {
+	if err := resultfmt.WriteCompareText(&b, experiment.Analyze("configs/"+file, vs, seeds, runs, 0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/resultfmt"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
@@ -165,13 +166,13 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	w := bufio.NewWriter(stdout)
 	switch *format {
 	case "json":
-		err = experiment.WriteCompareJSON(w, cmp)
+		err = resultfmt.WriteCompareJSON(w, cmp)
 	case "bench":
-		err = experiment.WriteCompareBench(w, cmp)
+		err = resultfmt.WriteCompareBench(w, cmp)
 	case "csv":
-		err = experiment.WriteCompareCSV(w, cmp)
+		err = resultfmt.WriteCompareCSV(w, cmp)
 	default:
-		err = experiment.WriteCompareText(w, cmp)
+		err = resultfmt.WriteCompareText(w, cmp)
 	}
 	if err == nil {
 		err = w.Flush()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/resultfmt"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
@@ -113,7 +114,7 @@ func TestProcessIsolationIdentical(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Run(isolation=%s): %v", iso, err)
 				}
-				if err := experiment.WriteJSON(&out[i], res); err != nil {
+				if err := resultfmt.WriteJSON(&out[i], res); err != nil {
 					t.Fatal(err)
 				}
 				if iso == "process" && len(rec.pids()) != 4 {

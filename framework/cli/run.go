@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/resultfmt"
 )
 
 func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -132,11 +133,11 @@ func writeRunResult(stdout, stderr io.Writer, format string, res *experiment.Res
 	w := bufio.NewWriter(stdout)
 	switch format {
 	case "json":
-		err = experiment.WriteJSON(w, res)
+		err = resultfmt.WriteJSON(w, res)
 	case "bench":
 		err = experiment.WriteBench(w, res, experiment.BenchOptions{VariantKey: res.Config.Variant != "", Header: true, Units: true})
 	default:
-		err = experiment.WriteText(w, res)
+		err = resultfmt.WriteText(w, res)
 	}
 	if err == nil {
 		err = w.Flush()

@@ -186,7 +186,7 @@ func runOne(o CompareOptions, variant string, seed uint64) (res *Result, ms []Ru
 	}
 	if res.Incomplete != nil {
 		// Statistics over runs of different lengths mean nothing.
-		return nil, nil, fmt.Errorf("incomplete: %s", incompleteText(res.Incomplete))
+		return nil, nil, fmt.Errorf("incomplete: %s", IncompleteText(res.Incomplete))
 	}
 	ms, err = BenchMetrics(res)
 	if err != nil {
@@ -255,14 +255,15 @@ func failures(runs []RunOutcome) []Failure {
 	var fs []Failure
 	for _, r := range runs {
 		if r.Err != nil {
-			fs = append(fs, Failure{Variant: r.Variant, Seed: r.Seed, Error: firstLine(r.Err.Error())})
+			fs = append(fs, Failure{Variant: r.Variant, Seed: r.Seed, Error: r.ErrorLine()})
 		}
 	}
 	return fs
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
+// ErrorLine is the first line of the run's error, as failure lists show it.
+func (r RunOutcome) ErrorLine() string {
+	s := strings.TrimSpace(r.Err.Error())
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
 	}

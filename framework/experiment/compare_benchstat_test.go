@@ -17,6 +17,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/resultfmt"
 )
 
 // Fixed inputs and the table `benchstat -col /variant` (golang.org/x/perf at
@@ -71,7 +72,7 @@ func fixedRuns() ([]string, []uint64, []experiment.RunOutcome) {
 func TestAnalyzeFixedMatchesBenchstat(t *testing.T) {
 	variants, seeds, runs := fixedRuns()
 	c := experiment.Analyze("fixed", variants, seeds, runs, 0, 0)
-	want := map[string][2]experiment.CompareCells{
+	want := map[string][2]resultfmt.CompareCells{
 		"W.ops/s":  {{Center: "100.5", Range: "3%"}, {Center: "110.5", Range: "3%", Delta: "+9.95%", Test: "p=0.000 n=10"}},
 		"S.ops/s":  {{Center: "6.000", Range: "∞"}, {Center: "7.000", Range: "∞", Delta: "~", Test: "p=0.500 n=3"}},
 		"W.lat-ns": {{Center: "100.5µ", Range: "3%"}, {Center: "100.0µ", Range: "2%", Delta: "~", Test: "p=0.537 n=10"}},
@@ -87,7 +88,7 @@ func TestAnalyzeFixedMatchesBenchstat(t *testing.T) {
 			continue
 		}
 		for v := range 2 {
-			got := m.Cells(v)
+			got := resultfmt.Cells(m, v)
 			if got.Center != w[v].Center || got.Range != w[v].Range || got.Delta != w[v].Delta || got.Test != w[v].Test {
 				t.Errorf("%s %s: Cells = %s ± %s %s (%s), want %s ± %s %s (%s)", m.Key(), variants[v],
 					got.Center, got.Range, got.Delta, got.Test, w[v].Center, w[v].Range, w[v].Delta, w[v].Test)
@@ -101,8 +102,8 @@ func TestAnalyzeFixedMatchesBenchstat(t *testing.T) {
 			ops = append(ops, &c.Metrics[i])
 		}
 	}
-	g0, ok0, _, _ := experiment.Geomean(ops, 0)
-	g1, ok1, r1, rok := experiment.Geomean(ops, 1)
+	g0, ok0, _, _ := resultfmt.Geomean(ops, 0)
+	g1, ok1, r1, rok := resultfmt.Geomean(ops, 1)
 	got := fmt.Sprintf("%s %s %+.2f%%", benchunit.Scale(g0, benchunit.Decimal), benchunit.Scale(g1, benchunit.Decimal), (r1-1)*100)
 	if !ok0 || !ok1 || !rok || got != "24.56 27.81 +13.26%" {
 		t.Errorf("Geomean(ops/s) = %s (ok %v %v %v), want 24.56 27.81 +13.26%%", got, ok0, ok1, rok)
@@ -148,7 +149,7 @@ func TestCompareTextLayout(t *testing.T) {
 	variants, seeds, runs := fixedRuns()
 	c := experiment.Analyze("fixed", variants, seeds, runs, 0, 0)
 	var b bytes.Buffer
-	if err := experiment.WriteCompareText(&b, c); err != nil {
+	if err := resultfmt.WriteCompareText(&b, c); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != fixedText {
@@ -224,7 +225,7 @@ func tidied(xs []float64, unit string) []float64 {
 func TestCompareBenchMatchesBenchmath(t *testing.T) {
 	c := mustCompare(t, compareOpts([]string{"oneshot", "tsc_deadline"}, seedsFrom(1, 6), 2))
 	var bench bytes.Buffer
-	if err := experiment.WriteCompareBench(&bench, c); err != nil {
+	if err := resultfmt.WriteCompareBench(&bench, c); err != nil {
 		t.Fatal(err)
 	}
 	bs := readBenchstat(t, bench.Bytes())
@@ -291,7 +292,7 @@ func TestBenchstatCommand(t *testing.T) {
 	}
 	c := mustCompare(t, compareOpts([]string{"oneshot", "tsc_deadline"}, seedsFrom(1, 6), 2))
 	var bench bytes.Buffer
-	if err := experiment.WriteCompareBench(&bench, c); err != nil {
+	if err := resultfmt.WriteCompareBench(&bench, c); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, "compare.bench")
@@ -371,7 +372,7 @@ func expectedRows(c *experiment.Comparison) map[string]map[string][]string {
 		}
 		var row []string
 		for v := range c.Variants {
-			cc := m.Cells(v)
+			cc := resultfmt.Cells(m, v)
 			row = append(row, cc.Center, "±", cc.Range)
 			if v > 0 {
 				row = append(row, cc.Delta)
@@ -386,7 +387,7 @@ func expectedRows(c *experiment.Comparison) map[string]map[string][]string {
 		}
 		var row []string
 		for v := range c.Variants {
-			center, ok, ratio, rok := experiment.Geomean(ms, v)
+			center, ok, ratio, rok := resultfmt.Geomean(ms, v)
 			if ok {
 				row = append(row, benchunit.Scale(center, benchunit.ClassOf(u)))
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/resultfmt"
 	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
@@ -91,7 +92,7 @@ func TestCompareRunsAreSingleRuns(t *testing.T) {
 		t.Fatalf("Compare: failures %v, want none", c.Failures)
 	}
 	var all bytes.Buffer
-	if err := experiment.WriteCompareBench(&all, c); err != nil {
+	if err := resultfmt.WriteCompareBench(&all, c); err != nil {
 		t.Fatal(err)
 	}
 	var wantLines []string
@@ -148,10 +149,10 @@ func TestCompareDeterministic(t *testing.T) {
 		name string
 		fn   func(*bytes.Buffer, *experiment.Comparison) error
 	}{
-		{"text", func(b *bytes.Buffer, c *experiment.Comparison) error { return experiment.WriteCompareText(b, c) }},
-		{"json", func(b *bytes.Buffer, c *experiment.Comparison) error { return experiment.WriteCompareJSON(b, c) }},
-		{"csv", func(b *bytes.Buffer, c *experiment.Comparison) error { return experiment.WriteCompareCSV(b, c) }},
-		{"bench", func(b *bytes.Buffer, c *experiment.Comparison) error { return experiment.WriteCompareBench(b, c) }},
+		{"text", func(b *bytes.Buffer, c *experiment.Comparison) error { return resultfmt.WriteCompareText(b, c) }},
+		{"json", func(b *bytes.Buffer, c *experiment.Comparison) error { return resultfmt.WriteCompareJSON(b, c) }},
+		{"csv", func(b *bytes.Buffer, c *experiment.Comparison) error { return resultfmt.WriteCompareCSV(b, c) }},
+		{"bench", func(b *bytes.Buffer, c *experiment.Comparison) error { return resultfmt.WriteCompareBench(b, c) }},
 	}
 	var first []string
 	for _, jobs := range []int{1, 3, 1} {
@@ -234,16 +235,16 @@ func TestCompareFailures(t *testing.T) {
 	}
 	// Every encoder still writes the completed runs.
 	var text, bench, js, csv bytes.Buffer
-	if err := experiment.WriteCompareText(&text, c); err != nil {
+	if err := resultfmt.WriteCompareText(&text, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteCompareBench(&bench, c); err != nil {
+	if err := resultfmt.WriteCompareBench(&bench, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteCompareJSON(&js, c); err != nil {
+	if err := resultfmt.WriteCompareJSON(&js, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteCompareCSV(&csv, c); err != nil {
+	if err := resultfmt.WriteCompareCSV(&csv, c); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"4 of 9 runs failed", "variant oneshot seed 2: panic: plugin crashed", "variant bogus seed 1: "} {

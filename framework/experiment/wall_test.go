@@ -10,6 +10,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/resultfmt"
 	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
@@ -68,7 +69,7 @@ func TestMaxWallStopsCleanly(t *testing.T) {
 			t.Errorf("Incomplete.Reason = %q, want %q", in.Reason, want)
 		}
 		var text bytes.Buffer
-		if err := experiment.WriteText(&text, res); err != nil {
+		if err := resultfmt.WriteText(&text, res); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(text.String(), "# INCOMPLETE: "+want+": stopped at ") {
@@ -105,7 +106,7 @@ func TestPollChangesNothing(t *testing.T) {
 		if res.Incomplete != nil {
 			t.Fatalf("Run(10ms, max_wall 1h) is incomplete: %+v", res.Incomplete)
 		}
-		if err := experiment.WriteJSON(&outs[i], res); err != nil {
+		if err := resultfmt.WriteJSON(&outs[i], res); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,7 +148,7 @@ func TestCompareStopKeepsFinishedRuns(t *testing.T) {
 		t.Fatalf("finished %d, Interrupted %d, Failures %d of %d runs; want >= 1 finished and the rest interrupted", finished, c.Interrupted, len(c.Failures), len(c.Runs))
 	}
 	var text bytes.Buffer
-	if err := experiment.WriteCompareText(&text, c); err != nil {
+	if err := resultfmt.WriteCompareText(&text, c); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"INTERRUPTED: ", "not finished: tickemu was interrupted"} {

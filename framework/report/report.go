@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/resultfmt"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/workload"
 )
@@ -213,7 +214,7 @@ func compareTable(c *experiment.Comparison) []tableRow {
 		row := tableRow{Metric: m.Bench + " " + m.Unit, Better: m.Better}
 		for v := range m.Variants {
 			vs := m.Variants[v]
-			cc := m.Cells(v)
+			cc := resultfmt.Cells(m, v)
 			cell := tableCell{Center: cc.Center, Base: v == 0}
 			if vs.Summary.N > 0 {
 				if math.IsInf(vs.Summary.Lo, 0) || math.IsInf(vs.Summary.Hi, 0) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/resultfmt"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
@@ -92,10 +93,10 @@ func RunScenarioWith(t testing.TB, file string, o ScenarioOptions, factories ...
 	}
 	r := &Result{res: res}
 	var j, txt bytes.Buffer
-	if err := experiment.WriteJSON(&j, res); err != nil {
+	if err := resultfmt.WriteJSON(&j, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteText(&txt, res); err != nil {
+	if err := resultfmt.WriteText(&txt, res); err != nil {
 		t.Fatal(err)
 	}
 	r.JSON, r.Text = j.Bytes(), txt.Bytes()

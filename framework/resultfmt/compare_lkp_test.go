@@ -1,6 +1,8 @@
-package experiment
+package resultfmt
 
 import (
+	"github.com/tickemu/tickemu/framework/experiment"
+
 	"bytes"
 	"strings"
 	"testing"
@@ -36,7 +38,7 @@ func TestLKPMean(t *testing.T) {
 // integer), relative change with one decimal or %.2g from 100000%, absolute
 // change for units ending in "%", unchanged metrics left out.
 func TestLKPRows(t *testing.T) {
-	var runs []RunOutcome
+	var runs []experiment.RunOutcome
 	seeds := []uint64{1, 2, 3, 4}
 	base := []float64{100, 104, 96, 100} // mean 100, stddev 2.83%
 	news := []float64{150, 150, 150, 150}
@@ -46,7 +48,7 @@ func TestLKPRows(t *testing.T) {
 			if v == 1 {
 				x = news[s]
 			}
-			runs = append(runs, RunOutcome{Variant: name, Seed: seed, Metrics: []RunMetric{
+			runs = append(runs, experiment.RunOutcome{Variant: name, Seed: seed, Metrics: []experiment.RunMetric{
 				{Bench: "W", Unit: "ops/s", Value: x},
 				{Bench: "W", Unit: "idle%", Value: x / 10},
 				{Bench: "W", Unit: "tiny", Value: float64(v)*999 + 0.001},
@@ -54,7 +56,7 @@ func TestLKPRows(t *testing.T) {
 			}})
 		}
 	}
-	c := Analyze("f", []string{"a", "b"}, seeds, runs, 0, 0)
+	c := experiment.Analyze("f", []string{"a", "b"}, seeds, runs, 0, 0)
 	var b bytes.Buffer
 	writeLKP(&b, c)
 	want := []string{

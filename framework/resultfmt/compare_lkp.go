@@ -1,6 +1,8 @@
-package experiment
+package resultfmt
 
 import (
+	"github.com/tickemu/tickemu/framework/experiment"
+
 	"bytes"
 	"fmt"
 	"math"
@@ -26,7 +28,7 @@ const (
 // base in some variant is listed, since a deterministic emulator has no
 // measurement noise to filter, and the benchstat tables above carry the
 // significance tests.
-func writeLKP(b *bytes.Buffer, c *Comparison) {
+func writeLKP(b *bytes.Buffer, c *experiment.Comparison) {
 	b.WriteString(strings.Repeat("=", 89) + "\n")
 	b.WriteString("file/seeds:\n")
 	fmt.Fprintf(b, "  %s/%s\n\n", c.File, seedRange(c.Seeds))
@@ -103,7 +105,7 @@ func lkpMean(n int, avg float64) string {
 }
 
 // lkpChanged reports whether some variant's mean differs from the base's.
-func lkpChanged(m *MetricComparison) bool {
+func lkpChanged(m *experiment.MetricComparison) bool {
 	for _, vs := range m.Variants[1:] {
 		if vs.VsBase != nil && vs.Summary.N > 0 && m.Variants[0].Summary.N > 0 && vs.Summary.Mean != m.Variants[0].Summary.Mean {
 			return true

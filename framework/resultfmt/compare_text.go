@@ -1,6 +1,8 @@
-package experiment
+package resultfmt
 
 import (
+	"github.com/tickemu/tickemu/framework/experiment"
+
 	"bytes"
 	"fmt"
 	"io"
@@ -25,7 +27,7 @@ import (
 // significant; a geomean row), plus a "paired" column per variant: the median
 // per-seed difference and the Wilcoxon signed-rank p-value over the shared
 // seeds.
-func WriteCompareText(w io.Writer, c *Comparison) error {
+func WriteCompareText(w io.Writer, c *experiment.Comparison) error {
 	var b bytes.Buffer
 	writeCompareHeader(&b, c)
 	for _, t := range unitTables(c) {
@@ -44,14 +46,14 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 	return err
 }
 
-func writeCompareHeader(b *bytes.Buffer, c *Comparison) {
+func writeCompareHeader(b *bytes.Buffer, c *experiment.Comparison) {
 	fmt.Fprintf(b, "tickemu compare %s: %d variants × %d seeds (%s), base %s; %d runs, %d failed\n",
 		c.File, len(c.Variants), len(c.Seeds), seedRange(c.Seeds), c.Variants[0], len(c.Runs), len(c.Failures))
 	if c.Interrupted > 0 {
 		fmt.Fprintf(b, "INTERRUPTED: %d of %d runs did not finish (listed with the failures); the statistics use the %d that did\n",
 			c.Interrupted, len(c.Runs), len(c.Runs)-len(c.Failures))
 	}
-	common, own := c.configLines()
+	common, own := configLines(c)
 	for _, l := range common {
 		b.WriteString(l + "\n")
 	}
@@ -89,7 +91,7 @@ func seedRange(seeds []uint64) string {
 // configLines splits the bench-format configuration lines of each variant's
 // first successful run into those every variant with a run shares, in the
 // first such variant's order, and each variant's own.
-func (c *Comparison) configLines() (common []string, own [][]string) {
+func configLines(c *experiment.Comparison) (common []string, own [][]string) {
 	own = make([][]string, len(c.Variants))
 	var per [][]string // header lines of the variants that have a run
 	owner := []int{}
@@ -129,9 +131,9 @@ func (c *Comparison) configLines() (common []string, own [][]string) {
 // headerLines are the configuration lines `tickemu run --format bench`
 // writes for r (WriteBench's header), so that both outputs agree. None of
 // them depends on the seed.
-func headerLines(r *Result) []string {
+func headerLines(r *experiment.Result) []string {
 	var buf bytes.Buffer
-	_ = WriteBench(&buf, r, BenchOptions{Header: true})
+	_ = experiment.WriteBench(&buf, r, experiment.BenchOptions{Header: true})
 	var out []string
 	for _, l := range strings.Split(buf.String(), "\n") {
 		if l == "" || strings.HasPrefix(l, "Benchmark") || strings.HasPrefix(l, "Unit ") {
@@ -145,11 +147,11 @@ func headerLines(r *Result) []string {
 // unitTable is one benchstat table: the metrics of one (tidied) unit.
 type unitTable struct {
 	unit    string // tidied, as benchstat shows it
-	metrics []*MetricComparison
+	metrics []*experiment.MetricComparison
 }
 
 // unitTables groups the metrics by tidied unit, in order of appearance.
-func unitTables(c *Comparison) []unitTable {
+func unitTables(c *experiment.Comparison) []unitTable {
 	var ts []unitTable
 	idx := map[string]int{}
 	for i := range c.Metrics {
@@ -182,9 +184,9 @@ type CompareCells struct {
 
 // Cells formats metric m of variant v with the row's common scale, as
 // benchstat's table does.
-func (m *MetricComparison) Cells(v int) CompareCells {
+func Cells(m *experiment.MetricComparison, v int) CompareCells {
 	_, unit := benchunit.Tidy(1, m.Unit)
-	scaler := m.rowScaler(unit)
+	scaler := rowScaler(m, unit)
 	vs := m.Variants[v]
 	var cc CompareCells
 	if vs.Summary.N == 0 {
@@ -197,14 +199,14 @@ func (m *MetricComparison) Cells(v int) CompareCells {
 		cc.Delta = vb.Delta
 		cc.Test = vb.UTest.String()
 		cc.PairedDelta = vb.PairedDelta
-		cc.PairedTest = PairedString(vb.Paired)
+		cc.PairedTest = experiment.PairedString(vb.Paired)
 		cc.Warnings = append(cc.Warnings, vb.UTest.Warnings...)
 		cc.Warnings = append(cc.Warnings, vb.Warnings...)
 	}
 	return cc
 }
 
-func (m *MetricComparison) rowScaler(tidyUnit string) benchunit.Scaler {
+func rowScaler(m *experiment.MetricComparison, tidyUnit string) benchunit.Scaler {
 	var centers []float64
 	for _, v := range m.Variants {
 		if v.Summary.N > 0 {
@@ -218,7 +220,7 @@ func (m *MetricComparison) rowScaler(tidyUnit string) benchunit.Scaler {
 // summarizeCol does: the geometric mean of the medians, and for non-base
 // variants the geometric mean of the per-row ratios to the base. ok is false
 // when a value is not positive (benchstat then leaves the cell empty).
-func Geomean(metrics []*MetricComparison, v int) (center float64, centerOK bool, ratio float64, ratioOK bool) {
+func Geomean(metrics []*experiment.MetricComparison, v int) (center float64, centerOK bool, ratio float64, ratioOK bool) {
 	var centers, ratios []float64
 	badRatio := false
 	for _, m := range metrics {
@@ -263,7 +265,7 @@ const (
 	colsPerVariant
 )
 
-func writeUnitTable(b *bytes.Buffer, c *Comparison, t unitTable) {
+func writeUnitTable(b *bytes.Buffer, c *experiment.Comparison, t unitTable) {
 	nv := len(c.Variants)
 	ncol := 1 + colCenter + colNote + 1 + (nv-1)*colsPerVariant
 	start := func(v int) int {
@@ -316,7 +318,7 @@ func writeUnitTable(b *bytes.Buffer, c *Comparison, t unitTable) {
 		row[0] = m.Bench
 		for v := range nv {
 			s := start(v)
-			cc := m.Cells(v)
+			cc := Cells(m, v)
 			if cc.Center == "" {
 				continue
 			}
@@ -368,7 +370,7 @@ func writeUnitTable(b *bytes.Buffer, c *Comparison, t unitTable) {
 
 // hasSample reports whether variant v has a value for some metric of the
 // table.
-func hasSample(metrics []*MetricComparison, v int) bool {
+func hasSample(metrics []*experiment.MetricComparison, v int) bool {
 	for _, m := range metrics {
 		if m.Variants[v].Summary.N > 0 {
 			return true

@@ -1,22 +1,20 @@
-package experiment
+package resultfmt
 
 import (
+	"github.com/tickemu/tickemu/framework/experiment"
+
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
-	"github.com/tickemu/tickemu/framework/workload"
 )
 
 // WriteJSON writes r as indented JSON.
-func WriteJSON(w io.Writer, r *Result) error {
+func WriteJSON(w io.Writer, r *experiment.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -24,7 +22,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 
 // WriteText writes the human summary: per workload its own output, then the
 // kernel counters.
-func WriteText(w io.Writer, r *Result) error {
+func WriteText(w io.Writer, r *experiment.Result) error {
 	b := &strings.Builder{}
 	c := r.Config
 	fmt.Fprintf(b, "# tickemu run: %d CPUs, HZ=%d, nohz=%s, highres=%v, seed=%d", c.CPUs, c.HZ, c.NoHZ, c.HighRes, c.Seed)
@@ -36,14 +34,14 @@ func WriteText(w io.Writer, r *Result) error {
 		fmt.Fprintf(b, "# stopped by --breaktrace at %.6f s: %s\n", float64(c.BreakNS)/float64(ktime.Second), c.Break)
 	}
 	if r.Incomplete != nil {
-		fmt.Fprintf(b, "# INCOMPLETE: %s\n", incompleteText(r.Incomplete))
+		fmt.Fprintf(b, "# INCOMPLETE: %s\n", experiment.IncompleteText(r.Incomplete))
 	}
 	for _, p := range r.Plugins {
 		role := ""
 		if p.Role != "" {
 			role = " " + strconv.Quote(p.Role)
 		}
-		fmt.Fprintf(b, "# %s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, strategyText(p))
+		fmt.Fprintf(b, "# %s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, experiment.StrategyText(p))
 	}
 	for _, wr := range r.Workloads {
 		if len(wr.Text) == 0 {
@@ -108,7 +106,7 @@ func WriteText(w io.Writer, r *Result) error {
 	return err
 }
 
-func idleLines(r *Result) string {
+func idleLines(r *experiment.Result) string {
 	res := map[string]int64{}
 	var names []string
 	for _, c := range r.Kernel.Counters {
@@ -134,7 +132,7 @@ func idleLines(r *Result) string {
 	return s + "\n"
 }
 
-func pluginLines(r *Result) []string {
+func pluginLines(r *experiment.Result) []string {
 	type acc struct {
 		v   int64
 		max bool
@@ -185,7 +183,7 @@ func counterNote(key string) string {
 }
 
 // quietCPU reports whether a CPU did nothing but boot and idle.
-func quietCPU(cs CPUSummary) bool {
+func quietCPU(cs experiment.CPUSummary) bool {
 	return cs.LocalTimerIRQs <= 1 && cs.DeviceWrites <= 1 && cs.TaskNS == 0 && cs.SoftirqNS == 0 && cs.Ticks <= 1
 }
 
@@ -210,173 +208,11 @@ func cpuList(cpus []int) string {
 	return b.String()
 }
 
-func strategyText(p PluginInfo) string {
-	cfg := p.Config
-	var parts []string
-	keys := make([]string, 0, len(cfg))
-	for k := range cfg {
-		if strings.HasSuffix(k, "_ns") || strings.HasSuffix(k, "_cost") {
-			continue // costs are in the JSON output
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		parts = append(parts, k+"="+valueText(p.Schema, k, cfg[k]))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " " + strings.Join(parts, " ")
-}
-
-// valueText prints a canonical config value in its attribute's unit:
-// durations as "50ns" or "250us", frequencies as "100MHz" (the canonical
-// forms are ns and Hz numbers, "50" and "1e+08").
-func valueText(s sdk.Schema, name, v string) string {
-	a, ok := s.Lookup(name)
-	if !ok {
-		return v
-	}
-	switch a.Type {
-	case sdk.TypeDuration:
-		if ns, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return ktime.FormatDuration(ns)
-		}
-	case sdk.TypeFrequency:
-		if hz, err := strconv.ParseFloat(v, 64); err == nil {
-			return frequencyText(hz)
-		}
-	}
-	return v
-}
-
-// frequencyText prints Hz with the largest unit the value reaches: 3GHz,
-// 100MHz, 14.31818MHz.
-func frequencyText(hz float64) string {
-	for _, u := range []struct {
-		div  float64
-		name string
-	}{{1e9, "GHz"}, {1e6, "MHz"}, {1e3, "kHz"}} {
-		if hz >= u.div {
-			return strconv.FormatFloat(hz/u.div, 'f', -1, 64) + u.name
-		}
-	}
-	return strconv.FormatFloat(hz, 'f', -1, 64) + "Hz"
-}
-
 func shortHash(h string) string {
 	if len(h) > 12 {
 		return h[:12]
 	}
 	return h
-}
-
-// BenchOptions shape the benchmark-format output.
-type BenchOptions struct {
-	// VariantKey adds /variant=NAME to every benchmark name.
-	VariantKey bool
-	// Header writes the configuration lines (skip for the 2nd..nth result of a file).
-	Header bool
-	// Units writes the Unit metadata lines.
-	Units bool
-}
-
-// WriteBench writes Go benchmark format lines (golang.org/design/14313) that
-// benchstat reads: configuration lines, one result line per workload bench
-// line plus a Kernel line, and Unit metadata.
-func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
-	b := &strings.Builder{}
-	c := r.Config
-	if o.Header {
-		fmt.Fprintf(b, "tickemu-config: %s\n", c.Hash)
-		if r.Incomplete != nil {
-			// A configuration line, so benchstat keeps these results apart.
-			fmt.Fprintf(b, "incomplete: %s\n", incompleteText(r.Incomplete))
-		}
-		fmt.Fprintf(b, "cpus: %d\nhz: %d\nnohz: %s\nhighres: %v\n", c.CPUs, c.HZ, c.NoHZ, c.HighRes)
-		for _, p := range r.Plugins {
-			role := ""
-			if p.Role != "" {
-				role = "-" + p.Role
-			}
-			fmt.Fprintf(b, "plugin-%s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, strategyText(p))
-		}
-	}
-	prefix := ""
-	if o.VariantKey && c.Variant != "" {
-		prefix = "/variant=" + c.Variant
-	}
-	units := map[string]string{}
-	var unitOrder []string
-	line := func(bl workload.BenchLine, inst string) {
-		name := "Benchmark" + bl.Name + prefix
-		if inst != "" {
-			name += "/name=" + inst
-		}
-		if bl.Sub != "" {
-			name += "/" + bl.Sub
-		}
-		b.WriteString(name + " 1")
-		for _, m := range bl.Metrics {
-			b.WriteString(" " + formatValue(m.Value) + " " + m.Name)
-			if _, ok := units[m.Name]; !ok {
-				unitOrder = append(unitOrder, m.Name)
-			}
-			units[m.Name] = m.Better
-		}
-		b.WriteString("\n")
-	}
-	types := map[string]int{}
-	for _, wr := range r.Workloads {
-		types[wr.Type]++
-	}
-	for _, wr := range r.Workloads {
-		inst := ""
-		if types[wr.Type] > 1 {
-			inst = wr.Name // several instances of one type: tell their lines apart
-		}
-		for _, bl := range wr.Bench {
-			line(bl, inst)
-		}
-	}
-	line(workload.BenchLine{Name: "Kernel", Metrics: append([]workload.Metric{
-		{Name: "hrtimer-interrupts", Value: float64(r.Total("hrtimer_interrupts")), Better: "lower"},
-		{Name: "device-writes", Value: float64(r.Total("device_writes")), Better: "lower"},
-		{Name: "hrtimer-hangs", Value: float64(r.Total("hrtimer_hangs")), Better: "lower"},
-		{Name: "softirq-timer-runs", Value: float64(r.Total("softirq_TIMER")), Better: "lower"},
-		{Name: "wheel-iterations", Value: float64(r.Total("wheel_iterations")), Better: "lower"},
-		{Name: "max-catchup-gap-jiffies", Value: float64(r.Kernel.CatchupGaps.Max), Better: "lower"},
-		{Name: "tick-stops", Value: float64(r.Total("tick_stops")), Better: "lower"},
-		{Name: "tick-retains", Value: float64(r.Total("tick_retains")), Better: "lower"},
-	}, idleEntryMetrics(r)...)}, "")
-	if o.Units {
-		for _, u := range unitOrder {
-			fmt.Fprintf(b, "Unit %s better=%s assume=exact\n", u, units[u])
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// idleEntryMetrics are the idle entries per state on machines with idle
-// states: idle-enter-poll, then one per idle_state block in its order.
-func idleEntryMetrics(r *Result) []workload.Metric {
-	if len(r.Config.IdleStates) == 0 {
-		return nil
-	}
-	var out []workload.Metric
-	for _, st := range append([]string{"poll"}, r.Config.IdleStates...) {
-		out = append(out, workload.Metric{Name: "idle-enter-" + st, Value: float64(r.Total("idle_enter:" + st)), Better: "lower"})
-	}
-	return out
-}
-
-func formatValue(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatInt(int64(v), 10)
-	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 func avgF(sum, n int64) float64 {
@@ -387,20 +223,3 @@ func avgF(sum, n int64) float64 {
 }
 
 func avgUS(sumNS, n int64) float64 { return avgF(sumNS, n) / 1000 }
-
-// incompleteText says where an incomplete run stopped and what its figures
-// cover.
-func incompleteText(in *Incomplete) string {
-	return fmt.Sprintf("%s: stopped at %s of %s simulated; every figure covers the first %s only",
-		in.Reason, FormatSpan(in.ReachedNS), FormatSpan(in.EndNS), FormatSpan(in.ReachedNS))
-}
-
-// FormatSpan prints a span of simulated time for people: 225h39m33.2s,
-// 812.373ms (to the millisecond from a second up).
-func FormatSpan(ns int64) string {
-	d := time.Duration(ns)
-	if d >= time.Second {
-		d = d.Round(time.Millisecond)
-	}
-	return d.String()
-}

@@ -1,6 +1,8 @@
-package experiment
+package resultfmt
 
 import (
+	"github.com/tickemu/tickemu/framework/experiment"
+
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -13,10 +15,10 @@ import (
 // WriteCompareJSON writes the comparison as indented JSON: the variants,
 // seeds and failed runs, and per metric each variant's per-seed values,
 // summary and tests against the base. Non-finite numbers are null.
-func WriteCompareJSON(w io.Writer, c *Comparison) error {
-	common, own := c.configLines()
+func WriteCompareJSON(w io.Writer, c *experiment.Comparison) error {
+	common, own := configLines(c)
 	doc := struct {
-		*Comparison
+		*experiment.Comparison
 		Config        []string            `json:"config"`
 		VariantConfig map[string][]string `json:"variant_config"`
 	}{c, common, map[string][]string{}}
@@ -24,7 +26,7 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 		doc.VariantConfig[v] = append([]string{}, own[i]...)
 	}
 	if doc.Failures == nil {
-		doc.Failures = []Failure{}
+		doc.Failures = []experiment.Failure{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -36,7 +38,7 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 // unpaired and paired comparisons with the base, LKP's mean, %stddev and
 // %change, then the value of each seed. Empty cells stand for values that
 // do not exist (the base's comparisons, an infinite interval).
-func WriteCompareCSV(w io.Writer, c *Comparison) error {
+func WriteCompareCSV(w io.Writer, c *experiment.Comparison) error {
 	cw := csv.NewWriter(w)
 	head := []string{"bench", "unit", "better", "variant", "n", "median", "ci_lo", "ci_hi", "ci", "mean", "stddev", "stddev_pct",
 		"delta", "p", "paired_n", "paired_median_diff", "paired_delta", "paired_p", "mean_change"}
@@ -97,9 +99,9 @@ func num(v float64) string {
 //   - Unit lines with better=higher|lower and assume=nothing: across seeds
 //     the values vary, so benchstat must use its non-parametric statistics
 //     (a single run's output says assume=exact instead).
-func WriteCompareBench(w io.Writer, c *Comparison) error {
+func WriteCompareBench(w io.Writer, c *experiment.Comparison) error {
 	var b bytes.Buffer
-	common, own := c.configLines()
+	common, own := configLines(c)
 	for _, l := range common {
 		b.WriteString(l + "\n")
 	}
@@ -114,10 +116,10 @@ func WriteCompareBench(w io.Writer, c *Comparison) error {
 		for v := range c.Variants {
 			r := c.Runs[v*ns+s]
 			if r.Err != nil {
-				fmt.Fprintf(&b, "# failed: variant %s seed %d: %s\n", r.Variant, r.Seed, firstLine(r.Err.Error()))
+				fmt.Fprintf(&b, "# failed: variant %s seed %d: %s\n", r.Variant, r.Seed, r.ErrorLine())
 				continue
 			}
-			if err := WriteBench(&b, r.Result, BenchOptions{VariantKey: true}); err != nil {
+			if err := experiment.WriteBench(&b, r.Result, experiment.BenchOptions{VariantKey: true}); err != nil {
 				return err
 			}
 		}

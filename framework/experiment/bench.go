@@ -1,0 +1,201 @@
+package experiment
+
+// The benchmark format of one run: `tickemu run --format bench` and the
+// source of every metric a comparison analyses (BenchMetrics reads it back),
+// which is why it lives here and the other encoders in framework/resultfmt.
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/workload"
+)
+
+// StrategyText is a plugin's configuration as the summaries print it after
+// its name and version: " key=value ..." in key order, values in their
+// attribute's unit, costs left out; empty when nothing is left.
+func StrategyText(p PluginInfo) string {
+	cfg := p.Config
+	var parts []string
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		if strings.HasSuffix(k, "_ns") || strings.HasSuffix(k, "_cost") {
+			continue // costs are in the JSON output
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+"="+valueText(p.Schema, k, cfg[k]))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, " ")
+}
+
+// valueText prints a canonical config value in its attribute's unit:
+// durations as "50ns" or "250us", frequencies as "100MHz" (the canonical
+// forms are ns and Hz numbers, "50" and "1e+08").
+func valueText(s sdk.Schema, name, v string) string {
+	a, ok := s.Lookup(name)
+	if !ok {
+		return v
+	}
+	switch a.Type {
+	case sdk.TypeDuration:
+		if ns, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return ktime.FormatDuration(ns)
+		}
+	case sdk.TypeFrequency:
+		if hz, err := strconv.ParseFloat(v, 64); err == nil {
+			return frequencyText(hz)
+		}
+	}
+	return v
+}
+
+// frequencyText prints Hz with the largest unit the value reaches: 3GHz,
+// 100MHz, 14.31818MHz.
+func frequencyText(hz float64) string {
+	for _, u := range []struct {
+		div  float64
+		name string
+	}{{1e9, "GHz"}, {1e6, "MHz"}, {1e3, "kHz"}} {
+		if hz >= u.div {
+			return strconv.FormatFloat(hz/u.div, 'f', -1, 64) + u.name
+		}
+	}
+	return strconv.FormatFloat(hz, 'f', -1, 64) + "Hz"
+}
+
+// BenchOptions shape the benchmark-format output.
+type BenchOptions struct {
+	// VariantKey adds /variant=NAME to every benchmark name.
+	VariantKey bool
+	// Header writes the configuration lines (skip for the 2nd..nth result of a file).
+	Header bool
+	// Units writes the Unit metadata lines.
+	Units bool
+}
+
+// WriteBench writes Go benchmark format lines (golang.org/design/14313) that
+// benchstat reads: configuration lines, one result line per workload bench
+// line plus a Kernel line, and Unit metadata.
+func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
+	b := &strings.Builder{}
+	c := r.Config
+	if o.Header {
+		fmt.Fprintf(b, "tickemu-config: %s\n", c.Hash)
+		if r.Incomplete != nil {
+			// A configuration line, so benchstat keeps these results apart.
+			fmt.Fprintf(b, "incomplete: %s\n", IncompleteText(r.Incomplete))
+		}
+		fmt.Fprintf(b, "cpus: %d\nhz: %d\nnohz: %s\nhighres: %v\n", c.CPUs, c.HZ, c.NoHZ, c.HighRes)
+		for _, p := range r.Plugins {
+			role := ""
+			if p.Role != "" {
+				role = "-" + p.Role
+			}
+			fmt.Fprintf(b, "plugin-%s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, StrategyText(p))
+		}
+	}
+	prefix := ""
+	if o.VariantKey && c.Variant != "" {
+		prefix = "/variant=" + c.Variant
+	}
+	units := map[string]string{}
+	var unitOrder []string
+	line := func(bl workload.BenchLine, inst string) {
+		name := "Benchmark" + bl.Name + prefix
+		if inst != "" {
+			name += "/name=" + inst
+		}
+		if bl.Sub != "" {
+			name += "/" + bl.Sub
+		}
+		b.WriteString(name + " 1")
+		for _, m := range bl.Metrics {
+			b.WriteString(" " + formatValue(m.Value) + " " + m.Name)
+			if _, ok := units[m.Name]; !ok {
+				unitOrder = append(unitOrder, m.Name)
+			}
+			units[m.Name] = m.Better
+		}
+		b.WriteString("\n")
+	}
+	types := map[string]int{}
+	for _, wr := range r.Workloads {
+		types[wr.Type]++
+	}
+	for _, wr := range r.Workloads {
+		inst := ""
+		if types[wr.Type] > 1 {
+			inst = wr.Name // several instances of one type: tell their lines apart
+		}
+		for _, bl := range wr.Bench {
+			line(bl, inst)
+		}
+	}
+	line(workload.BenchLine{Name: "Kernel", Metrics: append([]workload.Metric{
+		{Name: "hrtimer-interrupts", Value: float64(r.Total("hrtimer_interrupts")), Better: "lower"},
+		{Name: "device-writes", Value: float64(r.Total("device_writes")), Better: "lower"},
+		{Name: "hrtimer-hangs", Value: float64(r.Total("hrtimer_hangs")), Better: "lower"},
+		{Name: "softirq-timer-runs", Value: float64(r.Total("softirq_TIMER")), Better: "lower"},
+		{Name: "wheel-iterations", Value: float64(r.Total("wheel_iterations")), Better: "lower"},
+		{Name: "max-catchup-gap-jiffies", Value: float64(r.Kernel.CatchupGaps.Max), Better: "lower"},
+		{Name: "tick-stops", Value: float64(r.Total("tick_stops")), Better: "lower"},
+		{Name: "tick-retains", Value: float64(r.Total("tick_retains")), Better: "lower"},
+	}, idleEntryMetrics(r)...)}, "")
+	if o.Units {
+		for _, u := range unitOrder {
+			fmt.Fprintf(b, "Unit %s better=%s assume=exact\n", u, units[u])
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// idleEntryMetrics are the idle entries per state on machines with idle
+// states: idle-enter-poll, then one per idle_state block in its order.
+func idleEntryMetrics(r *Result) []workload.Metric {
+	if len(r.Config.IdleStates) == 0 {
+		return nil
+	}
+	var out []workload.Metric
+	for _, st := range append([]string{"poll"}, r.Config.IdleStates...) {
+		out = append(out, workload.Metric{Name: "idle-enter-" + st, Value: float64(r.Total("idle_enter:" + st)), Better: "lower"})
+	}
+	return out
+}
+
+func formatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// IncompleteText says where an incomplete run stopped and what its figures
+// cover.
+func IncompleteText(in *Incomplete) string {
+	return fmt.Sprintf("%s: stopped at %s of %s simulated; every figure covers the first %s only",
+		in.Reason, FormatSpan(in.ReachedNS), FormatSpan(in.EndNS), FormatSpan(in.ReachedNS))
+}
+
+// FormatSpan prints a span of simulated time for people: 225h39m33.2s,
+// 812.373ms (to the millisecond from a second up).
+func FormatSpan(ns int64) string {
+	d := time.Duration(ns)
+	if d >= time.Second {
+		d = d.Round(time.Millisecond)
+	}
+	return d.String()
+}
