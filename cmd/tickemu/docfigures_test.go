@@ -208,6 +208,23 @@ func resultRows(t *testing.T, short bool) map[string]string {
 			// large to take here.
 			return fmt.Sprintf("%s / %s bogo ops/s (%s)", kilo(a), kilo(b), pct(a, b))
 		}},
+		{"| lkp-timer-64 | `legacy` / `consistent` |", true, func(t *testing.T) string {
+			// The file's 60 s is LKP's; 2 ms shows the same ratio cheaply.
+			var ops []float64
+			for _, v := range []string{"legacy", "consistent"} {
+				spec, diags := config.Load(filepath.Join(repoRoot(), "configs", "lkp-timer-64.hcl"),
+					config.Options{Variant: v, Vars: map[string]string{"duration": "2ms"}})
+				if diags.HasErrors() {
+					t.Fatalf("load lkp-timer-64.hcl: %v", diags)
+				}
+				r, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())})
+				if err != nil {
+					t.Fatalf("run lkp-timer-64.hcl --variant %s: %v", v, err)
+				}
+				ops = append(ops, benchValues(r, "StressNgTimer", "bogo-ops/s")[0])
+			}
+			return fmt.Sprintf("%.1fM / %.1fM bogo ops/s over 64 instances (%s)", ops[0]/1e6, ops[1]/1e6, pct(ops[0], ops[1]))
+		}},
 		{"| nohz-full | `v4_9` / `v4_17` |", true, func(t *testing.T) string {
 			a, b := cachedRun(t, "nohz-full.hcl", "v4_9", 1), cachedRun(t, "nohz-full.hcl", "v4_17", 1)
 			stale := max(cpuCounter(a, "jiffies_max_stale_ns", -1), cpuCounter(b, "jiffies_max_stale_ns", -1))

@@ -297,3 +297,46 @@ func maxf(a, b float64) float64 {
 	}
 	return b
 }
+
+// TestLKPTimer64: stress-ng --timer with one instance per CPU on 64 CPUs
+// (configs/lkp-timer-64.hcl) at 2 ms instead of LKP's 60 s. Every CPU runs
+// its own instance, so the machine does 64 times the single-instance work of
+// posix-signals.hcl, and the 6.13 consistent delivery loses most of it, as on
+// one CPU: each instance sleeps until its next expiry instead of running its
+// handler again on the stale signal.
+func TestLKPTimer64(t *testing.T) {
+	run := func(variant string) *experiment.Result {
+		spec, diags := config.Load(filepath.Join("..", "..", "configs", "lkp-timer-64.hcl"),
+			config.Options{Variant: variant, Vars: map[string]string{"duration": "2ms"}})
+		if diags.HasErrors() {
+			t.Fatalf("load --variant %s: %v", variant, diags)
+		}
+		res, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())})
+		if err != nil {
+			t.Fatalf("run --variant %s: %v", variant, err)
+		}
+		return res
+	}
+	legacy, consistent := run("legacy"), run("consistent")
+	if legacy.Config.CPUs != 64 {
+		t.Fatalf("cpus = %d, want 64", legacy.Config.CPUs)
+	}
+	busy := 0
+	for _, c := range legacy.Kernel.CPUs {
+		if c.TaskNS > 0 {
+			busy++
+		}
+	}
+	if busy != 64 {
+		t.Errorf("legacy: %d CPUs ran a task, want all 64 (one instance per CPU)", busy)
+	}
+	l := metric(t, legacy, "StressNgTimer", "", "bogo-ops/s")
+	c := metric(t, consistent, "StressNgTimer", "", "bogo-ops/s")
+	// posix-signals.hcl's single instance does ~444k bogo ops/s legacy.
+	if l < 64*300e3 {
+		t.Errorf("legacy bogo-ops/s = %.0f, want 64 instances at several hundred thousand each", l)
+	}
+	if c > 0.5*l {
+		t.Errorf("consistent bogo-ops/s = %.0f vs legacy %.0f: want the 6.13 loss (more than half)", c, l)
+	}
+}

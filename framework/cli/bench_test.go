@@ -98,6 +98,7 @@ var scenarioBenchDuration = map[string]time.Duration{
 	"ncm-restart.hcl":   10 * time.Millisecond,
 	"nohz-catchup.hcl":  500 * time.Millisecond,
 	"nohz-full.hcl":     200 * time.Millisecond,
+	"lkp-timer-64.hcl":  2 * time.Millisecond,
 	"posix-signals.hcl": 20 * time.Millisecond,
 	"softirq-storm.hcl": 0,
 }
