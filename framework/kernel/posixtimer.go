@@ -8,9 +8,9 @@ import (
 	"github.com/tickemu/tickemu/framework/trace"
 )
 
-// POSIX timers (kernel/time/posix-timers.c, posix-cpu-timers.c) and interval
-// timers (kernel/time/itimer.c), in two eras selected by the kernel block's
-// posix_timer_signals:
+// POSIX timers (kernel/time/posix-timers.c; the CPU-time clocks are in
+// cputimers.go, interval timers in itimer.go), in two eras selected by the
+// kernel block's posix_timer_signals:
 //
 //   - "legacy" follows v6.12 (and everything back to the 4.x rework checked
 //     against the 010e85f9e47c copy): a queued timer signal is always
@@ -30,24 +30,11 @@ import (
 // One timer therefore has at most one queued signal (its preallocated
 // sigqueue).
 
-// CPU-time clock ids.
-const (
-	ClockProcessCPUTime sdk.ClockID = 2
-	ClockThreadCPUTime  sdk.ClockID = 3
-)
-
 // Notification kinds (struct sigevent.sigev_notify).
 const (
 	SigevSignal   = 0
 	SigevNone     = 1
 	SigevThreadID = 4
-)
-
-// Interval timer kinds.
-const (
-	ItimerReal    = 0
-	ItimerVirtual = 1
-	ItimerProf    = 2
 )
 
 // intMax is INT_MAX: si_overrun and timer_getoverrun() are clamped to it.
@@ -80,12 +67,6 @@ type TimerGetoverrun struct{ ID int }
 // TimerDelete is timer_delete().
 type TimerDelete struct{ ID int }
 
-// Setitimer is setitimer(which, value, interval); Value 0 disarms.
-type Setitimer struct {
-	Which           int
-	Value, Interval int64
-}
-
 // Sigaction is rt_sigaction(): install Handler for Signo, with Mask (sa_mask)
 // blocked while it runs and Flags (SaOnstack, ...) as signal_deliver prints
 // them. A nil Handler is SIG_IGN.
@@ -115,7 +96,6 @@ func (TimerSettime) isAction()    {}
 func (TimerGettime) isAction()    {}
 func (TimerGetoverrun) isAction() {}
 func (TimerDelete) isAction()     {}
-func (Setitimer) isAction()       {}
 func (Sigaction) isAction()       {}
 func (Sigpending) isAction()      {}
 func (Sigprocmask) isAction()     {}
@@ -299,7 +279,8 @@ func (t *Task) posixSyscall(now ktime.Time, a Action) {
 		if tracing {
 			args = "sig: " + hex(int64(a.Signo)) + ", act: " + t.userAddr(4) + ", oact: 0, sigsetsize: 8"
 		}
-		if a.Signo < 1 || a.Signo > maxSignal || a.Signo == 9 || a.Signo == 19 {
+		// do_sigaction(): !valid_signal(sig) || sig_kernel_only(sig).
+		if a.Signo < 1 || a.Signo > maxSignal || a.Signo == SIGKILL || a.Signo == SIGSTOP {
 			res.Err = EINVAL
 		} else {
 			p.sigaction(at, c, a.Signo, sigAction{handler: a.Handler, mask: a.Mask, flags: a.Flags})
@@ -833,144 +814,6 @@ func (k *Kernel) traceFunction(now ktime.Time, c *CPU, text string) {
 	if k.tr.Enabled("function") {
 		k.tr.Raw(now, c.traceCtxLocks(1), "function", text)
 	}
-}
-
-// itimer is one of a process's interval timers: ITIMER_REAL is
-// signal->real_timer with it_real_incr; VIRTUAL and PROF are signal->it[]
-// (struct cpu_itimer) checked from the tick.
-type itimer struct {
-	which   int
-	hr      *HRTimer // ITIMER_REAL
-	incr    int64    // it_real_incr / cpu_itimer.incr
-	expires int64    // VIRTUAL/PROF: process CPU-time expiry, 0 = disarmed
-}
-
-// itimerSignal is the signal each interval timer sends.
-var itimerSignal = [3]int{ItimerReal: SIGALRM, ItimerVirtual: SIGVTALRM, ItimerProf: SIGPROF}
-
-// setitimer is do_setitimer(). ITIMER_REAL cancels real_timer and starts it
-// relative to now; ITIMER_VIRTUAL/PROF are set_cpu_itimer(): the expiry is
-// now + value + TICK_NSEC in process CPU time.
-func (p *Process) setitimer(c *CPU, now ktime.Time, which int, value, interval int64) int64 {
-	k := p.k
-	it := p.itimers[which]
-	if it == nil {
-		it = &itimer{which: which}
-		if which == ItimerReal {
-			it.hr = k.NewHRTimer("it_real_fn", sdk.ClockMonotonic, sdk.HRModeRel, k.costs.SignalGenerate, func(cpu *CPU, now ktime.Time, e *sdk.HRExpiry) {
-				// it_real_fn(): SIGALRM to the process, HRTIMER_NORESTART.
-				if k.tr.Enabled("itimer_expire") {
-					k.tr.Event(now, cpu.traceCtx(), "itimer_expire", "which=0 pid="+strconv.Itoa(p.Tgid)+" now=0")
-				}
-				k.Counters.Inc(cntItimerRealFires, cpu.id, 1)
-				k.sendSignal(now, cpu, p, nil, SIGALRM)
-			})
-			k.traceHRInit(now, c, it.hr, sdk.ClockMonotonic, sdk.HRModeRel)
-		}
-		p.itimers[which] = it
-	}
-	var cost int64
-	expires := int64(0)
-	if it.hr != nil {
-		cost += k.hrCancel(c, now, it.hr)
-		it.incr = 0
-		if value > 0 {
-			it.incr = interval
-			cost += k.hrStart(c, now+ktime.Time(cost), it.hr, ktime.Time(value), 0, sdk.HRModeRel)
-		}
-	} else {
-		it.incr = interval
-		it.expires = 0
-		if value > 0 {
-			it.expires = p.cpuTime + value + k.tickNsec
-			expires = it.expires
-		}
-	}
-	if k.tr.Enabled("itimer_state") {
-		k.tr.Event(now, c.traceCtx(), "itimer_state", "which="+strconv.Itoa(which)+" expires="+strconv.FormatInt(expires, 10)+
-			" it_value="+secUsec(value)+" it_interval="+secUsec(interval))
-	}
-	return cost
-}
-
-func secUsec(ns int64) string {
-	us := (ns % ktime.Second) / ktime.Microsecond
-	s := strconv.FormatInt(us, 10)
-	for len(s) < 6 {
-		s = "0" + s
-	}
-	return strconv.FormatInt(ns/ktime.Second, 10) + "." + s
-}
-
-// rearmRealTimer is posixtimer_rearm_itimer(), called by dequeue_signal() for
-// a SIGALRM from the process's list: restart a periodic ITIMER_REAL that is
-// not queued, forwarded past now. It returns the cost.
-func (p *Process) rearmRealTimer(c *CPU, now ktime.Time) int64 {
-	it := p.itimers[ItimerReal]
-	if it == nil || it.incr == 0 || it.hr.queued {
-		return 0
-	}
-	k := p.k
-	exp, _ := hrForward(int64(it.hr.expires), int64(now), it.incr, k.hrtimerResolution())
-	return k.hrStart(c, now, it.hr, ktime.Time(exp), 0, sdk.HRModeAbs)
-}
-
-// runCPUTimers is run_posix_cpu_timers() from the tick for the running task:
-// check_cpu_itimer() for ITIMER_PROF and ITIMER_VIRTUAL (one signal per tick
-// at most; a periodic expiry advances by one interval), then the CPU-time
-// POSIX timers (cpu_timer_fire()). So these timers run at most HZ times a
-// second.
-//
-// Divergence: process CPU time is the scheduler's exact runtime, not the
-// tick-sampled utime/stime, and ITIMER_VIRTUAL counts system time as well.
-func (k *Kernel) runCPUTimers(c *CPU, now ktime.Time) {
-	t := c.curr
-	if t == nil {
-		return
-	}
-	p := t.Proc
-	for _, which := range [2]int{ItimerProf, ItimerVirtual} {
-		it := p.itimers[which]
-		if it == nil || it.expires == 0 || p.cpuTime < it.expires {
-			continue
-		}
-		if it.incr != 0 {
-			it.expires += it.incr
-		} else {
-			it.expires = 0
-		}
-		if k.tr.Enabled("itimer_expire") {
-			k.tr.Event(now, c.traceCtx(), "itimer_expire", "which="+strconv.Itoa(which)+" pid="+strconv.Itoa(p.Tgid)+
-				" now="+strconv.FormatInt(p.cpuTime, 10))
-		}
-		k.sendSignal(now, c, p, nil, itimerSignal[which])
-	}
-	if len(p.timers) == 0 {
-		return
-	}
-	for _, id := range p.timerIDs() {
-		pt := p.timers[id]
-		if !pt.cpuClock || pt.status != timerArmed || pt.cpuNow() < pt.expires {
-			continue
-		}
-		if pt.clockTask != nil && pt.clockTask != t {
-			continue // a thread clock only advances while its thread runs
-		}
-		pt.fire(c, now, pt.cpuNow())
-	}
-}
-
-func (p *Process) timerIDs() []int {
-	ids := make([]int, 0, len(p.timers))
-	for id := range p.timers {
-		ids = append(ids, id)
-	}
-	for i := 1; i < len(ids); i++ { // insertion sort: tiny sets, deterministic order
-		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
-			ids[j], ids[j-1] = ids[j-1], ids[j]
-		}
-	}
-	return ids
 }
 
 func ptrOf(t *HRTimer) string { return trace.Ptr(uint64(t.ID)) }

@@ -10,7 +10,9 @@ import (
 // Signal numbers (x86-64, include/uapi/asm-generic/signal.h).
 const (
 	SIGINT    = 2
+	SIGKILL   = 9
 	SIGALRM   = 14
+	SIGSTOP   = 19
 	SIGVTALRM = 26
 	SIGPROF   = 27
 	// SIGRTMIN is glibc's SIGRTMIN, what programs use: the kernel's first
@@ -188,7 +190,7 @@ func (t *Task) recalcSigpending() {
 
 // setBlocked is set_current_blocked(): change the mask and recalculate.
 func (t *Task) setBlocked(m uint64) {
-	t.blocked = m &^ SigMask(9, 19) // SIGKILL and SIGSTOP cannot be blocked
+	t.blocked = m &^ SigMask(SIGKILL, SIGSTOP) // they cannot be blocked (sigdelsetmask() in sigprocmask())
 	t.recalcSigpending()
 }
 
