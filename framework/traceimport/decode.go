@@ -1,0 +1,132 @@
+package traceimport
+
+import (
+	"strconv"
+	"strings"
+)
+
+// decode fills e's kind-specific fields from f, whose keys are the ftrace
+// names (the babeltrace reader renames LTTng's before calling it). Required
+// fields are the ones every kernel version prints (include/trace/events/
+// timer.h, irq.h, sched.h, power.h); the others are optional.
+func decode(e *Event, f *fieldSet, in *interner) {
+	e.WasArmed = -1
+	e.TimerCPU = -1
+	switch e.Kind {
+	case HRInit:
+		e.Timer = f.ptr("hrtimer")
+		e.Clock = f.optStr("clockid")
+		e.Mode = f.optStr("mode")
+	case HRStart:
+		// TP_printk("hrtimer=%p function=%ps expires=%llu softexpires=%llu
+		// mode=%s"): mode since 4.16 (63e2ed365369), was_armed in 7.1.
+		e.Timer = f.ptr("hrtimer")
+		e.Function = in.get(cleanFunction(f.str("function")))
+		e.Expires = f.int("expires")
+		e.SoftExpires = f.int("softexpires")
+		e.Mode = f.optStr("mode")
+		if v, ok := f.optInt("was_armed"); ok {
+			e.WasArmed = 0
+			if v != 0 {
+				e.WasArmed = 1
+			}
+		}
+	case HRCancel, HRExpireExit:
+		e.Timer = f.ptr("hrtimer")
+	case HRExpireEntry:
+		e.Timer = f.ptr("hrtimer")
+		e.Function = in.get(cleanFunction(f.str("function")))
+		e.Now = f.int("now")
+	case TimerInit, TimerCancel, TimerExpireExit:
+		e.Timer = f.ptr("timer")
+	case TimerStart:
+		// "timer=%p function=%ps expires=%lu [timeout=%ld]" since 2.6.32;
+		// cpu= idx= (4.8) and flags= decoded (4.10, hex before);
+		// bucket_expiry= (5.8).
+		e.Timer = f.ptr("timer")
+		e.Function = in.get(cleanFunction(f.str("function")))
+		e.Expires = f.int("expires")
+		if v, ok := f.optInt("timeout"); ok {
+			e.Timeout, e.HasTimeout = v, true
+		} else if now, ok := f.optInt("now"); ok { // LTTng: now = jiffies
+			e.Timeout, e.HasTimeout = e.Expires-now, true
+		}
+		if v, ok := f.optInt("bucket_expiry"); ok {
+			e.BucketExpiry = v
+		}
+		if v, ok := f.optInt("cpu"); ok {
+			e.TimerCPU = int(v)
+		}
+		e.Flags = timerFlags(f.optStr("flags"))
+	case TimerExpireEntry:
+		// "timer=%p function=%ps now=%lu" (+ " baseclk=%lu" since 5.2).
+		e.Timer = f.ptr("timer")
+		e.Function = in.get(cleanFunction(f.str("function")))
+		e.Now = f.int("now")
+	case TickStop:
+		// "success=%d dependency=%s" (4.3+); "success=%s msg=%s" before, the
+		// success printed as "yes"/"no".
+		s := f.str("success")
+		switch s {
+		case "1", "yes":
+			e.Success = 1
+		case "0", "no":
+			e.Success = 0
+		default:
+			f.fail("success", "want 0, 1, yes or no: "+quoteShort(s))
+		}
+		e.Dependency = f.optStr(f.firstOf("dependency", "msg"))
+	case IRQEntry:
+		e.IRQ = int(f.int("irq"))
+		e.Name = f.optStr("name")
+	case IRQExit:
+		e.IRQ = int(f.int("irq"))
+	case SoftirqRaise, SoftirqEntry, SoftirqExit:
+		e.Vec = int(f.int("vec"))
+	case LocalTimerEntry, LocalTimerExit:
+	case SchedWakeup:
+		e.WakeComm = f.str("comm")
+		e.WakePID = int(f.int(f.firstOf("pid", "tid")))
+		if v, ok := f.optInt("target_cpu"); ok {
+			e.TargetCPU = int(v)
+		} else {
+			e.TargetCPU = e.CPU
+		}
+	case SchedSwitch:
+		e.PrevComm = f.str("prev_comm")
+		e.PrevPID = int(f.int(f.firstOf("prev_pid", "prev_tid")))
+		e.PrevState = f.optStr("prev_state")
+		e.NextComm = f.str("next_comm")
+		e.NextPID = int(f.int(f.firstOf("next_pid", "next_tid")))
+	case CPUIdle:
+		e.State = f.int("state")
+		if v, ok := f.optInt("cpu_id"); ok && v >= 0 && v < 1<<20 {
+			e.CPU = int(v)
+		}
+	}
+}
+
+// timerFlags normalises timer_start's flags: decoded text ("D|P") since
+// 4.10, "0x%08x" before (TIMER_DEFERRABLE 0x00080000, TIMER_PINNED
+// 0x00100000, TIMER_IRQSAFE 0x00200000 in 4.8-4.9, the layout of 5.x is
+// shifted but those kernels print decoded text).
+func timerFlags(s string) string {
+	if !strings.HasPrefix(s, "0x") {
+		return s
+	}
+	v, err := strconv.ParseUint(s[2:], 16, 64)
+	if err != nil {
+		return s
+	}
+	var out []string
+	if v&0x00080000 != 0 {
+		out = append(out, "D")
+	}
+	if v&0x00100000 != 0 {
+		out = append(out, "P")
+	}
+	if v&0x00200000 != 0 {
+		out = append(out, "I")
+	}
+	return strings.Join(out, "|")
+}

@@ -1,0 +1,217 @@
+// Package traceimport reads kernel traces captured on real machines: ftrace
+// text (the tracefs `trace` file with its header, and `trace-cmd report`
+// output) and LTTng's babeltrace / babeltrace2 text output. It decodes the
+// events tickemu models — the timer:* events of include/trace/events/timer.h
+// (timer_list and hrtimer life cycle, tick_stop), irq:* (hard and soft
+// interrupts, the local timer vector), sched:sched_wakeup and sched_switch,
+// power:cpu_idle — into Events, one at a time.
+//
+// Readers stream: each holds one line and a few counters, so a capture of
+// several GB is read in constant memory. Events the package does not know are
+// counted (Stats.Unknown) and skipped; a line that looks like an event but
+// cannot be decoded — a known event missing a field it always has, a field
+// that is not a number — is an error naming the line number and the field.
+//
+// The field formats follow the kernel's TP_printk strings across versions
+// (docs/replay.md lists them): hrtimer_start with and without mode= (4.16)
+// and was_armed= (7.1), timer_start with and without bucket_expiry= (5.8),
+// cpu= idx= and decoded flags (4.10), timer_expire_entry with and without
+// baseclk=, tick_stop's success= in both spellings, trace-cmd's plugin
+// formats (function=NAME/0xOFFSET, comm:pid [prio]).
+package traceimport
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind is the event an Event holds.
+type Kind uint8
+
+// Kinds. The names are the ftrace event names; babeltrace's are mapped onto
+// them (timer_hrtimer_start is HRStart).
+const (
+	Unknown Kind = iota
+	HRInit
+	HRStart
+	HRCancel
+	HRExpireEntry
+	HRExpireExit
+	TimerInit
+	TimerStart
+	TimerCancel
+	TimerExpireEntry
+	TimerExpireExit
+	TickStop
+	IRQEntry
+	IRQExit
+	SoftirqRaise
+	SoftirqEntry
+	SoftirqExit
+	LocalTimerEntry
+	LocalTimerExit
+	SchedWakeup
+	SchedSwitch
+	CPUIdle
+	numKinds
+)
+
+var kindNames = [numKinds]string{
+	Unknown: "unknown", HRInit: "hrtimer_init", HRStart: "hrtimer_start", HRCancel: "hrtimer_cancel",
+	HRExpireEntry: "hrtimer_expire_entry", HRExpireExit: "hrtimer_expire_exit",
+	TimerInit: "timer_init", TimerStart: "timer_start", TimerCancel: "timer_cancel",
+	TimerExpireEntry: "timer_expire_entry", TimerExpireExit: "timer_expire_exit", TickStop: "tick_stop",
+	IRQEntry: "irq_handler_entry", IRQExit: "irq_handler_exit", SoftirqRaise: "softirq_raise",
+	SoftirqEntry: "softirq_entry", SoftirqExit: "softirq_exit", LocalTimerEntry: "local_timer_entry",
+	LocalTimerExit: "local_timer_exit", SchedWakeup: "sched_wakeup", SchedSwitch: "sched_switch", CPUIdle: "cpu_idle",
+}
+
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// ftraceKinds maps ftrace event names to kinds. hrtimer_setup is 6.15's name
+// of hrtimer_init (same fields).
+var ftraceKinds = map[string]Kind{
+	"hrtimer_init": HRInit, "hrtimer_setup": HRInit, "hrtimer_start": HRStart, "hrtimer_cancel": HRCancel,
+	"hrtimer_expire_entry": HRExpireEntry, "hrtimer_expire_exit": HRExpireExit,
+	"timer_init": TimerInit, "timer_start": TimerStart, "timer_cancel": TimerCancel,
+	"timer_expire_entry": TimerExpireEntry, "timer_expire_exit": TimerExpireExit, "tick_stop": TickStop,
+	"irq_handler_entry": IRQEntry, "irq_handler_exit": IRQExit, "softirq_raise": SoftirqRaise,
+	"softirq_entry": SoftirqEntry, "softirq_exit": SoftirqExit, "local_timer_entry": LocalTimerEntry,
+	"local_timer_exit": LocalTimerExit, "sched_wakeup": SchedWakeup, "sched_switch": SchedSwitch, "cpu_idle": CPUIdle,
+}
+
+// Event is one decoded trace event. Fields an event kind does not have are
+// zero; Expires and the like are the raw values of the trace (ns of the
+// timer's clock for hrtimers, jiffies for timer_list timers).
+type Event struct {
+	Kind Kind
+	// Time is the event's timestamp in ns of the trace clock, CPU the CPU
+	// whose buffer holds it, Comm and PID the task that was running.
+	Time int64
+	CPU  int
+	Comm string
+	PID  int
+	// Line is the capture line the event came from (1-based).
+	Line int64
+
+	// Timer is the timer pointer (hrtimer= / timer=), as printed: hashed
+	// %p values are stable within one boot, which is all that matters.
+	Timer uint64
+	// Function is the callback: a symbol name (ftrace), or for babeltrace
+	// captures the raw address "0xffffffff810c0a10".
+	Function string
+	// Expires, SoftExpires (hrtimer_start), Now (expire_entry: ns for an
+	// hrtimer, jiffies for a timer_list timer), Timeout (timer_start's
+	// [timeout=], expires - jiffies), BucketExpiry (timer_start, 5.8+;
+	// 0 when absent).
+	Expires, SoftExpires, Now, Timeout, BucketExpiry int64
+	HasTimeout                                       bool
+	// Mode is hrtimer_start's / hrtimer_init's mode ("ABS|PINNED|HARD"),
+	// empty before 4.16. WasArmed is hrtimer_start's was_armed (7.1+): 1 when
+	// the timer was queued, 0 not, -1 when the trace has no such field.
+	Mode     string
+	WasArmed int8
+	// Clock is hrtimer_init's clockid ("CLOCK_MONOTONIC").
+	Clock string
+	// Flags is timer_start's flags as decoded text ("D|P", "I"); TimerCPU
+	// its cpu= (-1 when absent).
+	Flags    string
+	TimerCPU int
+	// Success and Dependency are tick_stop's fields (Success 1 when the
+	// tick was stopped).
+	Success    int
+	Dependency string
+	// IRQ and Vec are the irq and softirq numbers; Name irq_handler_entry's
+	// name.
+	IRQ, Vec int
+	Name     string
+	// Sched: the woken task (sched_wakeup: WakeComm/WakePID/TargetCPU) and
+	// the switch (prev/next).
+	WakeComm  string
+	WakePID   int
+	TargetCPU int
+	PrevComm  string
+	PrevPID   int
+	PrevState string
+	NextComm  string
+	NextPID   int
+	// State is cpu_idle's state (4294967295 = PWR_EVENT_EXIT, leaving idle).
+	State int64
+}
+
+// Header is what a capture says about itself.
+type Header struct {
+	// Format is "ftrace" (tracefs trace file or trace-cmd report) or
+	// "babeltrace".
+	Format string
+	// CPUs is the CPU count the header states (tracefs "#P:8", trace-cmd
+	// "cpus=8"); 0 when the capture does not say.
+	CPUs int
+}
+
+// Stats counts what a reader has read.
+type Stats struct {
+	Lines  int64 // lines read
+	Events int64 // events returned
+	// Unknown counts the skipped events by name; names beyond the first
+	// maxUnknownNames are counted under "(other)".
+	Unknown map[string]int64
+}
+
+// UnknownTotal is the number of events skipped.
+func (s Stats) UnknownTotal() int64 {
+	var n int64
+	for _, v := range s.Unknown {
+		n += v
+	}
+	return n
+}
+
+const maxUnknownNames = 256
+
+func (s *Stats) skip(name string) {
+	if s.Unknown == nil {
+		s.Unknown = map[string]int64{}
+	}
+	if _, ok := s.Unknown[name]; !ok && len(s.Unknown) >= maxUnknownNames {
+		name = "(other)"
+	}
+	s.Unknown[name]++
+}
+
+// Reader is a streaming capture reader.
+type Reader interface {
+	// Next returns the next known event, or io.EOF at the end. The Event is
+	// reused by the next call.
+	Next() (*Event, error)
+	// Header is what the capture said about itself so far (complete once the
+	// first event has been returned).
+	Header() Header
+	// Stats counts the lines and events read so far.
+	Stats() Stats
+}
+
+// ParseError is a malformed line.
+type ParseError struct {
+	Line  int64
+	Field string // the field that could not be decoded, or ""
+	Msg   string
+}
+
+func (e *ParseError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("line %d: field %q: %s", e.Line, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+}
+
+// ErrTooLong is returned for a line longer than MaxLine.
+var ErrTooLong = errors.New("line too long")
+
+// MaxLine is the longest line a reader accepts.
+const MaxLine = 1 << 20
