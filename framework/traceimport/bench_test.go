@@ -24,7 +24,9 @@ type genCapture struct {
 	i          int64
 }
 
-func newGen(size int64, babel bool) *genCapture { return &genCapture{size: size, babel: babel, t: 100e9} }
+func newGen(size int64, babel bool) *genCapture {
+	return &genCapture{size: size, babel: babel, t: 100e9}
+}
 
 func (g *genCapture) Read(p []byte) (int, error) {
 	if g.off >= len(g.buf) {
