@@ -379,7 +379,7 @@ func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info
 		if r.Err == errRestartBlock || r.Err == errRestartNoHand {
 			r.Err = EINTR
 		}
-		t.restartBlock = nil
+		t.hasRestartBlock = false
 		top.resume, top.hasResume = r, true
 	} else {
 		top.resumeCompute = t.segRemaining
@@ -444,7 +444,7 @@ func (t *Task) resumeCompute(now ktime.Time, rest int64) {
 		}
 	}
 	t.segRemaining = 0
-	t.segment(cost+rest, true, func(now ktime.Time) { t.toUser(now, Result{Now: now}) })
+	t.segment(cost+rest, true, t.userFn)
 }
 
 // interruptedCompute is exit_to_user_mode() for a task resuming a user

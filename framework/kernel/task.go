@@ -142,10 +142,12 @@ type Task struct {
 	sleeper   *HRTimer
 	sleepDone bool // hrtimer_wakeup() cleared t->task
 	// restartBlock is restart_block.nanosleep with fn =
-	// hrtimer_nanosleep_restart (nil: do_no_restart_syscall); restartAct is
+	// hrtimer_nanosleep_restart when hasRestartBlock (else
+	// do_no_restart_syscall); restartAct is
 	// the syscall an -ERESTARTNOHAND re-executes.
-	restartBlock *ClockNanosleep
-	restartAct   ClockNanosleep
+	restartBlock    ClockNanosleep
+	hasRestartBlock bool
+	restartAct      ClockNanosleep
 
 	pending    sigQueue // t->pending: thread-directed signals
 	blocked    uint64   // blocked signal mask (bit signo-1)
@@ -167,6 +169,25 @@ type Task struct {
 	sysExitFn   func(now ktime.Time) // sys_exit of sysName, then toUser(sysRes)
 	userFn      func(now ktime.Time) // toUser with a zero result
 	sigreturnFn func(now ktime.Time)
+	// userRes is what userResFn returns to user space (a clock read's value);
+	// droppedRes is what droppedFn hands restartOrReturn once the dequeue of
+	// dropped or ignored signals has taken its time.
+	userRes, droppedRes  Result
+	userResFn, droppedFn func(now ktime.Time)
+	// The clock_nanosleep() in progress (doNanosleep) and its continuations.
+	ns                                   nanosleep
+	nsSleepFn, nsFinishFn, nsCancelledFn func(now ktime.Time)
+}
+
+// nanosleep is the state of a task's clock_nanosleep() between its segments:
+// the syscall's name in the trace, its request, whether it is the restart of
+// an interrupted one, and the sleeper's clock and hard expiry in it.
+type nanosleep struct {
+	name       string
+	a          ClockNanosleep
+	restart    bool
+	clock      sdk.ClockID
+	absExpires int64
 }
 
 // CPU is the CPU the task is bound to.
@@ -220,6 +241,9 @@ func (k *Kernel) Spawn(p *Process, comm string, cpu int, pol Policy, rtprio int,
 	}
 	t.userFn = func(now ktime.Time) { t.toUser(now, Result{Now: now}) }
 	t.sigreturnFn = t.sigreturnDone
+	t.userResFn = func(now ktime.Time) { t.toUser(now, t.userRes) }
+	t.droppedFn = func(now ktime.Time) { t.restartOrReturn(now, t.droppedRes) }
+	t.nsSleepFn, t.nsFinishFn, t.nsCancelledFn = t.nanosleepEntered, t.nanosleepFinish, t.nanosleepCancelled
 	t.segDone = t.userFn
 	t.cpu.rq.push(t, false)
 	return t, nil
@@ -256,7 +280,8 @@ func (t *Task) toUser(now ktime.Time, r Result) {
 		}
 		if cost > 0 {
 			// Only dropped or ignored signals: their dequeue takes time first.
-			t.segment(cost, false, func(now ktime.Time) { t.restartOrReturn(now, r) })
+			t.droppedRes = r
+			t.segment(cost, false, t.droppedFn)
 			return
 		}
 	}
@@ -268,10 +293,13 @@ func (t *Task) toUser(now ktime.Time, r Result) {
 func (t *Task) restartOrReturn(now ktime.Time, r Result) {
 	switch r.Err {
 	case errRestartBlock:
+		if !t.hasRestartBlock {
+			panic("kernel: -ERESTART_RESTARTBLOCK without a restart block")
+		}
 		rs := t.restartBlock
-		t.restartBlock = nil
+		t.hasRestartBlock = false
 		t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
-		t.doNanosleep(now, *rs, true)
+		t.doNanosleep(now, rs, true)
 		return
 	case errRestartNoHand:
 		t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
@@ -290,12 +318,16 @@ func (t *Task) exec(now ktime.Time, a Action) {
 	switch a := a.(type) {
 	case Compute:
 		t.segment(a.NS, true, t.userFn)
+	case *Compute:
+		t.segment(a.NS, true, t.userFn)
 	case ClockNanosleep:
 		t.doNanosleep(now, a, false)
+	case *ClockNanosleep:
+		t.doNanosleep(now, *a, false)
 	case ClockGettime:
-		v := int64(now) + k.clockOffset(a.Clock)
-		t.clockReadAt = now
-		t.segment(k.costs.ClockRead, true, func(now ktime.Time) { t.toUser(now, Result{Ret: v}) })
+		t.clockGettime(now, a.Clock)
+	case *ClockGettime:
+		t.clockGettime(now, a.Clock)
 	case ClockSettime:
 		t.traceSysEnter(now, "clock_settime", "which_clock: "+hex(int64(a.Clock))+", tp: "+t.userAddr(9))
 		cost := k.costs.Syscall + k.clockSettime(c, now, a.Clock, a.T)
@@ -322,6 +354,14 @@ func (t *Task) exec(now ktime.Time, a Action) {
 	default:
 		panic(fmt.Sprintf("kernel: task %s: unknown action %T", t.Comm, a))
 	}
+}
+
+// clockGettime reads clock at now; the value reaches user space after the
+// read's cost.
+func (t *Task) clockGettime(now ktime.Time, clock sdk.ClockID) {
+	t.userRes = Result{Ret: int64(now) + t.k.clockOffset(clock)}
+	t.clockReadAt = now
+	t.segment(t.k.costs.ClockRead, true, t.userResFn)
 }
 
 // sysReturn traces sys_exit and returns to user space with r.
@@ -421,7 +461,7 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 			}
 			t.traceSysEnter(now, name, "which_clock: "+hex(int64(a.Clock))+", flags: "+hex(flags)+", rqtp: "+t.userAddr(7)+", rmtp: "+rmtp)
 		}
-		t.restartBlock = nil // restart_block.fn = do_no_restart_syscall
+		t.hasRestartBlock = false // restart_block.fn = do_no_restart_syscall
 		t.restartAct = a
 	}
 	cost := k.costs.Syscall
@@ -453,36 +493,47 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 	}
 	t.sleepDone = false
 	cost += k.hrStart(c, now+ktime.Time(cost), t.sleeper, ktime.Time(a.T), slack, mode)
-	absExpires := int64(t.sleeper.expires) // the hard expiry, in the sleeper's clock
-	t.lastHardExpiry = ktime.Time(absExpires - k.clockOffset(clock))
-	t.segment(cost, false, func(now ktime.Time) {
-		finish := func(now ktime.Time) {
-			cost := k.hrCancel(c, now, t.sleeper)
-			t.segment(cost, false, func(now ktime.Time) {
-				if t.sleepDone {
-					t.sysReturn(now, name, Result{})
-					return
-				}
-				if a.Abs && !restart {
-					t.sysReturn(now, name, Result{Err: errRestartNoHand})
-					return
-				}
-				if a.Rem && absExpires-(int64(now)+k.clockOffset(clock)) <= 0 {
-					t.sysReturn(now, name, Result{}) // nanosleep_copyout() not needed: done
-					return
-				}
-				t.restartBlock = &ClockNanosleep{Clock: clock, Abs: true, T: absExpires, Rem: a.Rem}
-				t.sysReturn(now, name, Result{Err: errRestartBlock})
-			})
-		}
-		// schedule() does not sleep when t->task is already gone or a
-		// signal is pending (signal_pending_state()).
-		if t.sleepDone || t.sigpending {
-			finish(now)
-			return
-		}
-		t.block(finish)
-	})
+	t.ns = nanosleep{name: name, a: a, restart: restart, clock: clock, absExpires: int64(t.sleeper.expires)} // the hard expiry, in the sleeper's clock
+	t.lastHardExpiry = ktime.Time(t.ns.absExpires - k.clockOffset(clock))
+	t.segment(cost, false, t.nsSleepFn)
+}
+
+// nanosleepEntered is do_nanosleep() once the sleeper is started: schedule()
+// does not sleep when t->task is already gone or a signal is pending
+// (signal_pending_state()).
+func (t *Task) nanosleepEntered(now ktime.Time) {
+	if t.sleepDone || t.sigpending {
+		t.nanosleepFinish(now)
+		return
+	}
+	t.block(t.nsFinishFn)
+}
+
+// nanosleepFinish is the end of do_nanosleep(): the sleeper is cancelled.
+func (t *Task) nanosleepFinish(now ktime.Time) {
+	cost := t.k.hrCancel(t.cpu, now, t.sleeper)
+	t.segment(cost, false, t.nsCancelledFn)
+}
+
+// nanosleepCancelled returns from the sleep: 0 when it expired, else the
+// restart the interrupted sleep asks for.
+func (t *Task) nanosleepCancelled(now ktime.Time) {
+	ns := &t.ns
+	name := ns.name
+	if t.sleepDone {
+		t.sysReturn(now, name, Result{})
+		return
+	}
+	if ns.a.Abs && !ns.restart {
+		t.sysReturn(now, name, Result{Err: errRestartNoHand})
+		return
+	}
+	if ns.a.Rem && ns.absExpires-(int64(now)+t.k.clockOffset(ns.clock)) <= 0 {
+		t.sysReturn(now, name, Result{}) // nanosleep_copyout() not needed: done
+		return
+	}
+	t.restartBlock, t.hasRestartBlock = ClockNanosleep{Clock: ns.clock, Abs: true, T: ns.absExpires, Rem: ns.a.Rem}, true
+	t.sysReturn(now, name, Result{Err: errRestartBlock})
 }
 
 // validSleepClock reports whether clock has an nsleep method (common_nsleep).

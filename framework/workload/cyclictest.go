@@ -150,10 +150,15 @@ func (w *cyclictest) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	return nil
 }
 
-// program is cyclictest's timerthread() loop.
+// program is cyclictest's timerthread() loop. Its actions are boxed once
+// per thread (the sleep as a pointer the loop rewrites), so the loop
+// allocates nothing.
 func (w *cyclictest) program(k *kernel.Kernel, st *ctThread) kernel.Program {
 	var next, now int64
 	state := 0
+	gettime := kernel.Action(kernel.ClockGettime{Clock: w.clock})
+	work := kernel.Action(kernel.Compute{NS: w.userWork})
+	sleep := &kernel.ClockNanosleep{}
 	return kernel.ProgramFunc(func(t *kernel.Task, r kernel.Result) kernel.Action {
 		switch state {
 		case 0: // cyclictest is started later: wait for the start time
@@ -161,18 +166,18 @@ func (w *cyclictest) program(k *kernel.Kernel, st *ctThread) kernel.Program {
 			if st.start > 0 {
 				return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: st.start}
 			}
-			return kernel.ClockGettime{Clock: w.clock}
+			return gettime
 		case 1: // clock_gettime(&now) before the loop
 			state = 2
-			return kernel.ClockGettime{Clock: w.clock}
+			return gettime
 		case 2: // next = now + interval; first sleep
 			now = r.Ret
 			next = now + st.interval
 			state = 3
-			return w.sleep(next, now)
+			return w.sleep(sleep, next, now)
 		case 3: // clock_nanosleep returned: clock_gettime(&now)
 			state = 4
-			return kernel.ClockGettime{Clock: w.clock}
+			return gettime
 		case 4: // diff = now - next; next += interval (skipping missed periods)
 			now = r.Ret
 			if r.Now >= w.warmup {
@@ -197,26 +202,30 @@ func (w *cyclictest) program(k *kernel.Kernel, st *ctThread) kernel.Program {
 			}
 			if w.userWork > 0 {
 				state = 5
-				return kernel.Compute{NS: w.userWork}
+				return work
 			}
 			state = 3
-			return w.sleep(next, now)
+			return w.sleep(sleep, next, now)
 		default: // the statistics work is done: sleep again
 			state = 3
-			return w.sleep(next, now+w.userWork)
+			return w.sleep(sleep, next, now+w.userWork)
 		}
 	})
 }
 
-func (w *cyclictest) sleep(next, now int64) kernel.Action {
+// sleep sets s to the loop's clock_nanosleep() until next (read at now)
+// and returns it.
+func (w *cyclictest) sleep(s *kernel.ClockNanosleep, next, now int64) kernel.Action {
 	if w.mode == "relative" {
 		d := next - now
 		if d < 0 {
 			d = 0
 		}
-		return kernel.ClockNanosleep{Clock: w.clock, T: d}
+		*s = kernel.ClockNanosleep{Clock: w.clock, T: d}
+		return s
 	}
-	return kernel.ClockNanosleep{Clock: w.clock, Abs: true, T: next}
+	*s = kernel.ClockNanosleep{Clock: w.clock, Abs: true, T: next}
+	return s
 }
 
 func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
