@@ -18,12 +18,6 @@ const (
 	ItimerProf    = 2
 )
 
-// Setitimer is setitimer(which, value, interval); Value 0 disarms.
-type Setitimer struct {
-	Which           int
-	Value, Interval int64
-}
-
 // itimer is one of a process's interval timers: ITIMER_REAL is
 // signal->real_timer with it_real_incr; VIRTUAL and PROF are signal->it[]
 // (struct cpu_itimer) checked from the tick.
@@ -103,5 +97,3 @@ func (p *Process) rearmRealTimer(c *CPU, now ktime.Time) int64 {
 	exp, _ := hrForward(int64(it.hr.expires), int64(now), it.incr, k.hrtimerResolution())
 	return k.hrStart(c, now, it.hr, ktime.Time(exp), 0, sdk.HRModeAbs)
 }
-
-func (Setitimer) isAction() {}

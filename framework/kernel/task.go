@@ -349,8 +349,8 @@ func (t *Task) exec(now ktime.Time, a Action) {
 		c.curr = nil
 	case Return:
 		t.sigreturn(now)
-	case TimerCreate, TimerSettime, TimerGettime, TimerGetoverrun, TimerDelete, Setitimer, Sigaction, Sigpending, Sigprocmask:
-		t.posixSyscall(now, a)
+	case posixCallAction:
+		a.runPosixCall(t, now)
 	default:
 		panic(fmt.Sprintf("kernel: task %s: unknown action %T", t.Comm, a))
 	}
