@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -16,7 +15,7 @@ import (
 
 // hashVersion changes whenever the hashed document changes shape, so hashes
 // from different tickemu versions never collide by accident.
-const hashVersion = 3 // 2: a block without isolation hashes as "" (the loader decides), not "inprocess"; 3: the governor block
+const hashVersion = 4 // 2: a block without isolation hashes as "" (the loader decides), not "inprocess"; 3: the governor block; 4: no seed, swept settings left out
 
 // The hashed document: the evaluated configuration with no source positions,
 // no comments, no variable or variant names and no descriptions. encoding/json
@@ -25,6 +24,12 @@ const hashVersion = 3 // 2: a block without isolation hashes as "" (the loader d
 // workload bodies are hashed as evaluated attributes, before their schemas
 // fill in defaults: a file that spells out a default hashes differently from
 // one that omits it.
+//
+// The seed is not hashed, and neither is any setting a sweep sets (directly
+// or through a variable): they are keys of an experiment's results (seeds,
+// /hz=250), so every run of one experiment, whatever its seed and sweep
+// point, carries the same hash and benchstat keeps them in one table. The
+// names of the swept settings are hashed instead.
 type (
 	hashDoc struct {
 		Version   int            `json:"v"`
@@ -33,6 +38,7 @@ type (
 		Kernel    hashBody       `json:"kernel"`
 		Workloads []hashWorkload `json:"workloads"`
 		Run       hashRun        `json:"run"`
+		Swept     []string       `json:"swept"`
 	}
 	hashMachine struct {
 		CPUs       int         `json:"cpus"`
@@ -62,9 +68,8 @@ type (
 		Body hashBody `json:"body"`
 	}
 	hashRun struct {
-		Duration int64  `json:"duration_ns"`
-		Warmup   int64  `json:"warmup_ns"`
-		Seed     string `json:"seed"`
+		Duration int64 `json:"duration_ns"`
+		Warmup   int64 `json:"warmup_ns"`
 	}
 	hashBody struct {
 		Attrs  map[string]json.RawMessage `json:"attrs"`
@@ -91,7 +96,24 @@ func (l *loader) hash() string {
 		},
 		Plugins:   []hashPlugin{},
 		Workloads: []hashWorkload{},
-		Run:       hashRun{Duration: s.Run.Duration, Warmup: s.Run.Warmup, Seed: strconv.FormatUint(s.Run.Seed, 10)},
+		Run:       hashRun{Duration: s.Run.Duration, Warmup: s.Run.Warmup},
+		Swept:     append([]string{}, l.sweptNames...),
+	}
+	// A swept host setting is left out (its zero value).
+	hm := &doc.Machine
+	for name, field := range map[string]func(){
+		"cpus": func() { hm.CPUs = 0 }, "hz": func() { hm.HZ = 0 }, "nohz": func() { hm.NoHZ = "" },
+		"nohz_full": func() { hm.NoHZFull = "" }, "isolcpus": func() { hm.IsolCPUs = "" }, "highres": func() { hm.HighRes = false },
+	} {
+		if l.sweptIn(blockMachine, name) {
+			field()
+		}
+	}
+	if l.sweptIn(blockRun, "duration") {
+		doc.Run.Duration = 0
+	}
+	if l.sweptIn(blockRun, "warmup") {
+		doc.Run.Warmup = 0
 	}
 	for _, st := range m.IdleStates {
 		doc.Machine.IdleStates = append(doc.Machine.IdleStates, hashState{st.Name, st.ExitLatency, st.TargetResidency, st.StopsLocalTimer})
@@ -128,8 +150,8 @@ func (l *loader) hashBody(body hcl.Body, skip []string) hashBody {
 		return hb
 	}
 	names := make([]string, 0, len(sb.Attributes))
-	for n := range sb.Attributes {
-		if !slices.Contains(skip, n) {
+	for n, a := range sb.Attributes {
+		if !slices.Contains(skip, n) && !l.swept(a) {
 			names = append(names, n)
 		}
 	}

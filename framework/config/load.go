@@ -69,6 +69,11 @@ type loader struct {
 	varIndex map[string]int
 	variants []variant
 	ctx      *hcl.EvalContext
+
+	// The settings sweeps set, left out of the hash (sweep.go).
+	sweptAttrs map[*hclsyntax.Attribute]bool
+	sweptVars  map[string]bool
+	sweptNames []string
 }
 
 // Top-level block types that are not plugin kinds.
@@ -79,12 +84,14 @@ const (
 	blockKernel   = "kernel"
 	blockWorkload = "workload"
 	blockRun      = "run"
+	blockSweep    = "sweep"
 )
 
 func (l *loader) rootSchema() *hcl.BodySchema {
 	bs := &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 		{Type: blockVariable, LabelNames: []string{"name"}},
 		{Type: blockVariant, LabelNames: []string{"name"}},
+		{Type: blockSweep, LabelNames: []string{"name"}},
 		{Type: blockMachine},
 	}}
 	for _, k := range l.kinds() {
@@ -131,7 +138,24 @@ func (l *loader) load() {
 	for _, v := range l.variants {
 		l.spec.variants = append(l.spec.variants, v.name)
 	}
-	l.resolveVariables()
+	sweeps := l.resolveSweeps(l.decodeSweeps(byType[blockSweep]), l.opts.Sweeps)
+	for _, sw := range l.opts.Sweeps {
+		if sw.src != nil {
+			l.spec.files[sweepFlagFile] = sw.src
+		}
+	}
+	l.spec.sweeps = sweeps
+	var sweptVars map[string]SweepValue
+	if p := l.opts.Point; p != nil && sweeps != nil {
+		if !validPoint(sweeps, p) {
+			l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid sweep point",
+				Detail: fmt.Sprintf("Point %v does not index the %d sweeps.", p, len(sweeps))})
+		} else {
+			sweptVars = l.applyPoint(sweeps, p)
+		}
+	}
+	l.markSwept(sweeps)
+	l.resolveVariables(sweptVars)
 	l.spec.ctx = l.ctx
 
 	l.decodeMachine(byType[blockMachine])
@@ -240,4 +264,16 @@ func (l *loader) stringAttr(a *hcl.Attribute, name string) {
 		l.diags = append(l.diags, errorAt(a.Expr.Range(), fmt.Sprintf("Invalid value for %q", name),
 			"%q must be a string.", name))
 	}
+}
+
+func validPoint(sweeps []Sweep, p []int) bool {
+	if len(p) != len(sweeps) {
+		return false
+	}
+	for i, j := range p {
+		if j < 0 || j >= len(sweeps[i].Values) {
+			return false
+		}
+	}
+	return true
 }

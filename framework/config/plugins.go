@@ -87,7 +87,7 @@ func (l *loader) decodePlugins(byType map[string]hcl.Blocks) {
 // checkSlots rejects slot lists the loader cannot serve; they come from the
 // program, not the user, but a diagnostic beats a panic in a CLI.
 func (l *loader) checkSlots() bool {
-	reserved := []string{blockVariable, blockVariant, blockMachine, blockKernel, blockWorkload, blockRun}
+	reserved := []string{blockVariable, blockVariant, blockSweep, blockMachine, blockKernel, blockWorkload, blockRun}
 	for i, s := range l.slots {
 		bad := ""
 		switch {

@@ -18,6 +18,13 @@ type Options struct {
 	Variant string
 	// Seed, when set, overrides run.seed (--seed).
 	Seed *uint64
+	// Sweeps are --sweep flags (ParseSweepFlags); each replaces the file's
+	// sweep of the same setting or adds one.
+	Sweeps []Sweep
+	// Point, when set, applies one point of the sweeps: the index of its
+	// value in each of Spec.Sweeps() (PointIndex). Without it the file loads
+	// as written.
+	Point []int
 	// PluginSlots lists the plugin blocks a file may hold; nil means
 	// DefaultPluginSlots(). A new plugin kind is a new slot, not a code change here.
 	PluginSlots []PluginSlot
@@ -94,6 +101,8 @@ type Spec struct {
 	ctx      *hcl.EvalContext
 	variants []string
 	hash     string
+	sweeps   []Sweep
+	point    Point
 }
 
 // Machine is the decoded machine block.
@@ -171,6 +180,7 @@ type VarSource string
 const (
 	VarFromDefault VarSource = "default"
 	VarFromVariant VarSource = "variant"
+	VarFromSweep   VarSource = "sweep"
 	VarFromCLI     VarSource = "cli"
 )
 

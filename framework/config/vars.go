@@ -161,7 +161,7 @@ func (l *loader) declaredList() string {
 
 // resolveVariables applies the precedence default < variant < --var and
 // builds the evaluation context.
-func (l *loader) resolveVariables() {
+func (l *loader) resolveVariables(swept map[string]SweepValue) {
 	vals := make([]cty.Value, len(l.vars))
 	src := make([]VarSource, len(l.vars))
 	for i, v := range l.vars {
@@ -191,10 +191,24 @@ func (l *loader) resolveVariables() {
 			l.spec.Variant = name
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(swept)) {
+		i, sv := l.varIndex[name], swept[name]
+		if src[i] == VarFromVariant {
+			l.diags = append(l.diags, errorAt(sv.Range, "Sweep of a variable the variant sets",
+				"The sweep sets %q, which variant %q sets too: the sweep would hide the variant's value. Sweep another setting, or compare without that variant.", name, l.opts.Variant))
+			continue
+		}
+		vals[i], src[i] = sv.Value, VarFromSweep
+	}
 	for _, name := range slices.Sorted(maps.Keys(l.opts.Vars)) {
 		i, ok := l.varIndex[name]
 		if !ok {
 			l.diags = append(l.diags, l.undeclared(hcl.Range{}, name, "--var sets"))
+			continue
+		}
+		if src[i] == VarFromSweep {
+			l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "--var sets a swept variable",
+				Detail: fmt.Sprintf("--var %s=%s sets %q, which a sweep sets at every point; drop one of them.", name, l.opts.Vars[name], name)})
 			continue
 		}
 		if src[i] == VarFromVariant {
