@@ -1,0 +1,186 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/traceimport"
+)
+
+func scoreText(t *testing.T, text string, o Options) (*Score, *Capture) {
+	t.Helper()
+	c, err := Scan(traceimport.Detect(strings.NewReader(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := NewScorer(c.IsTick, c.TickNsec(), c.Offset, o)
+	s, err := sc.ScoreReader(traceimport.Detect(strings.NewReader(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c
+}
+
+const hdr = "# tracer: nop\n#\n# entries-in-buffer/entries-written: 9/9   #P:2\n"
+
+func l(cpu, ts, ev, fields string) string {
+	return "          <idle>-0       [" + cpu + "] d.h1.   " + ts + ": " + ev + ": " + fields + "\n"
+}
+
+// The counting rules of docs/replay.md, one case each.
+func TestCountingRules(t *testing.T) {
+	const T = "hrtimer=ffff000000000001"
+	tests := []struct {
+		name                                    string
+		text                                    string
+		o                                       Options
+		starts, expiries, rearms, cancels, late int64
+	}{
+		{"expiry after debug_deactivate's cancel",
+			l("000", "1.000000", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS") +
+				l("000", "1.001002", "hrtimer_cancel", T) +
+				l("000", "1.001002", "hrtimer_expire_entry", T+" function=f now=1001002000"),
+			Options{}, 1, 1, 0, 0, 2000},
+		{"restart of a queued timer traced as cancel + start (<= 7.0)",
+			l("000", "1.000000", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS") +
+				l("000", "1.000500", "hrtimer_cancel", T) +
+				l("000", "1.000501", "hrtimer_start", T+" function=f expires=1002000000 softexpires=1002000000 mode=ABS"),
+			Options{}, 2, 0, 1, 0, 0},
+		{"a cancel followed by something else is a cancel",
+			l("000", "1.000000", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS") +
+				l("000", "1.000500", "hrtimer_cancel", T) +
+				l("000", "1.000501", "tick_stop", "success=1 dependency=NONE") +
+				l("000", "1.000600", "hrtimer_start", T+" function=f expires=1002000000 softexpires=1002000000 mode=ABS"),
+			Options{}, 2, 0, 0, 1, 0},
+		{"a cancel on another CPU's event stays pending, then times out",
+			l("000", "1.000000", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS") +
+				l("000", "1.000500", "hrtimer_cancel", T) +
+				l("001", "1.000501", "tick_stop", "success=1 dependency=NONE") +
+				l("001", "1.900000", "tick_stop", "success=1 dependency=NONE"),
+			Options{}, 1, 0, 0, 1, 0},
+		{"start of a queued timer without a traced cancel (tickemu's trace) is a re-arm",
+			l("000", "1.000000", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS") +
+				l("000", "1.000500", "hrtimer_start", T+" function=f expires=1002000000 softexpires=1002000000 mode=ABS"),
+			Options{}, 2, 0, 1, 0, 0},
+		{"was_armed=1 (7.1) is a re-arm, was_armed=0 is not",
+			l("000", "1.000000", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS was_armed=1") +
+				l("000", "1.000100", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS was_armed=0"),
+			Options{}, 2, 0, 1, 0, 0},
+		{"after a restarting callback the timer is queued (Options.Restarts)",
+			l("000", "1.000000", "hrtimer_expire_entry", T+" function=f now=1000000000") +
+				l("000", "1.000500", "hrtimer_start", T+" function=f expires=1002000000 softexpires=1002000000 mode=ABS"),
+			Options{Restarts: func(fn string) bool { return fn == "f" }}, 1, 1, 1, 0, 0},
+		{"timer_list: cancel + start is a re-arm, lateness in jiffies x tick",
+			l("000", "1.000000", "timer_start", "timer=ffff2 function=w expires=1100 [timeout=100] cpu=0 idx=1 flags=") +
+				l("000", "1.050000", "timer_cancel", "timer=ffff2") +
+				l("000", "1.050001", "timer_start", "timer=ffff2 function=w expires=1200 [timeout=150] cpu=0 idx=1 flags=") +
+				l("000", "1.250000", "timer_cancel", "timer=ffff2") +
+				l("000", "1.250001", "timer_expire_entry", "timer=ffff2 function=w now=1203 baseclk=1203"),
+			Options{}, 2, 1, 1, 0, 3_000_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := scoreText(t, hdr+tc.text, tc.o)
+			var f *FuncScore
+			for _, x := range s.Funcs {
+				f = x
+			}
+			if f == nil {
+				t.Fatalf("no callback scored: %+v", s)
+			}
+			if f.Starts != tc.starts || f.Expiries != tc.expiries || f.Rearms != tc.rearms || f.Cancel != tc.cancels {
+				t.Errorf("starts %d expiries %d rearms %d cancels %d, want %d %d %d %d",
+					f.Starts, f.Expiries, f.Rearms, f.Cancel, tc.starts, tc.expiries, tc.rearms, tc.cancels)
+			}
+			if tc.late != 0 && f.Lateness.Quantile(0.5) != tc.late {
+				t.Errorf("lateness %d, want %d", f.Lateness.Quantile(0.5), tc.late)
+			}
+		})
+	}
+}
+
+// The tick: expiries, arms more than a tick ahead (NO_HZ), stops; HZ and
+// the clock offset come from the tick's expiries.
+func TestTickAndHZ(t *testing.T) {
+	const T = "hrtimer=ffff0000000000aa function=tick_nohz_handler"
+	var b strings.Builder
+	b.WriteString(hdr)
+	for i := 0; i < 6; i++ { // 4 ms apart: HZ 250; now= is 3.4 ms ahead of the trace clock
+		ts := int64(50_000_000 + i*4_000_000)
+		b.WriteString(l("001", secs(ts), "hrtimer_expire_entry", T+" now="+itoa(ts+3_400_000)))
+	}
+	// Stop at idle: armed 100 ms ahead.
+	b.WriteString(l("001", secs(80_000_000), "tick_stop", "success=1 dependency=NONE"))
+	b.WriteString(l("001", secs(80_000_010), "hrtimer_start", "hrtimer=ffff0000000000aa function=tick_nohz_handler expires="+itoa(180_000_000)+" softexpires="+itoa(180_000_000)+" mode=ABS|PINNED|HARD"))
+	// Restart one tick ahead: not far.
+	b.WriteString(l("001", secs(90_000_000), "hrtimer_start", "hrtimer=ffff0000000000aa function=tick_nohz_handler expires="+itoa(96_000_000)+" softexpires="+itoa(96_000_000)+" mode=ABS|PINNED|HARD"))
+	s, c := scoreText(t, b.String(), Options{})
+	if c.HZ != 250 || c.Tick != "tick_nohz_handler" || c.Offset != 3_400_000 || c.CPUs != 2 || !c.CPUsStated {
+		t.Fatalf("capture %+v", c)
+	}
+	if s.Tick != (TickScore{Expiries: 6, FarArms: 1, Stops: 1}) {
+		t.Errorf("tick %+v", s.Tick)
+	}
+	if len(s.Funcs) != 0 {
+		t.Errorf("the tick counted as a callback: %v", s.Funcs)
+	}
+}
+
+// Raw addresses (babeltrace): the tick is the callback expiring one tick
+// apart; periods of silently restarting timers and pre-armed timers are found.
+func TestScanAddresses(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 5; i++ {
+		ts := int64(10e9 + int64(i)*1e6)
+		b.WriteString("[" + secs(ts) + "] (+?) h timer_hrtimer_expire_entry: { cpu_id = 0 }, { hrtimer = 0xA, now = " + itoa(ts+7) + ", function = 0xFFFFFFFF810C0A10 }\n")
+		b.WriteString("[" + secs(ts+10) + "] (+?) h timer_hrtimer_expire_entry: { cpu_id = 1 }, { hrtimer = 0xB, now = " + itoa(ts+5+int64(i)*6e6) + ", function = 0xFFFFFFFF81000001 }\n")
+	}
+	c, err := Scan(traceimport.Detect(strings.NewReader(b.String())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tick != "0xffffffff810c0a10" || c.HZ != 1000 || c.Offset != 7 || c.CPUs != 2 || c.CPUsStated {
+		t.Errorf("capture %+v", c)
+	}
+	if p := c.Periods["0xffffffff81000001"]; p != 7e6 {
+		t.Errorf("period %d, want 7ms (all %v)", p, c.Periods)
+	}
+	if len(c.PreArmed) != 2 {
+		t.Errorf("pre-armed %+v", c.PreArmed)
+	}
+}
+
+func TestHistQuantiles(t *testing.T) {
+	var h Hist
+	for i := int64(1); i <= 1000; i++ {
+		h.Add(i * 1000)
+	}
+	h.Add(-5000)
+	if p := h.Quantile(0.5); p < 480_000 || p > 520_000 {
+		t.Errorf("p50 %d", p)
+	}
+	if p := h.Quantile(0.99); p < 960_000 || p > 1_000_000 {
+		t.Errorf("p99 %d", p)
+	}
+	if h.Quantile(0) != -5000 || h.Quantile(1) != 1_000_000 {
+		t.Errorf("min/max %d %d", h.Quantile(0), h.Quantile(1))
+	}
+}
+
+func secs(ns int64) string {
+	s := itoa(ns % 1e9)
+	for len(s) < 9 {
+		s = "0" + s
+	}
+	return itoa(ns/1e9) + "." + s
+}
+
+func itoa(v int64) string {
+	if v < 0 {
+		return "-" + itoa(-v)
+	}
+	if v < 10 {
+		return string(rune('0' + v))
+	}
+	return itoa(v/10) + string(rune('0'+v%10))
+}

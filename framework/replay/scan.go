@@ -1,0 +1,208 @@
+package replay
+
+import (
+	"io"
+	"sort"
+
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/traceimport"
+)
+
+// TickFunctions are the tick's hrtimer callbacks: tick_sched_timer (high
+// resolution, up to 6.8) and tick_nohz_handler (its name since 6.9).
+var TickFunctions = map[string]bool{"tick_sched_timer": true, "tick_nohz_handler": true}
+
+// Capture is what a first pass over a capture learns.
+type Capture struct {
+	Format string
+	// CPUs is the header's CPU count, else the highest CPU seen + 1.
+	CPUs       int
+	CPUsStated bool
+	// HZ is inferred from the spacing of the tick's expiries (0: no tick
+	// seen often enough to say).
+	HZ int
+	// First and Last are the first and last event times (trace clock).
+	First, Last int64
+	// Offset is the timers' CLOCK_MONOTONIC minus the trace clock, from the
+	// first tick expiry (hrtimer_expire_entry's now= against its timestamp);
+	// OffsetKnown is false when the capture has no tick expiry (then 0).
+	Offset      int64
+	OffsetKnown bool
+	// Tick is the tick's callback as the capture names it: a TickFunctions
+	// name, or for captures with raw addresses (babeltrace) the callback
+	// whose timers expire one tick apart most often.
+	Tick string
+	// Periods holds, per hrtimer callback whose timers expire again without
+	// a traced start (HRTIMER_RESTART), the median spacing of those
+	// expiries.
+	Periods map[string]int64
+	// PreArmed lists the timers whose first event is their expiry: armed
+	// before the capture began.
+	PreArmed []PreArmed
+	Events   int64
+	Stats    traceimport.Stats
+}
+
+// PreArmed is a timer the capture first shows expiring.
+type PreArmed struct {
+	Wheel    bool
+	Timer    uint64
+	Function string
+	CPU      int
+	Time     int64 // of its first expiry (trace clock)
+	Now      int64 // its now= (ns or jiffies)
+}
+
+// Span is the capture's length.
+func (c *Capture) Span() int64 { return c.Last - c.First }
+
+// TickNsec is the capture's tick period (HZ 1000 when not inferred).
+func (c *Capture) TickNsec() int64 {
+	if c.HZ == 0 {
+		return ktime.TickNsec(1000)
+	}
+	return ktime.TickNsec(c.HZ)
+}
+
+// IsTick reports whether fn is the capture's tick callback.
+func (c *Capture) IsTick(fn string) bool { return TickFunctions[fn] || (c.Tick != "" && fn == c.Tick) }
+
+type scanTimer struct {
+	lastNow   int64
+	expired   bool // last event was an expiry (no start since)
+	seen      bool
+	restarted bool
+}
+
+const maxSpacings = 64
+
+// Scan reads a whole capture once (constant memory in the number of events;
+// the tables grow with the number of distinct timers and callbacks).
+func Scan(r traceimport.Reader) (*Capture, error) {
+	c := &Capture{Periods: map[string]int64{}}
+	timers := map[tkey]*scanTimer{}
+	spacings := map[string][]int64{} // per callback, silent-restart spacings
+	votes := map[string]map[int]int{}
+	firstOff := map[string]int64{} // per callback, its first expiry's now - time
+	var anyOff int64
+	anyOffKnown := false
+	maxCPU := -1
+	first := true
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.Events++
+		if first {
+			c.First, first = e.Time, false
+		}
+		c.Last = max(c.Last, e.Time)
+		maxCPU = max(maxCPU, e.CPU)
+		switch e.Kind {
+		case traceimport.HRStart, traceimport.TimerStart:
+			k := tkey{e.Timer, e.Kind == traceimport.TimerStart}
+			st := timers[k]
+			if st == nil {
+				st = &scanTimer{}
+				timers[k] = st
+			}
+			st.seen, st.expired = true, false
+		case traceimport.HRCancel, traceimport.TimerCancel:
+			k := tkey{e.Timer, e.Kind == traceimport.TimerCancel}
+			if st := timers[k]; st != nil {
+				st.seen = true
+			} else {
+				timers[k] = &scanTimer{seen: true}
+			}
+		case traceimport.HRExpireEntry, traceimport.TimerExpireEntry:
+			wheel := e.Kind == traceimport.TimerExpireEntry
+			k := tkey{e.Timer, wheel}
+			st := timers[k]
+			if st == nil {
+				st = &scanTimer{}
+				timers[k] = st
+			}
+			if !st.seen {
+				c.PreArmed = append(c.PreArmed, PreArmed{Wheel: wheel, Timer: e.Timer, Function: e.Function, CPU: e.CPU, Time: e.Time, Now: e.Now})
+			}
+			if !wheel {
+				if st.expired && e.Now > st.lastNow {
+					d := e.Now - st.lastNow
+					if s := spacings[e.Function]; len(s) < maxSpacings {
+						spacings[e.Function] = append(s, d)
+					}
+					v := votes[e.Function]
+					if v == nil {
+						v = map[int]int{}
+						votes[e.Function] = v
+					}
+					for _, hz := range []int{100, 250, 300, 1000} {
+						tn := ktime.TickNsec(hz)
+						if d > tn-tn/20 && d < tn+tn/20 {
+							v[hz]++
+						}
+					}
+				}
+				if _, ok := firstOff[e.Function]; !ok && len(firstOff) < 1<<12 {
+					firstOff[e.Function] = e.Now - e.Time
+				}
+				if !anyOffKnown {
+					anyOff, anyOffKnown = e.Now-e.Time, true
+				}
+			}
+			st.seen, st.expired, st.lastNow = true, true, e.Now
+		}
+	}
+	c.Stats = r.Stats()
+	c.Format = r.Header().Format
+	c.CPUs = r.Header().CPUs
+	c.CPUsStated = c.CPUs > 0
+	if c.CPUs < maxCPU+1 {
+		c.CPUs, c.CPUsStated = maxCPU+1, false
+	}
+	if c.CPUs < 1 {
+		c.CPUs = 1
+	}
+	// The tick: a known name, else the callback with the most one-tick
+	// spacings (at least 3).
+	best, bestVotes, bestHZ := "", 0, 0
+	names := make([]string, 0, len(votes))
+	for fn := range votes {
+		names = append(names, fn)
+	}
+	sort.Strings(names)
+	for _, fn := range names {
+		for _, hz := range []int{100, 250, 300, 1000} {
+			n := votes[fn][hz]
+			if TickFunctions[fn] {
+				n += 1 << 30
+			}
+			if n > bestVotes && votes[fn][hz] >= 3 {
+				best, bestVotes, bestHZ = fn, n, hz
+			}
+		}
+	}
+	if best != "" {
+		c.Tick, c.HZ = best, bestHZ
+	}
+	for _, fn := range names {
+		if c.IsTick(fn) {
+			continue
+		}
+		if s := spacings[fn]; len(s) >= 2 {
+			sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+			c.Periods[fn] = s[len(s)/2]
+		}
+	}
+	if off, ok := firstOff[c.Tick]; ok && c.Tick != "" {
+		c.Offset, c.OffsetKnown = off, true
+	} else if anyOffKnown {
+		// No tick: the first hrtimer expiry (most run on CLOCK_MONOTONIC).
+		c.Offset, c.OffsetKnown = anyOff, true
+	}
+	return c, nil
+}

@@ -1,0 +1,352 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/tickemu/tickemu/framework/traceimport"
+)
+
+// FuncScore counts one callback's operations.
+type FuncScore struct {
+	Function                         string
+	Wheel                            bool
+	Starts, Expiries, Rearms, Cancel int64
+	// Lateness holds expiry lateness in ns (wheel timers: jiffies times
+	// the tick period).
+	Lateness Hist
+}
+
+// TickScore counts the tick's.
+type TickScore struct {
+	Expiries int64
+	// FarArms are starts of the tick timer more than one tick after the
+	// time they were made: the tick deferred by NO_HZ.
+	FarArms int64
+	// Stops are tick_stop events with success=1.
+	Stops int64
+}
+
+// Score is a capture's or a run's counts.
+type Score struct {
+	Funcs map[string]*FuncScore
+	Tick  TickScore
+	// Events is the number of events scored.
+	Events int64
+}
+
+// Scorer scores a stream of events.
+type Scorer struct {
+	c        *Classifier
+	s        Score
+	isTick   func(string) bool
+	tickNsec int64
+	offset   int64
+	// Rename maps a callback name before it is counted (babeltrace
+	// addresses to their model names); nil keeps names.
+	Rename func(string) string
+}
+
+// NewScorer returns a scorer: isTick names the tick's callback, tickNsec is
+// the tick period, offset the timers' CLOCK_MONOTONIC minus the trace clock
+// (Capture.Offset; 0 for tickemu's own trace), o the classifier's options.
+func NewScorer(isTick func(string) bool, tickNsec, offset int64, o Options) *Scorer {
+	return &Scorer{c: NewClassifier(o), s: Score{Funcs: map[string]*FuncScore{}}, isTick: isTick, tickNsec: tickNsec, offset: offset}
+}
+
+// Feed scores one event.
+func (sc *Scorer) Feed(e *traceimport.Event) {
+	sc.s.Events++
+	for i := range sc.c.Feed(e) {
+		sc.op(&sc.c.out[i])
+	}
+}
+
+// Score finishes and returns the score.
+func (sc *Scorer) Score() *Score {
+	for i := range sc.c.Finish() {
+		sc.op(&sc.c.out[i])
+	}
+	return &sc.s
+}
+
+// fn returns the score of a callback.
+func (sc *Scorer) fn(name string, wheel bool) *FuncScore {
+	if sc.Rename != nil {
+		name = sc.Rename(name)
+	}
+	if name == "" {
+		name = "(unknown)"
+	}
+	key := name
+	if wheel {
+		key = "timer:" + name
+	}
+	f := sc.s.Funcs[key]
+	if f == nil {
+		f = &FuncScore{Function: name, Wheel: wheel}
+		sc.s.Funcs[key] = f
+	}
+	return f
+}
+
+func (sc *Scorer) op(o *Op) {
+	if o.Kind == OpTickStop {
+		if o.Success == 1 {
+			sc.s.Tick.Stops++
+		}
+		return
+	}
+	if !o.Wheel && sc.isTick(o.Function) {
+		switch o.Kind {
+		case OpExpire:
+			sc.s.Tick.Expiries++
+		case OpStart:
+			if o.Expires-(o.Time+sc.offset) > sc.tickNsec {
+				sc.s.Tick.FarArms++
+			}
+		}
+		return
+	}
+	if o.Kind == OpCancel && o.Function == "" {
+		return // a timer the capture never showed started or expired
+	}
+	f := sc.fn(o.Function, o.Wheel)
+	switch o.Kind {
+	case OpStart:
+		f.Starts++
+		if o.Rearm {
+			f.Rearms++
+		}
+	case OpCancel:
+		f.Cancel++
+	case OpExpire:
+		f.Expiries++
+		if o.HasLateness {
+			l := o.Lateness
+			if o.Wheel {
+				l *= sc.tickNsec
+			}
+			f.Lateness.Add(l)
+		}
+	}
+}
+
+// ScoreReader scores every event of r.
+func (sc *Scorer) ScoreReader(r traceimport.Reader) (*Score, error) {
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return sc.Score(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		sc.Feed(e)
+	}
+}
+
+// Hist is a bounded histogram of signed ns values with about 3% resolution:
+// 32 buckets per power of two, each sign.
+type Hist struct {
+	n   int64
+	pos [64 * 32]int64
+	neg [64 * 32]int64
+	min int64
+	max int64
+}
+
+func bucket(v uint64) int {
+	if v < 32 {
+		return int(v)
+	}
+	e := 63 - leadingZeros(v)     // 5..63
+	m := int(v>>(uint(e)-5)) & 31 // the 5 bits after the leading one
+	return (e-4)*32 + m
+}
+
+func leadingZeros(v uint64) int {
+	n := 0
+	for v&(1<<63) == 0 {
+		v <<= 1
+		n++
+	}
+	return n
+}
+
+// bucketValue is the lower bound of bucket b.
+func bucketValue(b int) int64 {
+	if b < 32 {
+		return int64(b)
+	}
+	e := b/32 + 4
+	m := b % 32
+	return int64((32 + uint64(m)) << (uint(e) - 5))
+}
+
+// Add records v.
+func (h *Hist) Add(v int64) {
+	if h.n == 0 || v < h.min {
+		h.min = v
+	}
+	if h.n == 0 || v > h.max {
+		h.max = v
+	}
+	h.n++
+	if v >= 0 {
+		h.pos[bucket(uint64(v))]++
+	} else {
+		h.neg[bucket(uint64(-v))]++
+	}
+}
+
+// Count is the number of values.
+func (h *Hist) Count() int64 { return h.n }
+
+// Quantile returns the q-quantile (0..1), within the bucket resolution,
+// clamped to the exact min and max.
+func (h *Hist) Quantile(q float64) int64 {
+	if h.n == 0 {
+		return 0
+	}
+	rank := int64(math.Ceil(q * float64(h.n)))
+	if rank <= 1 {
+		return h.min
+	}
+	if rank >= h.n {
+		return h.max
+	}
+	var seen int64
+	for b := len(h.neg) - 1; b >= 0; b-- {
+		if seen += h.neg[b]; seen >= rank {
+			return max(-bucketValue(b), h.min)
+		}
+	}
+	for b := range h.pos {
+		if seen += h.pos[b]; seen >= rank {
+			return min(max(bucketValue(b), h.min), h.max)
+		}
+	}
+	return h.max
+}
+
+// Row is one line of the side-by-side table.
+type Row struct {
+	Name           string
+	Capture, Model int64
+	// Lateness rows hold ns and print as durations.
+	Duration bool
+	// NA is set when the capture cannot show the figure (babeltrace has no
+	// tick_stop event).
+	NA bool
+}
+
+// Diff is (model - capture) / capture, or NaN for a zero capture.
+func (r Row) Diff() float64 {
+	if r.Capture == 0 {
+		if r.Model == 0 {
+			return 0
+		}
+		return math.NaN()
+	}
+	return float64(r.Model-r.Capture) / float64(r.Capture)
+}
+
+// Table lines up a capture's and a model's scores: per callback (sorted by
+// the capture's starts + expiries, then name) starts, expiries, re-arms,
+// cancels, lateness p50 and p99, then the tick's three figures.
+func Table(capture, model *Score, noTickStop bool) []Row {
+	keys := map[string]bool{}
+	for k := range capture.Funcs {
+		keys[k] = true
+	}
+	for k := range model.Funcs {
+		keys[k] = true
+	}
+	list := make([]string, 0, len(keys))
+	for k := range keys {
+		list = append(list, k)
+	}
+	get := func(s *Score, k string) *FuncScore {
+		if f := s.Funcs[k]; f != nil {
+			return f
+		}
+		return &FuncScore{}
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := get(capture, list[i]), get(capture, list[j])
+		na, nb := a.Starts+a.Expiries, b.Starts+b.Expiries
+		if na != nb {
+			return na > nb
+		}
+		return list[i] < list[j]
+	})
+	var rows []Row
+	for _, k := range list {
+		c, m := get(capture, k), get(model, k)
+		rows = append(rows,
+			Row{Name: k + " starts", Capture: c.Starts, Model: m.Starts},
+			Row{Name: k + " expiries", Capture: c.Expiries, Model: m.Expiries},
+			Row{Name: k + " re-arms", Capture: c.Rearms, Model: m.Rearms},
+			Row{Name: k + " cancels", Capture: c.Cancel, Model: m.Cancel},
+			Row{Name: k + " lateness p50", Capture: c.Lateness.Quantile(0.5), Model: m.Lateness.Quantile(0.5), Duration: true},
+			Row{Name: k + " lateness p99", Capture: c.Lateness.Quantile(0.99), Model: m.Lateness.Quantile(0.99), Duration: true},
+		)
+	}
+	rows = append(rows,
+		Row{Name: "tick expiries", Capture: capture.Tick.Expiries, Model: model.Tick.Expiries},
+		Row{Name: "tick arms > 1 tick ahead", Capture: capture.Tick.FarArms, Model: model.Tick.FarArms},
+		Row{Name: "tick stops", Capture: capture.Tick.Stops, Model: model.Tick.Stops, NA: noTickStop},
+	)
+	return rows
+}
+
+// WriteTable prints rows as a text table: name, capture, model, change.
+func WriteTable(w io.Writer, rows []Row) error {
+	width := len("figure")
+	for _, r := range rows {
+		width = max(width, len(r.Name))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s  %12s  %12s  %8s\n", width, "figure", "capture", "model", "diff")
+	for _, r := range rows {
+		cv, mv := fmt.Sprint(r.Capture), fmt.Sprint(r.Model)
+		if r.Duration {
+			cv, mv = dur(r.Capture), dur(r.Model)
+		}
+		d := r.Diff()
+		ds := fmt.Sprintf("%+.1f%%", 100*d)
+		switch {
+		case r.NA:
+			cv, ds = "n/a", ""
+		case math.IsNaN(d):
+			ds = "new"
+		case r.Capture == r.Model:
+			ds = "="
+		}
+		fmt.Fprintf(&b, "%-*s  %12s  %12s  %8s\n", width, r.Name, cv, mv, ds)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// dur prints ns as a duration with 3 significant digits ("12.3us").
+func dur(ns int64) string {
+	a := math.Abs(float64(ns))
+	sign := ""
+	if ns < 0 {
+		sign = "-"
+	}
+	switch {
+	case a < 1e3:
+		return fmt.Sprintf("%s%dns", sign, int64(a))
+	case a < 1e6:
+		return fmt.Sprintf("%s%.3gus", sign, a/1e3)
+	case a < 1e9:
+		return fmt.Sprintf("%s%.3gms", sign, a/1e6)
+	}
+	return fmt.Sprintf("%s%.3gs", sign, a/1e9)
+}
