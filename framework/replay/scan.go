@@ -68,10 +68,9 @@ func (c *Capture) TickNsec() int64 {
 func (c *Capture) IsTick(fn string) bool { return TickFunctions[fn] || (c.Tick != "" && fn == c.Tick) }
 
 type scanTimer struct {
-	lastNow   int64
-	expired   bool // last event was an expiry (no start since)
-	seen      bool
-	restarted bool
+	lastNow int64
+	expired bool // last event was an expiry (no start since)
+	seen    bool
 }
 
 const maxSpacings = 64
