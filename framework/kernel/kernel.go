@@ -84,6 +84,7 @@ type Kernel struct {
 	m        Machine
 	costs    Costs
 	settings KernelSettings
+	signals  signalEra // the POSIX timer signal rules of settings.PosixTimerSignals
 	seed     uint64
 	log      zerolog.Logger
 	tr       *trace.Writer
@@ -158,6 +159,7 @@ func New(o Options) (*Kernel, error) {
 		tickNsec: ktime.TickNsec(m.HZ),
 		nextPid:  1000, tickDoTimerCPU: 0,
 	}
+	k.signals = newSignalEra(o.Settings.PosixTimerSignals)
 	if k.costs == (Costs{}) {
 		k.costs = DefaultCosts()
 	}

@@ -95,8 +95,39 @@ type PosixTimer struct {
 	sigq sigEntry // the preallocated sigqueue
 }
 
-// consistentSignals reports whether the 6.13+ signal rules are in force.
-func (k *Kernel) consistentSignals() bool { return k.settings.PosixTimerSignals != "legacy" }
+// signalEra is the POSIX timer signal rules of one era (see above):
+// legacySignals (signals_legacy.go) or consistentSignals
+// (signals_consistent.go), chosen by the kernel block's posix_timer_signals.
+// Each method is the era's version of one step of a timer's life; what the
+// eras share stays in the PosixTimer methods that call them.
+type signalEra interface {
+	// settime is the era's common_timer_set() before the timer is armed
+	// again: cancel, disarm, reset the interval to interval (0 when value is
+	// 0) and the overrun accounting. It returns the cost.
+	settime(pt *PosixTimer, c *CPU, now ktime.Time, value, interval int64) int64
+	// forwardOnGet reports whether timer_gettime() forwards the expiry of an
+	// interval timer as if it had been re-armed now.
+	forwardOnGet(pt *PosixTimer) bool
+	// expire queues the signal of a timer that expired on c (posix_timer_fn()
+	// for hrtimer clocks, cpu_timer_fire() for CPU clocks); baseNow is the
+	// expiry time in the timer's clock.
+	expire(pt *PosixTimer, c *CPU, now ktime.Time, baseNow int64)
+	// sigIgnored is sigqueue_free_ignored() for the timer's sigqueue, flushed
+	// by sigaction(SIG_IGN).
+	sigIgnored(pt *PosixTimer)
+	// deliver is the timer half of dequeue_signal() for the timer's sigqueue
+	// e, run by the dequeuing task t at now: whether the signal is delivered
+	// and the cost of a re-arm; it fills in si_overrun.
+	deliver(pt *PosixTimer, t *Task, now ktime.Time, e *sigEntry, info *SigInfo) (bool, int64)
+}
+
+// newSignalEra is the era the posix_timer_signals setting names.
+func newSignalEra(setting string) signalEra {
+	if setting == "legacy" {
+		return legacySignals{}
+	}
+	return consistentSignals{}
+}
 
 // hrtimerResolution is hrtimer_resolution: 1 ns with high resolution timers,
 // a tick otherwise.
@@ -192,32 +223,8 @@ func (k *Kernel) traceHRInit(now ktime.Time, c *CPU, t *HRTimer, clock sdk.Clock
 // set is timer_settime() -> common_timer_set(): disarm, invalidate what is
 // pending, reset the overrun accounting, then arm. It returns the cost.
 func (pt *PosixTimer) set(c *CPU, now ktime.Time, abs bool, value, interval int64) int64 {
-	k := pt.proc.k
 	pt.signalSeq++ // 6.13+ do_timer_settime(): prevent signal delivery and rearming
-	var cost int64
-	if k.consistentSignals() {
-		cost = pt.cancel(c, now)
-		pt.status = timerDisarmed
-		// posix_timer_set_common()
-		pt.interval = 0
-		if value != 0 {
-			pt.interval = interval
-		}
-		pt.overrunLast = 0
-		pt.overrun = -1
-	} else {
-		// v6.12 common_timer_set(): clearing the interval prevents the
-		// re-arm; the sequence bump keeps a pending signal from re-arming
-		// but not from being delivered. it_overrun is left alone.
-		pt.interval = 0
-		cost = pt.cancel(c, now)
-		pt.status = timerDisarmed
-		pt.requeuePending = (pt.requeuePending + 2) &^ 1
-		pt.overrunLast = 0
-		if value != 0 {
-			pt.interval = interval
-		}
-	}
+	cost := pt.proc.k.signals.settime(pt, c, now, value, interval)
 	if value == 0 {
 		return cost
 	}
@@ -313,20 +320,13 @@ func (pt *PosixTimer) clockNow(now ktime.Time) int64 {
 // forwarded (adding to it_overrun); a timer that is still due reports 1 ns
 // until its signal is delivered.
 func (pt *PosixTimer) remaining(now ktime.Time) int64 {
-	k := pt.proc.k
 	sigNone := pt.Notify == SigevNone
 	iv := pt.interval
 	if iv == 0 && pt.status != timerArmed && !sigNone {
 		return 0 // one-shot, expired or disarmed
 	}
 	nowc := pt.clockNow(now)
-	var forward bool
-	if k.consistentSignals() {
-		forward = iv != 0 && pt.status != timerArmed
-	} else {
-		forward = iv != 0 && (pt.requeuePending&1 != 0 || sigNone)
-	}
-	if forward {
+	if iv != 0 && pt.proc.k.signals.forwardOnGet(pt) {
 		var orun int64
 		pt.expires, orun = hrForward(pt.expires, nowc, iv, pt.resolution())
 		pt.overrun += orun
@@ -343,71 +343,15 @@ func (pt *PosixTimer) remaining(now ktime.Time) int64 {
 
 // fire is posix_timer_fn() (hrtimer clocks; baseNow is the expiry time in
 // the timer's clock) or cpu_timer_fire() (CPU clocks), running on c: queue
-// the timer's signal. A periodic timer is re-armed when the signal is
-// dequeued, not here.
+// the timer's signal (signalEra.expire). A periodic timer is re-armed when
+// the signal is dequeued, not here.
 func (pt *PosixTimer) fire(c *CPU, now ktime.Time, baseNow int64) {
 	k := pt.proc.k
 	k.Counters.Inc(cntPosixTimerFires, c.id, 1)
 	if pt.Notify == SigevNone {
 		return
 	}
-	if k.consistentSignals() {
-		// posix_timer_queue_signal()
-		if !pt.valid {
-			return
-		}
-		pt.status = timerDisarmed
-		if pt.interval != 0 {
-			pt.status = timerRequeuePending
-		}
-		pt.sendSigqueue(c, now)
-		return
-	}
-	// v6.12 posix_timer_fn() -> posix_timer_event() -> send_sigqueue().
-	pt.status = timerDisarmed
-	var siPrivate uint64
-	if pt.interval != 0 {
-		pt.requeuePending++
-		siPrivate = pt.requeuePending
-	}
-	pt.sigq.sysPriv = siPrivate
-	pt.sigqueueSeq = pt.signalSeq
-	if pt.sendSigqueueLegacy(c, now) && pt.interval != 0 {
-		// The signal is ignored, so no dequeue will re-arm the timer: it is
-		// forwarded here, with now pushed a jiffy ahead for sub-jiffy
-		// intervals so it cannot starve the CPU, and restarted
-		// (posix_cpu_timer_rearm() for CPU clocks).
-		nowb := baseNow
-		if !pt.cpuClock && k.m.HighRes && pt.interval < k.tickNsec {
-			nowb += k.tickNsec
-		}
-		var orun int64
-		pt.expires, orun = hrForward(pt.expires, nowb, pt.interval, pt.resolution())
-		pt.overrun += orun
-		pt.requeuePending++
-		pt.status = timerArmed
-		if !pt.cpuClock {
-			pt.restartAfterCallback(c, now)
-		}
-	}
-}
-
-// restartAfterCallback re-enqueues the timer as its callback's
-// HRTIMER_RESTART would.
-//
-// Divergence: the callback's choice is made at run time here, while the
-// plugin boundary declares restarts up front (sdk.HRTimer.Period), so the
-// timer is started again by the host right after the interrupt that ran the
-// callback, and that start's cost is not charged to the interrupt. Only the
-// legacy ignored-periodic-timer path uses it.
-func (pt *PosixTimer) restartAfterCallback(c *CPU, now ktime.Time) {
-	k := pt.proc.k
-	exp := pt.expires
-	k.At(now, "posix_timer_fn restart", func(at ktime.Time) {
-		if pt.valid && pt.interval != 0 && pt.expires == exp && !pt.hr.queued {
-			k.hrStart(c, at, pt.hr, ktime.Time(exp), 0, sdk.HRModeAbs)
-		}
-	})
+	k.signals.expire(pt, c, now, baseNow)
 }
 
 // target is posixtimer_get_target(): the SIGEV_THREAD_ID thread, or for a
@@ -437,173 +381,17 @@ func (pt *PosixTimer) queue(c *CPU, now ktime.Time, t *Task) int64 {
 	return pt.proc.k.completeSignal(now, c, pt.Signo, pt.proc, t, pt.thread != nil)
 }
 
-// sendSigqueueLegacy is v6.12 send_sigqueue(): an already queued signal only
-// counts an overrun in si_overrun. It reports whether the signal was ignored.
-func (pt *PosixTimer) sendSigqueueLegacy(c *CPU, now ktime.Time) (ignored bool) {
-	k := pt.proc.k
-	t := pt.target(c)
-	if t == nil {
-		return false
-	}
-	q := &pt.sigq
-	res := traceSignalDelivered
-	switch {
-	case pt.proc.ignored(t, pt.Signo):
-		res = traceSignalIgnored
-		ignored = true
-	case q.queued():
-		q.overrun++
-		res = traceSignalAlreadyPending
-	default:
-		q.overrun = 0
-		pt.queue(c, now, t)
-	}
-	if res == traceSignalAlreadyPending {
-		k.Counters.Inc(cntPosixTimerAlreadyPending, c.id, 1)
-	}
-	k.traceSignalGenerate(now, c, pt.Signo, siTimer, t, pt.thread == nil, res)
-	return ignored
-}
-
-// sendSigqueue is posixtimer_send_sigqueue() (6.13+): record the sequence the
-// signal belongs to, even when it is already queued; an ignored periodic
-// timer is parked on the ignored list instead of being re-armed.
-func (pt *PosixTimer) sendSigqueue(c *CPU, now ktime.Time) {
-	k := pt.proc.k
-	t := pt.target(c)
-	if t == nil {
-		return
-	}
-	q := &pt.sigq
-	pt.sigqueueSeq = pt.signalSeq
-	pt.sigPeriodic = pt.status == timerRequeuePending
-	res := traceSignalDelivered
-	switch {
-	case pt.proc.ignored(t, pt.Signo):
-		res = traceSignalIgnored
-		switch {
-		case q.queued():
-			// Queued while blocked, then ignored: leave it like a regular signal.
-		case pt.sigPeriodic:
-			pt.park()
-		default:
-			pt.unpark()
-		}
-	case q.queued():
-		res = traceSignalAlreadyPending
-		k.Counters.Inc(cntPosixTimerAlreadyPending, c.id, 1)
-	default:
-		pt.unpark()
-		q.overrun = 0
-		pt.queue(c, now, t)
-	}
-	k.traceSignalGenerate(now, c, pt.Signo, siTimer, t, pt.thread == nil, res)
-}
-
-// park puts the timer on signal->ignored_posix_timers (posixtimer_sig_ignore()).
-func (pt *PosixTimer) park() {
-	if pt.ignored || !pt.valid {
-		return
-	}
-	pt.ignored = true
-	pt.proc.ignoredTimers = append(pt.proc.ignoredTimers, pt)
-}
-
-// unpark takes the timer off the ignored list.
-func (pt *PosixTimer) unpark() {
-	if !pt.ignored {
-		return
-	}
-	pt.ignored = false
-	l := pt.proc.ignoredTimers
-	for i, o := range l {
-		if o == pt {
-			copy(l[i:], l[i+1:])
-			l[len(l)-1] = nil
-			pt.proc.ignoredTimers = l[:len(l)-1]
-			return
-		}
-	}
-}
-
-// sigIgnored is sigqueue_free_ignored() for the timer's sigqueue flushed by
-// sigaction(SIG_IGN). Legacy: __sigqueue_free() leaves the preallocated entry
-// alone; nothing re-arms the timer until it is set again. 6.13+: a valid
-// periodic timer is parked, anything else dropped.
-func (pt *PosixTimer) sigIgnored() {
-	if pt.proc.k.consistentSignals() && pt.valid && pt.sigPeriodic {
-		pt.park()
-	}
-}
-
-// unignoreTimers is posixtimer_sig_unignore() (6.13+): when SIG_IGN is lifted
-// the parked sigqueues of signo are queued again; the delivery path decides
-// whether they still re-arm their timer.
-func (p *Process) unignoreTimers(now ktime.Time, from *CPU, signo int) {
-	for i := 0; i < len(p.ignoredTimers); {
-		pt := p.ignoredTimers[i]
-		if pt.Signo != signo {
-			i++
-			continue
-		}
-		pt.unpark()
-		if pt.sigq.queued() {
-			continue
-		}
-		if t := pt.target(from); t != nil {
-			pt.queue(from, now, t)
-		}
-	}
-}
-
 // dequeued is the timer half of dequeue_signal() for the timer's sigqueue e,
-// run by the dequeuing task t at now. Legacy: collect_signal() asks for a
-// re-arm when si_sys_private is set and posixtimer_rearm() does it if the
-// sequence still matches; the signal is delivered either way. 6.13+:
-// posixtimer_deliver_signal() drops the signal if the timer was re-armed,
-// disarmed or deleted since it was queued, else re-arms a periodic timer. It
-// reports whether the signal is delivered and the cost of a re-arm, and fills
-// in si_overrun.
+// run by the dequeuing task t at now: it names the timer in si_timerid and
+// leaves the rest to the era (signalEra.deliver).
 func (pt *PosixTimer) dequeued(t *Task, now ktime.Time, e *sigEntry, info *SigInfo) (bool, int64) {
-	k := pt.proc.k
-	c := t.cpu
 	info.TimerID = pt.ID
-	stale := !pt.valid || pt.signalSeq != pt.sigqueueSeq
-	var cost int64
-	if k.consistentSignals() {
-		k.traceFunction(now, c, "posixtimer_deliver_signal <-dequeue_signal")
-		if stale {
-			return false, 0
-		}
-		info.Overrun = 0
-		if pt.interval == 0 || pt.status != timerRequeuePending {
-			return true, 0
-		}
-		cost = pt.rearm(c, now)
-		pt.status = timerArmed
-		pt.overrunLast = pt.overrun
-		pt.overrun = -1
-		pt.signalSeq++
-		info.Overrun = clampInt(pt.overrunLast)
-		return true, cost
-	}
-	if stale {
-		k.Counters.Inc(cntSignalsStaleDelivered, c.id, 1)
-	}
-	if pt.valid && e.sysPriv != 0 {
-		k.traceFunction(now, c, "posixtimer_rearm <-dequeue_signal")
-		if pt.interval != 0 && pt.requeuePending == e.sysPriv {
-			cost = pt.rearm(c, now)
-			pt.status = timerArmed
-			pt.overrunLast = pt.overrun
-			pt.overrun = -1
-			pt.requeuePending++
-			pt.signalSeq++ // the 6.13 bookkeeping, for the stale count only
-			info.Overrun = clampInt(pt.overrunLast + e.overrun)
-		}
-	}
-	return true, cost
+	return pt.proc.k.signals.deliver(pt, t, now, e, info)
 }
+
+// stale reports whether the queued signal belongs to an earlier arming of the
+// timer (it_sigqueue_seq behind it_signal_seq) or to a deleted timer.
+func (pt *PosixTimer) stale() bool { return !pt.valid || pt.signalSeq != pt.sigqueueSeq }
 
 // rearm is kclock->timer_rearm(): common_hrtimer_rearm() forwards the expiry
 // past now, adding the periods to it_overrun, and restarts the hrtimer

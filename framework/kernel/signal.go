@@ -491,7 +491,7 @@ func (p *Process) flushSignal(signo int) {
 			}
 			s.removeAt(i)
 			if e.timer != nil {
-				e.timer.sigIgnored()
+				p.k.signals.sigIgnored(e.timer)
 			}
 		}
 	}
