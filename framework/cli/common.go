@@ -30,6 +30,9 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 type common struct {
 	vars      multiFlag
 	variant   string
+	// kernelVersion is --kernel-version: the release whose settings every
+	// versioned attribute the file leaves unset takes.
+	kernelVersion string
 	seed      string
 	isolation string
 	logFormat string
@@ -50,6 +53,7 @@ func (c *common) register(fs *flag.FlagSet, withVariant bool) {
 		fs.StringVar(&c.variant, "variant", "", "apply the variant block NAME")
 		fs.StringVar(&c.seed, "seed", "", "override run.seed")
 	}
+	fs.StringVar(&c.kernelVersion, "kernel-version", "", "kernel release (\"6.13\") whose strategy settings apply to every versioned attribute the file leaves unset; overrides kernel.version (docs/kernel-changes.md)")
 	fs.StringVar(&c.isolation, "isolation", "", "override every plugin block's isolation: inprocess or process (default: each block's own; without one, linked-in plugins run in process and binaries in their own process)")
 	c.registerPluginFlags(fs)
 }
@@ -151,7 +155,7 @@ func parseFile(fs *flag.FlagSet, args []string, stderr io.Writer) (file string, 
 }
 
 func (c *common) options() (config.Options, error) {
-	o := config.Options{Vars: map[string]string{}, Variant: c.variant}
+	o := config.Options{Vars: map[string]string{}, Variant: c.variant, KernelVersion: c.kernelVersion}
 	for _, v := range c.vars {
 		name, val, ok := strings.Cut(v, "=")
 		if !ok || name == "" {

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/tickemu/tickemu/framework/kernelversion"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
@@ -35,8 +36,14 @@ func (s *Spec) DecodeBody(body hcl.Body, schema sdk.Schema, what string) (sdk.Co
 
 // DecodePlugin decodes a plugin block's body with the plugin's schema. Messages
 // about unknown attributes also offer the host's plugin and isolation.
+//
+// Versioned attributes the body leaves unset take the kernel version's value
+// (kernel.version, --kernel-version) instead of their default.
 func (s *Spec) DecodePlugin(p PluginBlock, schema sdk.Schema) (sdk.Config, hcl.Diagnostics) {
 	d := decoder{ctx: s.EvalContext(), nrCPUs: s.Machine.CPUs, hostAttrs: pluginHostAttrs}
+	d.preset = func(a sdk.Attribute) (string, bool) {
+		return s.preset(kernelversion.Key{Kind: string(p.Kind), Plugin: p.Plugin, Attr: a.Name}, a)
+	}
 	return d.decode(p.Body, schema, p.What())
 }
 
@@ -71,6 +78,9 @@ type decoder struct {
 	// in it); they count as allowed in suggestions and messages.
 	hostAttrs  []string
 	hostBlocks []hcl.BlockHeaderSchema
+	// preset, when set, gives the value of an attribute the body leaves
+	// unset ahead of its Default: the kernel version's (Spec.preset).
+	preset func(a sdk.Attribute) (string, bool)
 }
 
 func (d decoder) decode(body hcl.Body, schema sdk.Schema, what string) (sdk.Config, hcl.Diagnostics) {
@@ -128,6 +138,22 @@ func (d decoder) decode(body hcl.Body, schema sdk.Schema, what string) (sdk.Conf
 		}
 		if a.Required {
 			continue // Content has reported it
+		}
+		if d.preset != nil {
+			if pv, ok := d.preset(a); ok {
+				v, err := d.presetValue(a, pv)
+				if err != nil {
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Invalid kernel version value",
+						Detail:   fmt.Sprintf("The %s's attribute %q takes %q at this kernel version: %v. This is a bug in whatever declared the schema's eras.", what, a.Name, pv, err),
+						Subject:  body.MissingItemRange().Ptr(),
+					})
+					continue
+				}
+				cfg[a.Name] = v
+				continue
+			}
 		}
 		v, err := d.defaultValue(a)
 		if err != nil {

@@ -39,6 +39,10 @@ type (
 		Workloads []hashWorkload `json:"workloads"`
 		Run       hashRun        `json:"run"`
 		Swept     []string       `json:"swept"`
+		// The kernel version and bisect presets, when set (absent, the
+		// hash of a file is what it was before versions existed).
+		KernelVersion string            `json:"kernel_version,omitempty"`
+		Presets       map[string]string `json:"presets,omitempty"`
 	}
 	hashMachine struct {
 		CPUs       int         `json:"cpus"`
@@ -114,6 +118,15 @@ func (l *loader) hash() string {
 	}
 	if l.sweptIn(blockRun, "warmup") {
 		doc.Run.Warmup = 0
+	}
+	if !s.KernelVersion.IsZero() {
+		doc.KernelVersion = s.KernelVersion.String()
+	}
+	for k, v := range s.presets {
+		if doc.Presets == nil {
+			doc.Presets = map[string]string{}
+		}
+		doc.Presets[k.Kind+"/"+k.Plugin+"/"+k.Attr] = v
 	}
 	for _, st := range m.IdleStates {
 		doc.Machine.IdleStates = append(doc.Machine.IdleStates, hashState{st.Name, st.ExitLatency, st.TargetResidency, st.StopsLocalTimer})

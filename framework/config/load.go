@@ -159,8 +159,10 @@ func (l *loader) load() {
 	l.spec.ctx = l.ctx
 
 	l.decodeMachine(byType[blockMachine])
-	l.decodePlugins(byType)
 	l.decodeKernel(byType[blockKernel])
+	l.spec.presets = l.opts.Presets
+	l.decodeKernelVersion()
+	l.decodePlugins(byType)
 	l.decodeWorkloads(byType[blockWorkload])
 	l.decodeRun(byType[blockRun])
 	if !l.diags.HasErrors() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/tickemu/tickemu/framework/kernelversion"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
@@ -49,7 +50,7 @@ func (l *loader) decodePlugins(byType map[string]hcl.Blocks) {
 		if b == nil && !s.Required {
 			continue
 		}
-		p := PluginBlock{Kind: s.Kind, Role: s.Role, Plugin: s.Default, Isolation: IsolationDefault}
+		p := PluginBlock{Kind: s.Kind, Role: s.Role, Plugin: l.defaultPlugin(s), Isolation: IsolationDefault}
 		if b == nil {
 			r := l.fileStart()
 			p.Body, p.DefRange, p.PluginRange = emptyBody(r), r, r
@@ -82,6 +83,19 @@ func (l *loader) decodePlugins(byType map[string]hcl.Blocks) {
 		}
 		l.spec.Plugins = append(l.spec.Plugins, p)
 	}
+}
+
+// defaultPlugin is the plugin a slot's block without `plugin` selects: the
+// version's, for a slot whose default follows the release.
+func (l *loader) defaultPlugin(s PluginSlot) string {
+	if len(s.DefaultEras) == 0 {
+		return s.Default
+	}
+	a := SlotSchema(s).Attributes[0]
+	if v, ok := l.spec.preset(kernelversion.Key{Kind: string(s.Kind), Attr: a.Name}, a); ok {
+		return v
+	}
+	return s.Default
 }
 
 // checkSlots rejects slot lists the loader cannot serve; they come from the

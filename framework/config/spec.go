@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/tickemu/tickemu/framework/kernelversion"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
@@ -28,6 +29,14 @@ type Options struct {
 	// PluginSlots lists the plugin blocks a file may hold; nil means
 	// DefaultPluginSlots(). A new plugin kind is a new slot, not a code change here.
 	PluginSlots []PluginSlot
+	// KernelVersion, when set, overrides kernel.version (--kernel-version):
+	// every versioned attribute the file leaves unset takes that release's
+	// value (framework/kernelversion).
+	KernelVersion string
+	// Presets, when set, give versioned attributes the file leaves unset a
+	// value of their own, ahead of the kernel version: the states between
+	// two releases that tickemu bisect runs.
+	Presets map[kernelversion.Key]string
 }
 
 // PluginSlot describes one plugin block: its kind (also the block type), its
@@ -43,6 +52,10 @@ type PluginSlot struct {
 	// default plugin with its default settings. Optional slots appear only when
 	// written.
 	Required bool
+	// DefaultEras, when set, make the default plugin follow the kernel
+	// version (Default applies without one): the governor's, whose choice
+	// is the idle tick-retain rule.
+	DefaultEras []sdk.Era
 }
 
 // DefaultPluginSlots returns the slots of tickemu's plugin kinds, in the order
@@ -54,8 +67,18 @@ func DefaultPluginSlots() []PluginSlot {
 		{Kind: sdk.KindHRTimer, Default: "hrtimer", Required: true},
 		{Kind: sdk.KindClockEvent, Role: "local", Default: "lapic", Required: true},
 		{Kind: sdk.KindClockEvent, Role: "broadcast", Default: "hpet"},
-		{Kind: sdk.KindGovernor, Default: "menu", Required: true},
+		{Kind: sdk.KindGovernor, Default: "menu", Required: true, DefaultEras: governorEras},
 	}
+}
+
+// governorEras: before 4.17 the idle loop stopped the tick before the
+// governor ran (tick_nohz_idle_enter()), which always_stop models; since
+// 554c8aa8ecad cpuidle_idle_call() asks the governor first and menu (the
+// default governor of a tickless kernel) keeps the tick for a short sleep.
+var governorEras = []sdk.Era{
+	{Since: "3.10", Value: "always_stop"},
+	{Since: "4.17", Value: "menu", Commit: "554c8aa8ecad", Title: "sched: idle: Select idle state before stopping the tick",
+		Note: "with 45f1ff59e27c (cpuidle: Return nohz hint from cpuidle_select()) and the rest of the idle loop series; teo came in 5.1 and is never the default"},
 }
 
 // Isolation modes of a plugin block. A block without the attribute has
@@ -89,6 +112,10 @@ type Spec struct {
 	// schema; an empty body when the block is absent.
 	Kernel      hcl.Body
 	KernelRange hcl.Range
+	// KernelVersion is kernel.version or --kernel-version, zero when
+	// neither is set; KernelVersionRange is where the file sets it.
+	KernelVersion      kernelversion.Release
+	KernelVersionRange hcl.Range
 	// Workloads in file order.
 	Workloads []WorkloadBlock
 	Run       Run
@@ -97,6 +124,7 @@ type Spec struct {
 	// Vars holds every declared variable's final value, in declaration order.
 	Vars []Var
 
+	presets  map[kernelversion.Key]string
 	files    map[string]*hcl.File
 	ctx      *hcl.EvalContext
 	variants []string

@@ -99,6 +99,9 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 			fmt.Fprintf(b, "incomplete: %s\n", IncompleteText(r.Incomplete))
 		}
 		fmt.Fprintf(b, "cpus: %d\nhz: %d\nnohz: %s\nhighres: %v\n", c.CPUs, c.HZ, c.NoHZ, c.HighRes)
+		if c.KernelVersion != "" {
+			fmt.Fprintf(b, "kernel-version: %s\n", c.KernelVersion)
+		}
 		for _, p := range r.Plugins {
 			role := ""
 			if p.Role != "" {

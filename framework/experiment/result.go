@@ -40,7 +40,12 @@ type ConfigInfo struct {
 	WarmupNS          int64       `json:"warmup_ns"`
 	Events            uint64      `json:"events"`
 	PosixTimerSignals string      `json:"posix_timer_signals"`
-	IdleStates        []string    `json:"idle_states,omitempty"` // the machine's idle_state names, in order
+	// KernelVersion is the release whose settings apply (kernel.version,
+	// --kernel-version); Overridden the versioned attributes the file sets
+	// otherwise. Both empty without a version.
+	KernelVersion string            `json:"kernel_version,omitempty"`
+	Overridden    []config.Override `json:"overridden,omitempty"`
+	IdleStates    []string          `json:"idle_states,omitempty"` // the machine's idle_state names, in order
 	// Break says why --breaktrace stopped the run at BreakNS (simulated
 	// time); empty when it ran to the end.
 	Break   string `json:"break,omitempty"`
@@ -103,6 +108,10 @@ func collect(spec *config.Spec, b *built, end ktime.Time) (*Result, error) {
 	r.Config = ConfigInfo{Hash: spec.Hash(), Variant: spec.Variant, Seed: spec.Run.Seed, CPUs: spec.Machine.CPUs,
 		HZ: spec.Machine.HZ, NoHZ: spec.Machine.NoHZ, HighRes: spec.Machine.HighRes, DurationNS: spec.Run.Duration,
 		WarmupNS: spec.Run.Warmup, Events: k.Events(), PosixTimerSignals: b.settings.PosixTimerSignals}
+	if !spec.KernelVersion.IsZero() {
+		r.Config.KernelVersion = spec.KernelVersion.String()
+	}
+	r.Config.Overridden = b.overrides
 	for _, s := range spec.Machine.IdleStates {
 		r.Config.IdleStates = append(r.Config.IdleStates, s.Name)
 	}

@@ -190,6 +190,9 @@ type built struct {
 	instances []Instance
 	settings  kernel.KernelSettings
 	tw        *trace.Writer
+	// overrides are the versioned attributes the file sets against the
+	// kernel version.
+	overrides []config.Override
 }
 
 func (b *built) close() {
@@ -316,6 +319,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		if pds.HasErrors() {
 			continue
 		}
+		b.overrides = append(b.overrides, spec.Overrides(string(pb.Kind), pb.Plugin, schema, cfg)...)
 		b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg, Schema: schema, plugin: p})
 		var typed bool
 		switch pb.Kind {
@@ -351,9 +355,11 @@ func build(spec *config.Spec, o Options) (*built, error) {
 				Detail: fmt.Sprintf("%s: plugin %q does not implement the %s kind", pb.What(), pb.Plugin, pb.Kind), Subject: pb.PluginRange.Ptr()})
 		}
 	}
-	kcfg, d := spec.DecodeBody(spec.Kernel, kernel.KernelSchema(), "kernel block")
+	kschema := kernel.KernelSchema()
+	kcfg, d := spec.DecodeKernel(kschema)
 	diags = append(diags, d...)
 	if !d.HasErrors() {
+		b.overrides = append(b.overrides, spec.Overrides("kernel", "", kschema, kcfg)...)
 		var err error
 		if b.settings, err = kernel.ParseKernelSettings(kcfg); err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid kernel block",

@@ -94,10 +94,21 @@ const (
 // KernelSchema is the schema of the kernel block.
 func KernelSchema() sdk.Schema {
 	s := sdk.Schema{Attributes: []sdk.Attribute{
+		{Name: "version", Type: sdk.TypeString,
+			Doc: "the kernel release (\"6.13\") whose strategy settings every versioned attribute left unset takes, in the plugin blocks and here (docs/kernel-changes.md; --kernel-version overrides it)"},
 		{Name: "posix_timer_signals", Type: sdk.TypeString, Default: "consistent", OneOf: []string{"legacy", "consistent"},
-			Doc: "legacy: deliver stale POSIX timer signals (<= 6.12); consistent: drop them at dequeue (513793bc6ab3, 6.13+)"},
+			Doc: "legacy: deliver stale POSIX timer signals (<= 6.12); consistent: drop them at dequeue (513793bc6ab3, 6.13+)",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: "legacy"},
+				{Since: "6.13", Value: "consistent", Commit: "513793bc6ab3", Title: "posix-timers: Make signal delivery consistent",
+					Note: "with the rest of the series (b06b0345fff3 and others) in v6.13"},
+			}},
 		{Name: "nohz_full_tick", Type: sdk.TypeString, Default: NohzFullOffload, OneOf: []string{NohzFullMaxDeferment, NohzFullOffload},
-			Doc: "busy nohz_full CPUs: max_deferment (before 4.17: residual 1 Hz tick) or offload (4.17+: no cap, sched_tick_remote() on a housekeeping CPU)"},
+			Doc: "busy nohz_full CPUs: max_deferment (before 4.17: residual 1 Hz tick) or offload (4.17+: no cap, sched_tick_remote() on a housekeeping CPU)",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: NohzFullMaxDeferment},
+				{Since: "4.17", Value: NohzFullOffload, Commit: "d84b31313ef8", Title: "sched/isolation: Offload residual 1Hz scheduler tick"},
+			}},
 	}}
 	d := DefaultCosts()
 	for _, a := range d.costAttrs() {

@@ -30,7 +30,7 @@ import (
 // lock file's checksum (lock.go) is checked every time a binary is started.
 
 // cacheFormat changes when cacheEntry changes shape.
-const cacheFormat = 1
+const cacheFormat = 2 // 2: schema attributes carry their kernel eras (sdk.Attribute.Eras)
 
 type cacheEntry struct {
 	Format   int                `json:"format"`

@@ -43,6 +43,9 @@ func WriteText(w io.Writer, r *experiment.Result) error {
 		}
 		fmt.Fprintf(b, "# %s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, experiment.StrategyText(p))
 	}
+	if l := versionText(c); l != "" {
+		b.WriteString(l)
+	}
 	for _, wr := range r.Workloads {
 		if len(wr.Text) == 0 {
 			continue
@@ -223,3 +226,30 @@ func avgF(sum, n int64) float64 {
 }
 
 func avgUS(sumNS, n int64) float64 { return avgF(sumNS, n) / 1000 }
+
+// versionText is the summary's kernel version line and the attributes the
+// file overrides, or "" without a version.
+func versionText(c experiment.ConfigInfo) string {
+	if c.KernelVersion == "" && len(c.Overridden) == 0 {
+		return ""
+	}
+	b := &strings.Builder{}
+	if c.KernelVersion != "" {
+		fmt.Fprintf(b, "# kernel %s: versioned settings as that release has them (docs/kernel-changes.md)", c.KernelVersion)
+	} else {
+		b.WriteString("# kernel: versioned settings preset")
+	}
+	if len(c.Overridden) == 0 {
+		b.WriteString("; the file overrides none\n")
+		return b.String()
+	}
+	b.WriteString("; the file overrides ")
+	for i, o := range c.Overridden {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s = %s (the version has %s)", o.Setting, o.Value, o.Version)
+	}
+	b.WriteString("\n")
+	return b.String()
+}

@@ -177,6 +177,15 @@ type Attribute struct {
 	// than the machine could hold.
 	Min, Max string
 	Doc      string
+	// Eras is the attribute's value per kernel release, oldest first, for a
+	// strategy whose kernel behaviour changed between releases (see Era).
+	Eras []Era
+	// Unversioned says why a strategy attribute does not follow the kernel
+	// release: a property of the hardware, a kernel build option, a choice
+	// the user makes on every release ("the TSC-deadline mode is the CPU's
+	// feature, not a kernel change"). A strategy attribute has Eras or
+	// Unversioned; tickemu's own tests hold the builtins to it.
+	Unversioned string
 }
 
 // Schema is a plugin's config schema. The attribute "plugin" (which plugin to

@@ -147,13 +147,37 @@ func schema() sdk.Schema {
 	d := DefaultConfig()
 	attrs := []sdk.Attribute{
 		{Name: "hang_delay", Type: sdk.TypeString, Default: d.HangDelay.String(), OneOf: hangDelayNames,
-			Doc: "hrtimer_interrupt() hang back-off: proportional (pre-2026), fixed_100ms (2889243848560), max_hang_time (its fix)"},
+			Doc: "hrtimer_interrupt() hang back-off: proportional (pre-2026), fixed_100ms (2889243848560), max_hang_time (its fix)",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: "proportional",
+					Note: "41d2e4949377 (hrtimer: Tune hrtimer_interrupt hang logic, 2.6.32)"},
+				{Since: "7.1", Value: "fixed_100ms", Commit: "288924384856", Title: "hrtimer: Re-arrange hrtimer_interrupt()",
+					Note: "tip sched/hrtick, 27 Feb 2026, queued for the 7.1 merge window: the release tag is the queue's, not checked in a release; the regression LKP reported on that branch"},
+				{Since: "7.1", Value: "max_hang_time", Title: "hrtimer: Less agressive interrupt hang handling",
+					Note: "the fix (P. Zijlstra, patch of 11 Mar 2026, on the same branch): its mainline commit id was not found, so the change is named by its title"},
+			}},
 		{Name: "softirq_next", Type: sdk.TypeString, Default: d.SoftirqNext.String(), OneOf: softirqNextNames,
-			Doc: "softirq_expires_next upkeep: stale (before 46eb1701c046) or updated"},
+			Doc: "softirq_expires_next upkeep: stale (before 46eb1701c046) or updated",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: "stale",
+					Note: "the soft clock bases exist from 4.16 (5da70160462e); before that no timer is soft and the setting changes nothing"},
+				{Since: "5.12", Value: "updated", Commit: "46eb1701c046", Title: "hrtimer: Update softirq_expires_next correctly after __hrtimer_get_next_event()",
+					Note: "v5.12-rc3; backported to 5.10.24"},
+			}},
 		{Name: "restart", Type: sdk.TypeString, Default: d.Restart.String(), OneOf: restartNames,
-			Doc: "restart of the first timer: double (before 627ef5ae2df8, up to 2 writes) or deferred (one write or none)"},
+			Doc: "restart of the first timer: double (before 627ef5ae2df8, up to 2 writes) or deferred (one write or none)",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: "double"},
+				{Since: "5.15", Value: "deferred", Commit: "627ef5ae2df8", Title: "hrtimer: Avoid double reprogramming in __hrtimer_start_range_ns()",
+					Note: "with b14bca97c9f5 (hrtimer: Consolidate reprogramming code); v5.15-rc1, in 5.10 and 5.14 stable"},
+			}},
 		{Name: "clock_was_set_ipi", Type: sdk.TypeString, Default: d.IPI.String(), OneOf: ipiNames,
-			Doc: "clock_was_set(): all (retrigger every CPU, before 1e7f7fbcd40c) or needed (update_needs_ipi)"},
+			Doc: "clock_was_set(): all (retrigger every CPU, before 1e7f7fbcd40c) or needed (update_needs_ipi)",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: "all"},
+				{Since: "5.15", Value: "needed", Commit: "1e7f7fbcd40c", Title: "hrtimer: Avoid more SMP function calls in clock_was_set()",
+					Note: "with 05dc4a9fc8b3's check of the soft bases"},
+			}},
 	}
 	for _, a := range costAttrs {
 		attrs = append(attrs, sdk.Attribute{Name: a.name, Type: sdk.TypeNumber,

@@ -72,7 +72,8 @@ func (p *Plugin) Info() sdk.Info {
 func (p *Plugin) Schema() sdk.Schema {
 	return sdk.Schema{Attributes: []sdk.Attribute{
 		{Name: "mode", Type: sdk.TypeString, Default: ModeDeadline, OneOf: []string{ModeDeadline, ModeOneshot},
-			Doc: "count mode: tsc_deadline (IA32_TSC_DEADLINE, device lapic-deadline at TSC/8) or oneshot (count-down TMICT on the divided bus clock, device lapic)"},
+			Doc:         "count mode: tsc_deadline (IA32_TSC_DEADLINE, device lapic-deadline at TSC/8) or oneshot (count-down TMICT on the divided bus clock, device lapic)",
+			Unversioned: "a CPU feature: every modelled release (3.10 on) uses TSC-deadline mode when the CPU has it (X86_FEATURE_TSC_DEADLINE_TIMER) and the count-down otherwise"},
 		{Name: "tsc_freq", Type: sdk.TypeFrequency, Default: "3GHz",
 			Doc: "TSC frequency; the kernel registers the deadline device at tsc_khz*125 Hz (TSC/8)"},
 		{Name: "bus_freq", Type: sdk.TypeFrequency, Default: "100MHz",
@@ -80,7 +81,8 @@ func (p *Plugin) Schema() sdk.Schema {
 		{Name: "divide", Type: sdk.TypeNumber, Default: "16",
 			Doc: "divide configuration (TDCR) for oneshot mode: 1, 2, 4, ..., 128; the kernel always uses 16 (APIC_DIVISOR)"},
 		{Name: "arat", Type: sdk.TypeBool, Default: "true",
-			Doc: "Always Running APIC Timer (CPUID.06H:EAX[2]): true keeps the timer running in deep C-states (rating 150); false sets CLOCK_EVT_FEAT_C3STOP (rating 100) so deep idle needs the broadcast device"},
+			Doc:         "Always Running APIC Timer (CPUID.06H:EAX[2]): true keeps the timer running in deep C-states (rating 150); false sets CLOCK_EVT_FEAT_C3STOP (rating 100) so deep idle needs the broadcast device",
+			Unversioned: "a CPU feature (CPUID.06H:EAX[2]), read the same way on every modelled release"},
 		{Name: "deadline_write_cost", Type: sdk.TypeDuration, Default: "60ns",
 			Doc: "cost of lapic_next_deadline(): RDTSC and the IA32_TSC_DEADLINE WRMSR (estimate: 100-300 cycles bare metal; 1-3 us as a VM exit)"},
 		{Name: "oneshot_write_cost", Type: sdk.TypeDuration, Default: "100ns",

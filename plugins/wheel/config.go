@@ -110,6 +110,10 @@ func schema() sdk.Schema {
 				"64 buckets per level, 8x coarser per level, 9 levels or 8 at HZ<=100, expiry rounded up to the " +
 				"bucket, far timers clamped). \"cascade\": the tv1..tv5 wheel of <=4.7 (followed as of 3.10: " +
 				"exact expiry, cascade every 256 jiffies, mod_timer() slack).",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: "cascade"},
+				{Since: "4.8", Value: "levels", Commit: "500462a9de65", Title: "timers: Switch to a non-cascading wheel"},
+			},
 		},
 		{
 			Name: attrCatchup, Type: sdk.TypeString, Default: "next_expiry", OneOf: catchupNames,
@@ -118,6 +122,13 @@ func schema() sdk.Schema {
 				"wheel is empty (3.15 catchup_timer_jiffies). \"next_expiry\": jump straight to the next jiffy " +
 				"with work (5.9+; on the cascade layout: the next expiry or cascade that moves timers). Every " +
 				"strategy expires the same timers in the same softirq; only costs and counters differ.",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: "per_jiffy"},
+				{Since: "3.15", Value: "skip_empty", Commit: "d550e81dc0dd", Title: "timers: Reduce __run_timers() latency for empty list",
+					Note: "with 18d8cb64c9c0 (the same for the first add to an empty list) and fff421580f51 (the count of timers it needs)"},
+				{Since: "4.8", Value: "next_expiry", Commit: "236968383cf5", Title: "timers: Optimize collect_expired_timers() for NOHZ",
+					Note: "an idle base's clock jumps to the next expiry; 5.9's next_expiry rework (d4f7dae87096 and its series) keeps the jump"},
+			},
 		},
 		{
 			Name: attrRaise, Type: sdk.TypeString, Default: "auto", OneOf: raiseNames,
@@ -125,6 +136,11 @@ func schema() sdk.Schema {
 				"base clock (3.10-4.7). \"next_expiry\": only once jiffies reach the earliest bucket expiry, " +
 				"deferrable timers included while the CPU ticks (5.9+). \"auto\": every_tick for the cascade " +
 				"layout, next_expiry for levels.",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: "every_tick",
+					Note: "4.8-5.8 skip the raise only while jiffies lag base->clk (4e85876a9d2a), which a ticking CPU's base never does: every_tick"},
+				{Since: "5.9", Value: "next_expiry", Commit: "d4f7dae87096", Title: "timers: Spare timer softirq until next expiry"},
+			},
 		},
 	}
 	for _, c := range costAttrs {

@@ -22,15 +22,29 @@ func Info(i *pb.Info) sdk.Info {
 // Attribute converts a pb.Attribute.
 func Attribute(a *pb.Attribute) sdk.Attribute {
 	return sdk.Attribute{
-		Name:     a.GetName(),
-		Type:     sdk.AttrType(a.GetType()),
-		Required: a.GetRequired(),
-		Default:  a.GetDefaultValue(),
-		OneOf:    a.GetOneOf(),
-		Min:      a.GetMinValue(),
-		Max:      a.GetMaxValue(),
-		Doc:      a.GetDoc(),
+		Name:        a.GetName(),
+		Type:        sdk.AttrType(a.GetType()),
+		Required:    a.GetRequired(),
+		Default:     a.GetDefaultValue(),
+		OneOf:       a.GetOneOf(),
+		Min:         a.GetMinValue(),
+		Max:         a.GetMaxValue(),
+		Doc:         a.GetDoc(),
+		Eras:        Eras(a.GetEras()),
+		Unversioned: a.GetUnversioned(),
 	}
+}
+
+// Eras converts an attribute's eras; none gives nil.
+func Eras(es []*pb.Era) []sdk.Era {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]sdk.Era, len(es))
+	for i, e := range es {
+		out[i] = sdk.Era{Since: e.GetSince(), Value: e.GetValue(), Commit: e.GetCommit(), Title: e.GetTitle(), Note: e.GetNote()}
+	}
+	return out
 }
 
 // Schema converts a pb.Schema.

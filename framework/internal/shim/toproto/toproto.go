@@ -31,7 +31,18 @@ func Attribute(a sdk.Attribute) *pb.Attribute {
 		MinValue:     a.Min,
 		MaxValue:     a.Max,
 		Doc:          a.Doc,
+		Eras:         Eras(a.Eras),
+		Unversioned:  a.Unversioned,
 	}
+}
+
+// Eras converts an attribute's eras, keeping their order.
+func Eras(es []sdk.Era) []*pb.Era {
+	out := make([]*pb.Era, len(es))
+	for i, e := range es {
+		out[i] = &pb.Era{Since: e.Since, Value: e.Value, Commit: e.Commit, Title: e.Title, Note: e.Note}
+	}
+	return out
 }
 
 // Schema converts an sdk.Schema, keeping the attribute order.

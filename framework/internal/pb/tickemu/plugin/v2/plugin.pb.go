@@ -892,6 +892,8 @@ type Attribute struct {
 	Doc           string                 `protobuf:"bytes,6,opt,name=doc,proto3" json:"doc,omitempty"`
 	MinValue      string                 `protobuf:"bytes,7,opt,name=min_value,json=minValue,proto3" json:"min_value,omitempty"` // sdk.Attribute.Min
 	MaxValue      string                 `protobuf:"bytes,8,opt,name=max_value,json=maxValue,proto3" json:"max_value,omitempty"` // sdk.Attribute.Max
+	Eras          []*Era                 `protobuf:"bytes,9,rep,name=eras,proto3" json:"eras,omitempty"`                         // sdk.Attribute.Eras, oldest first
+	Unversioned   string                 `protobuf:"bytes,10,opt,name=unversioned,proto3" json:"unversioned,omitempty"`          // sdk.Attribute.Unversioned
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -982,6 +984,97 @@ func (x *Attribute) GetMaxValue() string {
 	return ""
 }
 
+func (x *Attribute) GetEras() []*Era {
+	if x != nil {
+		return x.Eras
+	}
+	return nil
+}
+
+func (x *Attribute) GetUnversioned() string {
+	if x != nil {
+		return x.Unversioned
+	}
+	return ""
+}
+
+// Era is sdk.Era: an attribute's value from one kernel release on.
+type Era struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Since         string                 `protobuf:"bytes,1,opt,name=since,proto3" json:"since,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	Commit        string                 `protobuf:"bytes,3,opt,name=commit,proto3" json:"commit,omitempty"`
+	Title         string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	Note          string                 `protobuf:"bytes,5,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Era) Reset() {
+	*x = Era{}
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Era) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Era) ProtoMessage() {}
+
+func (x *Era) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Era.ProtoReflect.Descriptor instead.
+func (*Era) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Era) GetSince() string {
+	if x != nil {
+		return x.Since
+	}
+	return ""
+}
+
+func (x *Era) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *Era) GetCommit() string {
+	if x != nil {
+		return x.Commit
+	}
+	return ""
+}
+
+func (x *Era) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Era) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
 // Schema is sdk.Schema.
 type Schema struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -992,7 +1085,7 @@ type Schema struct {
 
 func (x *Schema) Reset() {
 	*x = Schema{}
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1004,7 +1097,7 @@ func (x *Schema) String() string {
 func (*Schema) ProtoMessage() {}
 
 func (x *Schema) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1017,7 +1110,7 @@ func (x *Schema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Schema.ProtoReflect.Descriptor instead.
 func (*Schema) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{14}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Schema) GetAttributes() []*Attribute {
@@ -1041,7 +1134,7 @@ type Setup struct {
 
 func (x *Setup) Reset() {
 	*x = Setup{}
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +1146,7 @@ func (x *Setup) String() string {
 func (*Setup) ProtoMessage() {}
 
 func (x *Setup) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +1159,7 @@ func (x *Setup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Setup.ProtoReflect.Descriptor instead.
 func (*Setup) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{15}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Setup) GetCpus() int64 {
@@ -1115,7 +1208,7 @@ type ConfigEntry struct {
 
 func (x *ConfigEntry) Reset() {
 	*x = ConfigEntry{}
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[16]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1220,7 @@ func (x *ConfigEntry) String() string {
 func (*ConfigEntry) ProtoMessage() {}
 
 func (x *ConfigEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[16]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1233,7 @@ func (x *ConfigEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigEntry.ProtoReflect.Descriptor instead.
 func (*ConfigEntry) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{16}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ConfigEntry) GetKey() string {
@@ -1170,7 +1263,7 @@ type Diagnostic struct {
 
 func (x *Diagnostic) Reset() {
 	*x = Diagnostic{}
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1275,7 @@ func (x *Diagnostic) String() string {
 func (*Diagnostic) ProtoMessage() {}
 
 func (x *Diagnostic) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1288,7 @@ func (x *Diagnostic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostic.ProtoReflect.Descriptor instead.
 func (*Diagnostic) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{17}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Diagnostic) GetSeverity() Severity {
@@ -1238,7 +1331,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[18]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1250,7 +1343,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[18]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1263,7 +1356,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{18}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Counter) GetName() string {
@@ -1331,7 +1424,7 @@ const file_tickemu_plugin_v2_plugin_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12 \n" +
-	"\vdescription\x18\x04 \x01(\tR\vdescription\"\xd7\x01\n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\"\xa5\x02\n" +
 	"\tAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
@@ -1340,7 +1433,16 @@ const file_tickemu_plugin_v2_plugin_proto_rawDesc = "" +
 	"\x06one_of\x18\x05 \x03(\tR\x05oneOf\x12\x10\n" +
 	"\x03doc\x18\x06 \x01(\tR\x03doc\x12\x1b\n" +
 	"\tmin_value\x18\a \x01(\tR\bminValue\x12\x1b\n" +
-	"\tmax_value\x18\b \x01(\tR\bmaxValue\"F\n" +
+	"\tmax_value\x18\b \x01(\tR\bmaxValue\x12*\n" +
+	"\x04eras\x18\t \x03(\v2\x16.tickemu.plugin.v2.EraR\x04eras\x12 \n" +
+	"\vunversioned\x18\n" +
+	" \x01(\tR\vunversioned\"s\n" +
+	"\x03Era\x12\x14\n" +
+	"\x05since\x18\x01 \x01(\tR\x05since\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\x12\x16\n" +
+	"\x06commit\x18\x03 \x01(\tR\x06commit\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x12\n" +
+	"\x04note\x18\x05 \x01(\tR\x04note\"F\n" +
 	"\x06Schema\x12<\n" +
 	"\n" +
 	"attributes\x18\x01 \x03(\v2\x1c.tickemu.plugin.v2.AttributeR\n" +
@@ -1382,7 +1484,7 @@ func file_tickemu_plugin_v2_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_tickemu_plugin_v2_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tickemu_plugin_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_tickemu_plugin_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_tickemu_plugin_v2_plugin_proto_goTypes = []any{
 	(Severity)(0),             // 0: tickemu.plugin.v2.Severity
 	(*PluginRequest)(nil),     // 1: tickemu.plugin.v2.PluginRequest
@@ -1399,11 +1501,12 @@ var file_tickemu_plugin_v2_plugin_proto_goTypes = []any{
 	(*CountersResponse)(nil),  // 12: tickemu.plugin.v2.CountersResponse
 	(*Info)(nil),              // 13: tickemu.plugin.v2.Info
 	(*Attribute)(nil),         // 14: tickemu.plugin.v2.Attribute
-	(*Schema)(nil),            // 15: tickemu.plugin.v2.Schema
-	(*Setup)(nil),             // 16: tickemu.plugin.v2.Setup
-	(*ConfigEntry)(nil),       // 17: tickemu.plugin.v2.ConfigEntry
-	(*Diagnostic)(nil),        // 18: tickemu.plugin.v2.Diagnostic
-	(*Counter)(nil),           // 19: tickemu.plugin.v2.Counter
+	(*Era)(nil),               // 15: tickemu.plugin.v2.Era
+	(*Schema)(nil),            // 16: tickemu.plugin.v2.Schema
+	(*Setup)(nil),             // 17: tickemu.plugin.v2.Setup
+	(*ConfigEntry)(nil),       // 18: tickemu.plugin.v2.ConfigEntry
+	(*Diagnostic)(nil),        // 19: tickemu.plugin.v2.Diagnostic
+	(*Counter)(nil),           // 20: tickemu.plugin.v2.Counter
 }
 var file_tickemu_plugin_v2_plugin_proto_depIdxs = []int32{
 	3,  // 0: tickemu.plugin.v2.PluginRequest.open:type_name -> tickemu.plugin.v2.OpenRequest
@@ -1418,18 +1521,19 @@ var file_tickemu_plugin_v2_plugin_proto_depIdxs = []int32{
 	12, // 9: tickemu.plugin.v2.PluginResponse.counters:type_name -> tickemu.plugin.v2.CountersResponse
 	13, // 10: tickemu.plugin.v2.OpenResponse.info:type_name -> tickemu.plugin.v2.Info
 	13, // 11: tickemu.plugin.v2.InfoResponse.info:type_name -> tickemu.plugin.v2.Info
-	15, // 12: tickemu.plugin.v2.SchemaResponse.schema:type_name -> tickemu.plugin.v2.Schema
-	16, // 13: tickemu.plugin.v2.ConfigureRequest.setup:type_name -> tickemu.plugin.v2.Setup
-	17, // 14: tickemu.plugin.v2.ConfigureRequest.config:type_name -> tickemu.plugin.v2.ConfigEntry
-	18, // 15: tickemu.plugin.v2.ConfigureResponse.diagnostics:type_name -> tickemu.plugin.v2.Diagnostic
-	19, // 16: tickemu.plugin.v2.CountersResponse.counters:type_name -> tickemu.plugin.v2.Counter
-	14, // 17: tickemu.plugin.v2.Schema.attributes:type_name -> tickemu.plugin.v2.Attribute
-	0,  // 18: tickemu.plugin.v2.Diagnostic.severity:type_name -> tickemu.plugin.v2.Severity
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	16, // 12: tickemu.plugin.v2.SchemaResponse.schema:type_name -> tickemu.plugin.v2.Schema
+	17, // 13: tickemu.plugin.v2.ConfigureRequest.setup:type_name -> tickemu.plugin.v2.Setup
+	18, // 14: tickemu.plugin.v2.ConfigureRequest.config:type_name -> tickemu.plugin.v2.ConfigEntry
+	19, // 15: tickemu.plugin.v2.ConfigureResponse.diagnostics:type_name -> tickemu.plugin.v2.Diagnostic
+	20, // 16: tickemu.plugin.v2.CountersResponse.counters:type_name -> tickemu.plugin.v2.Counter
+	15, // 17: tickemu.plugin.v2.Attribute.eras:type_name -> tickemu.plugin.v2.Era
+	14, // 18: tickemu.plugin.v2.Schema.attributes:type_name -> tickemu.plugin.v2.Attribute
+	0,  // 19: tickemu.plugin.v2.Diagnostic.severity:type_name -> tickemu.plugin.v2.Severity
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_plugin_proto_init() }
@@ -1457,7 +1561,7 @@ func file_tickemu_plugin_v2_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_plugin_proto_rawDesc), len(file_tickemu_plugin_v2_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

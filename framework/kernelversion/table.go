@@ -1,0 +1,280 @@
+package kernelversion
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// Key names one versioned setting: the attribute Attr of plugin Plugin of
+// kind Kind, or of a host block (Kind "kernel", or "governor" with Attr
+// "plugin" for the governor choice) when Plugin is empty.
+type Key struct {
+	Kind   string
+	Plugin string
+	Attr   string
+}
+
+// String is how the key is printed: "hrtimer.hang_delay",
+// "kernel.posix_timer_signals", "clockevent(archtimer).programming" (the
+// plugin is named when it differs from the kind).
+func (k Key) String() string {
+	if k.Plugin == "" || k.Plugin == k.Kind {
+		return k.Kind + "." + k.Attr
+	}
+	return k.Kind + "(" + k.Plugin + ")." + k.Attr
+}
+
+// Setting is one versioned attribute and its eras.
+type Setting struct {
+	Key  Key
+	Attr sdk.Attribute
+}
+
+// Unversioned is a strategy attribute that does not follow the release.
+type Unversioned struct {
+	Key    Key
+	Reason string
+}
+
+// Change is one modelled kernel change: an era after a setting's first.
+type Change struct {
+	Key     Key
+	Era     sdk.Era
+	Release Release
+	// From is the setting's value before the change.
+	From string
+}
+
+// ID names the change: its commit, or its title when the id is unknown.
+func (c Change) ID() string {
+	if c.Era.Commit != "" {
+		return c.Era.Commit
+	}
+	return c.Era.Title
+}
+
+// Table is the versioned settings of a set of schemas.
+type Table struct {
+	Settings    []Setting
+	Unversioned []Unversioned
+	changes     []Change
+}
+
+// Add adds the strategy attributes of one schema. A strategy attribute
+// (sdk.Attribute.Strategy) without eras must say why (Unversioned); eras must
+// be well formed (see checkEras). The error names the attribute.
+func (t *Table) Add(kind, plugin string, s sdk.Schema) error {
+	var errs []string
+	for _, a := range s.Attributes {
+		k := Key{Kind: kind, Plugin: plugin, Attr: a.Name}
+		if len(a.Eras) == 0 {
+			if a.Strategy() && a.Unversioned == "" {
+				errs = append(errs, fmt.Sprintf("%s: a strategy attribute needs Eras or an Unversioned reason", k))
+			} else if a.Strategy() {
+				t.Unversioned = append(t.Unversioned, Unversioned{Key: k, Reason: a.Unversioned})
+			}
+			continue
+		}
+		if i := slices.IndexFunc(t.Settings, func(x Setting) bool { return x.Key == k }); i >= 0 {
+			continue // the same plugin in two blocks (hpet local and broadcast)
+		}
+		if err := checkEras(a); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", k, err))
+			continue
+		}
+		t.Settings = append(t.Settings, Setting{Key: k, Attr: a})
+	}
+	t.changes = nil
+	if len(errs) > 0 {
+		return fmt.Errorf("kernel version table: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// checkEras: releases parse and increase, the first era is the state at or
+// before Oldest and names no commit, later ones are inside the covered range
+// and name a 12-hex commit with its title (or explain in Note why the id is
+// not known), and every value is one the attribute allows.
+func checkEras(a sdk.Attribute) error {
+	var prev Release
+	for i, e := range a.Eras {
+		r, err := Parse(e.Since)
+		if err != nil {
+			return fmt.Errorf("era %d: %v", i, err)
+		}
+		if len(a.OneOf) > 0 && !slices.Contains(a.OneOf, e.Value) {
+			return fmt.Errorf("era %d (%s): value %q is not one of %q", i, e.Since, e.Value, a.OneOf)
+		}
+		if a.Type == sdk.TypeBool && e.Value != "true" && e.Value != "false" {
+			return fmt.Errorf("era %d (%s): value %q is not true or false", i, e.Since, e.Value)
+		}
+		if i == 0 {
+			if r.Compare(Oldest) > 0 {
+				return fmt.Errorf("the first era starts at %s, after the oldest modelled release %s", r, Oldest)
+			}
+			if e.Commit != "" {
+				return fmt.Errorf("the first era is the state at %s and names no commit (got %s)", Oldest, e.Commit)
+			}
+			prev = r
+			continue
+		}
+		if r.Compare(prev) < 0 {
+			return fmt.Errorf("era %d (%s) is older than the era before it (%s)", i, r, prev)
+		}
+		if r.Compare(Oldest) <= 0 || r.Compare(Newest) > 0 {
+			return fmt.Errorf("era %d (%s) is outside the covered releases (after %s, up to %s)", i, r, Oldest, Newest)
+		}
+		if e.Commit == "" && e.Note == "" {
+			return fmt.Errorf("era %d (%s) names no commit and no Note says why", i, r)
+		}
+		if e.Commit != "" && !isHex12(e.Commit) {
+			return fmt.Errorf("era %d (%s): commit %q is not the first 12 hex digits of a commit id", i, r, e.Commit)
+		}
+		if e.Title == "" {
+			return fmt.Errorf("era %d (%s) has no Title", i, r)
+		}
+		if e.Value == a.Eras[i-1].Value {
+			return fmt.Errorf("era %d (%s) keeps the value %q of the era before it", i, r, e.Value)
+		}
+		prev = r
+	}
+	return nil
+}
+
+func isHex12(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Changes returns every modelled change, oldest release first; changes of
+// one release keep the table's order (settings in the order they were added,
+// eras in their order).
+func (t *Table) Changes() []Change {
+	if t.changes != nil {
+		return t.changes
+	}
+	var cs []Change
+	for _, s := range t.Settings {
+		for i, e := range s.Attr.Eras[1:] {
+			r, _ := Parse(e.Since)
+			cs = append(cs, Change{Key: s.Key, Era: e, Release: r, From: s.Attr.Eras[i].Value})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b Change) int { return a.Release.Compare(b.Release) })
+	t.changes = cs
+	return cs
+}
+
+// State is the value of every versioned setting.
+type State map[Key]string
+
+// Baseline is the state at Oldest.
+func (t *Table) Baseline() State {
+	st := State{}
+	for _, s := range t.Settings {
+		st[s.Key] = s.Attr.Eras[0].Value
+	}
+	return st
+}
+
+// At is the state at release r: the baseline with every change up to r.
+func (t *Table) At(r Release) State {
+	st := t.Baseline()
+	for _, c := range t.Changes() {
+		if c.Release.Compare(r) <= 0 {
+			st[c.Key] = c.Era.Value
+		}
+	}
+	return st
+}
+
+// Apply returns st with the changes applied in order.
+func (st State) Apply(cs ...Change) State {
+	out := State{}
+	for k, v := range st {
+		out[k] = v
+	}
+	for _, c := range cs {
+		out[c.Key] = c.Era.Value
+	}
+	return out
+}
+
+// ValueAt is the value of eras at release r (the last era not after it);
+// false when there are no eras.
+func ValueAt(eras []sdk.Era, r Release) (string, bool) {
+	v, ok := "", false
+	for _, e := range eras {
+		er, err := Parse(e.Since)
+		if err != nil || er.Compare(r) > 0 {
+			break
+		}
+		v, ok = e.Value, true
+	}
+	if !ok && len(eras) > 0 {
+		return eras[0].Value, true
+	}
+	return v, ok
+}
+
+// Point is a position in the ordered changes: a release, or the state right
+// after one change (its commit id, for a change no release has on its own,
+// such as a regression fixed before the release).
+type Point struct {
+	Name string
+	// Applied is how many of Table.Changes() the point has: the state is
+	// the baseline with Changes()[:Applied].
+	Applied int
+}
+
+// ParsePoint reads a release ("6.13") or the commit id (or its 12-hex
+// prefix, at least 7 digits) of a modelled change.
+func (t *Table) ParsePoint(s string) (Point, error) {
+	cs := t.Changes()
+	if r, err := Parse(s); err == nil {
+		if _, err := ParseCovered(s); err != nil {
+			return Point{}, err
+		}
+		n := 0
+		for _, c := range cs {
+			if c.Release.Compare(r) <= 0 {
+				n++
+			}
+		}
+		return Point{Name: r.String(), Applied: n}, nil
+	}
+	if len(s) >= 7 && len(s) <= 12 && isHex12(s+strings.Repeat("0", 12-len(s))) {
+		for i, c := range cs {
+			if strings.HasPrefix(c.Era.Commit, s) {
+				return Point{Name: c.Era.Commit, Applied: i + 1}, nil
+			}
+		}
+		return Point{}, fmt.Errorf("%s is no modelled change's commit (docs/kernel-changes.md lists them)", s)
+	}
+	return Point{}, fmt.Errorf("%q is neither a release (MAJOR.MINOR, %s) nor the commit id of a modelled change", s, Covered())
+}
+
+// StateOf is the state at p.
+func (t *Table) StateOf(p Point) State {
+	return t.Baseline().Apply(t.Changes()[:p.Applied]...)
+}
+
+// Between returns the changes from a to b, in order, and whether b is later
+// than a (false: the changes lead from b to a).
+func (t *Table) Between(a, b Point) ([]Change, bool) {
+	cs := t.Changes()
+	if a.Applied <= b.Applied {
+		return cs[a.Applied:b.Applied], true
+	}
+	return cs[b.Applied:a.Applied], false
+}
