@@ -28,16 +28,16 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // common holds the flags every scenario command takes.
 type common struct {
-	vars      multiFlag
-	variant   string
+	vars    multiFlag
+	variant string
 	// kernelVersion is --kernel-version: the release whose settings every
 	// versioned attribute the file leaves unset takes.
 	kernelVersion string
-	seed      string
-	isolation string
-	logFormat string
-	logLevel  string
-	pluginDir string
+	seed          string
+	isolation     string
+	logFormat     string
+	logLevel      string
+	pluginDir     string
 	// Plugin resolution and debugging (framework/loader): a lock file, a
 	// reattach value, extra plugin environment.
 	pluginLock     string
