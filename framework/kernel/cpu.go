@@ -63,15 +63,9 @@ type CPU struct {
 	softirqs      uint32
 	softirqFns    [nrSoftirqs]func(c *CPU, now ktime.Time) ktime.Time
 
-	// tick-sched (struct tick_sched).
-	tick        *HRTimer // ts->sched_timer in high-res mode
-	tickStopped bool
-	tickExpires ktime.Time // what the stopped tick is programmed for
-	doTimerLast bool
-	nohzFull    bool
-	lowresNext  ktime.Time // low-res: next tick programmed on the device
-	inIdleLoop  bool       // the idle task owns the CPU (do_idle())
-	idleState   int        // index into Machine.IdleStates, -1 = polling
+	ts          tickSched // tick-sched state (tick.go)
+	nohzFull    bool      // tick_nohz_full_cpu(): in the nohz_full= mask
+	idleState   int       // index into Machine.IdleStates, -1 = polling
 	idleSince   ktime.Time
 	inBroadcast bool
 	// The last idle exit's cost to whatever woke the CPU: the state's exit
@@ -208,17 +202,17 @@ func (c *CPU) boot(t ktime.Time) {
 	k.local.SetState(c.id, t, sdk.StateOneshot, 0)
 	first := ktime.Time(k.tickNsec) // the tick grid: multiples of TICK_NSEC (tick_init_jiffy_update)
 	if k.m.HighRes {
-		c.tick = k.NewHRTimer("tick_sched_timer", sdk.ClockMonotonic, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard,
+		c.ts.schedTimer = k.NewHRTimer("tick_sched_timer", sdk.ClockMonotonic, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard,
 			k.costs.Tick+k.costs.JiffiesUpdate, c.tickCallback)
-		c.tick.Period = k.tickNsec
-		k.hrStart(c, t, c.tick, first, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
+		c.ts.schedTimer.Period = k.tickNsec
+		k.hrStart(c, t, c.ts.schedTimer, first, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
 	} else if k.m.NoHZ == "off" && k.local.Has(sdk.FeatPeriodic) {
 		// tick_setup_periodic(): a periodic device ticks by itself.
 		c.periodic = true
 		k.local.SetState(c.id, t, sdk.StatePeriodic, k.tickNsec)
 		c.syncDev(t)
 	} else {
-		c.lowresNext = first
+		c.ts.lowresNext = first
 		c.programDevice(t, first)
 	}
 	c.ctxSince = t
@@ -352,9 +346,9 @@ func (c *CPU) kick(now ktime.Time) {
 		c.enterIdle(now)
 		return
 	}
-	if c.inIdleLoop {
+	if c.ts.inidle {
 		// do_idle() saw need_resched(): tick_nohz_idle_exit() before schedule_idle().
-		c.inIdleLoop = false
+		c.ts.inidle = false
 		if cost := c.idleExit(now); cost > 0 {
 			c.span(SpanTickSched, now, now+ktime.Time(cost), 0)
 			c.setCtx(now, ctxIdle)
@@ -415,12 +409,12 @@ func (c *CPU) segmentDone(now ktime.Time) {
 // It returns when the CPU is free again.
 func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 	k := c.k
-	wasIdle := c.inIdleLoop
+	wasIdle := c.ts.inidle
 	c.setCtx(now, ctxIRQ)
 	c.irqNest = true
 	start := now
 	now += ktime.Time(k.costs.IRQEntry)
-	if wasIdle && c.tickStopped {
+	if wasIdle && c.ts.tickStopped {
 		// tick_nohz_irq_enter() -> tick_nohz_update_jiffies(): jiffies are stale
 		// while every CPU sleeps.
 		k.doUpdateJiffies(now)
@@ -626,9 +620,9 @@ func runHRTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 // an idle CPU with a stopped tick must be seen (trigger_dyntick_cpu() sends
 // an IPI when the target is remote).
 func (c *CPU) wheelChanged(now ktime.Time) {
-	if c.tickStopped && c.wheel.NextExpiry != sdk.NoExpiry {
+	if c.ts.tickStopped && c.wheel.NextExpiry != sdk.NoExpiry {
 		at := c.k.jiffyTime(c.wheel.NextExpiry)
-		if at < c.tickExpires {
+		if at < c.ts.nextTick {
 			c.wheelIsDirty = true
 			if c.mode == modeIdle {
 				c.k.sendIPI(now, c, ipiResched)

@@ -89,13 +89,13 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 		// get_next_timer_interrupt(), and both round trips overlap out of
 		// process.
 		h := devNext
-		switch ask := k.m.HighRes && c.tick.queued && c.tick.expires <= devNext; {
+		switch ask := k.m.HighRes && c.ts.schedTimer.queued && c.ts.schedTimer.expires <= devNext; {
 		case ask && k.concurrent:
-			wait := k.startNextEvent(c.id, now, c.tick.ID)
+			wait := k.startNextEvent(c.id, now, c.ts.schedTimer.ID)
 			expires, qc = c.nohzNextEvent(now)
 			h = wait()
 		case ask:
-			h = k.hrt.NextEvent(c.id, now, c.tick.ID)
+			h = k.hrt.NextEvent(c.id, now, c.ts.schedTimer.ID)
 			fallthrough
 		default:
 			expires, qc = c.nohzNextEvent(now)
@@ -112,7 +112,7 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 			}
 		}
 	}
-	req := sdk.IdleSelect{CPU: c.id, Now: now, SleepLength: sleep, DeltaTick: deltaNext, TickStopped: c.tickStopped,
+	req := sdk.IdleSelect{CPU: c.id, Now: now, SleepLength: sleep, DeltaTick: deltaNext, TickStopped: c.ts.tickStopped,
 		LatencyReq: k.pmQoS(), TickNsec: k.tickNsec, Util: c.updateUtil(now)}
 	ch := k.gov.Select(req)
 	if ch.State < 0 || ch.State >= len(k.govStates) || ch.Cost < 0 {
@@ -124,9 +124,9 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 	cost += ch.Cost
 	c.govSelectAt = now
 	c.govState = ch.State
-	if canStop && expires != 0 && (ch.StopTick || c.tickStopped) {
+	if canStop && expires != 0 && (ch.StopTick || c.ts.tickStopped) {
 		cost += c.nohzStopTickAt(now+ktime.Time(cost), expires, ktime.Max)
-	} else if !c.tickStopped {
+	} else if !c.ts.tickStopped {
 		// tick_nohz_idle_retain_tick(): the tick keeps running.
 		k.Counters.Inc(cntTickRetains, c.id, 1)
 	}
@@ -179,7 +179,7 @@ func (c *CPU) tickWakesIdle(now ktime.Time) bool {
 		return false
 	}
 	if c.k.m.HighRes {
-		return c.tick.queued && c.tick.expires <= now
+		return c.ts.schedTimer.queued && c.ts.schedTimer.expires <= now
 	}
-	return c.lowresNext <= now
+	return c.ts.lowresNext <= now
 }

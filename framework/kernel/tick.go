@@ -5,6 +5,28 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
+// tickSched is a CPU's tick-sched state: the fields of struct tick_sched
+// (kernel/time/tick-sched.h) the model uses.
+type tickSched struct {
+	// schedTimer is ts->sched_timer, the tick's hrtimer in high-res mode.
+	schedTimer *HRTimer
+	// lowresNext is the tick programmed on the device in low-res mode (the
+	// kernel keeps it as sched_timer's expiry and programs it with
+	// tick_program_event()).
+	lowresNext ktime.Time
+	// tickStopped is ts->tick_stopped.
+	tickStopped bool
+	// nextTick is ts->next_tick: what the stopped tick is programmed for,
+	// cleared when it fires.
+	nextTick ktime.Time
+	// doTimerLast is ts->do_timer_last: the CPU held the jiffies duty when
+	// it last stopped its tick.
+	doTimerLast bool
+	// inidle is ts->inidle: the idle task owns the CPU, from
+	// tick_nohz_idle_enter() in do_idle() to tick_nohz_idle_exit().
+	inidle bool
+}
+
 // maxIdleNS is timekeeping_max_deferment() for a TSC clocksource: the
 // timekeeper CPU may not sleep longer (dmesg "tsc: ... max_idle_ns: 440795202938 ns").
 const maxIdleNS = 440795202938
@@ -73,11 +95,11 @@ func (c *CPU) tickSchedDoTimer(now ktime.Time) {
 func (c *CPU) tickHandle(now ktime.Time) {
 	k := c.k
 	k.Counters.Inc(cntTicks, c.id, 1)
-	if c.tickStopped {
+	if c.ts.tickStopped {
 		// tick_sched_handle(): a stopped tick that fired clears ts->next_tick,
 		// so the next tick_nohz_stop_tick() reprograms even the same expiry
 		// instead of skipping it as unchanged.
-		c.tickExpires = 0
+		c.ts.nextTick = 0
 	}
 	if k.jiffies >= c.wheel.RaiseAt {
 		c.RaiseSoftirq(now, TimerSoftirq)
@@ -108,10 +130,10 @@ func (c *CPU) lowresTick(now ktime.Time) ktime.Time {
 	if r.RaiseSoftirq {
 		c.RaiseSoftirq(now, HRTimerSoftirq)
 	}
-	if !c.tickStopped && !c.periodic {
+	if !c.ts.tickStopped && !c.periodic {
 		tick := ktime.Time(k.tickNsec)
 		next := (now/tick + 1) * tick
-		c.lowresNext = next
+		c.ts.lowresNext = next
 		now += ktime.Time(c.programDevice(now, next))
 	}
 	return now
@@ -125,8 +147,8 @@ func (c *CPU) lowresTick(now ktime.Time) ktime.Time {
 func (c *CPU) enterIdle(now ktime.Time) {
 	k := c.k
 	cost := int64(0)
-	if !c.inIdleLoop {
-		c.inIdleLoop = true
+	if !c.ts.inidle {
+		c.ts.inidle = true
 		if c.lastRan != nil {
 			// schedule() switching to the idle task.
 			cost += k.costs.ContextSwitch
@@ -183,11 +205,11 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 	} else {
 		next = k.hrt.NextEvent(c.id, now, 0)
 	}
-	if c.tickStopped && c.tickExpires < next {
-		next = c.tickExpires
-	} else if !c.tickStopped && k.m.HighRes {
+	if c.ts.tickStopped && c.ts.nextTick < next {
+		next = c.ts.nextTick
+	} else if !c.ts.tickStopped && k.m.HighRes {
 		// tick_nohz_get_sleep_length(): the tick is still running.
-		if t := c.tick.expires; t < next {
+		if t := c.ts.schedTimer.expires; t < next {
 			next = t
 		}
 	}
@@ -318,12 +340,12 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 	if next < basemono {
 		next = basemono
 	}
-	if int64(next-basemono) <= tick && !c.tickStopped {
+	if int64(next-basemono) <= tick && !c.ts.tickStopped {
 		return 0, cost
 	}
 	delta := int64(maxIdleNS)
 	tcpu := k.tickDoTimerCPU
-	if tcpu != c.id && (tcpu >= 0 || !c.doTimerLast) {
+	if tcpu != c.id && (tcpu >= 0 || !c.ts.doTimerLast) {
 		delta = int64(ktime.Max)
 	}
 	expires := basemono.Add(delta)
@@ -348,30 +370,30 @@ func (c *CPU) nohzStopTickAt(now, expires, capAt ktime.Time) int64 {
 	tcpu := k.tickDoTimerCPU
 	if tcpu == c.id {
 		k.tickDoTimerCPU = -1
-		c.doTimerLast = true
+		c.ts.doTimerLast = true
 	} else if tcpu >= 0 {
-		c.doTimerLast = false
+		c.ts.doTimerLast = false
 	}
-	if c.tickStopped && expires == c.tickExpires {
+	if c.ts.tickStopped && expires == c.ts.nextTick {
 		return 0
 	}
 	cost := k.costs.NohzStop
-	if !c.tickStopped {
-		c.tickStopped = true
+	if !c.ts.tickStopped {
+		c.ts.tickStopped = true
 		k.Counters.Inc(cntTickStops, c.id, 1)
 		k.tr.Event(now, c.traceCtx(), "tick_stop", "success=1 dependency=NONE")
 	}
-	c.tickExpires = expires
+	c.ts.nextTick = expires
 	at := now + ktime.Time(cost)
 	if k.m.HighRes {
 		if expires == ktime.Max {
-			cost += k.hrCancel(c, at, c.tick)
+			cost += k.hrCancel(c, at, c.ts.schedTimer)
 		} else {
-			c.tick.Period = 0 // tick_sched_timer() returns HRTIMER_NORESTART while stopped
-			cost += k.hrStart(c, at, c.tick, expires, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
+			c.ts.schedTimer.Period = 0 // tick_sched_timer() returns HRTIMER_NORESTART while stopped
+			cost += k.hrStart(c, at, c.ts.schedTimer, expires, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
 		}
 	} else {
-		c.lowresNext = expires
+		c.ts.lowresNext = expires
 		cost += c.programDevice(at, expires)
 	}
 	return cost
@@ -387,7 +409,7 @@ func (c *CPU) nohzStopTickAt(now, expires, capAt ktime.Time) int64 {
 func (c *CPU) nohzFullUpdate(now ktime.Time) int64 {
 	alone := c.rq.peek() == nil
 	switch {
-	case alone && (!c.tickStopped || c.wheelIsDirty || c.stoppedTickFired(now)):
+	case alone && (!c.ts.tickStopped || c.wheelIsDirty || c.stoppedTickFired(now)):
 		// Stop it, or re-arm it after the stopped tick fired or the wheel
 		// gained an earlier timer (tick_nohz_irq_exit() re-evaluates).
 		capAt := ktime.Max
@@ -395,7 +417,7 @@ func (c *CPU) nohzFullUpdate(now ktime.Time) int64 {
 			capAt = now + ktime.Time(ktime.Second)
 		}
 		return c.nohzStopTick(now, capAt)
-	case !alone && c.tickStopped:
+	case !alone && c.ts.tickStopped:
 		return c.idleExit(now)
 	}
 	return 0
@@ -405,21 +427,21 @@ func (c *CPU) nohzFullUpdate(now ktime.Time) int64 {
 // jiffies and restart the tick on its grid. It returns the cost.
 func (c *CPU) idleExit(now ktime.Time) int64 {
 	k := c.k
-	if !c.tickStopped {
+	if !c.ts.tickStopped {
 		return 0
 	}
 	k.doUpdateJiffies(now)
-	c.tickStopped = false
-	c.tickExpires = 0
+	c.ts.tickStopped = false
+	c.ts.nextTick = 0
 	cost := k.costs.NohzRestart + k.costs.JiffiesUpdate
 	tick := ktime.Time(k.tickNsec)
 	next := (now/tick + 1) * tick // hrtimer_forward(sched_timer, now, TICK_NSEC) from last_tick
 	at := now + ktime.Time(cost)
 	if k.m.HighRes {
-		c.tick.Period = k.tickNsec
-		cost += k.hrStart(c, at, c.tick, next, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
+		c.ts.schedTimer.Period = k.tickNsec
+		cost += k.hrStart(c, at, c.ts.schedTimer, next, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
 	} else {
-		c.lowresNext = next
+		c.ts.lowresNext = next
 		cost += c.programDevice(at, next)
 	}
 	k.Counters.Inc(cntTickRestarts, c.id, 1)
@@ -455,9 +477,9 @@ func (k *Kernel) SetPMQoS(ns int64) {
 // passed (it fired and, being stopped, did not re-arm itself).
 func (c *CPU) stoppedTickFired(now ktime.Time) bool {
 	if c.k.m.HighRes {
-		return !c.tick.queued
+		return !c.ts.schedTimer.queued
 	}
-	return c.lowresNext <= now
+	return c.ts.lowresNext <= now
 }
 
 // startSchedTickRemote is sched_tick_start() for every nohz_full CPU in the
@@ -487,7 +509,7 @@ func (k *Kernel) startSchedTickRemote() {
 		}
 		target := c
 		t := k.NewWheelTimer("delayed_work_timer_fn", 0, k.costs.Tick, hz, func(_ *CPU, _ ktime.Time) {
-			if target.tickStopped && target.curr != nil {
+			if target.ts.tickStopped && target.curr != nil {
 				k.Counters.Inc(cntSchedTickRemote, target.id, 1)
 			}
 		})
