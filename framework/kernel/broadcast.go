@@ -11,7 +11,7 @@ func (k *Kernel) broadcastEnter(c *CPU, now ktime.Time) (ok bool, cost int64) {
 		return false, 0
 	}
 	r := k.bcast.Enter(c.id, now)
-	c.inBroadcast = c.inBroadcast || r.Handled
+	c.idle.inBroadcast = c.idle.inBroadcast || r.Handled
 	c.syncDev(now)
 	k.syncBroadcast(now)
 	if r.Handled {
@@ -26,7 +26,7 @@ func (k *Kernel) broadcastEnter(c *CPU, now ktime.Time) (ok bool, cost int64) {
 // broadcastExit is tick_broadcast_exit() on idle exit; it returns the cost.
 func (k *Kernel) broadcastExit(c *CPU, now ktime.Time) int64 {
 	r := k.bcast.Exit(c.id, now)
-	c.inBroadcast = false
+	c.idle.inBroadcast = false
 	if r.Handled {
 		k.Counters.Inc(cntBroadcastExit, c.id, 1)
 	}
@@ -81,7 +81,7 @@ func (c *CPU) broadcastInterrupt(now ktime.Time) ktime.Time {
 		if ev := k.local.NextEvent(cpu); ev != ktime.Max && ev <= now {
 			d := int64(now-ev) + k.costs.IPILatency
 			k.Counters.Inc(cntBroadcastWakeDelayNs, cpu, d)
-			k.cpus[cpu].bcastDelay = d
+			k.cpus[cpu].idle.bcastDelay = d
 		}
 		now += ktime.Time(k.costs.IPISend)
 	}

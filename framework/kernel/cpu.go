@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sim"
@@ -63,33 +64,12 @@ type CPU struct {
 	softirqs      uint32
 	softirqFns    [nrSoftirqs]func(c *CPU, now ktime.Time) ktime.Time
 
-	ts          tickSched // tick-sched state (tick.go)
-	nohzFull    bool      // tick_nohz_full_cpu(): in the nohz_full= mask
-	idleState   int       // index into Machine.IdleStates, -1 = polling
-	idleSince   ktime.Time
-	inBroadcast bool
-	// The last idle exit's cost to whatever woke the CPU: the state's exit
-	// latency, and the broadcast hand-off (how late the broadcast IPI came
-	// for the local event, plus tick_broadcast_exit()); bcastDelay holds the
-	// hand-off delay until the IPI wakes the CPU.
-	wakeIdleExit, wakeBroadcast, bcastDelay int64
-	wheel                                   sdk.WheelState
-	wheelIsDirty                            bool
-	// pendingIdleEntry: the idle-entry bookkeeping activity is running; when it
-	// ends with nothing to do, the CPU enters its idle state directly.
-	pendingIdleEntry bool
-
-	// cpuidle (cpuidle.go): the governor's pending choice (an index into
-	// Kernel.govStates), whether the CPU is in a state the governor chose,
-	// when it selected and entered it; the PELT-like utilisation.
-	govState    int
-	govPending  bool
-	govEntered  bool
-	govSelectAt ktime.Time
-	stateEntry  ktime.Time
-	util        float64
-	utilAt      ktime.Time
-	utilTaskNS  int64
+	ts           tickSched     // tick-sched state (tick.go)
+	nohzFull     bool          // tick_nohz_full_cpu(): in the nohz_full= mask
+	idle         cpuIdle       // idle state and the last wakeup's cost (idle.go)
+	cpuidle      cpuidleDevice // the governor's view (cpuidle.go)
+	wheel        sdk.WheelState
+	wheelIsDirty bool
 
 	// Scheduler.
 	curr        *Task
@@ -113,7 +93,7 @@ type CPU struct {
 }
 
 func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
-	c := &CPU{k: k, id: id, nohzFull: nohzFull, idleState: -1}
+	c := &CPU{k: k, id: id, nohzFull: nohzFull, idle: cpuIdle{state: -1}}
 	// Event names carry the CPU: the watchdog's message says where time stopped.
 	c.actEv = sim.NewEvent(fmt.Sprintf("activity-end cpu%d", id), c.activityEnd)
 	c.devEv = sim.NewEvent(fmt.Sprintf("local-timer cpu%d", id), c.deviceFired)
@@ -190,9 +170,9 @@ func (c *CPU) accountUntil(t ktime.Time) {
 		c.k.ctxNS[c.id][c.ctx] += int64(t - c.ctxSince)
 		c.ctxSince = t
 	}
-	if c.mode == modeIdle && c.idleState >= 0 && t > c.idleSince {
-		c.k.Counters.Inc(c.k.idleNames.residency[c.idleState], c.id, int64(t-c.idleSince))
-		c.idleSince = t
+	if c.mode == modeIdle && c.idle.state >= 0 && t > c.idle.since {
+		c.k.Counters.Inc(c.k.idleNames.residency[c.idle.state], c.id, int64(t-c.idle.since))
+		c.idle.since = t
 	}
 }
 
@@ -308,8 +288,8 @@ func (c *CPU) beginActivity(now, end ktime.Time) {
 
 func (c *CPU) activityEnd(now ktime.Time) {
 	c.mode = modeFree
-	if c.pendingIdleEntry {
-		c.pendingIdleEntry = false
+	if c.idle.pendingEntry {
+		c.idle.pendingEntry = false
 		if !c.pendTimerIRQ && !c.pendBroadcast && c.pendIPI == 0 && c.softirqs == 0 && c.pickNext() == nil {
 			c.enterIdleState(now)
 			return

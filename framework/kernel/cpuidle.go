@@ -8,6 +8,22 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
+// cpuidleDevice is a CPU's governor state (the parts of struct
+// cpuidle_device the model uses, and the utilisation the governor reads): the
+// pending choice (an index into Kernel.govStates), whether the CPU is in a
+// state the governor chose, when it selected and entered it, and the
+// PELT-like utilisation.
+type cpuidleDevice struct {
+	state      int
+	pending    bool
+	entered    bool
+	selectAt   ktime.Time
+	enteredAt  ktime.Time
+	util       float64
+	utilAt     ktime.Time
+	utilTaskNS int64
+}
+
 // The cpuidle core between the idle loop and the governor plugin
 // (kernel/sched/idle.c:cpuidle_idle_call(), drivers/cpuidle/cpuidle.c).
 //
@@ -51,16 +67,16 @@ func (k *Kernel) enableGovernor() {
 // PELT-like utilisation (SCHED_CAPACITY_SCALE units), the task time being
 // spread evenly over the interval; it returns the new value.
 func (c *CPU) updateUtil(now ktime.Time) int64 {
-	dt := int64(now - c.utilAt)
+	dt := int64(now - c.cpuidle.utilAt)
 	if dt > 0 {
 		task := c.k.ctxNS[c.id][ctxTask]
-		frac := float64(task-c.utilTaskNS) / float64(dt)
+		frac := float64(task-c.cpuidle.utilTaskNS) / float64(dt)
 		frac = math.Min(math.Max(frac, 0), 1)
 		y := math.Exp2(-float64(dt) / float64(utilHalfLife))
-		c.util = c.util*y + frac*sdk.CapacityScale*(1-y)
-		c.utilAt, c.utilTaskNS = now, task
+		c.cpuidle.util = c.cpuidle.util*y + frac*sdk.CapacityScale*(1-y)
+		c.cpuidle.utilAt, c.cpuidle.utilTaskNS = now, task
 	}
-	return int64(c.util)
+	return int64(c.cpuidle.util)
 }
 
 // cpuidleSelect is the governed half of cpuidle_idle_call() at now:
@@ -122,8 +138,8 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 			Problem: fmt.Sprintf("state %d with cost %d ns on cpu %d, which has states 0..%d", ch.State, ch.Cost, c.id, len(k.govStates)-1)})
 	}
 	cost += ch.Cost
-	c.govSelectAt = now
-	c.govState = ch.State
+	c.cpuidle.selectAt = now
+	c.cpuidle.state = ch.State
 	if canStop && expires != 0 && (ch.StopTick || c.ts.tickStopped) {
 		cost += c.nohzStopTickAt(now+ktime.Time(cost), expires, ktime.Max)
 	} else if !c.ts.tickStopped {
@@ -139,7 +155,7 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 // no slower is used instead (find_deepest_state()).
 func (c *CPU) enterGovernedState(now ktime.Time) {
 	k := c.k
-	idx := c.govState
+	idx := c.cpuidle.state
 	st := k.govStates[idx]
 	if st.StopsLocalTimer && k.local.Has(sdk.FeatC3Stop) {
 		if ok, _ := k.broadcastEnter(c, now); !ok {
@@ -153,22 +169,22 @@ func (c *CPU) enterGovernedState(now ktime.Time) {
 			idx = fb
 		}
 	}
-	c.idleState = idx - 1 // the machine's states follow POLL
-	c.govEntered = true
-	c.stateEntry = now
+	c.idle.state = idx - 1 // the machine's states follow POLL
+	c.cpuidle.entered = true
+	c.cpuidle.enteredAt = now
 }
 
 // cpuidleReflect is cpuidle_reflect() after the CPU left the governed state
 // at now with exit latency lat: last_residency_ns runs from the entry until
 // the CPU runs again.
 func (c *CPU) cpuidleReflect(now ktime.Time, lat int64, tickWakeup bool) {
-	if !c.govEntered {
+	if !c.cpuidle.entered {
 		return
 	}
-	c.govEntered = false
+	c.cpuidle.entered = false
 	end := now + ktime.Time(lat)
-	c.k.gov.Reflect(sdk.IdleReflect{CPU: c.id, State: c.idleState + 1, Residency: int64(end - c.stateEntry),
-		Span: int64(end - c.govSelectAt), TickWakeup: tickWakeup})
+	c.k.gov.Reflect(sdk.IdleReflect{CPU: c.id, State: c.idle.state + 1, Residency: int64(end - c.cpuidle.enteredAt),
+		Span: int64(end - c.cpuidle.selectAt), TickWakeup: tickWakeup})
 }
 
 // tickWakesIdle reports whether the interrupt waking the idle CPU at now is

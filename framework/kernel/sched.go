@@ -150,7 +150,7 @@ func (k *Kernel) Wake(now ktime.Time, t *Task, from *CPU) int64 {
 	t.wakeIdleExit, t.wakeBroadcast = 0, 0
 	if from == target && target.ts.inidle {
 		// Woken from this CPU's idle: the idle exit is part of its latency.
-		t.wakeIdleExit, t.wakeBroadcast = target.wakeIdleExit, target.wakeBroadcast
+		t.wakeIdleExit, t.wakeBroadcast = target.idle.wakeExit, target.idle.wakeBroadcast
 	}
 	target.rq.push(t, false)
 	k.Counters.Inc(cntWakeups, target.id, 1)
