@@ -79,6 +79,8 @@ func (a *App) run(args []string, stdout, stderr io.Writer) int {
 		return a.cmdCompare(rest, stdout, stderr)
 	case "validate":
 		return a.cmdValidate(rest, stdout, stderr)
+	case "replay":
+		return a.cmdReplay(rest, stdout, stderr)
 	case "plugins":
 		return a.cmdPlugins(rest, stdout, stderr)
 	case "workloads":
@@ -112,6 +114,8 @@ commands:
                  [--jobs N] [--alpha A] [--format text|json|bench|csv] [--report FILE.html]
                  [--max-wall D]
   validate FILE  load and check a scenario without running it
+  replay CAPTURE replay a kernel capture (ftrace or babeltrace text) and print capture
+                 and model side by side: [--config FILE] [--variant NAME] (docs/replay.md)
   plugins        list builtin and discovered plugins with their schemas [--format text|json]
   plugins lock   write tickemu-plugins.lock: the SHA-256 of every plugin binary on the path
   workloads      list the workload types and the kernel block with every attribute [--format text|json]

@@ -57,6 +57,7 @@ func (l *loader) decodeMachine(blocks hcl.Blocks) {
 	m.CPUs = 1
 	nr := MaxCPUs
 	if a := cc.Attributes["cpus"]; a != nil {
+		m.CPUsSet = true
 		v, ok, diags := decoder{ctx: l.ctx, budget: l.budget}.attribute(a, cpusAttr, what)
 		l.diags = append(l.diags, diags...)
 		if ok {
@@ -91,6 +92,7 @@ func (l *loader) machineAttrs(m *Machine, cfg sdk.Config, body hcl.Body, nr int)
 			`"hz" in the %s: CONFIG_HZ is 100, 250, 300 or 1000; got %s.`, what, cfg["hz"]))
 	}
 	m.HZ = hz
+	_, m.HZSet = attributeRange(body, "hz")
 	lists := make([]cpuMaskParam, 0, 2)
 	for _, name := range []string{"nohz_full", "isolcpus"} {
 		cpus, err := ParseCPUListFor(cfg[name], nr)

@@ -147,7 +147,10 @@ type Machine struct {
 	// IdleStates are the cpuidle states beyond C0 polling, in file order,
 	// which is the driver's state order (shallow first by convention).
 	IdleStates []IdleState
-	DefRange   hcl.Range
+	// CPUsSet and HZSet record that the file wrote cpus and hz: a workload
+	// that brings its own machine size (a replayed capture) fills the others.
+	CPUsSet, HZSet bool
+	DefRange       hcl.Range
 }
 
 // IdleState models the parts of struct cpuidle_state (include/linux/cpuidle.h)

@@ -193,6 +193,9 @@ type built struct {
 	// overrides are the versioned attributes the file sets against the
 	// kernel version.
 	overrides []config.Override
+	// spec is the spec the run used: the file's, with the machine a
+	// workload brought (workloadMachine).
+	spec *config.Spec
 }
 
 func (b *built) close() {
@@ -252,7 +255,7 @@ func Run(spec *config.Spec, o Options) (res *Result, err error) {
 	if b.k.Broke() != "" {
 		end = b.k.Now() // the results cover the time simulated
 	}
-	res, err = collect(spec, b, end)
+	res, err = collect(b.spec, b, end)
 	if res != nil {
 		res.Incomplete = incomplete
 	}
@@ -275,6 +278,10 @@ func describeSummary(err error) string {
 func build(spec *config.Spec, o Options) (*built, error) {
 	var diags hcl.Diagnostics
 	b := &built{}
+	if spec, diags = workloadMachine(spec); diags.HasErrors() {
+		return b, &DiagError{Diags: diags, Files: spec.Files()}
+	}
+	b.spec = spec
 	fail := func() (*built, error) { return b, &DiagError{Diags: diags, Files: spec.Files()} }
 	setup := sdk.Setup{CPUs: spec.Machine.CPUs, HZ: spec.Machine.HZ, HighRes: spec.Machine.HighRes, Seed: spec.Run.Seed}
 	var plugins kernel.Plugins
@@ -429,6 +436,48 @@ func build(spec *config.Spec, o Options) (*built, error) {
 	b.k = k
 	k.SetBreak(o.BreakNS)
 	return b, nil
+}
+
+// workloadMachine gives the machine the CPU count and HZ a workload brings
+// (workload.Type.Machine: a replayed capture's) where the machine block does
+// not set them; it returns a copy of spec when it changes anything.
+func workloadMachine(spec *config.Spec) (*config.Spec, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	m := spec.Machine
+	changed := false
+	for _, wb := range spec.Workloads {
+		t, ok := workload.Lookup(wb.Type)
+		if !ok || t.Machine == nil || (m.CPUsSet && m.HZSet) {
+			continue
+		}
+		cfg, d := spec.DecodeBody(wb.Body, t.Schema, fmt.Sprintf("workload %q %q", wb.Type, wb.Name))
+		if d.HasErrors() {
+			continue // reported when the workload is built
+		}
+		cpus, hz, err := t.Machine(cfg.Reader())
+		if err != nil {
+			subject := wb.DefRange
+			var fe *workload.FieldError
+			if errors.As(err, &fe) {
+				subject = config.AttributeRange(wb.Body, fe.Attr)
+			}
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid workload",
+				Detail: fmt.Sprintf("workload %q %q: %v", wb.Type, wb.Name, err), Subject: subject.Ptr()})
+			continue
+		}
+		if !m.CPUsSet && cpus > m.CPUs && cpus <= config.MaxCPUs {
+			m.CPUs, changed = cpus, true
+		}
+		if !m.HZSet && ktime.ValidHZ(hz) && hz != m.HZ {
+			m.HZ, changed = hz, true
+		}
+	}
+	if !changed {
+		return spec, diags
+	}
+	c := *spec
+	c.Machine = m
+	return &c, diags
 }
 
 func machineOf(m config.Machine) kernel.Machine {

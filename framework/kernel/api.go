@@ -40,3 +40,8 @@ func (t *WheelTimer) Pending() bool { return t.pending }
 
 // Expires is the timer's expiry in its own clock as of its last start.
 func (t *HRTimer) Expires() ktime.Time { return t.expires }
+
+// Sleeping reports whether the task is blocked (TASK_INTERRUPTIBLE): a
+// workload waking a task it parked with Wait checks it first, since the task
+// blocks only once the Wait syscall's entry has run.
+func (t *Task) Sleeping() bool { return t.state == taskSleeping }

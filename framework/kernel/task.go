@@ -88,6 +88,11 @@ type KernelWork struct {
 	Fn   func(c *CPU, now ktime.Time) int64
 }
 
+// Wait is a syscall (Name, e.g. "futex") that blocks the task until the
+// workload wakes it with Kernel.Wake: a wait whose waker the model does not
+// have, as when the replay workload runs a task the way a capture shows.
+type Wait struct{ Name string }
+
 // Exit ends the task.
 type Exit struct{}
 
@@ -101,6 +106,7 @@ func (ClockSettime) isAction()   {}
 func (SchedYield) isAction()     {}
 func (Syscall) isAction()        {}
 func (KernelWork) isAction()     {}
+func (Wait) isAction()           {}
 func (Exit) isAction()           {}
 func (Return) isAction()         {}
 
@@ -344,6 +350,11 @@ func (t *Task) exec(now ktime.Time, a Action) {
 	case KernelWork:
 		cost := a.Fn(c, now)
 		t.segment(cost, false, func(now ktime.Time) { t.toUser(now, Result{}) })
+	case Wait:
+		t.traceSysEnter(now, a.Name, "")
+		t.segment(k.costs.Syscall, false, func(now ktime.Time) {
+			t.block(func(now ktime.Time) { t.sysReturn(now, a.Name, Result{}) })
+		})
 	case Exit:
 		t.state = taskDead
 		c.curr = nil

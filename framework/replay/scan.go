@@ -3,6 +3,7 @@ package replay
 import (
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/traceimport"
@@ -39,9 +40,25 @@ type Capture struct {
 	// PreArmed lists the timers whose first event is their expiry: armed
 	// before the capture began.
 	PreArmed []PreArmed
-	Events   int64
-	Stats    traceimport.Stats
+	// Tasks are the tasks that start hrtimer_wakeup sleepers or are switched
+	// in, one per (pid, CPU), in order of appearance (at most MaxTasks).
+	Tasks  []TaskInfo
+	Events int64
+	Stats  traceimport.Stats
 }
+
+// TaskInfo is a task the capture shows, on one CPU.
+type TaskInfo struct {
+	PID, CPU int
+	Comm     string
+	// ZeroSlack is set when its sleepers had no slack (an RT task:
+	// hrtimer_nanosleep() gives RT tasks none).
+	ZeroSlack bool
+	Sleeps    int64
+}
+
+// MaxTasks bounds Capture.Tasks.
+const MaxTasks = 4096
 
 // PreArmed is a timer the capture first shows expiring.
 type PreArmed struct {
@@ -85,6 +102,19 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 	firstOff := map[string]int64{} // per callback, its first expiry's now - time
 	var anyOff int64
 	anyOffKnown := false
+	taskIdx := map[[2]int]int{}
+	task := func(pid, cpu int, comm string) *TaskInfo {
+		k := [2]int{pid, cpu}
+		if i, ok := taskIdx[k]; ok {
+			return &c.Tasks[i]
+		}
+		if len(c.Tasks) >= MaxTasks || pid <= 0 {
+			return nil
+		}
+		taskIdx[k] = len(c.Tasks)
+		c.Tasks = append(c.Tasks, TaskInfo{PID: pid, CPU: cpu, Comm: strings.Clone(comm), ZeroSlack: true})
+		return &c.Tasks[len(c.Tasks)-1]
+	}
 	maxCPU := -1
 	first := true
 	for {
@@ -110,6 +140,16 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 				timers[k] = st
 			}
 			st.seen, st.expired = true, false
+			if e.Kind == traceimport.HRStart && e.Function == "hrtimer_wakeup" {
+				if ti := task(e.PID, e.CPU, e.Comm); ti != nil {
+					ti.Sleeps++
+					if e.Expires != e.SoftExpires {
+						ti.ZeroSlack = false
+					}
+				}
+			}
+		case traceimport.SchedSwitch:
+			task(e.NextPID, e.CPU, e.NextComm)
 		case traceimport.HRCancel, traceimport.TimerCancel:
 			k := tkey{e.Timer, e.Kind == traceimport.TimerCancel}
 			if st := timers[k]; st != nil {

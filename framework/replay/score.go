@@ -48,6 +48,9 @@ type Scorer struct {
 	// Rename maps a callback name before it is counted (babeltrace
 	// addresses to their model names); nil keeps names.
 	Rename func(string) string
+	// Until, when positive, ignores events after it (trace clock): a model
+	// run lasts a little longer than the capture it replays.
+	Until int64
 }
 
 // NewScorer returns a scorer: isTick names the tick's callback, tickNsec is
@@ -59,6 +62,9 @@ func NewScorer(isTick func(string) bool, tickNsec, offset int64, o Options) *Sco
 
 // Feed scores one event.
 func (sc *Scorer) Feed(e *traceimport.Event) {
+	if sc.Until > 0 && e.Time > sc.Until {
+		return
+	}
 	sc.s.Events++
 	for i := range sc.c.Feed(e) {
 		sc.op(&sc.c.out[i])

@@ -57,6 +57,10 @@ type Type struct {
 	// New makes the workload from its decoded block; the caller reports
 	// what c could not decode (c.Diagnostics) after New returns.
 	New func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error)
+	// Machine, when set, says the CPU count and HZ the workload brings (a
+	// replayed capture's; 0 = no opinion): the run uses them for a machine
+	// block that does not set cpus or hz itself.
+	Machine func(c *sdk.ConfigReader) (cpus, hz int, err error)
 }
 
 var types = map[string]Type{}

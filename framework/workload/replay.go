@@ -1,0 +1,446 @@
+package workload
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/replay"
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/traceimport"
+)
+
+// replayLoad replays a kernel capture (docs/replay.md): every traced timer
+// (by pointer and callback) becomes a simulated timer armed, re-armed and
+// cancelled at the capture's times, with its expiry, slack, mode (pinning,
+// soft/hard), flags and restart period; tasks that sleep in hrtimer_wakeup
+// sleep the same sleeps and run while sched_switch shows them running. The
+// tick, NO_HZ, the devices and every expiry are the model's own. The capture
+// is streamed during the run (one event ahead), never held in memory.
+type replayLoad struct {
+	name, path string
+	cap        *replay.Capture
+	tasksOn    bool
+	hrCost     int64
+	wheelCost  int64
+
+	k     *kernel.Kernel
+	f     *traceimport.File
+	cls   *replay.Classifier
+	queue []item
+	qi    int
+	eof   bool
+
+	hr    map[tkey]*kernel.HRTimer
+	hrExp map[*kernel.HRTimer]ktime.Time // each replayed hrtimer's hard expiry
+	wt    map[tkey]*kernel.WheelTimer
+	tasks map[[2]int]*replayTask
+
+	applied, skipped int64
+	lateness         replay.Hist // model expiry lateness of replayed hrtimers (ns)
+	wakeLat          replay.Hist // model sleeper wakeup latency (ns), hard expiry to user space
+}
+
+type tkey struct {
+	ptr uint64
+	fn  string
+}
+
+// item is one thing to do at a capture time: a classified timer operation
+// or a sched_switch.
+type item struct {
+	op                replay.Op
+	sw                bool
+	prevPID, nextPID  int
+	prevComm, nextCmd string
+}
+
+type replayTask struct {
+	w       *replayLoad
+	t       *kernel.Task
+	waiting bool  // parked in Wait
+	running bool  // the capture shows it running
+	sleep   bool  // a sleep is due
+	sleepAt int64 // its hard expiry (simulated CLOCK_MONOTONIC)
+	slept   bool
+	lastExp ktime.Time
+}
+
+func init() {
+	register(Type{
+		Name: "replay",
+		Doc:  "a kernel capture (ftrace text or babeltrace text) replayed: its timers and sleeping tasks (docs/replay.md)",
+		Schema: sdk.Schema{Attributes: []sdk.Attribute{
+			{Name: "capture", Type: sdk.TypeString, Doc: "capture file: tracefs trace, trace-cmd report or babeltrace text; relative to the working directory"},
+			attr("tasks", sdk.TypeBool, "true", "run the capture's hrtimer_wakeup sleepers as tasks (else only its timers)"),
+			attr("hrtimer_cost", sdk.TypeDuration, "200ns", "callback run time of a replayed hrtimer"),
+			attr("timer_cost", sdk.TypeDuration, "500ns", "callback run time of a replayed timer_list timer"),
+		}},
+		Machine: func(c *sdk.ConfigReader) (int, int, error) {
+			cp, err := scanCapture(c.String("capture"))
+			if err != nil {
+				return 0, 0, &FieldError{Attr: "capture", Msg: err.Error()}
+			}
+			return cp.CPUs, cp.HZ, nil
+		},
+		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
+			w := &replayLoad{name: name, path: c.String("capture"), tasksOn: c.Bool("tasks"),
+				hrCost: c.Duration("hrtimer_cost"), wheelCost: c.Duration("timer_cost")}
+			cp, err := scanCapture(w.path)
+			if err != nil {
+				return nil, &FieldError{Attr: "capture", Msg: err.Error()}
+			}
+			if cp.CPUs > m.CPUs {
+				return nil, fieldErr("capture", "the capture has %d CPUs, the machine %d: give machine.cpus = %d or more", cp.CPUs, m.CPUs, cp.CPUs)
+			}
+			w.cap = cp
+			return w, nil
+		},
+	})
+}
+
+// scans caches Scan results by path, size and modification time: compare
+// builds every run's workloads from the same file.
+var scans sync.Map
+
+type scanKey struct {
+	path  string
+	size  int64
+	mtime int64
+}
+
+func scanCapture(path string) (*replay.Capture, error) {
+	if path == "" {
+		return nil, fmt.Errorf("the capture file is required")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	k := scanKey{path, st.Size(), st.ModTime().UnixNano()}
+	if v, ok := scans.Load(k); ok {
+		return v.(*replay.Capture), nil
+	}
+	f, err := traceimport.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cp, err := replay.Scan(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if cp.Events == 0 {
+		return nil, fmt.Errorf("%s: no timer, irq, sched or power event in the capture", path)
+	}
+	scans.Store(k, cp)
+	return cp, nil
+}
+
+// ScanCapture is the first pass over a capture (cached), for the CLI.
+func ScanCapture(path string) (*replay.Capture, error) { return scanCapture(path) }
+
+func (w *replayLoad) sim(t int64) ktime.Time { return ktime.Time(t - w.cap.First) }
+
+func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
+	w.k = k
+	f, err := traceimport.Open(w.path)
+	if err != nil {
+		return err
+	}
+	w.f = f
+	w.cls = replay.NewClassifier(replay.Options{})
+	w.hr, w.wt, w.tasks = map[tkey]*kernel.HRTimer{}, map[tkey]*kernel.WheelTimer{}, map[[2]int]*replayTask{}
+	w.hrExp = map[*kernel.HRTimer]ktime.Time{}
+	if w.tasksOn {
+		for _, ti := range w.cap.Tasks {
+			if ti.CPU >= k.CPUs() {
+				continue
+			}
+			rt := &replayTask{w: w}
+			pol, prio := kernel.SchedOther, 0
+			if ti.Sleeps > 0 && ti.ZeroSlack {
+				pol, prio = kernel.SchedFIFO, 50 // no slack: an RT task (hrtimer_nanosleep())
+			}
+			comm := ti.Comm
+			if len(comm) > 15 {
+				comm = comm[:15]
+			}
+			t, err := k.Spawn(k.NewProcess(comm), comm, ti.CPU, pol, prio, kernel.ProgramFunc(rt.next))
+			if err != nil {
+				return err
+			}
+			rt.t = t
+			w.tasks[[2]int{ti.PID, ti.CPU}] = rt
+		}
+	}
+	// Timers armed before the capture began expire when it first shows them.
+	for _, pa := range w.cap.PreArmed {
+		if pa.CPU >= k.CPUs() || w.cap.IsTick(pa.Function) || pa.Function == "hrtimer_wakeup" {
+			continue
+		}
+		at := w.sim(pa.Time)
+		if pa.Wheel {
+			t := w.wheelTimer(pa.Timer, pa.Function, "")
+			k.ModTimer(pa.CPU, 0, t, k.Jiffies()+uint64(int64(at)/k.TickNsec())+1)
+		} else {
+			t := w.hrTimer(pa.Timer, pa.Function, sdk.HRModeAbs|sdk.HRModeHard)
+			w.hrExp[t] = at
+			k.StartHRTimer(pa.CPU, 0, t, at, 0, sdk.HRModeAbs|sdk.HRModeHard)
+		}
+	}
+	k.At(0, "replay", w.pump)
+	return nil
+}
+
+func (w *replayLoad) hrTimer(ptr uint64, fn string, mode sdk.HRMode) *kernel.HRTimer {
+	key := tkey{ptr, fn}
+	if t := w.hr[key]; t != nil {
+		return t
+	}
+	var t *kernel.HRTimer
+	t = w.k.NewHRTimer(fn, sdk.ClockMonotonic, mode, w.hrCost, func(c *kernel.CPU, now ktime.Time, e *sdk.HRExpiry) {
+		w.lateness.Add(int64(e.BaseNow) - int64(w.hrExp[t]))
+		if e.Restarted {
+			w.hrExp[t] = e.NewExpires
+		}
+	})
+	t.Period = w.cap.Periods[fn]
+	w.hr[key] = t
+	return t
+}
+
+func (w *replayLoad) wheelTimer(ptr uint64, fn, flags string) *kernel.WheelTimer {
+	key := tkey{ptr, fn}
+	if t := w.wt[key]; t != nil {
+		return t
+	}
+	var fl sdk.TimerFlags
+	if strings.Contains(flags, "D") {
+		fl |= sdk.TimerDeferrable
+	}
+	if strings.Contains(flags, "P") {
+		fl |= sdk.TimerPinned
+	}
+	t := w.k.NewWheelTimer(fn, fl, w.wheelCost, 0, nil)
+	w.wt[key] = t
+	return t
+}
+
+// fill reads capture events until an item is queued; false at the end.
+func (w *replayLoad) fill() bool {
+	w.queue, w.qi = w.queue[:0], 0
+	for len(w.queue) == 0 {
+		if w.eof {
+			return false
+		}
+		e, err := w.f.Next()
+		if err == io.EOF {
+			w.eof = true
+			for _, op := range w.cls.Finish() {
+				w.queue = append(w.queue, item{op: op})
+			}
+			w.f.Close()
+			continue
+		}
+		if err != nil {
+			w.k.Stop(fmt.Errorf("replay %q: %s: %w", w.name, w.path, err))
+			w.eof = true
+			return false
+		}
+		for _, op := range w.cls.Feed(e) {
+			w.queue = append(w.queue, item{op: op})
+		}
+		if e.Kind == traceimport.SchedSwitch && w.tasksOn {
+			w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, sw: true,
+				prevPID: e.PrevPID, nextPID: e.NextPID})
+		}
+	}
+	return true
+}
+
+// pump runs every item due at now and schedules itself for the next one.
+func (w *replayLoad) pump(now ktime.Time) {
+	for {
+		if w.qi >= len(w.queue) && !w.fill() {
+			return
+		}
+		it := &w.queue[w.qi]
+		if at := w.sim(it.op.Time); at > now {
+			w.k.At(at, "replay", w.pump)
+			return
+		}
+		w.qi++
+		w.exec(now, it)
+	}
+}
+
+func (w *replayLoad) exec(now ktime.Time, it *item) {
+	k := w.k
+	op := &it.op
+	if op.CPU < 0 || op.CPU >= k.CPUs() {
+		w.skipped++
+		return
+	}
+	if it.sw {
+		if rt := w.tasks[[2]int{it.prevPID, op.CPU}]; rt != nil {
+			rt.running = false
+		}
+		if rt := w.tasks[[2]int{it.nextPID, op.CPU}]; rt != nil {
+			rt.running = true
+			rt.kick(now)
+		}
+		return
+	}
+	if op.Kind == replay.OpTickStop || op.Kind == replay.OpExpire || (!op.Wheel && w.cap.IsTick(op.Function)) {
+		return // the model's own tick and expiries
+	}
+	w.applied++
+	if op.Wheel {
+		t := w.wt[tkey{op.Timer, op.Function}]
+		switch op.Kind {
+		case replay.OpStart:
+			t = w.wheelTimer(op.Timer, op.Function, op.Flags)
+			cpu := op.CPU
+			if op.TimerCPU >= 0 && op.TimerCPU < k.CPUs() {
+				cpu = op.TimerCPU
+			}
+			timeout := int64(1)
+			if op.HasTimeout {
+				timeout = max(op.Timeout, 0)
+			}
+			k.ModTimer(cpu, now, t, k.Jiffies()+uint64(timeout))
+		case replay.OpCancel:
+			if t != nil {
+				k.DelTimer(op.CPU, now, t)
+			}
+		}
+		return
+	}
+	// hrtimers: expiries are mapped through the capture's clock offset.
+	if op.Kind == replay.OpStart {
+		delta := op.Expires - (op.Time + w.cap.Offset)
+		if delta > 1<<50 || delta < -(1<<40) {
+			w.skipped++ // a CLOCK_REALTIME/TAI expiry, whose offset the capture does not give
+			w.applied--
+			return
+		}
+		exp := int64(w.sim(op.Time)) + delta
+		if op.Function == "hrtimer_wakeup" && w.tasksOn {
+			if rt := w.tasks[[2]int{op.PID, op.CPU}]; rt != nil {
+				rt.sleep, rt.sleepAt = true, exp
+				rt.kick(now)
+				return
+			}
+		}
+		mode := parseMode(op.Mode)
+		t := w.hrTimer(op.Timer, op.Function, mode)
+		slack := max(op.Expires-op.SoftExpires, 0)
+		w.hrExp[t] = ktime.Time(exp)
+		k.StartHRTimer(op.CPU, now, t, ktime.Time(exp-slack), slack, mode)
+		return
+	}
+	if op.Kind == replay.OpCancel && op.Function != "hrtimer_wakeup" {
+		if t := w.hr[tkey{op.Timer, op.Function}]; t != nil {
+			k.CancelHRTimer(op.CPU, now, t)
+		}
+	}
+}
+
+// parseMode reads hrtimer_start's mode ("ABS|PINNED|HARD") as an absolute
+// mode with its flags; the expiry is passed absolute whatever the capture's.
+func parseMode(s string) sdk.HRMode {
+	m := sdk.HRModeAbs
+	for _, p := range strings.Split(s, "|") {
+		switch p {
+		case "PINNED":
+			m |= sdk.HRModePinned
+		case "SOFT":
+			m |= sdk.HRModeSoft
+		case "HARD":
+			m |= sdk.HRModeHard
+		}
+	}
+	if m&(sdk.HRModeSoft|sdk.HRModeHard) == 0 {
+		m |= sdk.HRModeHard
+	}
+	return m
+}
+
+// kick wakes a parked task; a task still entering its Wait is retried 1 us
+// later.
+func (rt *replayTask) kick(now ktime.Time) {
+	if !rt.waiting {
+		return
+	}
+	if !rt.t.Sleeping() {
+		rt.w.k.At(now+1000, "replay-kick", rt.kick)
+		return
+	}
+	rt.waiting = false
+	rt.w.k.Wake(now, rt.t, nil)
+}
+
+// next is the task's program: a due sleep first, a slice of computation
+// while the capture shows it running, else park until kicked.
+func (rt *replayTask) next(t *kernel.Task, r kernel.Result) kernel.Action {
+	if rt.slept {
+		rt.slept = false
+		rt.w.wakeLat.Add(int64(r.Now - rt.lastExp))
+	}
+	if rt.sleep {
+		rt.sleep, rt.slept, rt.lastExp = false, true, ktime.Time(rt.sleepAt)
+		return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: rt.sleepAt}
+	}
+	if rt.running {
+		return kernel.Compute{NS: 20_000}
+	}
+	rt.waiting = true
+	return kernel.Wait{Name: "futex"}
+}
+
+func (w *replayLoad) Report(k *kernel.Kernel, end ktime.Time) Report {
+	rep := Report{Type: "replay", Name: w.name}
+	reached := "the whole capture"
+	if !w.eof {
+		reached = fmt.Sprintf("%.1f%% of the capture (run.duration ends before it)", 100*float64(end)/float64(max(w.cap.Span(), 1)))
+	}
+	rep.Text = append(rep.Text,
+		fmt.Sprintf("replay %s: %s, %d CPUs, HZ %d, %.3f s; replayed %s: %d timer operations, %d skipped; %d hrtimers, %d timer_list timers, %d tasks",
+			w.path, w.cap.Format, w.cap.CPUs, w.cap.HZ, float64(w.cap.Span())/1e9, reached, w.applied, w.skipped, len(w.hr), len(w.wt), len(w.tasks)))
+	if w.wakeLat.Count() > 0 {
+		rep.Text = append(rep.Text, fmt.Sprintf("  sleeper wakeups %d: latency p50 %d ns, p99 %d ns, max %d ns",
+			w.wakeLat.Count(), w.wakeLat.Quantile(0.5), w.wakeLat.Quantile(0.99), w.wakeLat.Quantile(1)))
+	}
+	if w.lateness.Count() > 0 {
+		rep.Text = append(rep.Text, fmt.Sprintf("  replayed hrtimer expiries %d: lateness p50 %d ns, p99 %d ns",
+			w.lateness.Count(), w.lateness.Quantile(0.5), w.lateness.Quantile(0.99)))
+	}
+	ms := []Metric{
+		{"timer-ops", float64(w.applied), "higher"},
+		{"sleeper-wakeups", float64(w.wakeLat.Count()), "higher"},
+		{"wake-latency-p50-ns", float64(w.wakeLat.Quantile(0.5)), "lower"},
+		{"wake-latency-p99-ns", float64(w.wakeLat.Quantile(0.99)), "lower"},
+		{"max-wake-latency-ns", float64(w.wakeLat.Quantile(1)), "lower"},
+		{"hrtimer-lateness-p99-ns", float64(w.lateness.Quantile(0.99)), "lower"},
+	}
+	rep.Bench = append(rep.Bench, BenchLine{Name: "Replay", Metrics: ms})
+	names := make([]string, 0, len(w.cap.Periods))
+	for fn := range w.cap.Periods {
+		names = append(names, fn)
+	}
+	sort.Strings(names)
+	if len(names) > 0 {
+		var b strings.Builder
+		for _, fn := range names {
+			fmt.Fprintf(&b, " %s=%dns", fn, w.cap.Periods[fn])
+		}
+		rep.Text = append(rep.Text, "  restart periods:"+b.String())
+	}
+	return rep
+}
