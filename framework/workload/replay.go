@@ -54,10 +54,9 @@ type tkey struct {
 // item is one thing to do at a capture time: a classified timer operation
 // or a sched_switch.
 type item struct {
-	op                replay.Op
-	sw                bool
-	prevPID, nextPID  int
-	prevComm, nextCmd string
+	op               replay.Op
+	sw               bool
+	prevPID, nextPID int
 }
 
 type replayTask struct {
