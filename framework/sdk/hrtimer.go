@@ -162,3 +162,66 @@ type HRTimerBase interface {
 	// ktime.Max: what tick-sched and the idle governor ask.
 	NextEvent(cpu int, now ktime.Time, exclude TimerID) ktime.Time
 }
+
+// HRTimerModelMaxQueue bounds HRTimerModel.Queue: a CPU with more timers
+// queued has no model (its answers are asked for).
+const HRTimerModelMaxQueue = 16
+
+// HRQueued is one timer of an HRTimerModel's queue.
+type HRQueued struct {
+	ID      TimerID
+	Expires ktime.Time // the hard expiry (HROpResult.Expires), CLOCK_MONOTONIC
+}
+
+// HRTimerModel declares, for one CPU, the state from which a host computes
+// the answers to Start and NextEvent on that CPU itself, so it need not wait
+// for an out-of-process plugin; the calls are still made, in order, later
+// (sent with the plugin's next waited-for call), and their answers are checked
+// against the model: a difference is the plugin's fault. It describes the
+// mainline hrtimer_cpu_base (kernel/time/hrtimer.c, 627ef5ae2df8 and later) in
+// high-res mode while every timer of the CPU sits on the hard
+// CLOCK_MONOTONIC base.
+//
+// Valid promises: high-res mode is active, no hang is pending (a device write
+// is not held back), the softirq is not raised, no timer of the CPU sits on
+// another base than the hard CLOCK_MONOTONIC one, and Queue lists every timer
+// of the CPU in the order the base holds them (by Expires, equal expiries in
+// enqueue order), at most HRTimerModelMaxQueue of them. The host then answers
+// itself:
+//
+//	NextEvent(cpu, now, exclude): the first Expires of Queue, the second when
+//	    the first is exclude; ktime.Max when there is none.
+//	Start(cpu, now, t, exp, slack) of a timer whose clock is CLOCK_MONOTONIC
+//	    (or CLOCK_REALTIME with HRModeRel), without HRModeSoft, with exp (plus
+//	    now for HRModeRel) not negative, that is queued on no other CPU, whose
+//	    callback is not running, and that is in Queue if it is NextTimer:
+//	    Cost = StartCost; Ret = 1 if t is in Queue; SoftExpires = exp (+now
+//	    for HRModeRel), Expires = SoftExpires + max(slack, 0). t leaves Queue
+//	    and is queued after every entry whose Expires is not later than its
+//	    own. If t was NextTimer, hrtimer_force_reprogram(skip_equal): NextTimer
+//	    becomes the first timer of Queue (0 if its Expires is ktime.Max) and,
+//	    when its Expires differs from ExpiresNext, ExpiresNext becomes it and
+//	    Program writes it. Otherwise, when t is now the first timer of Queue
+//	    and Expires < ExpiresNext (hrtimer_reprogram()), NextTimer becomes t,
+//	    ExpiresNext becomes Expires and Program writes it; else Program is
+//	    empty.
+type HRTimerModel struct {
+	Valid bool
+	// StartCost is Start's cost in ns.
+	StartCost int64
+	// ExpiresNext is the CPU's expires_next: what the device was last
+	// programmed for (ktime.Max: nothing).
+	ExpiresNext ktime.Time
+	// NextTimer is the timer next_timer points to, 0 when NULL (it may be
+	// one no longer queued).
+	NextTimer TimerID
+	// Queue lists the CPU's queued timers, first to expire first.
+	Queue []HRQueued
+}
+
+// HRTimerModeler is implemented by an HRTimerBase that can declare an
+// HRTimerModel of a CPU (Valid false when it cannot). It is asked after
+// Configure, out of process only, after the calls of each message.
+type HRTimerModeler interface {
+	HRTimerModel(cpu int) HRTimerModel
+}
