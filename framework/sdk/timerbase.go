@@ -98,3 +98,34 @@ type TimerBase interface {
 	// have them.
 	NextTimerInterrupt(cpu int, jiffies uint64) NextTimerResult
 }
+
+// NextTimerModel declares how NextTimerInterrupt answers on one CPU, so that a
+// host computes the answer itself instead of waiting for an out-of-process
+// wheel; the call is still made, in order, later (sent with the plugin's next
+// waited-for call), and its answer is checked against the model: a
+// difference is the plugin's fault.
+//
+// Valid promises that, until a call other than NextTimerInterrupt is made on
+// the plugin, NextTimerInterrupt(cpu, j) answers:
+//
+//	Next: j when Expiry is not NoExpiry and j is at or after Expiry
+//	    (time_after_eq), else Expiry when Pending, else NoExpiry;
+//	Cost: Cost for the first such call, RepeatCost for each later one;
+//	State: State (the call leaves the cached state as it is).
+type NextTimerModel struct {
+	Valid bool
+	// Expiry is the base's next expiry as get_next_timer_interrupt() will
+	// see it (after its own recalculation), NoExpiry when it has none.
+	Expiry uint64
+	// Pending: a non-deferrable timer is queued (timers_pending).
+	Pending          bool
+	Cost, RepeatCost int64
+	State            WheelState
+}
+
+// NextTimerModeler is implemented by a TimerBase that can declare a
+// NextTimerModel of a CPU (Valid false when it cannot). It is asked after
+// Configure, out of process only, after the calls of each message.
+type NextTimerModeler interface {
+	NextTimerModel(cpu int) NextTimerModel
+}
