@@ -2,6 +2,8 @@ package shim
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -11,6 +13,7 @@ import (
 	"github.com/tickemu/tickemu/framework/internal/shim/toproto"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/timermodel"
 )
 
 var hrTimerBaseShim = kindShim{
@@ -22,16 +25,18 @@ var hrTimerBaseShim = kindShim{
 		return pb.NewHRTimerBaseServiceClient(cc).HRTimerBaseSession(ctx)
 	},
 	client: func(s *session) (sdk.Plugin, *base) {
-		c := &hrTimerBaseClient{}
+		c := &hrTimerBaseClient{queuedOn: make(map[sdk.TimerID]int)}
 		c.b = batcher[pb.HRTimerBaseCall, pb.HRTimerBaseResult]{s: s, exchange: func(call string, calls []*pb.HRTimerBaseCall) ([]*pb.HRTimerBaseResult, proto.Message) {
 			resp := new(pb.HRTimerBaseSessionResponse)
 			s.roundTrip(call, &pb.HRTimerBaseSessionRequest{Calls: calls}, resp)
+			c.takeModels(resp.GetModels())
 			return resp.GetResults(), resp
 		}, split: func(call string, calls []*pb.HRTimerBaseCall) func() ([]*pb.HRTimerBaseResult, proto.Message) {
 			s.begin(call, &pb.HRTimerBaseSessionRequest{Calls: calls})
 			return func() ([]*pb.HRTimerBaseResult, proto.Message) {
 				resp := new(pb.HRTimerBaseSessionResponse)
 				s.end(call, resp)
+				c.takeModels(resp.GetModels())
 				return resp.GetResults(), resp
 			}
 		}}
@@ -40,10 +45,62 @@ var hrTimerBaseShim = kindShim{
 	},
 }
 
-// hrTimerBaseClient implements sdk.HRTimerBase over a session.
+// hrTimerBaseClient implements sdk.HRTimerBase over a session. With a
+// plugin that declares sdk.HRTimerModel, Start and NextEvent on a CPU whose
+// model covers them are answered from the model and held (batcher.later);
+// the rest of the model's precondition comes from what the client saw:
+// queuedOn mirrors where each timer is queued, from every call's arguments
+// and answers, and busyUntil is the latest end of any interrupt or softirq
+// answer, before which a callback may still be running.
 type hrTimerBaseClient struct {
 	base
-	b batcher[pb.HRTimerBaseCall, pb.HRTimerBaseResult]
+	b         batcher[pb.HRTimerBaseCall, pb.HRTimerBaseResult]
+	models    []sdk.HRTimerModel
+	queuedOn  map[sdk.TimerID]int // -1: somewhere, not known where
+	busyUntil ktime.Time
+}
+
+// takeModels stores the models an answer carried.
+func (c *hrTimerBaseClient) takeModels(ms []*pb.HRTimerModel) {
+	for _, m := range ms {
+		cpu := int(m.GetCpu())
+		if cpu < 0 || cpu >= maxModelCPUs {
+			continue
+		}
+		for len(c.models) <= cpu {
+			c.models = append(c.models, sdk.HRTimerModel{})
+		}
+		c.models[cpu] = hrModelFromProto(m)
+	}
+}
+
+// model returns cpu's model, nil when there is no valid one.
+func (c *hrTimerBaseClient) model(cpu int) *sdk.HRTimerModel {
+	if cpu < 0 || cpu >= len(c.models) || !c.models[cpu].Valid {
+		return nil
+	}
+	return &c.models[cpu]
+}
+
+// expired updates the mirror from an interrupt or softirq answer.
+func (c *hrTimerBaseClient) expired(r *sdk.InterruptResult) {
+	c.busyUntil = max(c.busyUntil, r.End)
+	for i := range r.Expired {
+		if !r.Expired[i].Restarted {
+			delete(c.queuedOn, r.Expired[i].ID)
+		}
+	}
+}
+
+// started updates the mirror after a Start of id on cpu at now: the timer is
+// queued there, unless a callback may be running (it then stays where it
+// runs: switch_hrtimer_base()).
+func (c *hrTimerBaseClient) started(cpu int, now ktime.Time, id sdk.TimerID) {
+	if now < c.busyUntil {
+		c.queuedOn[id] = -1
+		return
+	}
+	c.queuedOn[id] = cpu
 }
 
 var _ sdk.HRTimerBase = (*hrTimerBaseClient)(nil)
@@ -59,37 +116,71 @@ func (c *hrTimerBaseClient) plugin(call string, req *pb.PluginRequest) *pb.Plugi
 
 // Start implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
-	resp := c.do("Start", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_Start{
-		Start: &pb.StartRequest{Cpu: int64(cpu), Now: int64(now), Timer: toproto.HRTimer(t), Expires: int64(expires), Slack: slack}}})
-	return fromproto.HROpResult(expect(c.s, "Start", resp.GetStart(), resp).GetResult())
+	req := &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_Start{
+		Start: &pb.StartRequest{Cpu: int64(cpu), Now: int64(now), Timer: toproto.HRTimer(t), Expires: int64(expires), Slack: slack}}}
+	if m := c.model(cpu); m != nil && now >= c.busyUntil {
+		if on, queued := c.queuedOn[t.ID]; !queued || on == cpu {
+			if want, ok := timermodel.HRStart(m, now, t, expires, slack); ok {
+				c.queuedOn[t.ID] = cpu
+				c.b.later("Start", req, func(res *pb.HRTimerBaseResult) error {
+					got := fromproto.HROpResult(res.GetStart().GetResult())
+					if !hrOpEqual(got, want) {
+						return fmt.Errorf("answered %+v where its declared model (sdk.HRTimerModel) gives %+v", got, want)
+					}
+					return nil
+				})
+				return want
+			}
+		}
+	}
+	resp := c.do("Start", req)
+	r := fromproto.HROpResult(expect(c.s, "Start", resp.GetStart(), resp).GetResult())
+	c.started(cpu, now, t.ID)
+	return r
+}
+
+// hrOpEqual compares two Start answers.
+func hrOpEqual(a, b sdk.HROpResult) bool {
+	return a.Cost == b.Cost && a.Ret == b.Ret && a.Expires == b.Expires && a.SoftExpires == b.SoftExpires &&
+		slices.Equal(a.Program, b.Program)
 }
 
 // Cancel implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult {
 	resp := c.do("Cancel", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_Cancel{
 		Cancel: &pb.CancelRequest{Cpu: int64(cpu), Now: int64(now), Id: uint64(id)}}})
-	return fromproto.HROpResult(expect(c.s, "Cancel", resp.GetCancel(), resp).GetResult())
+	r := fromproto.HROpResult(expect(c.s, "Cancel", resp.GetCancel(), resp).GetResult())
+	if r.Ret != -1 {
+		delete(c.queuedOn, id)
+	}
+	return r
 }
 
 // Interrupt implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
 	resp := c.do("Interrupt", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_Interrupt{
 		Interrupt: &pb.InterruptRequest{Cpu: int64(cpu), Now: int64(now)}}})
-	return fromproto.InterruptResult(expect(c.s, "Interrupt", resp.GetInterrupt(), resp).GetResult())
+	r := fromproto.InterruptResult(expect(c.s, "Interrupt", resp.GetInterrupt(), resp).GetResult())
+	c.expired(&r)
+	return r
 }
 
 // RunSoftirq implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptResult {
 	resp := c.do("RunSoftirq", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_RunSoftirq{
 		RunSoftirq: &pb.RunSoftirqRequest{Cpu: int64(cpu), Now: int64(now)}}})
-	return fromproto.InterruptResult(expect(c.s, "RunSoftirq", resp.GetRunSoftirq(), resp).GetResult())
+	r := fromproto.InterruptResult(expect(c.s, "RunSoftirq", resp.GetRunSoftirq(), resp).GetResult())
+	c.expired(&r)
+	return r
 }
 
 // RunQueues implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) RunQueues(cpu int, now ktime.Time) sdk.InterruptResult {
 	resp := c.do("RunQueues", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_RunQueues{
 		RunQueues: &pb.RunQueuesRequest{Cpu: int64(cpu), Now: int64(now)}}})
-	return fromproto.InterruptResult(expect(c.s, "RunQueues", resp.GetRunQueues(), resp).GetResult())
+	r := fromproto.InterruptResult(expect(c.s, "RunQueues", resp.GetRunQueues(), resp).GetResult())
+	c.expired(&r)
+	return r
 }
 
 // ClockWasSet implements sdk.HRTimerBase.
@@ -103,7 +194,9 @@ func (c *hrTimerBaseClient) ClockWasSet(cpu int, now ktime.Time, off sdk.ClockOf
 func (c *hrTimerBaseClient) InterruptETIME(cpu int, now ktime.Time) sdk.InterruptResult {
 	resp := c.do("InterruptETIME", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_InterruptEtime{
 		InterruptEtime: &pb.InterruptETIMERequest{Cpu: int64(cpu), Now: int64(now)}}})
-	return fromproto.InterruptResult(expect(c.s, "InterruptETIME", resp.GetInterruptEtime(), resp).GetResult())
+	r := fromproto.InterruptResult(expect(c.s, "InterruptETIME", resp.GetInterruptEtime(), resp).GetResult())
+	c.expired(&r)
+	return r
 }
 
 // RetriggerNextEvent implements sdk.HRTimerBase.
@@ -115,17 +208,44 @@ func (c *hrTimerBaseClient) RetriggerNextEvent(cpu int, now ktime.Time) sdk.HROp
 
 // NextEvent implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) NextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) ktime.Time {
-	resp := c.do("NextEvent", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_NextEvent{
-		NextEvent: &pb.NextEventRequest{Cpu: int64(cpu), Now: int64(now), Exclude: uint64(exclude)}}})
+	req := &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_NextEvent{
+		NextEvent: &pb.NextEventRequest{Cpu: int64(cpu), Now: int64(now), Exclude: uint64(exclude)}}}
+	if next, ok := c.modelNextEvent(cpu, exclude, req); ok {
+		return next
+	}
+	resp := c.do("NextEvent", req)
 	return ktime.Time(expect(c.s, "NextEvent", resp.GetNextEvent(), resp).GetNext())
+}
+
+// modelNextEvent answers NextEvent from cpu's model, holding the call.
+func (c *hrTimerBaseClient) modelNextEvent(cpu int, exclude sdk.TimerID, req *pb.HRTimerBaseCall) (ktime.Time, bool) {
+	m := c.model(cpu)
+	if m == nil {
+		return 0, false
+	}
+	want, ok := timermodel.HRNextEvent(m, exclude)
+	if !ok {
+		return 0, false
+	}
+	c.b.later("NextEvent", req, func(res *pb.HRTimerBaseResult) error {
+		if got := ktime.Time(res.GetNextEvent().GetNext()); got != want {
+			return fmt.Errorf("answered %d where its declared model (sdk.HRTimerModel) gives %d", got, want)
+		}
+		return nil
+	})
+	return want, true
 }
 
 // StartNextEvent sends NextEvent and returns the function that waits for
 // its answer: the kernel asks the wheel's next event in between, so the two
-// round trips overlap (sdk.NextEventStarter).
+// round trips overlap (sdk.NextEventStarter). A model's answer needs no wait.
 func (c *hrTimerBaseClient) StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) (wait func() ktime.Time) {
-	w := c.b.start("NextEvent", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_NextEvent{
-		NextEvent: &pb.NextEventRequest{Cpu: int64(cpu), Now: int64(now), Exclude: uint64(exclude)}}})
+	req := &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_NextEvent{
+		NextEvent: &pb.NextEventRequest{Cpu: int64(cpu), Now: int64(now), Exclude: uint64(exclude)}}}
+	if next, ok := c.modelNextEvent(cpu, exclude, req); ok {
+		return func() ktime.Time { return next }
+	}
+	w := c.b.start("NextEvent", req)
 	return func() ktime.Time {
 		resp := w()
 		return ktime.Time(expect(c.s, "NextEvent", resp.GetNextEvent(), resp).GetNext())
@@ -148,11 +268,30 @@ func (s *hrTimerBaseServer) HRTimerBaseSession(stream pb.HRTimerBaseService_HRTi
 			return &pb.HRTimerBaseSessionResponse{Results: []*pb.HRTimerBaseResult{{Result: &pb.HRTimerBaseResult_Plugin{
 				Plugin: &pb.PluginResponse{Result: &pb.PluginResponse_Open{Open: o}}}}}}
 		},
-		batchOf(func(req *pb.HRTimerBaseSessionRequest) []*pb.HRTimerBaseCall { return req.GetCalls() },
+		withHRModels(batchOf(func(req *pb.HRTimerBaseSessionRequest) []*pb.HRTimerBaseCall { return req.GetCalls() },
 			func(rs []*pb.HRTimerBaseResult) *pb.HRTimerBaseSessionResponse {
 				return &pb.HRTimerBaseSessionResponse{Results: rs}
 			},
-			dispatchHRTimerBase))
+			dispatchHRTimerBase)))
+}
+
+// withHRModels adds the plugin's sdk.HRTimerModel updates to each answer of
+// dispatch, for a plugin that declares them.
+func withHRModels(dispatch func(sdk.Plugin, *pb.HRTimerBaseSessionRequest) (*pb.HRTimerBaseSessionResponse, error)) func(sdk.Plugin, *pb.HRTimerBaseSessionRequest) (*pb.HRTimerBaseSessionResponse, error) {
+	var t modelTracker[sdk.HRTimerModel]
+	return func(p sdk.Plugin, req *pb.HRTimerBaseSessionRequest) (*pb.HRTimerBaseSessionResponse, error) {
+		resp, err := dispatch(p, req)
+		md, ok := p.(sdk.HRTimerModeler)
+		if err != nil || !ok {
+			return resp, err
+		}
+		calls := messages(req.GetCalls())
+		t.configured(calls)
+		t.changed(calls, md.HRTimerModel, hrModelEqual, func(cpu int, m sdk.HRTimerModel) {
+			resp.Models = append(resp.Models, hrModelToProto(cpu, m))
+		})
+		return resp, nil
+	}
 }
 
 // dispatchHRTimerBase makes one sdk.HRTimerBase call.

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"fmt"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -10,6 +11,7 @@ import (
 	"github.com/tickemu/tickemu/framework/internal/shim/fromproto"
 	"github.com/tickemu/tickemu/framework/internal/shim/toproto"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/timermodel"
 )
 
 var timerBaseShim = kindShim{
@@ -25,6 +27,7 @@ var timerBaseShim = kindShim{
 		c.b = batcher[pb.TimerBaseCall, pb.TimerBaseResult]{s: s, exchange: func(call string, calls []*pb.TimerBaseCall) ([]*pb.TimerBaseResult, proto.Message) {
 			resp := new(pb.TimerBaseSessionResponse)
 			s.roundTrip(call, &pb.TimerBaseSessionRequest{Calls: calls}, resp)
+			c.takeModels(resp.GetModels())
 			return resp.GetResults(), resp
 		}}
 		c.base = base{s: s, plugin: c.plugin}
@@ -33,10 +36,30 @@ var timerBaseShim = kindShim{
 }
 
 // timerBaseClient implements sdk.TimerBase over a session. Every call waits
-// for its answer (the host uses each one at once).
+// for its answer (the host uses each one at once), except NextTimerInterrupt
+// on a CPU whose declared sdk.NextTimerModel covers it: that one is answered
+// from the model and held (batcher.later). repeated[cpu] says the CPU's model
+// answered a call already.
 type timerBaseClient struct {
 	base
-	b batcher[pb.TimerBaseCall, pb.TimerBaseResult]
+	b        batcher[pb.TimerBaseCall, pb.TimerBaseResult]
+	models   []sdk.NextTimerModel
+	repeated []bool
+}
+
+// takeModels stores the models an answer carried.
+func (c *timerBaseClient) takeModels(ms []*pb.NextTimerModel) {
+	for _, m := range ms {
+		cpu := int(m.GetCpu())
+		if cpu < 0 || cpu >= maxModelCPUs {
+			continue
+		}
+		for len(c.models) <= cpu {
+			c.models = append(c.models, sdk.NextTimerModel{})
+			c.repeated = append(c.repeated, false)
+		}
+		c.models[cpu], c.repeated[cpu] = ntModelFromProto(m), false
+	}
 }
 
 var _ sdk.TimerBase = (*timerBaseClient)(nil)
@@ -73,8 +96,22 @@ func (c *timerBaseClient) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult
 
 // NextTimerInterrupt implements sdk.TimerBase.
 func (c *timerBaseClient) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult {
-	resp := c.do("NextTimerInterrupt", &pb.TimerBaseCall{Call: &pb.TimerBaseCall_NextTimerInterrupt{
-		NextTimerInterrupt: &pb.NextTimerInterruptRequest{Cpu: int64(cpu), Jiffies: jiffies}}})
+	req := &pb.TimerBaseCall{Call: &pb.TimerBaseCall_NextTimerInterrupt{
+		NextTimerInterrupt: &pb.NextTimerInterruptRequest{Cpu: int64(cpu), Jiffies: jiffies}}}
+	if cpu >= 0 && cpu < len(c.models) {
+		if want, ok := timermodel.NextTimer(&c.models[cpu], jiffies, c.repeated[cpu]); ok {
+			c.repeated[cpu] = true
+			c.b.later("NextTimerInterrupt", req, func(res *pb.TimerBaseResult) error {
+				got := fromproto.NextTimerResult(res.GetNextTimerInterrupt().GetResult())
+				if got != want {
+					return fmt.Errorf("answered %+v where its declared model (sdk.NextTimerModel) gives %+v", got, want)
+				}
+				return nil
+			})
+			return want
+		}
+	}
+	resp := c.do("NextTimerInterrupt", req)
 	return fromproto.NextTimerResult(expect(c.s, "NextTimerInterrupt", resp.GetNextTimerInterrupt(), resp).GetResult())
 }
 
@@ -94,11 +131,30 @@ func (s *timerBaseServer) TimerBaseSession(stream pb.TimerBaseService_TimerBaseS
 			return &pb.TimerBaseSessionResponse{Results: []*pb.TimerBaseResult{{Result: &pb.TimerBaseResult_Plugin{
 				Plugin: &pb.PluginResponse{Result: &pb.PluginResponse_Open{Open: o}}}}}}
 		},
-		batchOf(func(req *pb.TimerBaseSessionRequest) []*pb.TimerBaseCall { return req.GetCalls() },
+		withNextTimerModels(batchOf(func(req *pb.TimerBaseSessionRequest) []*pb.TimerBaseCall { return req.GetCalls() },
 			func(rs []*pb.TimerBaseResult) *pb.TimerBaseSessionResponse {
 				return &pb.TimerBaseSessionResponse{Results: rs}
 			},
-			dispatchTimerBase))
+			dispatchTimerBase)))
+}
+
+// withNextTimerModels adds the plugin's sdk.NextTimerModel updates to each
+// answer of dispatch, for a plugin that declares them.
+func withNextTimerModels(dispatch func(sdk.Plugin, *pb.TimerBaseSessionRequest) (*pb.TimerBaseSessionResponse, error)) func(sdk.Plugin, *pb.TimerBaseSessionRequest) (*pb.TimerBaseSessionResponse, error) {
+	var t modelTracker[sdk.NextTimerModel]
+	return func(p sdk.Plugin, req *pb.TimerBaseSessionRequest) (*pb.TimerBaseSessionResponse, error) {
+		resp, err := dispatch(p, req)
+		md, ok := p.(sdk.NextTimerModeler)
+		if err != nil || !ok {
+			return resp, err
+		}
+		calls := messages(req.GetCalls())
+		t.configured(calls)
+		t.changed(calls, md.NextTimerModel, func(a, b sdk.NextTimerModel) bool { return a == b }, func(cpu int, m sdk.NextTimerModel) {
+			resp.Models = append(resp.Models, ntModelToProto(cpu, m))
+		})
+		return resp, nil
+	}
 }
 
 // dispatchTimerBase makes one sdk.TimerBase call.

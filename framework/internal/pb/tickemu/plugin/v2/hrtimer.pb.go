@@ -285,8 +285,12 @@ func (*HRTimerBaseCall_InterruptEtime) isHRTimerBaseCall_Call() {}
 // HRTimerBaseSessionResponse answers a HRTimerBaseSessionRequest: one result per
 // call, in the calls' order.
 type HRTimerBaseSessionResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []*HRTimerBaseResult   `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Results []*HRTimerBaseResult   `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// models are the sdk.HRTimerModel, after the calls, of every CPU a call
+	// of the message named and of every other CPU whose model changed since the
+	// last message; only from a plugin that declares them (sdk.HRTimerModeler).
+	Models        []*HRTimerModel `protobuf:"bytes,2,rep,name=models,proto3" json:"models,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -328,6 +332,151 @@ func (x *HRTimerBaseSessionResponse) GetResults() []*HRTimerBaseResult {
 	return nil
 }
 
+func (x *HRTimerBaseSessionResponse) GetModels() []*HRTimerModel {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+// HRTimerModel is an sdk.HRTimerModel of one CPU.
+type HRTimerModel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cpu           int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`
+	Valid         bool                   `protobuf:"varint,2,opt,name=valid,proto3" json:"valid,omitempty"`
+	StartCost     int64                  `protobuf:"varint,3,opt,name=start_cost,json=startCost,proto3" json:"start_cost,omitempty"`
+	ExpiresNext   int64                  `protobuf:"varint,4,opt,name=expires_next,json=expiresNext,proto3" json:"expires_next,omitempty"`
+	NextTimer     uint64                 `protobuf:"varint,5,opt,name=next_timer,json=nextTimer,proto3" json:"next_timer,omitempty"`
+	Queue         []*HRQueued            `protobuf:"bytes,6,rep,name=queue,proto3" json:"queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HRTimerModel) Reset() {
+	*x = HRTimerModel{}
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HRTimerModel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HRTimerModel) ProtoMessage() {}
+
+func (x *HRTimerModel) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HRTimerModel.ProtoReflect.Descriptor instead.
+func (*HRTimerModel) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *HRTimerModel) GetCpu() int64 {
+	if x != nil {
+		return x.Cpu
+	}
+	return 0
+}
+
+func (x *HRTimerModel) GetValid() bool {
+	if x != nil {
+		return x.Valid
+	}
+	return false
+}
+
+func (x *HRTimerModel) GetStartCost() int64 {
+	if x != nil {
+		return x.StartCost
+	}
+	return 0
+}
+
+func (x *HRTimerModel) GetExpiresNext() int64 {
+	if x != nil {
+		return x.ExpiresNext
+	}
+	return 0
+}
+
+func (x *HRTimerModel) GetNextTimer() uint64 {
+	if x != nil {
+		return x.NextTimer
+	}
+	return 0
+}
+
+func (x *HRTimerModel) GetQueue() []*HRQueued {
+	if x != nil {
+		return x.Queue
+	}
+	return nil
+}
+
+// HRQueued is an sdk.HRQueued.
+type HRQueued struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Expires       int64                  `protobuf:"varint,2,opt,name=expires,proto3" json:"expires,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HRQueued) Reset() {
+	*x = HRQueued{}
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HRQueued) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HRQueued) ProtoMessage() {}
+
+func (x *HRQueued) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HRQueued.ProtoReflect.Descriptor instead.
+func (*HRQueued) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *HRQueued) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *HRQueued) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
 // HRTimerBaseResult answers a HRTimerBaseCall, with the same oneof case.
 type HRTimerBaseResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -350,7 +499,7 @@ type HRTimerBaseResult struct {
 
 func (x *HRTimerBaseResult) Reset() {
 	*x = HRTimerBaseResult{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[3]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -362,7 +511,7 @@ func (x *HRTimerBaseResult) String() string {
 func (*HRTimerBaseResult) ProtoMessage() {}
 
 func (x *HRTimerBaseResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[3]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -375,7 +524,7 @@ func (x *HRTimerBaseResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HRTimerBaseResult.ProtoReflect.Descriptor instead.
 func (*HRTimerBaseResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{3}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *HRTimerBaseResult) GetResult() isHRTimerBaseResult_Result {
@@ -553,7 +702,7 @@ type HRTimer struct {
 
 func (x *HRTimer) Reset() {
 	*x = HRTimer{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[4]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -565,7 +714,7 @@ func (x *HRTimer) String() string {
 func (*HRTimer) ProtoMessage() {}
 
 func (x *HRTimer) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[4]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -578,7 +727,7 @@ func (x *HRTimer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HRTimer.ProtoReflect.Descriptor instead.
 func (*HRTimer) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{4}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *HRTimer) GetId() uint64 {
@@ -630,7 +779,7 @@ type HROpResult struct {
 
 func (x *HROpResult) Reset() {
 	*x = HROpResult{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[5]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -642,7 +791,7 @@ func (x *HROpResult) String() string {
 func (*HROpResult) ProtoMessage() {}
 
 func (x *HROpResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[5]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -655,7 +804,7 @@ func (x *HROpResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HROpResult.ProtoReflect.Descriptor instead.
 func (*HROpResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{5}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *HROpResult) GetCost() int64 {
@@ -709,7 +858,7 @@ type HRExpiry struct {
 
 func (x *HRExpiry) Reset() {
 	*x = HRExpiry{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -721,7 +870,7 @@ func (x *HRExpiry) String() string {
 func (*HRExpiry) ProtoMessage() {}
 
 func (x *HRExpiry) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -734,7 +883,7 @@ func (x *HRExpiry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HRExpiry.ProtoReflect.Descriptor instead.
 func (*HRExpiry) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{6}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *HRExpiry) GetId() uint64 {
@@ -803,7 +952,7 @@ type InterruptResult struct {
 
 func (x *InterruptResult) Reset() {
 	*x = InterruptResult{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -815,7 +964,7 @@ func (x *InterruptResult) String() string {
 func (*InterruptResult) ProtoMessage() {}
 
 func (x *InterruptResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -828,7 +977,7 @@ func (x *InterruptResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterruptResult.ProtoReflect.Descriptor instead.
 func (*InterruptResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{7}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *InterruptResult) GetExpired() []*HRExpiry {
@@ -899,7 +1048,7 @@ type ClockOffsets struct {
 
 func (x *ClockOffsets) Reset() {
 	*x = ClockOffsets{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -911,7 +1060,7 @@ func (x *ClockOffsets) String() string {
 func (*ClockOffsets) ProtoMessage() {}
 
 func (x *ClockOffsets) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -924,7 +1073,7 @@ func (x *ClockOffsets) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockOffsets.ProtoReflect.Descriptor instead.
 func (*ClockOffsets) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{8}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ClockOffsets) GetReal() int64 {
@@ -962,7 +1111,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1123,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1136,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{9}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StartRequest) GetCpu() int64 {
@@ -1035,7 +1184,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1196,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1209,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{10}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StartResponse) GetResult() *HROpResult {
@@ -1082,7 +1231,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1094,7 +1243,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1107,7 +1256,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{11}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CancelRequest) GetCpu() int64 {
@@ -1141,7 +1290,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1302,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1315,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{12}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CancelResponse) GetResult() *HROpResult {
@@ -1187,7 +1336,7 @@ type InterruptRequest struct {
 
 func (x *InterruptRequest) Reset() {
 	*x = InterruptRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1199,7 +1348,7 @@ func (x *InterruptRequest) String() string {
 func (*InterruptRequest) ProtoMessage() {}
 
 func (x *InterruptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1212,7 +1361,7 @@ func (x *InterruptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterruptRequest.ProtoReflect.Descriptor instead.
 func (*InterruptRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{13}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *InterruptRequest) GetCpu() int64 {
@@ -1239,7 +1388,7 @@ type InterruptResponse struct {
 
 func (x *InterruptResponse) Reset() {
 	*x = InterruptResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1400,7 @@ func (x *InterruptResponse) String() string {
 func (*InterruptResponse) ProtoMessage() {}
 
 func (x *InterruptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1413,7 @@ func (x *InterruptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterruptResponse.ProtoReflect.Descriptor instead.
 func (*InterruptResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{14}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *InterruptResponse) GetResult() *InterruptResult {
@@ -1285,7 +1434,7 @@ type RunSoftirqRequest struct {
 
 func (x *RunSoftirqRequest) Reset() {
 	*x = RunSoftirqRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1446,7 @@ func (x *RunSoftirqRequest) String() string {
 func (*RunSoftirqRequest) ProtoMessage() {}
 
 func (x *RunSoftirqRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1459,7 @@ func (x *RunSoftirqRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSoftirqRequest.ProtoReflect.Descriptor instead.
 func (*RunSoftirqRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{15}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunSoftirqRequest) GetCpu() int64 {
@@ -1337,7 +1486,7 @@ type RunSoftirqResponse struct {
 
 func (x *RunSoftirqResponse) Reset() {
 	*x = RunSoftirqResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[16]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1349,7 +1498,7 @@ func (x *RunSoftirqResponse) String() string {
 func (*RunSoftirqResponse) ProtoMessage() {}
 
 func (x *RunSoftirqResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[16]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1362,7 +1511,7 @@ func (x *RunSoftirqResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSoftirqResponse.ProtoReflect.Descriptor instead.
 func (*RunSoftirqResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{16}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RunSoftirqResponse) GetResult() *InterruptResult {
@@ -1383,7 +1532,7 @@ type RunQueuesRequest struct {
 
 func (x *RunQueuesRequest) Reset() {
 	*x = RunQueuesRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1395,7 +1544,7 @@ func (x *RunQueuesRequest) String() string {
 func (*RunQueuesRequest) ProtoMessage() {}
 
 func (x *RunQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1408,7 +1557,7 @@ func (x *RunQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunQueuesRequest.ProtoReflect.Descriptor instead.
 func (*RunQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{17}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RunQueuesRequest) GetCpu() int64 {
@@ -1435,7 +1584,7 @@ type RunQueuesResponse struct {
 
 func (x *RunQueuesResponse) Reset() {
 	*x = RunQueuesResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[18]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1596,7 @@ func (x *RunQueuesResponse) String() string {
 func (*RunQueuesResponse) ProtoMessage() {}
 
 func (x *RunQueuesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[18]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1609,7 @@ func (x *RunQueuesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunQueuesResponse.ProtoReflect.Descriptor instead.
 func (*RunQueuesResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{18}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunQueuesResponse) GetResult() *InterruptResult {
@@ -1482,7 +1631,7 @@ type ClockWasSetRequest struct {
 
 func (x *ClockWasSetRequest) Reset() {
 	*x = ClockWasSetRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[19]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1643,7 @@ func (x *ClockWasSetRequest) String() string {
 func (*ClockWasSetRequest) ProtoMessage() {}
 
 func (x *ClockWasSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[19]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1656,7 @@ func (x *ClockWasSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockWasSetRequest.ProtoReflect.Descriptor instead.
 func (*ClockWasSetRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{19}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ClockWasSetRequest) GetCpu() int64 {
@@ -1541,7 +1690,7 @@ type ClockWasSetResponse struct {
 
 func (x *ClockWasSetResponse) Reset() {
 	*x = ClockWasSetResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[20]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1553,7 +1702,7 @@ func (x *ClockWasSetResponse) String() string {
 func (*ClockWasSetResponse) ProtoMessage() {}
 
 func (x *ClockWasSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[20]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1566,7 +1715,7 @@ func (x *ClockWasSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockWasSetResponse.ProtoReflect.Descriptor instead.
 func (*ClockWasSetResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{20}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ClockWasSetResponse) GetResult() *HROpResult {
@@ -1588,7 +1737,7 @@ type InterruptETIMERequest struct {
 
 func (x *InterruptETIMERequest) Reset() {
 	*x = InterruptETIMERequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1600,7 +1749,7 @@ func (x *InterruptETIMERequest) String() string {
 func (*InterruptETIMERequest) ProtoMessage() {}
 
 func (x *InterruptETIMERequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[21]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1613,7 +1762,7 @@ func (x *InterruptETIMERequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterruptETIMERequest.ProtoReflect.Descriptor instead.
 func (*InterruptETIMERequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{21}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *InterruptETIMERequest) GetCpu() int64 {
@@ -1640,7 +1789,7 @@ type InterruptETIMEResponse struct {
 
 func (x *InterruptETIMEResponse) Reset() {
 	*x = InterruptETIMEResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +1801,7 @@ func (x *InterruptETIMEResponse) String() string {
 func (*InterruptETIMEResponse) ProtoMessage() {}
 
 func (x *InterruptETIMEResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[22]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +1814,7 @@ func (x *InterruptETIMEResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterruptETIMEResponse.ProtoReflect.Descriptor instead.
 func (*InterruptETIMEResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{22}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *InterruptETIMEResponse) GetResult() *InterruptResult {
@@ -1687,7 +1836,7 @@ type RetriggerNextEventRequest struct {
 
 func (x *RetriggerNextEventRequest) Reset() {
 	*x = RetriggerNextEventRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[23]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1848,7 @@ func (x *RetriggerNextEventRequest) String() string {
 func (*RetriggerNextEventRequest) ProtoMessage() {}
 
 func (x *RetriggerNextEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[23]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1861,7 @@ func (x *RetriggerNextEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetriggerNextEventRequest.ProtoReflect.Descriptor instead.
 func (*RetriggerNextEventRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{23}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RetriggerNextEventRequest) GetCpu() int64 {
@@ -1739,7 +1888,7 @@ type RetriggerNextEventResponse struct {
 
 func (x *RetriggerNextEventResponse) Reset() {
 	*x = RetriggerNextEventResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[24]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1751,7 +1900,7 @@ func (x *RetriggerNextEventResponse) String() string {
 func (*RetriggerNextEventResponse) ProtoMessage() {}
 
 func (x *RetriggerNextEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[24]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1764,7 +1913,7 @@ func (x *RetriggerNextEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetriggerNextEventResponse.ProtoReflect.Descriptor instead.
 func (*RetriggerNextEventResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{24}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RetriggerNextEventResponse) GetResult() *HROpResult {
@@ -1786,7 +1935,7 @@ type NextEventRequest struct {
 
 func (x *NextEventRequest) Reset() {
 	*x = NextEventRequest{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[25]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1798,7 +1947,7 @@ func (x *NextEventRequest) String() string {
 func (*NextEventRequest) ProtoMessage() {}
 
 func (x *NextEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[25]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1811,7 +1960,7 @@ func (x *NextEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextEventRequest.ProtoReflect.Descriptor instead.
 func (*NextEventRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{25}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *NextEventRequest) GetCpu() int64 {
@@ -1845,7 +1994,7 @@ type NextEventResponse struct {
 
 func (x *NextEventResponse) Reset() {
 	*x = NextEventResponse{}
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[26]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1857,7 +2006,7 @@ func (x *NextEventResponse) String() string {
 func (*NextEventResponse) ProtoMessage() {}
 
 func (x *NextEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[26]
+	mi := &file_tickemu_plugin_v2_hrtimer_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1870,7 +2019,7 @@ func (x *NextEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextEventResponse.ProtoReflect.Descriptor instead.
 func (*NextEventResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{26}
+	return file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *NextEventResponse) GetNext() int64 {
@@ -1902,9 +2051,22 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\x14retrigger_next_event\x18\t \x01(\v2,.tickemu.plugin.v2.RetriggerNextEventRequestH\x00R\x12retriggerNextEvent\x12S\n" +
 	"\x0finterrupt_etime\x18\n" +
 	" \x01(\v2(.tickemu.plugin.v2.InterruptETIMERequestH\x00R\x0einterruptEtimeB\x06\n" +
-	"\x04call\"\\\n" +
+	"\x04call\"\x95\x01\n" +
 	"\x1aHRTimerBaseSessionResponse\x12>\n" +
-	"\aresults\x18\x01 \x03(\v2$.tickemu.plugin.v2.HRTimerBaseResultR\aresults\"\xf6\x05\n" +
+	"\aresults\x18\x01 \x03(\v2$.tickemu.plugin.v2.HRTimerBaseResultR\aresults\x127\n" +
+	"\x06models\x18\x02 \x03(\v2\x1f.tickemu.plugin.v2.HRTimerModelR\x06models\"\xca\x01\n" +
+	"\fHRTimerModel\x12\x10\n" +
+	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x14\n" +
+	"\x05valid\x18\x02 \x01(\bR\x05valid\x12\x1d\n" +
+	"\n" +
+	"start_cost\x18\x03 \x01(\x03R\tstartCost\x12!\n" +
+	"\fexpires_next\x18\x04 \x01(\x03R\vexpiresNext\x12\x1d\n" +
+	"\n" +
+	"next_timer\x18\x05 \x01(\x04R\tnextTimer\x121\n" +
+	"\x05queue\x18\x06 \x03(\v2\x1b.tickemu.plugin.v2.HRQueuedR\x05queue\"4\n" +
+	"\bHRQueued\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
+	"\aexpires\x18\x02 \x01(\x03R\aexpires\"\xf6\x05\n" +
 	"\x11HRTimerBaseResult\x12;\n" +
 	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v2.PluginResponseH\x00R\x06plugin\x128\n" +
 	"\x05start\x18\x02 \x01(\v2 .tickemu.plugin.v2.StartResponseH\x00R\x05start\x12;\n" +
@@ -2024,79 +2186,83 @@ func file_tickemu_plugin_v2_hrtimer_proto_rawDescGZIP() []byte {
 	return file_tickemu_plugin_v2_hrtimer_proto_rawDescData
 }
 
-var file_tickemu_plugin_v2_hrtimer_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_tickemu_plugin_v2_hrtimer_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_tickemu_plugin_v2_hrtimer_proto_goTypes = []any{
 	(*HRTimerBaseSessionRequest)(nil),  // 0: tickemu.plugin.v2.HRTimerBaseSessionRequest
 	(*HRTimerBaseCall)(nil),            // 1: tickemu.plugin.v2.HRTimerBaseCall
 	(*HRTimerBaseSessionResponse)(nil), // 2: tickemu.plugin.v2.HRTimerBaseSessionResponse
-	(*HRTimerBaseResult)(nil),          // 3: tickemu.plugin.v2.HRTimerBaseResult
-	(*HRTimer)(nil),                    // 4: tickemu.plugin.v2.HRTimer
-	(*HROpResult)(nil),                 // 5: tickemu.plugin.v2.HROpResult
-	(*HRExpiry)(nil),                   // 6: tickemu.plugin.v2.HRExpiry
-	(*InterruptResult)(nil),            // 7: tickemu.plugin.v2.InterruptResult
-	(*ClockOffsets)(nil),               // 8: tickemu.plugin.v2.ClockOffsets
-	(*StartRequest)(nil),               // 9: tickemu.plugin.v2.StartRequest
-	(*StartResponse)(nil),              // 10: tickemu.plugin.v2.StartResponse
-	(*CancelRequest)(nil),              // 11: tickemu.plugin.v2.CancelRequest
-	(*CancelResponse)(nil),             // 12: tickemu.plugin.v2.CancelResponse
-	(*InterruptRequest)(nil),           // 13: tickemu.plugin.v2.InterruptRequest
-	(*InterruptResponse)(nil),          // 14: tickemu.plugin.v2.InterruptResponse
-	(*RunSoftirqRequest)(nil),          // 15: tickemu.plugin.v2.RunSoftirqRequest
-	(*RunSoftirqResponse)(nil),         // 16: tickemu.plugin.v2.RunSoftirqResponse
-	(*RunQueuesRequest)(nil),           // 17: tickemu.plugin.v2.RunQueuesRequest
-	(*RunQueuesResponse)(nil),          // 18: tickemu.plugin.v2.RunQueuesResponse
-	(*ClockWasSetRequest)(nil),         // 19: tickemu.plugin.v2.ClockWasSetRequest
-	(*ClockWasSetResponse)(nil),        // 20: tickemu.plugin.v2.ClockWasSetResponse
-	(*InterruptETIMERequest)(nil),      // 21: tickemu.plugin.v2.InterruptETIMERequest
-	(*InterruptETIMEResponse)(nil),     // 22: tickemu.plugin.v2.InterruptETIMEResponse
-	(*RetriggerNextEventRequest)(nil),  // 23: tickemu.plugin.v2.RetriggerNextEventRequest
-	(*RetriggerNextEventResponse)(nil), // 24: tickemu.plugin.v2.RetriggerNextEventResponse
-	(*NextEventRequest)(nil),           // 25: tickemu.plugin.v2.NextEventRequest
-	(*NextEventResponse)(nil),          // 26: tickemu.plugin.v2.NextEventResponse
-	(*PluginRequest)(nil),              // 27: tickemu.plugin.v2.PluginRequest
-	(*PluginResponse)(nil),             // 28: tickemu.plugin.v2.PluginResponse
+	(*HRTimerModel)(nil),               // 3: tickemu.plugin.v2.HRTimerModel
+	(*HRQueued)(nil),                   // 4: tickemu.plugin.v2.HRQueued
+	(*HRTimerBaseResult)(nil),          // 5: tickemu.plugin.v2.HRTimerBaseResult
+	(*HRTimer)(nil),                    // 6: tickemu.plugin.v2.HRTimer
+	(*HROpResult)(nil),                 // 7: tickemu.plugin.v2.HROpResult
+	(*HRExpiry)(nil),                   // 8: tickemu.plugin.v2.HRExpiry
+	(*InterruptResult)(nil),            // 9: tickemu.plugin.v2.InterruptResult
+	(*ClockOffsets)(nil),               // 10: tickemu.plugin.v2.ClockOffsets
+	(*StartRequest)(nil),               // 11: tickemu.plugin.v2.StartRequest
+	(*StartResponse)(nil),              // 12: tickemu.plugin.v2.StartResponse
+	(*CancelRequest)(nil),              // 13: tickemu.plugin.v2.CancelRequest
+	(*CancelResponse)(nil),             // 14: tickemu.plugin.v2.CancelResponse
+	(*InterruptRequest)(nil),           // 15: tickemu.plugin.v2.InterruptRequest
+	(*InterruptResponse)(nil),          // 16: tickemu.plugin.v2.InterruptResponse
+	(*RunSoftirqRequest)(nil),          // 17: tickemu.plugin.v2.RunSoftirqRequest
+	(*RunSoftirqResponse)(nil),         // 18: tickemu.plugin.v2.RunSoftirqResponse
+	(*RunQueuesRequest)(nil),           // 19: tickemu.plugin.v2.RunQueuesRequest
+	(*RunQueuesResponse)(nil),          // 20: tickemu.plugin.v2.RunQueuesResponse
+	(*ClockWasSetRequest)(nil),         // 21: tickemu.plugin.v2.ClockWasSetRequest
+	(*ClockWasSetResponse)(nil),        // 22: tickemu.plugin.v2.ClockWasSetResponse
+	(*InterruptETIMERequest)(nil),      // 23: tickemu.plugin.v2.InterruptETIMERequest
+	(*InterruptETIMEResponse)(nil),     // 24: tickemu.plugin.v2.InterruptETIMEResponse
+	(*RetriggerNextEventRequest)(nil),  // 25: tickemu.plugin.v2.RetriggerNextEventRequest
+	(*RetriggerNextEventResponse)(nil), // 26: tickemu.plugin.v2.RetriggerNextEventResponse
+	(*NextEventRequest)(nil),           // 27: tickemu.plugin.v2.NextEventRequest
+	(*NextEventResponse)(nil),          // 28: tickemu.plugin.v2.NextEventResponse
+	(*PluginRequest)(nil),              // 29: tickemu.plugin.v2.PluginRequest
+	(*PluginResponse)(nil),             // 30: tickemu.plugin.v2.PluginResponse
 }
 var file_tickemu_plugin_v2_hrtimer_proto_depIdxs = []int32{
 	1,  // 0: tickemu.plugin.v2.HRTimerBaseSessionRequest.calls:type_name -> tickemu.plugin.v2.HRTimerBaseCall
-	27, // 1: tickemu.plugin.v2.HRTimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
-	9,  // 2: tickemu.plugin.v2.HRTimerBaseCall.start:type_name -> tickemu.plugin.v2.StartRequest
-	11, // 3: tickemu.plugin.v2.HRTimerBaseCall.cancel:type_name -> tickemu.plugin.v2.CancelRequest
-	13, // 4: tickemu.plugin.v2.HRTimerBaseCall.interrupt:type_name -> tickemu.plugin.v2.InterruptRequest
-	15, // 5: tickemu.plugin.v2.HRTimerBaseCall.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqRequest
-	17, // 6: tickemu.plugin.v2.HRTimerBaseCall.run_queues:type_name -> tickemu.plugin.v2.RunQueuesRequest
-	19, // 7: tickemu.plugin.v2.HRTimerBaseCall.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetRequest
-	25, // 8: tickemu.plugin.v2.HRTimerBaseCall.next_event:type_name -> tickemu.plugin.v2.NextEventRequest
-	23, // 9: tickemu.plugin.v2.HRTimerBaseCall.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventRequest
-	21, // 10: tickemu.plugin.v2.HRTimerBaseCall.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMERequest
-	3,  // 11: tickemu.plugin.v2.HRTimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.HRTimerBaseResult
-	28, // 12: tickemu.plugin.v2.HRTimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
-	10, // 13: tickemu.plugin.v2.HRTimerBaseResult.start:type_name -> tickemu.plugin.v2.StartResponse
-	12, // 14: tickemu.plugin.v2.HRTimerBaseResult.cancel:type_name -> tickemu.plugin.v2.CancelResponse
-	14, // 15: tickemu.plugin.v2.HRTimerBaseResult.interrupt:type_name -> tickemu.plugin.v2.InterruptResponse
-	16, // 16: tickemu.plugin.v2.HRTimerBaseResult.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqResponse
-	18, // 17: tickemu.plugin.v2.HRTimerBaseResult.run_queues:type_name -> tickemu.plugin.v2.RunQueuesResponse
-	20, // 18: tickemu.plugin.v2.HRTimerBaseResult.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetResponse
-	26, // 19: tickemu.plugin.v2.HRTimerBaseResult.next_event:type_name -> tickemu.plugin.v2.NextEventResponse
-	24, // 20: tickemu.plugin.v2.HRTimerBaseResult.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventResponse
-	22, // 21: tickemu.plugin.v2.HRTimerBaseResult.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMEResponse
-	6,  // 22: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
-	4,  // 23: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
-	5,  // 24: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	5,  // 25: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	7,  // 26: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	7,  // 27: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	7,  // 28: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	8,  // 29: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
-	5,  // 30: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	7,  // 31: tickemu.plugin.v2.InterruptETIMEResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	5,  // 32: tickemu.plugin.v2.RetriggerNextEventResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	0,  // 33: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
-	2,  // 34: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
-	34, // [34:35] is the sub-list for method output_type
-	33, // [33:34] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	29, // 1: tickemu.plugin.v2.HRTimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	11, // 2: tickemu.plugin.v2.HRTimerBaseCall.start:type_name -> tickemu.plugin.v2.StartRequest
+	13, // 3: tickemu.plugin.v2.HRTimerBaseCall.cancel:type_name -> tickemu.plugin.v2.CancelRequest
+	15, // 4: tickemu.plugin.v2.HRTimerBaseCall.interrupt:type_name -> tickemu.plugin.v2.InterruptRequest
+	17, // 5: tickemu.plugin.v2.HRTimerBaseCall.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqRequest
+	19, // 6: tickemu.plugin.v2.HRTimerBaseCall.run_queues:type_name -> tickemu.plugin.v2.RunQueuesRequest
+	21, // 7: tickemu.plugin.v2.HRTimerBaseCall.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetRequest
+	27, // 8: tickemu.plugin.v2.HRTimerBaseCall.next_event:type_name -> tickemu.plugin.v2.NextEventRequest
+	25, // 9: tickemu.plugin.v2.HRTimerBaseCall.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventRequest
+	23, // 10: tickemu.plugin.v2.HRTimerBaseCall.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMERequest
+	5,  // 11: tickemu.plugin.v2.HRTimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.HRTimerBaseResult
+	3,  // 12: tickemu.plugin.v2.HRTimerBaseSessionResponse.models:type_name -> tickemu.plugin.v2.HRTimerModel
+	4,  // 13: tickemu.plugin.v2.HRTimerModel.queue:type_name -> tickemu.plugin.v2.HRQueued
+	30, // 14: tickemu.plugin.v2.HRTimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	12, // 15: tickemu.plugin.v2.HRTimerBaseResult.start:type_name -> tickemu.plugin.v2.StartResponse
+	14, // 16: tickemu.plugin.v2.HRTimerBaseResult.cancel:type_name -> tickemu.plugin.v2.CancelResponse
+	16, // 17: tickemu.plugin.v2.HRTimerBaseResult.interrupt:type_name -> tickemu.plugin.v2.InterruptResponse
+	18, // 18: tickemu.plugin.v2.HRTimerBaseResult.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqResponse
+	20, // 19: tickemu.plugin.v2.HRTimerBaseResult.run_queues:type_name -> tickemu.plugin.v2.RunQueuesResponse
+	22, // 20: tickemu.plugin.v2.HRTimerBaseResult.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetResponse
+	28, // 21: tickemu.plugin.v2.HRTimerBaseResult.next_event:type_name -> tickemu.plugin.v2.NextEventResponse
+	26, // 22: tickemu.plugin.v2.HRTimerBaseResult.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventResponse
+	24, // 23: tickemu.plugin.v2.HRTimerBaseResult.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMEResponse
+	8,  // 24: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
+	6,  // 25: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
+	7,  // 26: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	7,  // 27: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	9,  // 28: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	9,  // 29: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	9,  // 30: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	10, // 31: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
+	7,  // 32: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	9,  // 33: tickemu.plugin.v2.InterruptETIMEResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	7,  // 34: tickemu.plugin.v2.RetriggerNextEventResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	0,  // 35: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
+	2,  // 36: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
+	36, // [36:37] is the sub-list for method output_type
+	35, // [35:36] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_hrtimer_proto_init() }
@@ -2117,7 +2283,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 		(*HRTimerBaseCall_RetriggerNextEvent)(nil),
 		(*HRTimerBaseCall_InterruptEtime)(nil),
 	}
-	file_tickemu_plugin_v2_hrtimer_proto_msgTypes[3].OneofWrappers = []any{
+	file_tickemu_plugin_v2_hrtimer_proto_msgTypes[5].OneofWrappers = []any{
 		(*HRTimerBaseResult_Plugin)(nil),
 		(*HRTimerBaseResult_Start)(nil),
 		(*HRTimerBaseResult_Cancel)(nil),
@@ -2135,7 +2301,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_hrtimer_proto_rawDesc), len(file_tickemu_plugin_v2_hrtimer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -205,8 +205,12 @@ func (*TimerBaseCall_NextTimerInterrupt) isTimerBaseCall_Call() {}
 // TimerBaseSessionResponse answers a TimerBaseSessionRequest: one result per
 // call, in the calls' order.
 type TimerBaseSessionResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []*TimerBaseResult     `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Results []*TimerBaseResult     `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// models are the sdk.NextTimerModel, after the calls, of every CPU a call
+	// of the message named and of every other CPU whose model changed since the
+	// last message; only from a plugin that declares them (sdk.NextTimerModeler).
+	Models        []*NextTimerModel `protobuf:"bytes,2,rep,name=models,proto3" json:"models,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -248,6 +252,106 @@ func (x *TimerBaseSessionResponse) GetResults() []*TimerBaseResult {
 	return nil
 }
 
+func (x *TimerBaseSessionResponse) GetModels() []*NextTimerModel {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+// NextTimerModel is an sdk.NextTimerModel of one CPU.
+type NextTimerModel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cpu           int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`
+	Valid         bool                   `protobuf:"varint,2,opt,name=valid,proto3" json:"valid,omitempty"`
+	Expiry        uint64                 `protobuf:"varint,3,opt,name=expiry,proto3" json:"expiry,omitempty"`
+	Pending       bool                   `protobuf:"varint,4,opt,name=pending,proto3" json:"pending,omitempty"`
+	Cost          int64                  `protobuf:"varint,5,opt,name=cost,proto3" json:"cost,omitempty"`
+	RepeatCost    int64                  `protobuf:"varint,6,opt,name=repeat_cost,json=repeatCost,proto3" json:"repeat_cost,omitempty"`
+	State         *WheelState            `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextTimerModel) Reset() {
+	*x = NextTimerModel{}
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextTimerModel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextTimerModel) ProtoMessage() {}
+
+func (x *NextTimerModel) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextTimerModel.ProtoReflect.Descriptor instead.
+func (*NextTimerModel) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *NextTimerModel) GetCpu() int64 {
+	if x != nil {
+		return x.Cpu
+	}
+	return 0
+}
+
+func (x *NextTimerModel) GetValid() bool {
+	if x != nil {
+		return x.Valid
+	}
+	return false
+}
+
+func (x *NextTimerModel) GetExpiry() uint64 {
+	if x != nil {
+		return x.Expiry
+	}
+	return 0
+}
+
+func (x *NextTimerModel) GetPending() bool {
+	if x != nil {
+		return x.Pending
+	}
+	return false
+}
+
+func (x *NextTimerModel) GetCost() int64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+func (x *NextTimerModel) GetRepeatCost() int64 {
+	if x != nil {
+		return x.RepeatCost
+	}
+	return 0
+}
+
+func (x *NextTimerModel) GetState() *WheelState {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
 // TimerBaseResult answers a TimerBaseCall, with the same oneof case.
 type TimerBaseResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -265,7 +369,7 @@ type TimerBaseResult struct {
 
 func (x *TimerBaseResult) Reset() {
 	*x = TimerBaseResult{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[3]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -277,7 +381,7 @@ func (x *TimerBaseResult) String() string {
 func (*TimerBaseResult) ProtoMessage() {}
 
 func (x *TimerBaseResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[3]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -290,7 +394,7 @@ func (x *TimerBaseResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimerBaseResult.ProtoReflect.Descriptor instead.
 func (*TimerBaseResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{3}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TimerBaseResult) GetResult() isTimerBaseResult_Result {
@@ -393,7 +497,7 @@ type WheelTimer struct {
 
 func (x *WheelTimer) Reset() {
 	*x = WheelTimer{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[4]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -405,7 +509,7 @@ func (x *WheelTimer) String() string {
 func (*WheelTimer) ProtoMessage() {}
 
 func (x *WheelTimer) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[4]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -418,7 +522,7 @@ func (x *WheelTimer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WheelTimer.ProtoReflect.Descriptor instead.
 func (*WheelTimer) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{4}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *WheelTimer) GetId() uint64 {
@@ -468,7 +572,7 @@ type WheelState struct {
 
 func (x *WheelState) Reset() {
 	*x = WheelState{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[5]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -480,7 +584,7 @@ func (x *WheelState) String() string {
 func (*WheelState) ProtoMessage() {}
 
 func (x *WheelState) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[5]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -493,7 +597,7 @@ func (x *WheelState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WheelState.ProtoReflect.Descriptor instead.
 func (*WheelState) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{5}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WheelState) GetRaiseAt() uint64 {
@@ -531,7 +635,7 @@ type WheelOpResult struct {
 
 func (x *WheelOpResult) Reset() {
 	*x = WheelOpResult{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -543,7 +647,7 @@ func (x *WheelOpResult) String() string {
 func (*WheelOpResult) ProtoMessage() {}
 
 func (x *WheelOpResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -556,7 +660,7 @@ func (x *WheelOpResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WheelOpResult.ProtoReflect.Descriptor instead.
 func (*WheelOpResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{6}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *WheelOpResult) GetCost() int64 {
@@ -608,7 +712,7 @@ type WheelExpiry struct {
 
 func (x *WheelExpiry) Reset() {
 	*x = WheelExpiry{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -620,7 +724,7 @@ func (x *WheelExpiry) String() string {
 func (*WheelExpiry) ProtoMessage() {}
 
 func (x *WheelExpiry) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -633,7 +737,7 @@ func (x *WheelExpiry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WheelExpiry.ProtoReflect.Descriptor instead.
 func (*WheelExpiry) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{7}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WheelExpiry) GetId() uint64 {
@@ -686,7 +790,7 @@ type RunTimersResult struct {
 
 func (x *RunTimersResult) Reset() {
 	*x = RunTimersResult{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +802,7 @@ func (x *RunTimersResult) String() string {
 func (*RunTimersResult) ProtoMessage() {}
 
 func (x *RunTimersResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +815,7 @@ func (x *RunTimersResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTimersResult.ProtoReflect.Descriptor instead.
 func (*RunTimersResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{8}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RunTimersResult) GetExpired() []*WheelExpiry {
@@ -768,7 +872,7 @@ type NextTimerResult struct {
 
 func (x *NextTimerResult) Reset() {
 	*x = NextTimerResult{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -780,7 +884,7 @@ func (x *NextTimerResult) String() string {
 func (*NextTimerResult) ProtoMessage() {}
 
 func (x *NextTimerResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -793,7 +897,7 @@ func (x *NextTimerResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextTimerResult.ProtoReflect.Descriptor instead.
 func (*NextTimerResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{9}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *NextTimerResult) GetNext() uint64 {
@@ -829,7 +933,7 @@ type ModTimerRequest struct {
 
 func (x *ModTimerRequest) Reset() {
 	*x = ModTimerRequest{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +945,7 @@ func (x *ModTimerRequest) String() string {
 func (*ModTimerRequest) ProtoMessage() {}
 
 func (x *ModTimerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +958,7 @@ func (x *ModTimerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModTimerRequest.ProtoReflect.Descriptor instead.
 func (*ModTimerRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{10}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ModTimerRequest) GetCpu() int64 {
@@ -888,7 +992,7 @@ type ModTimerResponse struct {
 
 func (x *ModTimerResponse) Reset() {
 	*x = ModTimerResponse{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +1004,7 @@ func (x *ModTimerResponse) String() string {
 func (*ModTimerResponse) ProtoMessage() {}
 
 func (x *ModTimerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +1017,7 @@ func (x *ModTimerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModTimerResponse.ProtoReflect.Descriptor instead.
 func (*ModTimerResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{11}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ModTimerResponse) GetResult() *WheelOpResult {
@@ -935,7 +1039,7 @@ type DelTimerRequest struct {
 
 func (x *DelTimerRequest) Reset() {
 	*x = DelTimerRequest{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1051,7 @@ func (x *DelTimerRequest) String() string {
 func (*DelTimerRequest) ProtoMessage() {}
 
 func (x *DelTimerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1064,7 @@ func (x *DelTimerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DelTimerRequest.ProtoReflect.Descriptor instead.
 func (*DelTimerRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{12}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DelTimerRequest) GetCpu() int64 {
@@ -994,7 +1098,7 @@ type DelTimerResponse struct {
 
 func (x *DelTimerResponse) Reset() {
 	*x = DelTimerResponse{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1006,7 +1110,7 @@ func (x *DelTimerResponse) String() string {
 func (*DelTimerResponse) ProtoMessage() {}
 
 func (x *DelTimerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1019,7 +1123,7 @@ func (x *DelTimerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DelTimerResponse.ProtoReflect.Descriptor instead.
 func (*DelTimerResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{13}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DelTimerResponse) GetResult() *WheelOpResult {
@@ -1040,7 +1144,7 @@ type RunTimersRequest struct {
 
 func (x *RunTimersRequest) Reset() {
 	*x = RunTimersRequest{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1052,7 +1156,7 @@ func (x *RunTimersRequest) String() string {
 func (*RunTimersRequest) ProtoMessage() {}
 
 func (x *RunTimersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[14]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1065,7 +1169,7 @@ func (x *RunTimersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTimersRequest.ProtoReflect.Descriptor instead.
 func (*RunTimersRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{14}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunTimersRequest) GetCpu() int64 {
@@ -1092,7 +1196,7 @@ type RunTimersResponse struct {
 
 func (x *RunTimersResponse) Reset() {
 	*x = RunTimersResponse{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1208,7 @@ func (x *RunTimersResponse) String() string {
 func (*RunTimersResponse) ProtoMessage() {}
 
 func (x *RunTimersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[15]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1221,7 @@ func (x *RunTimersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTimersResponse.ProtoReflect.Descriptor instead.
 func (*RunTimersResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{15}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunTimersResponse) GetResult() *RunTimersResult {
@@ -1139,7 +1243,7 @@ type NextTimerInterruptRequest struct {
 
 func (x *NextTimerInterruptRequest) Reset() {
 	*x = NextTimerInterruptRequest{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[16]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1255,7 @@ func (x *NextTimerInterruptRequest) String() string {
 func (*NextTimerInterruptRequest) ProtoMessage() {}
 
 func (x *NextTimerInterruptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[16]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1268,7 @@ func (x *NextTimerInterruptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextTimerInterruptRequest.ProtoReflect.Descriptor instead.
 func (*NextTimerInterruptRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{16}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NextTimerInterruptRequest) GetCpu() int64 {
@@ -1191,7 +1295,7 @@ type NextTimerInterruptResponse struct {
 
 func (x *NextTimerInterruptResponse) Reset() {
 	*x = NextTimerInterruptResponse{}
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1307,7 @@ func (x *NextTimerInterruptResponse) String() string {
 func (*NextTimerInterruptResponse) ProtoMessage() {}
 
 func (x *NextTimerInterruptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1320,7 @@ func (x *NextTimerInterruptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextTimerInterruptResponse.ProtoReflect.Descriptor instead.
 func (*NextTimerInterruptResponse) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{17}
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *NextTimerInterruptResponse) GetResult() *NextTimerResult {
@@ -1240,9 +1344,19 @@ const file_tickemu_plugin_v2_timerbase_proto_rawDesc = "" +
 	"\n" +
 	"run_timers\x18\x04 \x01(\v2#.tickemu.plugin.v2.RunTimersRequestH\x00R\trunTimers\x12`\n" +
 	"\x14next_timer_interrupt\x18\x05 \x01(\v2,.tickemu.plugin.v2.NextTimerInterruptRequestH\x00R\x12nextTimerInterruptB\x06\n" +
-	"\x04call\"X\n" +
+	"\x04call\"\x93\x01\n" +
 	"\x18TimerBaseSessionResponse\x12<\n" +
-	"\aresults\x18\x01 \x03(\v2\".tickemu.plugin.v2.TimerBaseResultR\aresults\"\x8a\x03\n" +
+	"\aresults\x18\x01 \x03(\v2\".tickemu.plugin.v2.TimerBaseResultR\aresults\x129\n" +
+	"\x06models\x18\x02 \x03(\v2!.tickemu.plugin.v2.NextTimerModelR\x06models\"\xd4\x01\n" +
+	"\x0eNextTimerModel\x12\x10\n" +
+	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x14\n" +
+	"\x05valid\x18\x02 \x01(\bR\x05valid\x12\x16\n" +
+	"\x06expiry\x18\x03 \x01(\x04R\x06expiry\x12\x18\n" +
+	"\apending\x18\x04 \x01(\bR\apending\x12\x12\n" +
+	"\x04cost\x18\x05 \x01(\x03R\x04cost\x12\x1f\n" +
+	"\vrepeat_cost\x18\x06 \x01(\x03R\n" +
+	"repeatCost\x123\n" +
+	"\x05state\x18\a \x01(\v2\x1d.tickemu.plugin.v2.WheelStateR\x05state\"\x8a\x03\n" +
 	"\x0fTimerBaseResult\x12;\n" +
 	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v2.PluginResponseH\x00R\x06plugin\x12B\n" +
 	"\tmod_timer\x18\x02 \x01(\v2#.tickemu.plugin.v2.ModTimerResponseH\x00R\bmodTimer\x12B\n" +
@@ -1328,58 +1442,61 @@ func file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP() []byte {
 	return file_tickemu_plugin_v2_timerbase_proto_rawDescData
 }
 
-var file_tickemu_plugin_v2_timerbase_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_tickemu_plugin_v2_timerbase_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_tickemu_plugin_v2_timerbase_proto_goTypes = []any{
 	(*TimerBaseSessionRequest)(nil),    // 0: tickemu.plugin.v2.TimerBaseSessionRequest
 	(*TimerBaseCall)(nil),              // 1: tickemu.plugin.v2.TimerBaseCall
 	(*TimerBaseSessionResponse)(nil),   // 2: tickemu.plugin.v2.TimerBaseSessionResponse
-	(*TimerBaseResult)(nil),            // 3: tickemu.plugin.v2.TimerBaseResult
-	(*WheelTimer)(nil),                 // 4: tickemu.plugin.v2.WheelTimer
-	(*WheelState)(nil),                 // 5: tickemu.plugin.v2.WheelState
-	(*WheelOpResult)(nil),              // 6: tickemu.plugin.v2.WheelOpResult
-	(*WheelExpiry)(nil),                // 7: tickemu.plugin.v2.WheelExpiry
-	(*RunTimersResult)(nil),            // 8: tickemu.plugin.v2.RunTimersResult
-	(*NextTimerResult)(nil),            // 9: tickemu.plugin.v2.NextTimerResult
-	(*ModTimerRequest)(nil),            // 10: tickemu.plugin.v2.ModTimerRequest
-	(*ModTimerResponse)(nil),           // 11: tickemu.plugin.v2.ModTimerResponse
-	(*DelTimerRequest)(nil),            // 12: tickemu.plugin.v2.DelTimerRequest
-	(*DelTimerResponse)(nil),           // 13: tickemu.plugin.v2.DelTimerResponse
-	(*RunTimersRequest)(nil),           // 14: tickemu.plugin.v2.RunTimersRequest
-	(*RunTimersResponse)(nil),          // 15: tickemu.plugin.v2.RunTimersResponse
-	(*NextTimerInterruptRequest)(nil),  // 16: tickemu.plugin.v2.NextTimerInterruptRequest
-	(*NextTimerInterruptResponse)(nil), // 17: tickemu.plugin.v2.NextTimerInterruptResponse
-	(*PluginRequest)(nil),              // 18: tickemu.plugin.v2.PluginRequest
-	(*PluginResponse)(nil),             // 19: tickemu.plugin.v2.PluginResponse
+	(*NextTimerModel)(nil),             // 3: tickemu.plugin.v2.NextTimerModel
+	(*TimerBaseResult)(nil),            // 4: tickemu.plugin.v2.TimerBaseResult
+	(*WheelTimer)(nil),                 // 5: tickemu.plugin.v2.WheelTimer
+	(*WheelState)(nil),                 // 6: tickemu.plugin.v2.WheelState
+	(*WheelOpResult)(nil),              // 7: tickemu.plugin.v2.WheelOpResult
+	(*WheelExpiry)(nil),                // 8: tickemu.plugin.v2.WheelExpiry
+	(*RunTimersResult)(nil),            // 9: tickemu.plugin.v2.RunTimersResult
+	(*NextTimerResult)(nil),            // 10: tickemu.plugin.v2.NextTimerResult
+	(*ModTimerRequest)(nil),            // 11: tickemu.plugin.v2.ModTimerRequest
+	(*ModTimerResponse)(nil),           // 12: tickemu.plugin.v2.ModTimerResponse
+	(*DelTimerRequest)(nil),            // 13: tickemu.plugin.v2.DelTimerRequest
+	(*DelTimerResponse)(nil),           // 14: tickemu.plugin.v2.DelTimerResponse
+	(*RunTimersRequest)(nil),           // 15: tickemu.plugin.v2.RunTimersRequest
+	(*RunTimersResponse)(nil),          // 16: tickemu.plugin.v2.RunTimersResponse
+	(*NextTimerInterruptRequest)(nil),  // 17: tickemu.plugin.v2.NextTimerInterruptRequest
+	(*NextTimerInterruptResponse)(nil), // 18: tickemu.plugin.v2.NextTimerInterruptResponse
+	(*PluginRequest)(nil),              // 19: tickemu.plugin.v2.PluginRequest
+	(*PluginResponse)(nil),             // 20: tickemu.plugin.v2.PluginResponse
 }
 var file_tickemu_plugin_v2_timerbase_proto_depIdxs = []int32{
 	1,  // 0: tickemu.plugin.v2.TimerBaseSessionRequest.calls:type_name -> tickemu.plugin.v2.TimerBaseCall
-	18, // 1: tickemu.plugin.v2.TimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
-	10, // 2: tickemu.plugin.v2.TimerBaseCall.mod_timer:type_name -> tickemu.plugin.v2.ModTimerRequest
-	12, // 3: tickemu.plugin.v2.TimerBaseCall.del_timer:type_name -> tickemu.plugin.v2.DelTimerRequest
-	14, // 4: tickemu.plugin.v2.TimerBaseCall.run_timers:type_name -> tickemu.plugin.v2.RunTimersRequest
-	16, // 5: tickemu.plugin.v2.TimerBaseCall.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptRequest
-	3,  // 6: tickemu.plugin.v2.TimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.TimerBaseResult
-	19, // 7: tickemu.plugin.v2.TimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
-	11, // 8: tickemu.plugin.v2.TimerBaseResult.mod_timer:type_name -> tickemu.plugin.v2.ModTimerResponse
-	13, // 9: tickemu.plugin.v2.TimerBaseResult.del_timer:type_name -> tickemu.plugin.v2.DelTimerResponse
-	15, // 10: tickemu.plugin.v2.TimerBaseResult.run_timers:type_name -> tickemu.plugin.v2.RunTimersResponse
-	17, // 11: tickemu.plugin.v2.TimerBaseResult.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptResponse
-	5,  // 12: tickemu.plugin.v2.WheelOpResult.state:type_name -> tickemu.plugin.v2.WheelState
-	7,  // 13: tickemu.plugin.v2.RunTimersResult.expired:type_name -> tickemu.plugin.v2.WheelExpiry
-	5,  // 14: tickemu.plugin.v2.RunTimersResult.state:type_name -> tickemu.plugin.v2.WheelState
-	5,  // 15: tickemu.plugin.v2.NextTimerResult.state:type_name -> tickemu.plugin.v2.WheelState
-	4,  // 16: tickemu.plugin.v2.ModTimerRequest.timer:type_name -> tickemu.plugin.v2.WheelTimer
-	6,  // 17: tickemu.plugin.v2.ModTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
-	6,  // 18: tickemu.plugin.v2.DelTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
-	8,  // 19: tickemu.plugin.v2.RunTimersResponse.result:type_name -> tickemu.plugin.v2.RunTimersResult
-	9,  // 20: tickemu.plugin.v2.NextTimerInterruptResponse.result:type_name -> tickemu.plugin.v2.NextTimerResult
-	0,  // 21: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:input_type -> tickemu.plugin.v2.TimerBaseSessionRequest
-	2,  // 22: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:output_type -> tickemu.plugin.v2.TimerBaseSessionResponse
-	22, // [22:23] is the sub-list for method output_type
-	21, // [21:22] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	19, // 1: tickemu.plugin.v2.TimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	11, // 2: tickemu.plugin.v2.TimerBaseCall.mod_timer:type_name -> tickemu.plugin.v2.ModTimerRequest
+	13, // 3: tickemu.plugin.v2.TimerBaseCall.del_timer:type_name -> tickemu.plugin.v2.DelTimerRequest
+	15, // 4: tickemu.plugin.v2.TimerBaseCall.run_timers:type_name -> tickemu.plugin.v2.RunTimersRequest
+	17, // 5: tickemu.plugin.v2.TimerBaseCall.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptRequest
+	4,  // 6: tickemu.plugin.v2.TimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.TimerBaseResult
+	3,  // 7: tickemu.plugin.v2.TimerBaseSessionResponse.models:type_name -> tickemu.plugin.v2.NextTimerModel
+	6,  // 8: tickemu.plugin.v2.NextTimerModel.state:type_name -> tickemu.plugin.v2.WheelState
+	20, // 9: tickemu.plugin.v2.TimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	12, // 10: tickemu.plugin.v2.TimerBaseResult.mod_timer:type_name -> tickemu.plugin.v2.ModTimerResponse
+	14, // 11: tickemu.plugin.v2.TimerBaseResult.del_timer:type_name -> tickemu.plugin.v2.DelTimerResponse
+	16, // 12: tickemu.plugin.v2.TimerBaseResult.run_timers:type_name -> tickemu.plugin.v2.RunTimersResponse
+	18, // 13: tickemu.plugin.v2.TimerBaseResult.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptResponse
+	6,  // 14: tickemu.plugin.v2.WheelOpResult.state:type_name -> tickemu.plugin.v2.WheelState
+	8,  // 15: tickemu.plugin.v2.RunTimersResult.expired:type_name -> tickemu.plugin.v2.WheelExpiry
+	6,  // 16: tickemu.plugin.v2.RunTimersResult.state:type_name -> tickemu.plugin.v2.WheelState
+	6,  // 17: tickemu.plugin.v2.NextTimerResult.state:type_name -> tickemu.plugin.v2.WheelState
+	5,  // 18: tickemu.plugin.v2.ModTimerRequest.timer:type_name -> tickemu.plugin.v2.WheelTimer
+	7,  // 19: tickemu.plugin.v2.ModTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
+	7,  // 20: tickemu.plugin.v2.DelTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
+	9,  // 21: tickemu.plugin.v2.RunTimersResponse.result:type_name -> tickemu.plugin.v2.RunTimersResult
+	10, // 22: tickemu.plugin.v2.NextTimerInterruptResponse.result:type_name -> tickemu.plugin.v2.NextTimerResult
+	0,  // 23: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:input_type -> tickemu.plugin.v2.TimerBaseSessionRequest
+	2,  // 24: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:output_type -> tickemu.plugin.v2.TimerBaseSessionResponse
+	24, // [24:25] is the sub-list for method output_type
+	23, // [23:24] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_timerbase_proto_init() }
@@ -1395,7 +1512,7 @@ func file_tickemu_plugin_v2_timerbase_proto_init() {
 		(*TimerBaseCall_RunTimers)(nil),
 		(*TimerBaseCall_NextTimerInterrupt)(nil),
 	}
-	file_tickemu_plugin_v2_timerbase_proto_msgTypes[3].OneofWrappers = []any{
+	file_tickemu_plugin_v2_timerbase_proto_msgTypes[4].OneofWrappers = []any{
 		(*TimerBaseResult_Plugin)(nil),
 		(*TimerBaseResult_ModTimer)(nil),
 		(*TimerBaseResult_DelTimer)(nil),
@@ -1408,7 +1525,7 @@ func file_tickemu_plugin_v2_timerbase_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_timerbase_proto_rawDesc), len(file_tickemu_plugin_v2_timerbase_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
