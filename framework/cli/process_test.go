@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/resultfmt"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // recordingOpener remembers the instances a run opens, so a test can see (and
@@ -210,4 +212,50 @@ func cpuTicks(pid int) int {
 	u, _ := strconv.Atoi(f[11])
 	k, _ := strconv.Atoi(f[12])
 	return u + k
+}
+
+// TestShippedScenariosIdentical: the shipped scenarios the round-trip target
+// is about (default.hcl under each governor, nohz-catchup.hcl), where the
+// hrtimer and wheel plugins' declared models answer most calls out of
+// process, give the same bytes of results and trace in and out of process.
+func TestShippedScenariosIdentical(t *testing.T) {
+	for _, tc := range []struct {
+		file, variant string
+		dur           time.Duration
+		from          ktime.Time
+	}{
+		{"default.hcl", "menu", 30 * time.Millisecond, 0},
+		{"default.hcl", "always_stop", 30 * time.Millisecond, 0},
+		{"nohz-catchup.hcl", "per_jiffy", 30 * time.Millisecond, ktime.Time(295 * ktime.Second)},
+	} {
+		t.Run(tc.file+"/"+tc.variant, func(t *testing.T) {
+			spec, diags := config.Load(filepath.Join("..", "..", "configs", tc.file), config.Options{Variant: tc.variant})
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			spec.Run.Duration = tc.dur.Nanoseconds()
+			var c common
+			op, closeOp, err := New().newOpener(&c, zerolog.Nop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeOp()
+			var out, traces [2]bytes.Buffer
+			for i, iso := range []string{"inprocess", "process"} {
+				res, err := experiment.Run(spec, experiment.Options{Opener: op, Isolation: iso, Trace: &traces[i], TraceFrom: tc.from})
+				if err != nil {
+					t.Fatalf("Run(isolation=%s): %v", iso, err)
+				}
+				if err := experiment.WriteJSON(&out[i], res); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {
+				t.Errorf("results differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", out[0].Len(), out[1].Len())
+			}
+			if traces[0].Len() == 0 || !bytes.Equal(traces[0].Bytes(), traces[1].Bytes()) {
+				t.Errorf("traces differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", traces[0].Len(), traces[1].Len())
+			}
+		})
+	}
 }
