@@ -246,7 +246,7 @@ func TestShippedScenariosIdentical(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Run(isolation=%s): %v", iso, err)
 				}
-				if err := experiment.WriteJSON(&out[i], res); err != nil {
+				if err := resultfmt.WriteJSON(&out[i], res); err != nil {
 					t.Fatal(err)
 				}
 			}
