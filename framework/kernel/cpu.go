@@ -71,12 +71,7 @@ type CPU struct {
 	wheel        sdk.WheelState
 	wheelIsDirty bool
 
-	// Scheduler.
-	curr        *Task
-	rq          runqueue
-	lastRan     *Task
-	needResched bool
-	segStart    ktime.Time
+	rq rq // the scheduler's runqueue (sched.go)
 
 	// Accounting.
 	ctx      ctxKind
@@ -111,7 +106,7 @@ func (c *CPU) ID() int { return c.id }
 func (c *CPU) Kernel() *Kernel { return c.k }
 
 // Curr is the task owning the CPU, nil for idle.
-func (c *CPU) Curr() *Task { return c.curr }
+func (c *CPU) Curr() *Task { return c.rq.curr }
 
 // RaiseSoftirq marks softirq vec pending on c (raise_softirq_irqoff()).
 func (c *CPU) RaiseSoftirq(now ktime.Time, vec int) {
@@ -123,7 +118,7 @@ func (c *CPU) RaiseSoftirq(now ktime.Time, vec int) {
 			}
 		}
 	}
-	if c.mode == modeIdle || c.mode == modeFree && c.curr == nil {
+	if c.mode == modeIdle || c.mode == modeFree && c.rq.curr == nil {
 		// Raised outside irq context on an idle CPU: ksoftirqd would run it now.
 		c.wakeForWork(now)
 	}
@@ -145,20 +140,20 @@ func (c *CPU) traceCtxLocks(locks int) trace.Ctx {
 		return trace.Ctx{} // tracing off: every Event is a no-op, skip the work
 	}
 	comm, pid, depth := "<idle>", 0, 1
-	if c.curr != nil {
-		comm, pid, depth = c.curr.Comm, c.curr.Pid, 0
+	if c.rq.curr != nil {
+		comm, pid, depth = c.rq.curr.Comm, c.rq.curr.Pid, 0
 	}
 	return trace.Ctx{Comm: comm, Pid: pid, CPU: c.id,
-		Flags: trace.Flags(locks > 0 || c.irqNest || c.curr == nil && !c.inSoft, c.irqNest, c.inSoft, depth+locks)}
+		Flags: trace.Flags(locks > 0 || c.irqNest || c.rq.curr == nil && !c.inSoft, c.irqNest, c.inSoft, depth+locks)}
 }
 
 func (c *CPU) setCtx(now ktime.Time, ctx ctxKind) {
 	if now > c.ctxSince {
 		d := int64(now - c.ctxSince)
 		c.k.ctxNS[c.id][c.ctx] += d
-		if c.ctx == ctxTask && c.curr != nil {
-			c.curr.cpuTime += d
-			c.curr.Proc.cpuTime += d
+		if c.ctx == ctxTask && c.rq.curr != nil {
+			c.rq.curr.cpuTime += d
+			c.rq.curr.Proc.cpuTime += d
 		}
 		c.ctxSince = now
 	}
@@ -349,20 +344,20 @@ func (c *CPU) kick(now ktime.Time) {
 
 // runCurr (re)starts the current task's segment.
 func (c *CPU) runCurr(now ktime.Time) {
-	t := c.curr
+	t := c.rq.curr
 	c.setCtx(now, ctxTask)
 	c.mode = modeTask
-	c.segStart = now
+	c.rq.segStart = now
 	c.k.q.Schedule(c.taskEv, now+ktime.Time(t.segRemaining))
 }
 
 // preemptSegment stops the current task segment at now, keeping what is left.
 func (c *CPU) preemptSegment(now ktime.Time) {
-	t := c.curr
+	t := c.rq.curr
 	if c.spans != nil {
-		c.spans.add(spanRec{kind: SpanTask, start: c.segStart, end: now, code: int32(t.Pid)})
+		c.spans.add(spanRec{kind: SpanTask, start: c.rq.segStart, end: now, code: int32(t.Pid)})
 	}
-	t.segRemaining -= int64(now - c.segStart)
+	t.segRemaining -= int64(now - c.rq.segStart)
 	if t.segRemaining < 0 {
 		t.segRemaining = 0
 	}
@@ -372,9 +367,9 @@ func (c *CPU) preemptSegment(now ktime.Time) {
 
 // segmentDone: the current task finished its segment; run its continuation.
 func (c *CPU) segmentDone(now ktime.Time) {
-	t := c.curr
+	t := c.rq.curr
 	if c.spans != nil {
-		c.spans.add(spanRec{kind: SpanTask, start: c.segStart, end: now, code: int32(t.Pid)})
+		c.spans.add(spanRec{kind: SpanTask, start: c.rq.segStart, end: now, code: int32(t.Pid)})
 	}
 	c.mode = modeFree
 	t.segRemaining = 0
@@ -435,7 +430,7 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 		c.setCtx(now, ctxSoftirq)
 		now = c.doSoftirqs(now)
 	}
-	if c.curr != nil {
+	if c.rq.curr != nil {
 		c.setCtx(now, ctxTask)
 	} else {
 		c.setCtx(now, ctxIdle)

@@ -26,7 +26,7 @@ const (
 // Divergence: process CPU time is the scheduler's exact runtime, not the
 // tick-sampled utime/stime, and ITIMER_VIRTUAL counts system time as well.
 func (k *Kernel) runCPUTimers(c *CPU, now ktime.Time) {
-	t := c.curr
+	t := c.rq.curr
 	if t == nil {
 		return
 	}

@@ -36,11 +36,11 @@ func (c *CPU) enterIdle(now ktime.Time) {
 	cost := int64(0)
 	if !c.ts.inidle {
 		c.ts.inidle = true
-		if c.lastRan != nil {
+		if c.rq.lastRan != nil {
 			// schedule() switching to the idle task.
 			cost += k.costs.ContextSwitch
-			k.traceSwitch(now, c, c.lastRan, nil)
-			c.lastRan = nil
+			k.traceSwitch(now, c, c.rq.lastRan, nil)
+			c.rq.lastRan = nil
 		}
 	}
 	c.setCtx(now, ctxIdle)

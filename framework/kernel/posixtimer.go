@@ -364,7 +364,7 @@ func (pt *PosixTimer) target(c *CPU) *Task {
 		}
 		return pt.thread
 	}
-	if cur := c.curr; cur != nil && cur.Proc == pt.proc && cur.state != taskDead {
+	if cur := c.rq.curr; cur != nil && cur.Proc == pt.proc && cur.state != taskDead {
 		return cur
 	}
 	return pt.proc.leader()

@@ -29,6 +29,18 @@ const (
 // (sysctl_sched_base_slice is 0.75 ms on 6.6+; CFS's latency target was larger).
 const fairSlice = 3 * ktime.Millisecond
 
+// rq is a CPU's runqueue (struct rq, kernel/sched/sched.h): the task it
+// runs and the runnable ones.
+type rq struct {
+	curr  *Task    // rq->curr; nil while the idle task runs
+	queue runqueue // the runnable tasks that are not running
+	// lastRan is the task that ran last, whose switch to the idle task is
+	// charged and traced when the CPU goes idle.
+	lastRan     *Task
+	needResched bool       // TIF_NEED_RESCHED: schedule() at the next chance
+	segStart    ktime.Time // when the current task segment started
+}
+
 // runqueue holds runnable tasks that are not running: RT tasks by priority
 // (FIFO within a priority), then SCHED_OTHER tasks in FIFO order.
 type runqueue struct {
@@ -94,12 +106,12 @@ func higher(a, b *Task) bool {
 
 // pickNext returns the task that should own the CPU now, without side effects.
 func (c *CPU) pickNext() *Task {
-	head := c.rq.peek()
-	if c.curr != nil {
-		if head != nil && (higher(head, c.curr) || c.needResched && head.Policy == c.curr.Policy) {
+	head := c.rq.queue.peek()
+	if c.rq.curr != nil {
+		if head != nil && (higher(head, c.rq.curr) || c.rq.needResched && head.Policy == c.rq.curr.Policy) {
 			return head
 		}
-		return c.curr
+		return c.rq.curr
 	}
 	return head
 }
@@ -107,35 +119,35 @@ func (c *CPU) pickNext() *Task {
 // switchTo makes next the current task (__schedule()), charging the context
 // switch to next's first segment.
 func (c *CPU) switchTo(now ktime.Time, next *Task) {
-	c.needResched = false
-	if next == c.curr {
+	c.rq.needResched = false
+	if next == c.rq.curr {
 		return
 	}
-	prev := c.curr
+	prev := c.rq.curr
 	if prev != nil && prev.state == taskRunnable {
 		// Preempted: an RT task keeps its place at the head of its priority.
-		c.rq.push(prev, prev.Policy == SchedFIFO)
+		c.rq.queue.push(prev, prev.Policy == SchedFIFO)
 	}
-	c.rq.remove(next)
-	c.curr = next
+	c.rq.queue.remove(next)
+	c.rq.curr = next
 	next.runSince = now
-	if c.lastRan != next {
+	if c.rq.lastRan != next {
 		next.segRemaining += c.k.costs.ContextSwitch
 		c.k.Counters.Inc(cntCtxSwitches, c.id, 1)
-		c.k.traceSwitch(now, c, c.lastRan, next)
-		c.lastRan = next
+		c.k.traceSwitch(now, c, c.rq.lastRan, next)
+		c.rq.lastRan = next
 	}
 }
 
 // schedulerTick is the part of scheduler_tick() the model has: round robin
 // among SCHED_OTHER tasks once the slice is used.
 func (c *CPU) schedulerTick(now ktime.Time) {
-	t := c.curr
-	if t == nil || t.Policy != SchedOther || len(c.rq.fair) == 0 {
+	t := c.rq.curr
+	if t == nil || t.Policy != SchedOther || len(c.rq.queue.fair) == 0 {
 		return
 	}
 	if int64(now-t.runSince) >= fairSlice {
-		c.needResched = true
+		c.rq.needResched = true
 	}
 }
 
@@ -152,7 +164,7 @@ func (k *Kernel) Wake(now ktime.Time, t *Task, from *CPU) int64 {
 		// Woken from this CPU's idle: the idle exit is part of its latency.
 		t.wakeIdleExit, t.wakeBroadcast = target.idle.wakeExit, target.idle.wakeBroadcast
 	}
-	target.rq.push(t, false)
+	target.rq.queue.push(t, false)
 	k.Counters.Inc(cntWakeups, target.id, 1)
 	if k.tr.Enabled("sched_wakeup") {
 		ctx := target.traceCtx()
@@ -172,7 +184,7 @@ func (k *Kernel) Wake(now ktime.Time, t *Task, from *CPU) int64 {
 	case modeIdle:
 		k.sendIPI(now, target, ipiResched)
 	case modeTask:
-		if higher(t, target.curr) {
+		if higher(t, target.rq.curr) {
 			k.sendIPI(now, target, ipiResched)
 		}
 	case modeFree:

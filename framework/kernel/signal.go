@@ -224,7 +224,7 @@ func wantsSignal(signo int, t *Task) bool {
 }
 
 // running is task_curr(): t owns its CPU.
-func (t *Task) running() bool { return t.cpu.curr == t }
+func (t *Task) running() bool { return t.cpu.rq.curr == t }
 
 // completeSignal is complete_signal(): find a thread to take the signal just
 // queued for p (t is the suggested one; thread-directed when threadOnly) and

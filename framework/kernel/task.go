@@ -251,7 +251,7 @@ func (k *Kernel) Spawn(p *Process, comm string, cpu int, pol Policy, rtprio int,
 	t.droppedFn = func(now ktime.Time) { t.restartOrReturn(now, t.droppedRes) }
 	t.nsSleepFn, t.nsFinishFn, t.nsCancelledFn = t.nanosleepEntered, t.nanosleepFinish, t.nanosleepCancelled
 	t.segDone = t.userFn
-	t.cpu.rq.push(t, false)
+	t.cpu.rq.queue.push(t, false)
 	return t, nil
 }
 
@@ -341,7 +341,7 @@ func (t *Task) exec(now ktime.Time, a Action) {
 	case SchedYield:
 		t.traceSysEnter(now, "sched_yield", "")
 		t.segment(k.costs.Syscall, false, func(now ktime.Time) {
-			c.needResched = true
+			c.rq.needResched = true
 			t.sysReturn(now, "sched_yield", Result{})
 		})
 	case Syscall:
@@ -357,7 +357,7 @@ func (t *Task) exec(now ktime.Time, a Action) {
 		})
 	case Exit:
 		t.state = taskDead
-		c.curr = nil
+		c.rq.curr = nil
 	case Return:
 		t.sigreturn(now)
 	case posixCallAction:
@@ -435,7 +435,7 @@ func (t *Task) userAddr(slot int) string {
 func (t *Task) block(wake func(now ktime.Time)) {
 	t.state = taskSleeping
 	c := t.cpu
-	c.curr = nil
+	c.rq.curr = nil
 	t.segDone = wake
 }
 

@@ -273,7 +273,7 @@ func (c *CPU) nohzStopTickAt(now, expires, capAt ktime.Time) int64 {
 // no cap and sched_tick_remote() ticks for the CPU from a housekeeping CPU
 // (see startSchedTickRemote). It returns the cost.
 func (c *CPU) nohzFullUpdate(now ktime.Time) int64 {
-	alone := c.rq.peek() == nil
+	alone := c.rq.queue.peek() == nil
 	switch {
 	case alone && (!c.ts.tickStopped || c.wheelIsDirty || c.stoppedTickFired(now)):
 		// Stop it, or re-arm it after the stopped tick fired or the wheel
@@ -375,7 +375,7 @@ func (k *Kernel) startSchedTickRemote() {
 		}
 		target := c
 		t := k.NewWheelTimer("delayed_work_timer_fn", 0, k.costs.Tick, hz, func(_ *CPU, _ ktime.Time) {
-			if target.ts.tickStopped && target.curr != nil {
+			if target.ts.tickStopped && target.rq.curr != nil {
 				k.Counters.Inc(cntSchedTickRemote, target.id, 1)
 			}
 		})
