@@ -77,6 +77,8 @@ func (a *App) run(args []string, stdout, stderr io.Writer) int {
 		return a.cmdRun(rest, stdout, stderr)
 	case "compare":
 		return a.cmdCompare(rest, stdout, stderr)
+	case "merge":
+		return a.cmdMerge(rest, stdout, stderr)
 	case "validate":
 		return a.cmdValidate(rest, stdout, stderr)
 	case "replay":
@@ -105,14 +107,18 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: tickemu <command> [arguments]
 
 commands:
-  run FILE       run a scenario once: [--var k=v] [--variant NAME] [--seed N]
+  run FILE       run a scenario once (once per sweep point): [--var k=v] [--variant NAME] [--seed N]
+                 [--sweep NAME=V1,V2]...
                  [--isolation inprocess|process] [--format text|json|bench]
                  [--trace FILE|-] [--trace-events LIST] [--trace-window FROM..TO]
                  [--trace-format text|perfetto] [--breaktrace US] [--report FILE.html]
                  [--max-wall D]
-  compare FILE   run variants across seeds: [--variants a,b] [--seeds N] [--seed FIRST]
-                 [--jobs N] [--alpha A] [--format text|json|bench|csv] [--report FILE.html]
-                 [--max-wall D]
+  compare FILE   run variants across sweep points and seeds: [--variants a,b | --no-variants]
+                 [--sweep NAME=V1,V2]... [--seeds N] [--seed FIRST] [--jobs N] [--alpha A]
+                 [--format text|json|bench|csv] [--report FILE.html] [--max-wall D]
+                 [--shard I/N] [--emit slurm|k8s --shards N [--results DIR]]
+  merge FILES    merge the shard files of compare --shard into the comparison's report
+                 [--format text|json|bench|csv]
   validate FILE  load and check a scenario without running it
   replay CAPTURE replay a kernel capture (ftrace or babeltrace text) and print capture
                  and model side by side: [--config FILE] [--variant NAME] (docs/replay.md)

@@ -29,6 +29,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // common holds the flags every scenario command takes.
 type common struct {
 	vars    multiFlag
+	sweeps  multiFlag
 	variant string
 	// kernelVersion is --kernel-version: the release whose settings every
 	// versioned attribute the file leaves unset takes.
@@ -49,6 +50,7 @@ type common struct {
 
 func (c *common) register(fs *flag.FlagSet, withVariant bool) {
 	fs.Var(&c.vars, "var", "set a variable: NAME=VALUE (repeatable)")
+	fs.Var(&c.sweeps, "sweep", "sweep a setting: NAME=V1,V2,... (repeatable; every combination runs; docs/config.md names the settings)")
 	if withVariant {
 		fs.StringVar(&c.variant, "variant", "", "apply the variant block NAME")
 		fs.StringVar(&c.seed, "seed", "", "override run.seed")
@@ -163,6 +165,13 @@ func (c *common) options() (config.Options, error) {
 		}
 		o.Vars[name] = val
 	}
+	sweeps, diags := config.ParseSweepFlags(c.sweeps)
+	if diags.HasErrors() {
+		var b strings.Builder
+		config.WriteDiagnostics(&b, diags, nil, false)
+		return o, errors.New(strings.TrimSpace(b.String()))
+	}
+	o.Sweeps = sweeps
 	if c.seed != "" {
 		s, err := strconv.ParseUint(c.seed, 10, 64)
 		if err != nil {

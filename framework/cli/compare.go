@@ -23,24 +23,30 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
-// cmdCompare runs variants of a scenario across seeds and compares them:
+// cmdCompare runs variants of a scenario across sweep points and seeds and
+// compares them:
 //
-//	tickemu compare FILE [--variants a,b] [--seeds N] [--seed FIRST] [--jobs N]
+//	tickemu compare FILE [--variants a,b | --no-variants] [--sweep NAME=V1,V2]...
+//	                     [--seeds N] [--seed FIRST] [--jobs N]
 //	                     [--format text|json|bench|csv] [--alpha A] [--var k=v]
 //	                     [--isolation inprocess|process]
+//	                     [--shard I/N | --emit slurm|k8s --shards N ...]
 //
 // Every listed variant (default: all, in file order; the first is the base)
-// runs for the seeds FIRST..FIRST+N-1, FIRST defaulting to the file's
-// run.seed. Each run is the run `tickemu run FILE --variant V --seed S` makes.
-// Exit status: 0 when every run succeeded, 1 when some run failed (the others'
-// results are still written), 2 for bad usage or a configuration error that
-// affects every run.
+// runs at every sweep point for the seeds FIRST..FIRST+N-1, FIRST defaulting
+// to the file's run.seed. Each run is the run `tickemu run FILE --variant V
+// --seed S --sweep NAME=VALUE...` makes. --shard runs one share of these runs
+// and writes their raw results for `tickemu merge`; --emit writes a cluster
+// job that runs every shard and merges them. Exit status: 0 when every run
+// succeeded, 1 when some run failed (the others' results are still
+// written), 2 for bad usage or a configuration error that affects every run.
 func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs, false)
 	variantsFlag := fs.String("variants", "", "comma-separated variants to compare; the first is the base (default: every variant, in file order)")
+	noVariants := fs.Bool("no-variants", false, "run the file as written, without its variant blocks (with --sweep: the sweeps are the only axes)")
 	seeds := fs.Int("seeds", 10, "number of seeds each variant runs")
 	first := fs.String("seed", "", "first seed (default: the file's run.seed)")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs simulated in parallel")
@@ -48,13 +54,18 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	alpha := fs.Float64("alpha", 0.05, "significance level of the tests (benchstat -alpha)")
 	reportFile := fs.String("report", "", "also write an HTML report (latency plots, the table with confidence intervals, counters, worst cases) to FILE")
 	maxWall := fs.Duration("max-wall", 0, "bound each run's wall-clock time (overrides run.max_wall; -1s: no bound); a run stopped there counts as failed")
-	if wantsHelp(fs, "tickemu compare FILE [flags]", "run the file's variants across seeds and compare them with benchstat's statistics", args, stdout) {
+	shardFlag := fs.String("shard", "", "run shard I of N (I/N) of the grid of runs and write their raw results as JSON to stdout, for tickemu merge")
+	var em emitFlags
+	em.register(fs)
+	if wantsHelp(fs, "tickemu compare FILE [flags]", "run the file's variants across sweep points and seeds and compare them with benchstat's statistics", args, stdout) {
 		return 0
 	}
 	file, ok := parseFile(fs, args, stderr)
 	if !ok {
 		return 2
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch *format {
 	case "text", "json", "bench", "csv":
 	default:
@@ -73,6 +84,28 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: --alpha %v: want a level between 0 and 1\n", *alpha)
 		return 2
 	}
+	if *noVariants && *variantsFlag != "" {
+		fmt.Fprintln(stderr, "tickemu: --no-variants and --variants: pick one")
+		return 2
+	}
+	shardI, shardN := 0, 0
+	if *shardFlag != "" {
+		var err error
+		if shardI, shardN, err = parseShard(*shardFlag); err != nil {
+			fmt.Fprintf(stderr, "tickemu: --shard: %v\n", err)
+			return 2
+		}
+		for _, f := range []string{"format", "report"} {
+			if set[f] {
+				fmt.Fprintf(stderr, "tickemu: --shard writes raw results (JSON); --%s belongs to tickemu merge\n", f)
+				return 2
+			}
+		}
+	}
+	if err := em.check(set, *shardFlag != ""); err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
 	opts, log, ok := c.setup(stderr)
 	if !ok {
 		return 2
@@ -82,15 +115,25 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2
 	}
-	// The file without a variant: its variants, run.seed, and any error
-	// every run would share.
+	// The file without a variant: its variants, sweeps, run.seed, and any
+	// error every run would share.
 	spec, ok := loadSpecBytes(file, src, opts, stderr)
 	if !ok {
 		return 2
 	}
-	variants, err := pickVariants(spec.Variants(), *variantsFlag)
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %s: %v\n", file, err)
+	sweeps := spec.Sweeps()
+	var variants []string
+	switch {
+	case *noVariants, len(spec.Variants()) == 0 && len(sweeps) > 0:
+		variants = []string{""} // the file as written
+	default:
+		if variants, err = pickVariants(spec.Variants(), *variantsFlag); err != nil {
+			fmt.Fprintf(stderr, "tickemu: %s: %v\n", file, err)
+			return 2
+		}
+	}
+	if *reportFile != "" && len(sweeps) > 0 {
+		fmt.Fprintln(stderr, "tickemu: --report does not show sweeps yet: compare without --sweep for the HTML report")
 		return 2
 	}
 	start := spec.Run.Seed
@@ -108,6 +151,28 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	seedList := make([]uint64, *seeds)
 	for i := range seedList {
 		seedList[i] = start + uint64(i)
+	}
+	grid := experiment.NewGrid(variants, sweeps, seedList)
+	load := func(cell experiment.Cell) (*config.Spec, error) {
+		o := opts
+		o.Variant, o.Seed, o.Point = cell.Variant, &cell.Seed, cell.PointIndex
+		s, diags := config.LoadBytes(file, src, o)
+		if diags.HasErrors() {
+			return nil, &experiment.DiagError{Diags: diags, Files: s.Files()}
+		}
+		return s, nil
+	}
+	exp := experiment.Experiment{Tickemu: fullVersion(), File: file, Variants: variants, Sweeps: experiment.SweepInfos(sweeps),
+		Seeds: seedList, Alpha: *alpha}
+	for v := range variants {
+		h := ""
+		if s, err := load(grid.Cell(grid.Index(v, 0, 0))); err == nil {
+			h = s.Hash()
+		}
+		exp.ConfigHashes = append(exp.ConfigHashes, h)
+	}
+	if em.target != "" {
+		return em.write(stdout, stderr, fs, set, file, grid)
 	}
 	op, closeOp, err := a.newOpener(&c, log)
 	if err != nil {
@@ -128,19 +193,18 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	co := experiment.CompareOptions{
 		File:     file,
 		Variants: variants,
+		Sweeps:   sweeps,
 		Seeds:    seedList,
 		Jobs:     *jobs,
-		Load: func(variant string, seed uint64) (*config.Spec, error) {
-			o := opts
-			o.Variant, o.Seed = variant, &seed
-			s, diags := config.LoadBytes(file, src, o)
-			if diags.HasErrors() {
-				return nil, &experiment.DiagError{Diags: diags, Files: s.Files()}
-			}
-			return s, nil
-		},
-		Run:   experiment.Options{Opener: op, Isolation: c.isolation, Log: log, MaxWall: *maxWall},
-		Alpha: *alpha,
+		Load:     load,
+		Run:      experiment.Options{Opener: op, Isolation: c.isolation, Log: log, MaxWall: *maxWall},
+		Alpha:    *alpha,
+	}
+	if shardN > 0 {
+		if co.Cells, err = grid.Shard(shardI, shardN); err != nil {
+			fmt.Fprintf(stderr, "tickemu: --shard: %v\n", err)
+			return 2
+		}
 	}
 	bar := newProgressBar(stderr)
 	if bar != nil {
@@ -155,7 +219,21 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		close(stop)
 	})
 	co.Run.Stop = stop
-	cmp, err := experiment.Compare(co)
+	var cmp *experiment.Comparison
+	var shard *experiment.ShardFile
+	if shardN > 0 {
+		runs := experiment.RunMatrix(co)
+		shard = experiment.NewShardFile(exp, shardI, shardN, co.Cells, runs)
+		sub := shardRuns(runs, co.Cells)
+		cmp = &experiment.Comparison{File: file, Runs: sub, Failures: experiment.Failures(sub)}
+		for _, r := range sub {
+			if errors.Is(r.Err, experiment.ErrInterrupted) {
+				cmp.Interrupted++
+			}
+		}
+	} else {
+		cmp, err = experiment.Compare(co)
+	}
 	removeHandler()
 	bar.finish()
 	if err != nil {
@@ -164,15 +242,11 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	status := reportFailures(stderr, cmp)
 	w := bufio.NewWriter(stdout)
-	switch *format {
-	case "json":
-		err = resultfmt.WriteCompareJSON(w, cmp)
-	case "bench":
-		err = resultfmt.WriteCompareBench(w, cmp)
-	case "csv":
-		err = resultfmt.WriteCompareCSV(w, cmp)
+	switch {
+	case shard != nil:
+		err = shard.Write(w)
 	default:
-		err = resultfmt.WriteCompareText(w, cmp)
+		err = writeComparison(w, *format, cmp)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -180,6 +254,15 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 1
+	}
+	if shard != nil {
+		// The failed runs are in the file; the merge reports them. A shard
+		// that wrote its file succeeded, so the cluster runs the merge.
+		if s, ok := caught.Load().(os.Signal); ok {
+			fmt.Fprintf(stderr, "tickemu: shard %d/%d interrupted by %v: its file marks the %d runs that did not finish\n", shardI, shardN, s, cmp.Interrupted)
+			return signalStatus(s)
+		}
+		return 0
 	}
 	if *reportFile != "" {
 		if err := writeReport(*reportFile, file, cmp); err != nil {
@@ -193,6 +276,39 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return signalStatus(s)
 	}
 	return status
+}
+
+// writeComparison writes a comparison in one of compare's formats.
+func writeComparison(w io.Writer, format string, cmp *experiment.Comparison) error {
+	switch format {
+	case "json":
+		return resultfmt.WriteCompareJSON(w, cmp)
+	case "bench":
+		return resultfmt.WriteCompareBench(w, cmp)
+	case "csv":
+		return resultfmt.WriteCompareCSV(w, cmp)
+	}
+	return resultfmt.WriteCompareText(w, cmp)
+}
+
+// shardRuns keeps the runs of a shard's cells (for its failure report).
+func shardRuns(runs []experiment.RunOutcome, cells []int) []experiment.RunOutcome {
+	var out []experiment.RunOutcome
+	for _, c := range cells {
+		out = append(out, runs[c])
+	}
+	return out
+}
+
+// parseShard reads --shard I/N.
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("%q: want I/N with 1 <= I <= N, such as 2/8", s)
+	}
+	return i, n, nil
 }
 
 // loadSpecBytes is loadSpec for a file already read.

@@ -40,6 +40,10 @@ func runComparison(file string, res *experiment.Result) (*experiment.Comparison,
 	if err != nil {
 		return nil, err
 	}
-	out := experiment.RunOutcome{Variant: res.Config.Variant, Seed: res.Config.Seed, Result: res, Metrics: ms}
+	header, lines, err := experiment.BenchRecord(res)
+	if err != nil {
+		return nil, err
+	}
+	out := experiment.RunOutcome{Variant: res.Config.Variant, Seed: res.Config.Seed, Result: res, Metrics: ms, Header: header, Bench: lines}
 	return experiment.Analyze(file, []string{res.Config.Variant}, []uint64{res.Config.Seed}, []experiment.RunOutcome{out}, 0, 0), nil
 }

@@ -2,11 +2,16 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/resultfmt"
 )
@@ -46,6 +51,21 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	spec, ok := loadSpec(file, opts, stderr)
 	if !ok {
 		return 2
+	}
+	if sweeps := spec.Sweeps(); len(sweeps) > 0 {
+		if len(config.Points(sweeps)) > 1 {
+			if tf.file != "" || *reportFile != "" || tf.breakUS != 0 {
+				fmt.Fprintln(stderr, "tickemu: --trace, --breaktrace and --report take one run: pick one sweep point (--sweep NAME=VALUE for each swept setting)")
+				return 2
+			}
+			return a.runSweep(stdout, stderr, &c, opts, log, file, spec, *format, *maxWall)
+		}
+		// One point: the run is that point's.
+		o := opts
+		o.Point = config.PointIndex(sweeps, 0)
+		if spec, ok = loadSpec(file, o, stderr); !ok {
+			return 2
+		}
 	}
 	op, closeOp, err := a.newOpener(&c, log)
 	if err != nil {
@@ -147,4 +167,74 @@ func writeRunResult(stdout, stderr io.Writer, format string, res *experiment.Res
 		return 1
 	}
 	return 0
+}
+
+// runSweep runs every point of the file's sweeps, one after another, and
+// prints each run: text summaries one after another, a JSON array, or one
+// bench file (the configuration lines the points share as its header, the
+// others as "# POINT: line" comments, as compare writes them).
+func (a *App) runSweep(stdout, stderr io.Writer, c *common, opts config.Options, log zerolog.Logger, file string, spec *config.Spec, format string, maxWall time.Duration) int {
+	op, closeOp, err := a.newOpener(c, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
+	defer closeOp()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
+	co := experiment.CompareOptions{File: file, Variants: []string{opts.Variant}, Sweeps: spec.Sweeps(), Seeds: []uint64{spec.Run.Seed}, Jobs: 1,
+		Load: func(cell experiment.Cell) (*config.Spec, error) {
+			o := opts
+			o.Point = cell.PointIndex
+			s, diags := config.LoadBytes(file, src, o)
+			if diags.HasErrors() {
+				return nil, &experiment.DiagError{Diags: diags, Files: s.Files()}
+			}
+			return s, nil
+		},
+		Run: experiment.Options{Opener: op, Isolation: c.isolation, Log: log, MaxWall: maxWall}}
+	cmp, err := experiment.Compare(co)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	status := reportFailures(stderr, cmp)
+	w := bufio.NewWriter(stdout)
+	switch format {
+	case "bench":
+		err = resultfmt.WriteSweepBench(w, cmp)
+	case "json":
+		var results []*experiment.Result
+		for _, r := range cmp.Runs {
+			if r.Result != nil {
+				results = append(results, r.Result)
+			}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(results)
+	default:
+		for i, r := range cmp.Runs {
+			if r.Result == nil {
+				continue
+			}
+			if i > 0 {
+				w.WriteString("\n")
+			}
+			if err = resultfmt.WriteText(w, r.Result); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: cannot write the results: %v\n", err)
+		return 1
+	}
+	return status
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
 )
 
@@ -44,19 +45,31 @@ func (a *App) cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if opts.Variant == "" {
 		variants = append(variants, spec.Variants()...)
 	}
+	// Every sweep point of every variant: a value may be wrong for one
+	// setting only.
+	sweeps := spec.Sweeps()
+	points := config.Points(sweeps)
 	for _, v := range variants {
-		o := opts
-		o.Variant = v
-		s, ok := loadSpec(file, o, stderr)
-		if !ok {
-			return 2
-		}
-		if err := experiment.Validate(s, experiment.Options{Opener: op, Isolation: c.isolation, Log: log}); err != nil {
-			return reportError(stderr, err)
+		for p := range points {
+			o := opts
+			o.Variant = v
+			if len(sweeps) > 0 {
+				o.Point = config.PointIndex(sweeps, p)
+			}
+			s, ok := loadSpec(file, o, stderr)
+			if !ok {
+				return 2
+			}
+			if err := experiment.Validate(s, experiment.Options{Opener: op, Isolation: c.isolation, Log: log}); err != nil {
+				return reportError(stderr, err)
+			}
 		}
 		name := v
 		if name == "" {
 			name = "(no variant)"
+		}
+		if len(sweeps) > 0 {
+			name += fmt.Sprintf(" at %d sweep points", len(points))
 		}
 		fmt.Fprintf(stdout, "%s: %s ok\n", file, name)
 	}

@@ -5,6 +5,7 @@ package experiment
 // which is why it lives here and the other encoders in framework/resultfmt.
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -110,9 +111,14 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 			fmt.Fprintf(b, "plugin-%s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, StrategyText(p))
 		}
 	}
+	// The sweep point's keys come first: they are part of what a line
+	// measures, with or without the variant key.
 	prefix := ""
+	for _, kv := range c.Point {
+		prefix += "/" + kv[0] + "=" + kv[1]
+	}
 	if o.VariantKey && c.Variant != "" {
-		prefix = "/variant=" + c.Variant
+		prefix += "/variant=" + c.Variant
 	}
 	units := map[string]string{}
 	var unitOrder []string
@@ -201,4 +207,28 @@ func FormatSpan(ns int64) string {
 		d = d.Round(time.Millisecond)
 	}
 	return d.String()
+}
+
+// BenchRecord returns what a comparison keeps of a run, and what a shard
+// stores: its bench configuration lines (WriteBench's header) and its result
+// lines with the sweep and variant keys. None of them depends on the seed.
+func BenchRecord(r *Result) (header, lines []string, err error) {
+	var h, l bytes.Buffer
+	if err := WriteBench(&h, r, BenchOptions{Header: true}); err != nil {
+		return nil, nil, err
+	}
+	if err := WriteBench(&l, r, BenchOptions{VariantKey: true}); err != nil {
+		return nil, nil, err
+	}
+	for _, x := range strings.Split(h.String(), "\n") {
+		if x != "" && !strings.HasPrefix(x, "Benchmark") && !strings.HasPrefix(x, "Unit ") {
+			header = append(header, x)
+		}
+	}
+	for _, x := range strings.Split(l.String(), "\n") {
+		if x != "" {
+			lines = append(lines, x)
+		}
+	}
+	return header, lines, nil
 }

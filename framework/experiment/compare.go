@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -23,13 +24,20 @@ type CompareOptions struct {
 	Variants []string
 	// Seeds every variant runs, the same for all, in report order.
 	Seeds []uint64
+	// Sweeps are the experiment's sweeps (config.Spec.Sweeps): every
+	// variant runs at each of their points.
+	Sweeps []config.Sweep
+	// Cells, when set, lists the cells of the grid to run (a shard,
+	// Grid.Shard); the others are not run.
+	Cells []int
 	// Jobs is the number of runs simulated at once, each on its own
 	// goroutine; values below 1 mean 1.
 	Jobs int
 	// Load evaluates the configuration of one run. It must behave as
-	// `tickemu run FILE --variant V --seed S` does, so that each run of a
-	// comparison is that run. It is called from several goroutines.
-	Load func(variant string, seed uint64) (*config.Spec, error)
+	// `tickemu run FILE --variant V --seed S --sweep NAME=VALUE...` does,
+	// so that each run of a comparison is that run. It is called from
+	// several goroutines.
+	Load func(c Cell) (*config.Spec, error)
 	// Run holds the options every run shares; Run.Trace must be nil. Each
 	// run logs through Run.Log with variant and seed fields.
 	Run Options
@@ -43,15 +51,21 @@ type CompareOptions struct {
 	Alpha, Confidence float64
 }
 
-// RunOutcome is one run of a comparison: a (variant, seed) pair and what it
-// gave.
+// RunOutcome is one run of a comparison: a (variant, point, seed) cell and
+// what it gave.
 type RunOutcome struct {
 	Variant string
+	Point   config.Point
 	Seed    uint64
-	// Result is nil when the run failed.
+	// Result is nil when the run failed, and after a merge (the shards keep
+	// what the reports need: Header, Bench and Metrics).
 	Result *Result
 	// Metrics are the run's benchmark metrics in bench-format order.
 	Metrics []RunMetric
+	// Header holds the run's bench configuration lines and Bench its
+	// result lines with the sweep and variant keys, as `tickemu run
+	// --format bench` writes them (BenchRecord).
+	Header, Bench []string
 	// Err says why the run failed: a *DiagError for a configuration error,
 	// an *sdk.TransportError for a plugin that died, a *PanicError for a
 	// crash inside the process.
@@ -61,11 +75,11 @@ type RunOutcome struct {
 // RunMetric is one value of one benchmark line: the unit in benchstat terms.
 type RunMetric struct {
 	// Bench is the benchmark name without "Benchmark" and without the
-	// variant key: "Cyclictest/thread=0", "Kernel".
-	Bench  string
-	Unit   string // "max-latency-ns"
-	Better string // "higher" or "lower"
-	Value  float64
+	// variant key: "Cyclictest/thread=0", "Kernel", "Kernel/hz=250".
+	Bench  string  `json:"bench"`
+	Unit   string  `json:"unit"`             // "max-latency-ns"
+	Better string  `json:"better,omitempty"` // "higher" or "lower"
+	Value  float64 `json:"value"`
 }
 
 // PanicError is a run that panicked (an in-process plugin crash, a model
@@ -93,7 +107,7 @@ func Compare(o CompareOptions) (*Comparison, error) {
 		return nil, errors.New("experiment: compare cannot trace; run a single variant and seed with a trace instead")
 	}
 	runs := RunMatrix(o)
-	c := Analyze(o.File, o.Variants, o.Seeds, runs, o.Alpha, o.Confidence)
+	c := AnalyzeGrid(o.File, NewGrid(o.Variants, o.Sweeps, o.Seeds), runs, o.Alpha, o.Confidence)
 	for _, r := range runs {
 		if errors.Is(r.Err, ErrInterrupted) {
 			c.Interrupted++
@@ -102,26 +116,36 @@ func Compare(o CompareOptions) (*Comparison, error) {
 	return c, nil
 }
 
-// RunMatrix makes the runs of a comparison and returns them variant-major:
-// the run of Variants[v] and Seeds[s] is at index v*len(Seeds)+s.
+// RunMatrix makes the runs of a comparison (o.Cells, or every cell of the
+// grid) and returns the whole grid in Grid order (Grid.Index); cells not run
+// have only their variant, point and seed set.
 func RunMatrix(o CompareOptions) []RunOutcome {
-	nv, ns := len(o.Variants), len(o.Seeds)
-	out := make([]RunOutcome, nv*ns)
-	for v, name := range o.Variants {
-		for s, seed := range o.Seeds {
-			out[v*ns+s] = RunOutcome{Variant: name, Seed: seed}
+	g := NewGrid(o.Variants, o.Sweeps, o.Seeds)
+	out := make([]RunOutcome, g.Len())
+	for i := range out {
+		c := g.Cell(i)
+		out[i] = RunOutcome{Variant: c.Variant, Point: c.Point, Seed: c.Seed}
+	}
+	order := g.Order()
+	if o.Cells != nil {
+		want := map[int]bool{}
+		for _, c := range o.Cells {
+			want[c] = true
 		}
+		order = slices.DeleteFunc(order, func(c int) bool { return !want[c] })
 	}
 	jobs := max(o.Jobs, 1)
-	// Hand out runs seed-major, so the variants progress together and a
-	// comparison cut short has matching seeds.
 	work := make(chan int)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	for range min(jobs, len(out)) {
+	for range min(jobs, len(order)) {
 		wg.Go(func() {
 			for i := range work {
-				out[i].Result, out[i].Metrics, out[i].Err = runOne(o, out[i].Variant, out[i].Seed)
+				r := &out[i]
+				r.Result, r.Metrics, r.Err = runOne(o, g.Cell(i))
+				if r.Err == nil {
+					r.Header, r.Bench, r.Err = BenchRecord(r.Result)
+				}
 				done <- struct{}{}
 			}
 		})
@@ -130,20 +154,16 @@ func RunMatrix(o CompareOptions) []RunOutcome {
 		// Closing o.Run.Stop ends the runs under way (ErrInterrupted) and
 		// marks those not started, so a comparison interrupted by SIGINT
 		// still reports the runs that finished.
-	handOut:
-		for s := range ns {
-			for v := range nv {
-				select {
-				case work <- v*ns + s:
-				case <-o.Run.Stop:
-					for ; s < ns; s, v = s+1, 0 {
-						for ; v < nv; v++ {
-							out[v*ns+s].Err = ErrInterrupted
-						}
-					}
-					break handOut
+		for k, i := range order {
+			select {
+			case work <- i:
+				continue
+			case <-o.Run.Stop:
+				for _, j := range order[k:] {
+					out[j].Err = ErrInterrupted
 				}
 			}
+			break
 		}
 		close(work)
 		wg.Wait()
@@ -153,7 +173,7 @@ func RunMatrix(o CompareOptions) []RunOutcome {
 	for range done {
 		n++
 		if o.Progress != nil {
-			o.Progress(n, len(out))
+			o.Progress(n, len(order))
 		}
 	}
 	return out
@@ -161,9 +181,13 @@ func RunMatrix(o CompareOptions) []RunOutcome {
 
 // runOne makes one run, turning a panic into a *PanicError so that the
 // other runs go on.
-func runOne(o CompareOptions, variant string, seed uint64) (res *Result, ms []RunMetric, err error) {
+func runOne(o CompareOptions, c Cell) (res *Result, ms []RunMetric, err error) {
 	ro := o.Run
-	ro.Log = o.Run.Log.With().Str("variant", variant).Uint64("seed", seed).Logger()
+	lc := o.Run.Log.With().Str("variant", c.Variant).Uint64("seed", c.Seed)
+	if len(c.Point) > 0 {
+		lc = lc.Str("point", c.Point.Key())
+	}
+	ro.Log = lc.Logger()
 	defer func() {
 		if r := recover(); r != nil {
 			stack := string(debug.Stack())
@@ -171,7 +195,7 @@ func runOne(o CompareOptions, variant string, seed uint64) (res *Result, ms []Ru
 			res, ms, err = nil, nil, &PanicError{Value: r, Stack: stack}
 		}
 	}()
-	spec, err := o.Load(variant, seed)
+	spec, err := o.Load(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -246,16 +270,19 @@ func BenchMetrics(r *Result) ([]RunMetric, error) {
 // Failure is a run that failed, for reports.
 type Failure struct {
 	Variant string `json:"variant"`
-	Seed    uint64 `json:"seed"`
-	Error   string `json:"error"`
+	// Point is the sweep point as benchmark keys ("hz=250"); empty
+	// without sweeps.
+	Point string `json:"point,omitempty"`
+	Seed  uint64 `json:"seed"`
+	Error string `json:"error"`
 }
 
-// failures lists the failed runs in report order (variant, then seed).
-func failures(runs []RunOutcome) []Failure {
+// Failures lists the failed runs in report order (variant, point, seed).
+func Failures(runs []RunOutcome) []Failure {
 	var fs []Failure
 	for _, r := range runs {
 		if r.Err != nil {
-			fs = append(fs, Failure{Variant: r.Variant, Seed: r.Seed, Error: r.ErrorLine()})
+			fs = append(fs, Failure{Variant: r.Variant, Point: r.Point.Key(), Seed: r.Seed, Error: r.ErrorLine()})
 		}
 	}
 	return fs

@@ -11,13 +11,19 @@ import (
 // Comparison is the outcome of Compare: every run, and per metric the
 // statistics of each variant and its comparison with the base.
 type Comparison struct {
-	File       string   `json:"file"`
-	Variants   []string `json:"variants"` // Variants[0] is the base
-	Seeds      []uint64 `json:"seeds"`
-	Alpha      float64  `json:"alpha"`
-	Confidence float64  `json:"confidence"`
-	// Runs are variant-major: Variants[v] with Seeds[s] is Runs[v*len(Seeds)+s].
+	File     string   `json:"file"`
+	Variants []string `json:"variants"` // Variants[0] is the base
+	Seeds    []uint64 `json:"seeds"`
+	// Sweeps are the experiment's sweeps; every metric's bench name
+	// carries the point's keys ("Kernel/hz=250").
+	Sweeps     []SweepInfo `json:"sweeps,omitempty"`
+	Alpha      float64     `json:"alpha"`
+	Confidence float64     `json:"confidence"`
+	// Runs hold every cell of Grid, numbered as Grid.Index numbers them
+	// (variant-major: Variants[v] with Seeds[s] is Runs[v*len(Seeds)+s]
+	// without sweeps).
 	Runs     []RunOutcome `json:"-"`
+	Grid     Grid         `json:"-"`
 	Failures []Failure    `json:"failures"`
 	// Interrupted counts the runs that did not finish because the
 	// comparison was stopped (SIGINT); they are among Failures too.
@@ -26,6 +32,16 @@ type Comparison struct {
 	// seed, then variant, then line and value.
 	Metrics []MetricComparison `json:"metrics"`
 }
+
+// SweepInfo is a sweep as reports show it.
+type SweepInfo struct {
+	Name   string   `json:"name"`
+	Key    string   `json:"key"`
+	Values []string `json:"values"`
+}
+
+// Run returns the run of variant v at point p with seed s.
+func (c *Comparison) Run(v, p, s int) *RunOutcome { return &c.Runs[c.Grid.Index(v, p, s)] }
 
 // MetricComparison is one metric (a benchmark line's unit) across variants.
 type MetricComparison struct {
@@ -108,10 +124,18 @@ func (v Values) Present() []float64 {
 	return out
 }
 
-// Analyze computes the statistics of runs (variant-major, as RunMatrix
-// returns them). alpha and confidence default to benchstat's 0.05 and 0.95
+// Analyze computes the statistics of the runs of a grid without sweeps
+// (variant-major). alpha and confidence default to benchstat's 0.05 and 0.95
 // when zero.
 func Analyze(file string, variants []string, seeds []uint64, runs []RunOutcome, alpha, confidence float64) *Comparison {
+	return AnalyzeGrid(file, NewGrid(variants, nil, seeds), runs, alpha, confidence)
+}
+
+// AnalyzeGrid computes the statistics of the runs of grid g (every cell, in
+// Grid order, as RunMatrix returns them). A metric is one bench line's unit
+// at one sweep point: the point's keys are in its bench name.
+func AnalyzeGrid(file string, g Grid, runs []RunOutcome, alpha, confidence float64) *Comparison {
+	variants, seeds := g.Variants, g.Seeds
 	if alpha == 0 {
 		alpha = stats.DefaultAlpha
 	}
@@ -119,13 +143,22 @@ func Analyze(file string, variants []string, seeds []uint64, runs []RunOutcome, 
 		confidence = stats.DefaultConfidence
 	}
 	c := &Comparison{File: file, Variants: variants, Seeds: seeds, Alpha: alpha, Confidence: confidence,
-		Runs: runs, Failures: failures(runs)}
+		Runs: runs, Grid: g, Failures: Failures(runs)}
+	for _, sw := range g.Sweeps {
+		si := SweepInfo{Name: sw.Name, Key: sw.Key}
+		for _, v := range sw.Values {
+			si.Values = append(si.Values, v.Text)
+		}
+		c.Sweeps = append(c.Sweeps, si)
+	}
 	ns := len(seeds)
 	type key struct{ bench, unit string }
 	index := map[key]int{}
-	for s := range seeds {
-		for v := range variants {
-			r := runs[v*ns+s]
+	for _, i := range g.Order() {
+		cell := g.Cell(i)
+		s, v := cell.S, cell.V
+		{
+			r := runs[i]
 			// A benchmark name that repeats within a run (two workloads
 			// writing the same line) gets "#2", "#3"... so that every
 			// value pairs with its counterpart of the same seed.

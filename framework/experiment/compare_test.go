@@ -43,9 +43,9 @@ variant "tsc_deadline" { vars = { mode = "tsc_deadline" } }
 variant "bogus"        { vars = { mode = "no_such_mode" } }
 `
 
-func load(src string) func(string, uint64) (*config.Spec, error) {
-	return func(variant string, seed uint64) (*config.Spec, error) {
-		s, diags := config.LoadBytes("lapic.hcl", []byte(src), config.Options{Variant: variant, Seed: &seed})
+func load(src string) func(experiment.Cell) (*config.Spec, error) {
+	return func(c experiment.Cell) (*config.Spec, error) {
+		s, diags := config.LoadBytes("lapic.hcl", []byte(src), config.Options{Variant: c.Variant, Seed: &c.Seed})
 		if diags.HasErrors() {
 			return nil, &experiment.DiagError{Diags: diags, Files: s.Files()}
 		}
@@ -98,7 +98,7 @@ func TestCompareRunsAreSingleRuns(t *testing.T) {
 	var wantLines []string
 	for s, seed := range seeds {
 		for v, variant := range variants {
-			spec, err := load(lapicSrc)(variant, seed)
+			spec, err := load(lapicSrc)(experiment.Cell{Variant: variant, Seed: seed})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,12 +184,12 @@ func TestCompareFailures(t *testing.T) {
 	seeds := seedsFrom(1, 3)
 	o := compareOpts(variants, seeds, 2)
 	inner := o.Load
-	o.Load = func(v string, s uint64) (*config.Spec, error) {
-		if v == "oneshot" && s == 2 {
+	o.Load = func(c experiment.Cell) (*config.Spec, error) {
+		if c.Variant == "oneshot" && c.Seed == 2 {
 			// Stands for a plugin crashing inside the process.
 			panic("plugin crashed")
 		}
-		return inner(v, s)
+		return inner(c)
 	}
 	c := mustCompare(t, o)
 	var got []string

@@ -28,10 +28,13 @@ type Result struct {
 
 // ConfigInfo identifies what ran.
 type ConfigInfo struct {
-	Hash              string      `json:"hash"`
-	Variant           string      `json:"variant,omitempty"`
-	Seed              uint64      `json:"seed"`
-	Vars              [][2]string `json:"vars,omitempty"`
+	Hash    string      `json:"hash"`
+	Variant string      `json:"variant,omitempty"`
+	Seed    uint64      `json:"seed"`
+	Vars    [][2]string `json:"vars,omitempty"`
+	// Point is the sweep point the run is: (benchmark key, value) pairs in
+	// sweep order.
+	Point             [][2]string `json:"point,omitempty"`
 	CPUs              int         `json:"cpus"`
 	HZ                int         `json:"hz"`
 	NoHZ              string      `json:"nohz"`
@@ -117,6 +120,9 @@ func collect(spec *config.Spec, b *built, end ktime.Time) (*Result, error) {
 	}
 	if why := k.Broke(); why != "" {
 		r.Config.Break, r.Config.BreakNS = why, int64(end)
+	}
+	for _, pv := range spec.Point() {
+		r.Config.Point = append(r.Config.Point, [2]string{pv.Key, pv.Text})
 	}
 	for _, v := range spec.Vars {
 		r.Config.Vars = append(r.Config.Vars, [2]string{v.Name, ctyString(v.Value)})

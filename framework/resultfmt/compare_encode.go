@@ -22,8 +22,8 @@ func WriteCompareJSON(w io.Writer, c *experiment.Comparison) error {
 		Config        []string            `json:"config"`
 		VariantConfig map[string][]string `json:"variant_config"`
 	}{c, common, map[string][]string{}}
-	for i, v := range c.Variants {
-		doc.VariantConfig[v] = append([]string{}, own[i]...)
+	for i := range own {
+		doc.VariantConfig[columnLabel(c, i, "")] = append([]string{}, own[i]...)
 	}
 	if doc.Failures == nil {
 		doc.Failures = []experiment.Failure{}
@@ -100,28 +100,38 @@ func num(v float64) string {
 //     the values vary, so benchstat must use its non-parametric statistics
 //     (a single run's output says assume=exact instead).
 func WriteCompareBench(w io.Writer, c *experiment.Comparison) error {
+	return writeBenchRuns(w, c, true, "nothing")
+}
+
+// WriteSweepBench writes the runs of `tickemu run --sweep`, one per sweep
+// point, as WriteCompareBench does but as single runs: without a seeds line
+// and with assume=exact, as `tickemu run --format bench` writes units.
+func WriteSweepBench(w io.Writer, c *experiment.Comparison) error {
+	return writeBenchRuns(w, c, false, "exact")
+}
+
+func writeBenchRuns(w io.Writer, c *experiment.Comparison, seeds bool, assume string) error {
 	var b bytes.Buffer
 	common, own := configLines(c)
 	for _, l := range common {
 		b.WriteString(l + "\n")
 	}
-	fmt.Fprintf(&b, "seeds: %s\n", seedRange(c.Seeds))
-	for i, v := range c.Variants {
+	if seeds {
+		fmt.Fprintf(&b, "seeds: %s\n", seedRange(c.Seeds))
+	}
+	for i := range own {
 		for _, l := range own[i] {
-			fmt.Fprintf(&b, "# variant %s: %s\n", v, l)
+			fmt.Fprintf(&b, "# %s: %s\n", columnLabel(c, i, "variant "), l)
 		}
 	}
-	ns := len(c.Seeds)
-	for s := range c.Seeds {
-		for v := range c.Variants {
-			r := c.Runs[v*ns+s]
-			if r.Err != nil {
-				fmt.Fprintf(&b, "# failed: variant %s seed %d: %s\n", r.Variant, r.Seed, r.ErrorLine())
-				continue
-			}
-			if err := experiment.WriteBench(&b, r.Result, experiment.BenchOptions{VariantKey: true}); err != nil {
-				return err
-			}
+	for _, i := range c.Grid.Order() {
+		r := c.Runs[i]
+		if r.Err != nil {
+			fmt.Fprintf(&b, "# failed: %s: %s\n", runLabel(r.Variant, r.Point.Key(), r.Seed), r.ErrorLine())
+			continue
+		}
+		for _, l := range r.Bench {
+			b.WriteString(l + "\n")
 		}
 	}
 	seen := map[string]bool{}
@@ -135,7 +145,7 @@ func WriteCompareBench(w io.Writer, c *experiment.Comparison) error {
 		if m.Better != "" {
 			better = " better=" + m.Better
 		}
-		fmt.Fprintf(&b, "Unit %s%s assume=nothing\n", m.Unit, better)
+		fmt.Fprintf(&b, "Unit %s%s assume=%s\n", m.Unit, better, assume)
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -39,7 +39,7 @@ func WriteCompareText(w io.Writer, c *experiment.Comparison) error {
 	if len(c.Failures) > 0 {
 		fmt.Fprintf(&b, "\n%d of %d runs failed:\n", len(c.Failures), len(c.Runs))
 		for _, f := range c.Failures {
-			fmt.Fprintf(&b, "  variant %s seed %d: %s\n", f.Variant, f.Seed, f.Error)
+			fmt.Fprintf(&b, "  %s: %s\n", runLabel(f.Variant, f.Point, f.Seed), f.Error)
 		}
 	}
 	_, err := w.Write(b.Bytes())
@@ -47,8 +47,21 @@ func WriteCompareText(w io.Writer, c *experiment.Comparison) error {
 }
 
 func writeCompareHeader(b *bytes.Buffer, c *experiment.Comparison) {
-	fmt.Fprintf(b, "tickemu compare %s: %d variants × %d seeds (%s), base %s; %d runs, %d failed\n",
-		c.File, len(c.Variants), len(c.Seeds), seedRange(c.Seeds), c.Variants[0], len(c.Runs), len(c.Failures))
+	if len(c.Sweeps) == 0 {
+		fmt.Fprintf(b, "tickemu compare %s: %d variants × %d seeds (%s), base %s; %d runs, %d failed\n",
+			c.File, len(c.Variants), len(c.Seeds), seedRange(c.Seeds), c.Variants[0], len(c.Runs), len(c.Failures))
+	} else {
+		var axes []string
+		for _, sw := range c.Sweeps {
+			axes = append(axes, fmt.Sprintf("%s=%s", sw.Key, strings.Join(sw.Values, ",")))
+		}
+		base := c.Variants[0]
+		if base == "" {
+			base = "none (no variant)"
+		}
+		fmt.Fprintf(b, "tickemu compare %s: %d variants × %d sweep points (%s) × %d seeds (%s), base %s; %d runs, %d failed\n",
+			c.File, len(c.Variants), len(c.Grid.Points()), strings.Join(axes, " × "), len(c.Seeds), seedRange(c.Seeds), base, len(c.Runs), len(c.Failures))
+	}
 	if c.Interrupted > 0 {
 		fmt.Fprintf(b, "INTERRUPTED: %d of %d runs did not finish (listed with the failures); the statistics use the %d that did\n",
 			c.Interrupted, len(c.Runs), len(c.Runs)-len(c.Failures))
@@ -57,9 +70,9 @@ func writeCompareHeader(b *bytes.Buffer, c *experiment.Comparison) {
 	for _, l := range common {
 		b.WriteString(l + "\n")
 	}
-	for i, v := range c.Variants {
+	for i := range own {
 		for _, l := range own[i] {
-			fmt.Fprintf(b, "variant %s: %s\n", v, l)
+			fmt.Fprintf(b, "%s: %s\n", columnLabel(c, i, "variant "), l)
 		}
 	}
 }
@@ -88,19 +101,23 @@ func seedRange(seeds []uint64) string {
 	return strings.Join(parts, ",")
 }
 
-// configLines splits the bench-format configuration lines of each variant's
-// first successful run into those every variant with a run shares, in the
-// first such variant's order, and each variant's own.
+// configLines splits the bench-format configuration lines of each
+// column's first successful run into those every column with a run shares,
+// in the first such column's order, and each column's own. A column is a
+// variant at a sweep point (index v*points+p); without sweeps, a variant.
 func configLines(c *experiment.Comparison) (common []string, own [][]string) {
-	own = make([][]string, len(c.Variants))
-	var per [][]string // header lines of the variants that have a run
+	np := len(c.Grid.Points())
+	own = make([][]string, len(c.Variants)*np)
+	var per [][]string // header lines of the columns that have a run
 	owner := []int{}
 	for v := range c.Variants {
-		for s := range c.Seeds {
-			if r := c.Runs[v*len(c.Seeds)+s]; r.Result != nil {
-				per = append(per, headerLines(r.Result))
-				owner = append(owner, v)
-				break
+		for p := range np {
+			for s := range c.Seeds {
+				if r := c.Run(v, p, s); r.Err == nil && r.Header != nil {
+					per = append(per, r.Header)
+					owner = append(owner, v*np+p)
+					break
+				}
 			}
 		}
 	}
@@ -128,20 +145,32 @@ func configLines(c *experiment.Comparison) (common []string, own [][]string) {
 	return common, own
 }
 
-// headerLines are the configuration lines `tickemu run --format bench`
-// writes for r (WriteBench's header), so that both outputs agree. None of
-// them depends on the seed.
-func headerLines(r *experiment.Result) []string {
-	var buf bytes.Buffer
-	_ = experiment.WriteBench(&buf, r, experiment.BenchOptions{Header: true})
-	var out []string
-	for _, l := range strings.Split(buf.String(), "\n") {
-		if l == "" || strings.HasPrefix(l, "Benchmark") || strings.HasPrefix(l, "Unit ") {
-			continue
-		}
-		out = append(out, l)
+// columnLabel names column i of configLines: "variant V" without sweeps,
+// else the point's keys and the variant as in bench names
+// ("hz=250/variant=V").
+func columnLabel(c *experiment.Comparison, i int, prefix string) string {
+	np := len(c.Grid.Points())
+	v, p := c.Variants[i/np], c.Grid.Points()[i%np]
+	if len(c.Sweeps) == 0 {
+		return prefix + v
 	}
-	return out
+	if v == "" {
+		return p.Key()
+	}
+	return p.Key() + "/variant=" + v
+}
+
+// runLabel names a run in failure lists: "variant V seed S", after the
+// point's keys with sweeps.
+func runLabel(variant, point string, seed uint64) string {
+	s := fmt.Sprintf("variant %s seed %d", variant, seed)
+	if variant == "" {
+		s = fmt.Sprintf("seed %d", seed)
+	}
+	if point != "" {
+		s = point + " " + s
+	}
+	return s
 }
 
 // unitTable is one benchstat table: the metrics of one (tidied) unit.

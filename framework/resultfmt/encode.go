@@ -29,6 +29,9 @@ func WriteText(w io.Writer, r *experiment.Result) error {
 	if c.Variant != "" {
 		fmt.Fprintf(b, ", variant=%s", c.Variant)
 	}
+	for _, kv := range c.Point {
+		fmt.Fprintf(b, ", %s=%s", kv[0], kv[1])
+	}
 	fmt.Fprintf(b, "\n# simulated %s (+%s warmup), %d events, config %s\n", ktime.FormatDuration(c.DurationNS), ktime.FormatDuration(c.WarmupNS), c.Events, shortHash(c.Hash))
 	if c.Break != "" {
 		fmt.Fprintf(b, "# stopped by --breaktrace at %.6f s: %s\n", float64(c.BreakNS)/float64(ktime.Second), c.Break)

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+
+	"github.com/tickemu/tickemu/framework/cluster"
+	"github.com/tickemu/tickemu/framework/experiment"
+)
+
+// emitFlags are compare's flags that write a cluster job instead of running.
+type emitFlags struct {
+	target  string // slurm or k8s
+	shards  int
+	cpus    int
+	results string
+	tickemu string
+	image   string
+	claim   string
+}
+
+func (e *emitFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&e.target, "emit", "", "write a cluster job that runs the comparison in shards instead of running it: slurm (sbatch array script) or k8s (Kubernetes Indexed Job manifest)")
+	fs.IntVar(&e.shards, "shards", 0, "with --emit: number of shards (array tasks, Job completions)")
+	fs.IntVar(&e.cpus, "cpus-per-shard", 1, "with --emit: CPUs of each shard (its --jobs)")
+	fs.StringVar(&e.results, "results", "", "with --emit: directory of the shard results and the merged comparison (slurm default: ./tickemu-results; k8s: the claim's mount path, default /results)")
+	fs.StringVar(&e.tickemu, "tickemu", "", "with --emit: the tickemu the jobs run (slurm default: this binary's absolute path; k8s default: tickemu, on the image's PATH)")
+	fs.StringVar(&e.image, "image", "", "with --emit k8s: the container image holding tickemu")
+	fs.StringVar(&e.claim, "claim", "tickemu-results", "with --emit k8s: the PersistentVolumeClaim the results go to")
+}
+
+// emitOnly are the flags that mean nothing without --emit, and the compare
+// flags a shard's command line does not repeat.
+var (
+	emitOnly   = []string{"shards", "cpus-per-shard", "results", "tickemu", "image", "claim"}
+	notInShard = append([]string{"emit", "jobs", "format", "report", "shard"}, emitOnly...)
+)
+
+func (e *emitFlags) check(set map[string]bool, shard bool) error {
+	if e.target == "" {
+		for _, f := range emitOnly {
+			if set[f] {
+				return fmt.Errorf("--%s goes with --emit", f)
+			}
+		}
+		return nil
+	}
+	switch {
+	case e.target != "slurm" && e.target != "k8s":
+		return fmt.Errorf("--emit %q: want slurm or k8s", e.target)
+	case shard:
+		return errors.New("--emit writes a job that runs every shard: drop --shard")
+	case e.shards < 1:
+		return fmt.Errorf("--emit needs --shards N (N >= 1), got %d", e.shards)
+	case set["image"] && e.target != "k8s":
+		return errors.New("--image goes with --emit k8s")
+	case e.target == "k8s" && e.image == "":
+		return errors.New("--emit k8s needs --image: the container image holding tickemu")
+	}
+	for _, f := range []string{"format", "report"} {
+		if set[f] {
+			return fmt.Errorf("--emit: --%s belongs to tickemu merge (the job's merge writes the text report)", f)
+		}
+	}
+	return nil
+}
+
+// write prints the job. The shards' command line repeats the compare flags
+// that were given, except those about output and parallelism.
+func (e *emitFlags) write(stdout, stderr io.Writer, fs *flag.FlagSet, set map[string]bool, file string, g experiment.Grid) int {
+	var args []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !set[f.Name] || slices.Contains(notInShard, f.Name) {
+			return
+		}
+		if m, ok := f.Value.(*multiFlag); ok {
+			for _, v := range *m {
+				args = append(args, "--"+f.Name, v)
+			}
+			return
+		}
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+			return
+		}
+		args = append(args, "--"+f.Name, f.Value.String())
+	})
+	j := cluster.Job{Name: cluster.JobName(file), Args: args, Shards: e.shards, CPUs: e.cpus, Results: e.results,
+		Tickemu: e.tickemu, Image: e.image, Claim: e.claim}
+	if n := g.Len(); e.shards > n {
+		fmt.Fprintf(stderr, "tickemu: --shards %d: the experiment has %d runs, so %d shards would run nothing\n", e.shards, n, e.shards-n)
+		return 2
+	}
+	var script string
+	var err error
+	switch e.target {
+	case "slurm":
+		if j.File, err = filepath.Abs(file); err == nil && j.Results == "" {
+			j.Results = "tickemu-results"
+		}
+		if err == nil {
+			j.Results, err = filepath.Abs(j.Results)
+		}
+		if err == nil && j.Tickemu == "" {
+			j.Tickemu, err = os.Executable()
+		}
+		if err == nil {
+			j.Tickemu, err = filepath.Abs(j.Tickemu)
+		}
+		if err == nil {
+			script, err = cluster.Slurm(j)
+		}
+	case "k8s":
+		j.File = file
+		if j.Results == "" {
+			j.Results = "/results"
+		}
+		if j.Tickemu == "" {
+			j.Tickemu = "tickemu"
+		}
+		if j.Config, err = os.ReadFile(file); err == nil {
+			script, err = cluster.Kubernetes(j)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: --emit %s: %v\n", e.target, err)
+		return 2
+	}
+	if _, err := io.WriteString(stdout, script); err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// fullVersion is the version shards record: the release version and, for a
+// build from a checkout, its commit.
+func fullVersion() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			v += "+" + rev + dirty
+		}
+	}
+	return v
+}

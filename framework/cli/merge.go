@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tickemu/tickemu/framework/experiment"
+)
+
+// cmdMerge puts the shard files of one comparison back together:
+//
+//	tickemu merge [--format text|json|bench|csv] SHARD.json...
+//
+// It checks that the files come from one experiment (configuration hashes,
+// grid, tickemu version) and hold every cell once, then prints exactly what
+// the unsharded `tickemu compare` prints. Exit status as compare's: 1 when a
+// run failed, 2 when the files do not make one experiment.
+func (a *App) cmdMerge(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "text", "output format: text, json, bench or csv")
+	if wantsHelp(fs, "tickemu merge SHARD.json... [flags]", "merge the shard files of `tickemu compare --shard I/N` into the comparison's report", args, stdout) {
+		return 0
+	}
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "usage: tickemu merge SHARD.json... [--format text|json|bench|csv]")
+		return 2
+	}
+	switch *format {
+	case "text", "json", "bench", "csv":
+	default:
+		fmt.Fprintf(stderr, "tickemu: --format %q: want text, json, bench or csv\n", *format)
+		return 2
+	}
+	var shards []*experiment.ShardFile
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "tickemu: %v\n", err)
+			return 2
+		}
+		sf, err := experiment.ReadShardFile(bufio.NewReader(f))
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "tickemu: %s: %v\n", name, err)
+			return 2
+		}
+		shards = append(shards, sf)
+	}
+	cmp, err := experiment.Merge(files, shards)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: merge: %v\n", err)
+		return 2
+	}
+	status := reportFailures(stderr, cmp)
+	w := bufio.NewWriter(stdout)
+	err = writeComparison(w, *format, cmp)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	return status
+}

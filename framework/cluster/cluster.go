@@ -1,0 +1,104 @@
+// Package cluster writes the jobs that run a sharded comparison on a
+// cluster: a Slurm array script (Slurm) and a Kubernetes Indexed Job
+// manifest (Kubernetes). Each runs `tickemu compare ... --shard I/N` once
+// per shard, the results going to one directory, and `tickemu merge` puts
+// them together into what the comparison run in one place prints.
+package cluster
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Job describes a sharded comparison.
+type Job struct {
+	// Name names the job (Slurm --job-name, the Kubernetes Job).
+	Name string
+	// Tickemu is the tickemu binary the shards and the merge run: an
+	// absolute path on the cluster's shared file system for Slurm, the
+	// command in the image for Kubernetes.
+	Tickemu string
+	// File is the configuration file; Args the compare flags besides
+	// --shard and --jobs (the file is not among them).
+	File string
+	Args []string
+	// Shards is the number of shards (array tasks, Job completions), CPUs
+	// the CPUs each shard gets (its --jobs).
+	Shards, CPUs int
+	// Results is the directory the shard files and the merged comparison go
+	// to (Slurm: an absolute path every node sees; Kubernetes: the mount
+	// path of the results volume).
+	Results string
+	// Kubernetes only: the image holding the tickemu binary, the
+	// PersistentVolumeClaim the results go to, and the configuration
+	// file's content (it goes into a ConfigMap, mounted at /config).
+	Image, Claim string
+	Config       []byte
+}
+
+// ShardFile is the name of shard i's results in the results directory.
+func ShardFile(i int) string { return fmt.Sprintf("shard-%d.json", i) }
+
+// MergeArgs are the arguments of the merge of every shard file in dir.
+func (j Job) MergeArgs(dir string) []string {
+	args := []string{"merge"}
+	for i := 1; i <= j.Shards; i++ {
+		args = append(args, filepath.Join(dir, ShardFile(i)))
+	}
+	return args
+}
+
+// check rejects jobs the scripts cannot express.
+func (j Job) check() error {
+	switch {
+	case j.Shards < 1:
+		return fmt.Errorf("--shards %d: want at least 1", j.Shards)
+	case j.CPUs < 1:
+		return fmt.Errorf("--cpus-per-shard %d: want at least 1", j.CPUs)
+	case j.Name == "" || !jobName.MatchString(j.Name):
+		return fmt.Errorf("job name %q: want lower-case letters, digits and '-' (a Kubernetes name)", j.Name)
+	case j.Results == "":
+		return fmt.Errorf("no results directory")
+	}
+	return nil
+}
+
+var jobName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$`)
+
+// JobName makes a job name from a configuration file's name:
+// configs/nohz-catchup.hcl -> tickemu-nohz-catchup.
+func JobName(file string) string {
+	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	var b strings.Builder
+	for _, r := range strings.ToLower(base) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	name := strings.Trim("tickemu-"+b.String(), "-")
+	if len(name) > 52 {
+		name = strings.TrimRight(name[:52], "-")
+	}
+	return name
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`).MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}

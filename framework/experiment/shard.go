@@ -1,0 +1,283 @@
+package experiment
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/tickemu/tickemu/framework/config"
+)
+
+// A shard file holds the raw results of some cells of an experiment's grid
+// (`tickemu compare --shard I/N`), for `tickemu merge` to put back together.
+// The format is JSON, versioned by ShardFormat and ShardVersion; see
+// docs/compare.md. Each cell keeps exactly what the comparison reports read
+// of a run: its bench configuration lines, its bench result lines and its
+// metrics, so a merge prints byte for byte what the unsharded comparison
+// prints.
+const (
+	ShardFormat  = "tickemu-shard"
+	ShardVersion = 1
+)
+
+// Experiment identifies an experiment: everything that decides its cells and
+// what its reports say. Shards merge only with the same Experiment.
+type Experiment struct {
+	// Tickemu is the version of the tickemu that ran the cells.
+	Tickemu    string      `json:"tickemu"`
+	File       string      `json:"file"`
+	Variants   []string    `json:"variants"`
+	Sweeps     []SweepInfo `json:"sweeps"`
+	Seeds      []uint64    `json:"seeds"`
+	Alpha      float64     `json:"alpha"`
+	Confidence float64     `json:"confidence"`
+	// ConfigHashes holds each variant's config hash (config.Spec.Hash:
+	// without the seed and the swept settings, so one per variant).
+	ConfigHashes []string `json:"config_hashes"`
+}
+
+// ID is a digest of the experiment, written in every shard file.
+func (e Experiment) ID() string {
+	b, err := json.Marshal(e)
+	if err != nil {
+		panic(fmt.Sprintf("experiment: marshal experiment: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Grid is the experiment's grid of cells.
+func (e Experiment) Grid() Grid {
+	var sweeps []config.Sweep
+	for _, s := range e.Sweeps {
+		sw := config.Sweep{Name: s.Name, Key: s.Key}
+		for _, v := range s.Values {
+			sw.Values = append(sw.Values, config.SweepValue{Text: v})
+		}
+		sweeps = append(sweeps, sw)
+	}
+	return NewGrid(e.Variants, sweeps, e.Seeds)
+}
+
+// SweepInfos describes sweeps for reports and shard files.
+func SweepInfos(sweeps []config.Sweep) []SweepInfo {
+	out := []SweepInfo{}
+	for _, sw := range sweeps {
+		si := SweepInfo{Name: sw.Name, Key: sw.Key, Values: []string{}}
+		for _, v := range sw.Values {
+			si.Values = append(si.Values, v.Text)
+		}
+		out = append(out, si)
+	}
+	return out
+}
+
+// ShardFile is one shard's file.
+type ShardFile struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// ID is Experiment.ID(), so that shards of different experiments are
+	// told apart at a glance.
+	ID         string     `json:"experiment_id"`
+	Experiment Experiment `json:"experiment"`
+	// Shard is this shard's number (1..Shards).
+	Shard  int         `json:"shard"`
+	Shards int         `json:"shards"`
+	Cells  []ShardCell `json:"cells"`
+}
+
+// ShardCell is the raw result of one cell.
+type ShardCell struct {
+	// Index numbers the cell in the grid (Grid.Index).
+	Index   int    `json:"index"`
+	Variant string `json:"variant"`
+	Point   string `json:"point,omitempty"`
+	Seed    uint64 `json:"seed"`
+	// Header and Bench are the run's bench lines (RunOutcome), Metrics its
+	// metrics; all empty when the run failed.
+	Header  []string    `json:"header,omitempty"`
+	Bench   []string    `json:"bench,omitempty"`
+	Metrics []RunMetric `json:"metrics,omitempty"`
+	// Error is the first line of why the run failed; Interrupted is set when
+	// it did not finish because the shard was interrupted.
+	Error       string `json:"error,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+}
+
+// NewShardFile records the runs of shard i of n; runs is the grid as
+// RunMatrix returns it and cells the shard's (Grid.Shard).
+func NewShardFile(e Experiment, i, n int, cells []int, runs []RunOutcome) *ShardFile {
+	f := &ShardFile{Format: ShardFormat, Version: ShardVersion, ID: e.ID(), Experiment: e, Shard: i, Shards: n, Cells: []ShardCell{}}
+	for _, c := range slices.Sorted(slices.Values(cells)) {
+		r := runs[c]
+		sc := ShardCell{Index: c, Variant: r.Variant, Point: r.Point.Key(), Seed: r.Seed}
+		if r.Err != nil {
+			sc.Error = r.ErrorLine()
+			sc.Interrupted = errors.Is(r.Err, ErrInterrupted)
+		} else {
+			sc.Header, sc.Bench, sc.Metrics = r.Header, r.Bench, r.Metrics
+		}
+		f.Cells = append(f.Cells, sc)
+	}
+	return f
+}
+
+// Write writes f as indented JSON.
+func (f *ShardFile) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(f)
+}
+
+// ReadShardFile reads a shard file, checking its format and version.
+func ReadShardFile(r io.Reader) (*ShardFile, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var f ShardFile
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("not a shard file: %v", err)
+	}
+	if f.Format != ShardFormat {
+		return nil, fmt.Errorf("not a shard file: format %q, want %q", f.Format, ShardFormat)
+	}
+	if f.Version != ShardVersion {
+		return nil, fmt.Errorf("shard file version %d; this tickemu reads version %d", f.Version, ShardVersion)
+	}
+	if f.ID != f.Experiment.ID() {
+		return nil, errors.New("the experiment_id does not match the experiment it describes (the file was edited?)")
+	}
+	return &f, nil
+}
+
+// errFailedCell is a failed run read back from a shard.
+type errFailedCell struct{ msg string }
+
+func (e errFailedCell) Error() string { return e.msg }
+
+// Merge puts the shards of one experiment back together into the
+// comparison the unsharded run makes. names label the files in errors. It
+// refuses shards of different experiments or tickemu versions, a shard
+// count that differs, a missing or repeated shard, and any cell missing,
+// repeated or not where its shard should have it.
+func Merge(names []string, files []*ShardFile) (*Comparison, error) {
+	if len(files) == 0 {
+		return nil, errors.New("merge needs at least one shard file")
+	}
+	first := files[0]
+	e, n := first.Experiment, first.Shards
+	seen := map[int]string{}
+	for k, f := range files {
+		if f.Experiment.Tickemu != e.Tickemu {
+			return nil, fmt.Errorf("%s was made by tickemu %s, %s by tickemu %s: shards of one experiment come from one tickemu", names[k], f.Experiment.Tickemu, names[0], e.Tickemu)
+		}
+		if f.ID != first.ID {
+			return nil, fmt.Errorf("%s is not of the experiment of %s: %s", names[k], names[0], experimentDiff(f.Experiment, e))
+		}
+		if f.Shards != n {
+			return nil, fmt.Errorf("%s is shard %d of %d, %s one of %d", names[k], f.Shard, f.Shards, names[0], n)
+		}
+		if f.Shard < 1 || f.Shard > n {
+			return nil, fmt.Errorf("%s: shard %d of %d", names[k], f.Shard, n)
+		}
+		if prev, ok := seen[f.Shard]; ok {
+			return nil, fmt.Errorf("%s and %s are both shard %d of %d", prev, names[k], f.Shard, n)
+		}
+		seen[f.Shard] = names[k]
+	}
+	var missing []string
+	for i := 1; i <= n; i++ {
+		if _, ok := seen[i]; !ok {
+			missing = append(missing, fmt.Sprint(i))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("shards %s of %d are missing", strings.Join(missing, ", "), n)
+	}
+	g := e.Grid()
+	runs := make([]RunOutcome, g.Len())
+	have := make([]string, g.Len())
+	for k, f := range files {
+		want, err := g.Shard(f.Shard, n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", names[k], err)
+		}
+		inShard := map[int]bool{}
+		for _, c := range want {
+			inShard[c] = true
+		}
+		for _, sc := range f.Cells {
+			if sc.Index < 0 || sc.Index >= g.Len() {
+				return nil, fmt.Errorf("%s: cell %d is outside the grid of %d cells", names[k], sc.Index, g.Len())
+			}
+			cell := g.Cell(sc.Index)
+			label := g.Label(cell)
+			if sc.Variant != cell.Variant || sc.Seed != cell.Seed || sc.Point != cell.Point.Key() {
+				return nil, fmt.Errorf("%s: cell %d is %s, but the grid has %s there", names[k], sc.Index, g.Label(Cell{Variant: sc.Variant, Seed: sc.Seed, Point: nil}), label)
+			}
+			if prev := have[sc.Index]; prev != "" {
+				return nil, fmt.Errorf("%s and %s both hold the cell %s", prev, names[k], label)
+			}
+			if !inShard[sc.Index] {
+				return nil, fmt.Errorf("%s holds the cell %s, which is not in shard %d of %d", names[k], label, f.Shard, n)
+			}
+			have[sc.Index] = names[k]
+			r := RunOutcome{Variant: cell.Variant, Point: cell.Point, Seed: cell.Seed}
+			switch {
+			case sc.Interrupted:
+				r.Err = ErrInterrupted
+			case sc.Error != "":
+				r.Err = errFailedCell{sc.Error}
+			default:
+				r.Header, r.Bench, r.Metrics = sc.Header, sc.Bench, sc.Metrics
+			}
+			runs[sc.Index] = r
+		}
+		for _, c := range want {
+			if have[c] == "" {
+				return nil, fmt.Errorf("%s lacks the cell %s of shard %d of %d", names[k], g.Label(g.Cell(c)), f.Shard, n)
+			}
+		}
+	}
+	c := AnalyzeGrid(e.File, g, runs, e.Alpha, e.Confidence)
+	for _, r := range runs {
+		if errors.Is(r.Err, ErrInterrupted) {
+			c.Interrupted++
+		}
+	}
+	return c, nil
+}
+
+// experimentDiff says how two experiments differ.
+func experimentDiff(a, b Experiment) string {
+	var d []string
+	if a.File != b.File {
+		d = append(d, fmt.Sprintf("file %s vs %s", a.File, b.File))
+	}
+	if !slices.Equal(a.Variants, b.Variants) {
+		d = append(d, fmt.Sprintf("variants %v vs %v", a.Variants, b.Variants))
+	}
+	if !slices.Equal(a.Seeds, b.Seeds) {
+		d = append(d, fmt.Sprintf("seeds %v vs %v", a.Seeds, b.Seeds))
+	}
+	if !slices.EqualFunc(a.Sweeps, b.Sweeps, func(x, y SweepInfo) bool {
+		return x.Name == y.Name && x.Key == y.Key && slices.Equal(x.Values, y.Values)
+	}) {
+		d = append(d, fmt.Sprintf("sweeps %v vs %v", a.Sweeps, b.Sweeps))
+	}
+	if a.Alpha != b.Alpha || a.Confidence != b.Confidence {
+		d = append(d, fmt.Sprintf("alpha/confidence %v/%v vs %v/%v", a.Alpha, a.Confidence, b.Alpha, b.Confidence))
+	}
+	if !slices.Equal(a.ConfigHashes, b.ConfigHashes) {
+		d = append(d, fmt.Sprintf("config hashes %v vs %v (the configuration file or a --var differs)", a.ConfigHashes, b.ConfigHashes))
+	}
+	if len(d) == 0 {
+		return "the experiments differ"
+	}
+	return strings.Join(d, "; ")
+}
