@@ -107,7 +107,7 @@ mv %s/shard-"$i".json.tmp %s/shard-"$i".json`,
 			BackoffLimit: 0,
 			Template: PodTemplate{Metadata: Meta{Labels: labels}, Spec: PodSpec{RestartPolicy: "Never",
 				Containers: []Container{{Name: "shard", Image: j.Image, Command: []string{"/bin/sh", "-c", script},
-					Resources: Resources{Requests: map[string]string{"cpu": strconv.Itoa(j.CPUs)}},
+					Resources:    Resources{Requests: map[string]string{"cpu": strconv.Itoa(j.CPUs)}},
 					VolumeMounts: []VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}, {Name: "results", MountPath: j.Results}}}},
 				Volumes: []Volume{{Name: "config", ConfigMap: &ConfigMapRef{Name: cm.Metadata.Name}},
 					{Name: "results", PersistentVolumeClaim: &ClaimRef{ClaimName: j.Claim}}}}}}}
