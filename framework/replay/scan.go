@@ -85,9 +85,10 @@ func (c *Capture) TickNsec() int64 {
 func (c *Capture) IsTick(fn string) bool { return TickFunctions[fn] || (c.Tick != "" && fn == c.Tick) }
 
 type scanTimer struct {
-	lastNow int64
-	expired bool // last event was an expiry (no start since)
-	seen    bool
+	lastNow  int64
+	lastTime int64
+	expired  bool // last event was an expiry (no start since)
+	seen     bool
 }
 
 const maxSpacings = 64
@@ -138,6 +139,21 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			if st == nil {
 				st = &scanTimer{}
 				timers[k] = st
+			}
+			if e.Kind == traceimport.HRStart && st.expired && e.Time-st.lastTime < 200_000 {
+				// A tick re-armed by its own handler's path right after
+				// its expiry: expires - now is a little under one tick.
+				d := e.Expires - st.lastNow
+				v := votes[e.Function]
+				if v == nil {
+					v = map[int]int{}
+					votes[e.Function] = v
+				}
+				for _, hz := range []int{100, 250, 300, 1000} {
+					if tn := ktime.TickNsec(hz); d > tn-tn/10 && d <= tn {
+						v[hz] += 3 // as good as three spacings: the start names the period
+					}
+				}
 			}
 			st.seen, st.expired = true, false
 			if e.Kind == traceimport.HRStart && e.Function == "hrtimer_wakeup" {
@@ -193,7 +209,7 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 					anyOff, anyOffKnown = e.Now-e.Time, true
 				}
 			}
-			st.seen, st.expired, st.lastNow = true, true, e.Now
+			st.seen, st.expired, st.lastNow, st.lastTime = true, true, e.Now, e.Time
 		}
 	}
 	c.Stats = r.Stats()

@@ -245,8 +245,9 @@ type Row struct {
 	Capture, Model int64
 	// Lateness rows hold ns and print as durations.
 	Duration bool
-	// NA is set when the capture cannot show the figure (babeltrace has no
-	// tick_stop event).
+	// NA is set when the capture cannot show the figure: babeltrace has no
+	// tick_stop event; without an hrtimer expiry the capture gives no
+	// offset between its clock and the timers', so no arm distance.
 	NA bool
 }
 
@@ -264,7 +265,7 @@ func (r Row) Diff() float64 {
 // Table lines up a capture's and a model's scores: per callback (sorted by
 // the capture's starts + expiries, then name) starts, expiries, re-arms,
 // cancels, lateness p50 and p99, then the tick's three figures.
-func Table(capture, model *Score, noTickStop bool) []Row {
+func Table(capture, model *Score, noTickStop, noFarArms bool) []Row {
 	keys := map[string]bool{}
 	for k := range capture.Funcs {
 		keys[k] = true
@@ -304,7 +305,7 @@ func Table(capture, model *Score, noTickStop bool) []Row {
 	}
 	rows = append(rows,
 		Row{Name: "tick expiries", Capture: capture.Tick.Expiries, Model: model.Tick.Expiries},
-		Row{Name: "tick arms > 1 tick ahead", Capture: capture.Tick.FarArms, Model: model.Tick.FarArms},
+		Row{Name: "tick arms > 1 tick ahead", Capture: capture.Tick.FarArms, Model: model.Tick.FarArms, NA: noFarArms},
 		Row{Name: "tick stops", Capture: capture.Tick.Stops, Model: model.Tick.Stops, NA: noTickStop},
 	)
 	return rows

@@ -3,6 +3,7 @@ package traceimport
 import (
 	"bufio"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -70,8 +71,14 @@ func (r *FtraceReader) parseLine(line string) (ok bool, err error) {
 		return false, nil
 	case s[0] == '#':
 		// "# entries-in-buffer/entries-written: 40/40   #P:8"
+		// or, in a latency tracer's header, "(M:preempt VP:0, ... #P:4)".
 		if i := strings.Index(s, "#P:"); i >= 0 && r.hdr.CPUs == 0 {
-			if v, err := strconv.Atoi(strings.TrimSpace(s[i+3:])); err == nil && v > 0 && v <= 1<<16 {
+			d := s[i+3:]
+			j := 0
+			for j < len(d) && d[j] >= '0' && d[j] <= '9' {
+				j++
+			}
+			if v, err := strconv.Atoi(d[:j]); err == nil && v > 0 && v <= 1<<16 {
 				r.hdr.CPUs = v
 			}
 		}
@@ -90,26 +97,46 @@ func (r *FtraceReader) parseLine(line string) (ok bool, err error) {
 		return false, nil
 	}
 	// comm-pid [cpu]: the first "[digits]".
-	lb, rb := cpuField(s)
-	if lb < 0 {
-		return false, &ParseError{Line: n, Msg: "not an ftrace event line (no [CPU] field): " + quoteShort(s)}
-	}
 	e := &r.ev
 	*e = Event{Line: n}
-	cpu, _ := strconv.Atoi(s[lb+1 : rb])
-	e.CPU = cpu
-	e.Comm, e.PID = commPid(strings.TrimSpace(s[:lb]))
-	rest := strings.TrimLeft(s[rb+1:], " ")
-	// Optional flags ("d.h1."), then the timestamp ending in ':'.
-	tok, rest := nextToken(rest)
-	ts, tsOK := parseTimestamp(tok)
-	if !tsOK {
-		tok, rest = nextToken(rest)
-		if ts, tsOK = parseTimestamp(tok); !tsOK {
-			return false, &ParseError{Line: n, Field: "timestamp", Msg: "want SECONDS.FRACTION: or NANOSECONDS:, got " + quoteShort(tok)}
+	var rest string
+	lb, rb := cpuField(s)
+	if lb < 0 {
+		// The latency format (options/latency-format, the irqsoff and
+		// wakeup tracers): "comm-pid  CPUflags  TIMEus+: ...".
+		m := latencyLine.FindStringSubmatch(s)
+		if m == nil {
+			return false, &ParseError{Line: n, Msg: "not an ftrace event line (no [CPU] field, not the latency format): " + quoteShort(s)}
 		}
+		e.Comm, e.PID = commPid(m[1] + "-" + m[2])
+		e.CPU, _ = strconv.Atoi(m[3])
+		us, err := strconv.ParseInt(m[4], 10, 64)
+		if err != nil || us > 1<<53/1000 {
+			return false, &ParseError{Line: n, Field: "timestamp", Msg: "bad latency-format time " + quoteShort(m[4])}
+		}
+		e.Time = us * 1000
+		if m[5] != "" {
+			f, _ := strconv.ParseInt((m[5] + "000")[:3], 10, 64)
+			e.Time += f
+		}
+		rest = m[6]
+	} else {
+		cpu, _ := strconv.Atoi(s[lb+1 : rb])
+		e.CPU = cpu
+		e.Comm, e.PID = commPid(strings.TrimSpace(s[:lb]))
+		rest = strings.TrimLeft(s[rb+1:], " ")
+		// Optional flags ("d.h1."), then the timestamp ending in ':'.
+		var tok string
+		tok, rest = nextToken(rest)
+		ts, tsOK := parseTimestamp(tok)
+		if !tsOK {
+			tok, rest = nextToken(rest)
+			if ts, tsOK = parseTimestamp(tok); !tsOK {
+				return false, &ParseError{Line: n, Field: "timestamp", Msg: "want SECONDS.FRACTION: or NANOSECONDS:, got " + quoteShort(tok)}
+			}
+		}
+		e.Time = ts
 	}
-	e.Time = ts
 	name, fields := nextToken(rest)
 	if !strings.HasSuffix(name, ":") {
 		// Function tracer ("do_timer <-tick_do_update_jiffies64"), syscall
@@ -137,6 +164,12 @@ func (r *FtraceReader) parseLine(line string) (ok bool, err error) {
 	}
 	return true, nil
 }
+
+// latencyLine is a latency-format line (kernel/trace/trace_output.c
+// lat_print_generic() and lat_print_timestamp()): comm-pid, the CPU number
+// glued to the flags ("2dN.3", "1dn.h111"), the time in us (absolute or
+// since the trace start, optionally with a fraction), a delay mark, ':'.
+var latencyLine = regexp.MustCompile(`^(\S.*?)-(\d+)\s+(\d{1,5})[.dDnNhHsSzZXbB][^\s]*\s+(\d{1,15})(?:\.(\d{1,3}))?us[ +!#*@$]?\s*:\s*(.*)$`)
 
 // cpuField finds the "[NNN]" CPU column: the first bracket holding only
 // digits that follows a space (a comm may itself contain brackets).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -403,6 +404,13 @@ func (rt *replayTask) next(t *kernel.Task, r kernel.Result) kernel.Action {
 	return kernel.Wait{Name: "futex"}
 }
 
+func hzText(hz int) string {
+	if hz == 0 {
+		return "HZ not inferable"
+	}
+	return fmt.Sprintf("HZ %d", hz)
+}
+
 func (w *replayLoad) Report(k *kernel.Kernel, end ktime.Time) Report {
 	rep := Report{Type: "replay", Name: w.name}
 	reached := "the whole capture"
@@ -410,8 +418,8 @@ func (w *replayLoad) Report(k *kernel.Kernel, end ktime.Time) Report {
 		reached = fmt.Sprintf("%.1f%% of the capture (run.duration ends before it)", 100*float64(end)/float64(max(w.cap.Span(), 1)))
 	}
 	rep.Text = append(rep.Text,
-		fmt.Sprintf("replay %s: %s, %d CPUs, HZ %d, %.3f s; replayed %s: %d timer operations, %d skipped; %d hrtimers, %d timer_list timers, %d tasks",
-			w.path, w.cap.Format, w.cap.CPUs, w.cap.HZ, float64(w.cap.Span())/1e9, reached, w.applied, w.skipped, len(w.hr), len(w.wt), len(w.tasks)))
+		fmt.Sprintf("replay %s: %s, %d CPUs, %s, %.6f s; replayed %s: %d timer operations, %d skipped; %d hrtimers, %d timer_list timers, %d tasks",
+			filepath.Base(w.path), w.cap.Format, w.cap.CPUs, hzText(w.cap.HZ), float64(w.cap.Span())/1e9, reached, w.applied, w.skipped, len(w.hr), len(w.wt), len(w.tasks)))
 	if w.wakeLat.Count() > 0 {
 		rep.Text = append(rep.Text, fmt.Sprintf("  sleeper wakeups %d: latency p50 %d ns, p99 %d ns, max %d ns",
 			w.wakeLat.Count(), w.wakeLat.Quantile(0.5), w.wakeLat.Quantile(0.99), w.wakeLat.Quantile(1)))
