@@ -189,97 +189,122 @@ func (k *Kernel) WakePath(t *Task, latency int64) WakePath {
 	}
 	spans, _ := k.Spans(c.id, target, end)
 	wp.Spans = spans
-	hard := t.lastHardExpiry
-	if hard < target {
-		hard = target
-	}
-	parts := map[string]*WakePart{}
-	var order []string
-	addPart := func(cause, detail string, ns int64, gap uint64) {
-		if ns <= 0 {
-			return
-		}
-		key := cause + "\x00" + detail
-		p, ok := parts[key]
-		if !ok {
-			p = &WakePart{Cause: cause, Detail: detail}
-			parts[key] = p
-			order = append(order, key)
-		}
-		p.NS += ns
-		if gap > p.Gap {
-			p.Gap = gap
-		}
-	}
+	w := wakeAttribution{t: t, hard: max(t.lastHardExpiry, target), broadcast: t.wakeBroadcast > 0}
 	covered := int64(0)
 	cursor := target
-	hung := false
-	broadcast := t.wakeBroadcast > 0
 	for _, s := range spans {
-		a, b := s.Start, s.End
-		if a < cursor {
-			a = cursor // spans of one CPU do not overlap; clip any rounding
-		}
-		if b > end {
-			b = end
-		}
+		a, b := max(s.Start, cursor), min(s.End, end) // spans of one CPU do not overlap; clip any rounding
 		if b <= a {
 			continue
 		}
 		cursor = b
-		d := int64(b - a)
-		covered += d
-		switch s.Kind {
-		case SpanIdle:
-			// Before the hard expiry the timer was not due (slack); after
-			// it the interrupt was on its way.
-			pre := int64(0)
-			if a < hard {
-				pre = int64(min(b, hard) - a)
-			}
-			addPart("timer slack", "", pre, 0)
-			late := d - pre
-			switch {
-			case hung:
-				addPart("hrtimer hang delay", "", late, 0)
-			case broadcast:
-				addPart("broadcast hand-off", "waiting for the broadcast IPI", late, 0)
-			default:
-				addPart("timer interrupt delay", "", late, 0)
-			}
-		case SpanIdleExit:
-			addPart("idle exit "+s.Detail, "", d, 0)
-		case SpanBroadcastExit:
-			addPart("broadcast hand-off", "tick_broadcast_exit", d, 0)
-		case SpanIRQEntry, SpanIRQExit, SpanIPI, SpanBroadcastIRQ, SpanTick:
-			addPart("irq", "", d, 0)
-		case SpanHRTimer:
-			if s.Hang > 0 {
-				hung = true
-				addPart("hrtimer_interrupt", "hang, next try in "+strconv.FormatInt(s.Hang/1000, 10)+" us", d, 0)
-			} else {
-				addPart("hrtimer_interrupt", "", d, 0)
-			}
-		case SpanSoftirq:
-			det := ""
-			if s.Gap > 1 {
-				det = "catch-up " + strconv.FormatUint(s.Gap, 10) + " jiffies"
-			}
-			addPart(s.Detail+"_SOFTIRQ", det, d, s.Gap)
-		case SpanTickSched:
-			addPart("tick-sched", "", d, 0)
-		case SpanTask:
-			if s.Pid == t.Pid {
-				addPart("return to user", "", d, 0) // the rest of the syscall, the context switch, the clock read
-			} else {
-				addPart("preempted", s.Detail+"-"+strconv.Itoa(s.Pid), d, 0)
-			}
+		covered += int64(b - a)
+		w.span(s, a, b)
+	}
+	w.parts.add("unattributed", "", wp.LatencyNS-covered, 0)
+	wp.Parts = w.parts.largestFirst()
+	return wp
+}
+
+// wakeAttribution names the parts of one wakeup's window, span by span.
+type wakeAttribution struct {
+	t         *Task
+	hard      ktime.Time // the sleep's hard expiry, not before the window
+	broadcast bool       // the wakeup came through the tick broadcast
+	hung      bool       // an hrtimer_interrupt() in the window hung
+	parts     wakeParts
+}
+
+// span attributes [a, b), the part of span s inside the window.
+func (w *wakeAttribution) span(s Span, a, b ktime.Time) {
+	d := int64(b - a)
+	switch s.Kind {
+	case SpanIdle:
+		w.idle(a, b)
+	case SpanIdleExit:
+		w.parts.add("idle exit "+s.Detail, "", d, 0)
+	case SpanBroadcastExit:
+		w.parts.add("broadcast hand-off", "tick_broadcast_exit", d, 0)
+	case SpanIRQEntry, SpanIRQExit, SpanIPI, SpanBroadcastIRQ, SpanTick:
+		w.parts.add("irq", "", d, 0)
+	case SpanHRTimer:
+		if s.Hang > 0 {
+			w.hung = true
+			w.parts.add("hrtimer_interrupt", "hang, next try in "+strconv.FormatInt(s.Hang/1000, 10)+" us", d, 0)
+		} else {
+			w.parts.add("hrtimer_interrupt", "", d, 0)
+		}
+	case SpanSoftirq:
+		det := ""
+		if s.Gap > 1 {
+			det = "catch-up " + strconv.FormatUint(s.Gap, 10) + " jiffies"
+		}
+		w.parts.add(s.Detail+"_SOFTIRQ", det, d, s.Gap)
+	case SpanTickSched:
+		w.parts.add("tick-sched", "", d, 0)
+	case SpanTask:
+		if s.Pid == w.t.Pid {
+			w.parts.add("return to user", "", d, 0) // the rest of the syscall, the context switch, the clock read
+		} else {
+			w.parts.add("preempted", s.Detail+"-"+strconv.Itoa(s.Pid), d, 0)
 		}
 	}
-	addPart("unattributed", "", wp.LatencyNS-covered, 0)
-	for _, key := range order {
-		wp.Parts = append(wp.Parts, *parts[key])
+}
+
+// idle attributes idle time [a, b): before the hard expiry the timer was not
+// due (slack); after it the interrupt was on its way, late because of a hang,
+// the broadcast hand-off or the interrupt's own delay.
+func (w *wakeAttribution) idle(a, b ktime.Time) {
+	pre := int64(0)
+	if a < w.hard {
+		pre = int64(min(b, w.hard) - a)
 	}
-	sort.SliceStable(wp.Parts, func(i, j int) bool { return wp.Parts[i].NS > wp.Parts[j].NS })
-	return wp
+	w.parts.add("timer slack", "", pre, 0)
+	late := int64(b-a) - pre
+	switch {
+	case w.hung:
+		w.parts.add("hrtimer hang delay", "", late, 0)
+	case w.broadcast:
+		w.parts.add("broadcast hand-off", "waiting for the broadcast IPI", late, 0)
+	default:
+		w.parts.add("timer interrupt delay", "", late, 0)
+	}
+}
+
+// wakeParts sums time by (cause, detail) in order of first appearance.
+type wakeParts struct {
+	byKey map[string]*WakePart
+	order []string
+}
+
+// add counts ns (if positive) to the part (cause, detail), keeping its
+// largest catch-up gap.
+func (ps *wakeParts) add(cause, detail string, ns int64, gap uint64) {
+	if ns <= 0 {
+		return
+	}
+	key := cause + "\x00" + detail
+	p, ok := ps.byKey[key]
+	if !ok {
+		if ps.byKey == nil {
+			ps.byKey = map[string]*WakePart{}
+		}
+		p = &WakePart{Cause: cause, Detail: detail}
+		ps.byKey[key] = p
+		ps.order = append(ps.order, key)
+	}
+	p.NS += ns
+	if gap > p.Gap {
+		p.Gap = gap
+	}
+}
+
+// largestFirst lists the parts by time spent, ties in order of appearance.
+func (ps *wakeParts) largestFirst() []WakePart {
+	var out []WakePart
+	for _, key := range ps.order {
+		out = append(out, *ps.byKey[key])
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].NS > out[j].NS })
+	return out
 }
