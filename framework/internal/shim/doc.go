@@ -29,8 +29,21 @@
 // an in-process run. On default.hcl this takes the cyclictest cycle from 9
 // round trips (interrupt ack, hrtimer_interrupt, and a device write after each
 // of the three hrtimer starts) to 5 (hrtimer_interrupt, three hrtimer starts,
-// get_next_timer_interrupt); BenchmarkScenarios in framework/cli measures it
-// for every shipped scenario.
+// get_next_timer_interrupt).
+//
+// Timer bases declare per-CPU models the same way, but as state that changes
+// with every call: a wheel implementing sdk.NextTimerModeler and an hrtimer
+// base implementing sdk.HRTimerModeler are asked, by the server after the
+// calls of each message, for the model of every CPU, and the answer carries
+// those of the CPUs a call named and of those whose model changed
+// (modelTracker). The client answers NextTimerInterrupt, Start and NextEvent
+// from them (framework/timermodel), updating its copy as the model says, and
+// holds the calls like the device's; the hrtimer client also mirrors where
+// each timer is queued and when the last interrupt or softirq ended, the part
+// of sdk.HRTimerModel's precondition no CPU's model says. That takes the cycle
+// to 2 round trips under the always_stop governor (hrtimer_interrupt and the
+// governor's select); BenchmarkScenarios in framework/cli measures it for
+// every shipped scenario.
 //
 // # Session sockets
 //

@@ -47,7 +47,10 @@ func hrSetup(highRes bool) sdk.Setup {
 //     does not;
 //   - every one-shot timer eventually runs;
 //   - two fresh instances given the same calls answer identically, and
-//     Counters are stable.
+//     Counters are stable;
+//   - a plugin that declares sdk.HRTimerModel answers every Start and
+//     NextEvent its model covers as the model says, and declares after such a
+//     Start the state the model computed.
 func RunHRTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.HRTimerBase) {
 	t.Helper()
 	t.Run("Info", func(t *testing.T) {
@@ -76,6 +79,11 @@ func RunHRTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.HRTimerBase) 
 				}
 			})
 			t.Run("ClockWasSet", func(t *testing.T) { hrCheckClockWasSet(t, fresh(t)) })
+			t.Run("Model", func(t *testing.T) {
+				for seed := uint64(1); seed <= 8; seed++ {
+					hrCheckModel(t, newPlugin(t), hres, seed)
+				}
+			})
 			t.Run("Determinism", func(t *testing.T) {
 				a, b := fresh(t), fresh(t)
 				a.log, b.log = &strings.Builder{}, &strings.Builder{}
@@ -112,6 +120,15 @@ func HRTimerWithConfig(p sdk.HRTimerBase, over sdk.Config) sdk.HRTimerBase {
 type hrOverride struct {
 	sdk.HRTimerBase
 	over sdk.Config
+}
+
+// HRTimerModel passes the wrapped plugin's declared model on (none when it
+// declares none).
+func (o hrOverride) HRTimerModel(cpu int) sdk.HRTimerModel {
+	if m, ok := o.HRTimerBase.(sdk.HRTimerModeler); ok {
+		return m.HRTimerModel(cpu)
+	}
+	return sdk.HRTimerModel{}
 }
 
 func (o hrOverride) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {

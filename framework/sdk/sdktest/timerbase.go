@@ -32,8 +32,9 @@ const tbCPUs = 2
 // NextTimerInterrupt agrees with State.NextExpiry; deferrable timers never
 // appear in NextExpiry but still run; a declared Period re-arms the timer
 // from the softirq's jiffies; offsets and costs are ordered and never
-// negative; Counters are stable; and two fresh instances given the same
-// calls answer identically.
+// negative; Counters are stable; two fresh instances given the same
+// calls answer identically; and a plugin that declares sdk.NextTimerModel
+// answers every NextTimerInterrupt its model covers as the model says.
 func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 	t.Helper()
 	t.Run("Info", func(t *testing.T) {
@@ -53,6 +54,11 @@ func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 			t.Run("Deferrable", func(t *testing.T) { tbCheckDeferrable(t, fresh(t), j0) })
 			t.Run("Period", func(t *testing.T) { tbCheckPeriod(t, fresh(t), j0) })
 			t.Run("PerCPU", func(t *testing.T) { tbCheckPerCPU(t, fresh(t), j0) })
+			t.Run("Model", func(t *testing.T) {
+				for seed := uint64(1); seed <= 5; seed++ {
+					tbCheckModel(t, fresh(t), j0, seed)
+				}
+			})
 			t.Run("Deterministic", func(t *testing.T) {
 				a := tbScript(t, fresh(t), j0)
 				b := tbScript(t, fresh(t), j0)

@@ -1,4 +1,4 @@
-package timermodel_test
+package sdktest
 
 import (
 	"fmt"
@@ -9,61 +9,31 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/timermodel"
-	"github.com/tickemu/tickemu/plugins/hrtimer"
 )
 
-// newHRTimer returns the builtin hrtimer plugin configured with over.
-func newHRTimer(t *testing.T, cpus int, highRes bool, over map[string]string) *hrtimer.Plugin {
+// hrCheckModel drives a plugin that declares sdk.HRTimerModel with random
+// starts (hard and soft, absolute and relative, with slack, restarts of
+// queued timers, equal expiries), cancels, next-event queries and the
+// interrupts and softirqs its device writes ask for, and checks every Start
+// and NextEvent answer the declared model covers against the plugin's, and
+// the model after each modelled Start against the plugin's new declaration.
+// It returns how many calls the model covered (0 for a plugin without one).
+func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (modelled int) {
 	t.Helper()
-	p := hrtimer.New().(*hrtimer.Plugin)
-	c := sdk.Config{}
-	for _, a := range p.Schema().Attributes {
-		c[a.Name] = a.Default
+	md, ok := p.(sdk.HRTimerModeler)
+	if !ok {
+		return 0
 	}
-	for k, v := range over {
-		c[k] = v
+	cfg, err := hrDefaults(p.Schema())
+	if err != nil {
+		t.Fatalf("schema defaults: %v", err)
 	}
-	if d := p.Configure(sdk.Setup{CPUs: cpus, HZ: 1000, HighRes: highRes, Seed: 1}, c); d.HasErrors() {
-		t.Fatal(d)
+	s := hrSetup(highRes)
+	if d := p.Configure(s, cfg); d.HasErrors() {
+		t.Fatalf("Configure(%+v, %v) = %v", s, cfg, d)
 	}
-	return p
-}
-
-// TestHRTimerModelMatchesPlugin drives the builtin hrtimer plugin with random
-// starts, cancels, next-event queries and the interrupts its device writes
-// ask for, and checks every answer the declared model covers against the
-// plugin's, and the model after each modelled start against the plugin's new
-// declaration. It also checks that the model covers most starts, so the test
-// cannot pass by declaring nothing.
-func TestHRTimerModelMatchesPlugin(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		highRes bool
-		over    map[string]string
-		covered bool // the model must cover most calls
-	}{
-		{"mainline", true, nil, true},
-		{"stale-softirq", true, map[string]string{"softirq_next": "stale"}, true},
-		{"double-restart", true, map[string]string{"restart": "double"}, false},
-		{"lowres", false, nil, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for seed := uint64(1); seed <= 20; seed++ {
-				modelled := runHRModelCheck(t, seed, tc.highRes, tc.over)
-				if tc.covered && modelled < 100 {
-					t.Fatalf("seed %d: only %d calls modelled", seed, modelled)
-				}
-				if !tc.covered && modelled != 0 {
-					t.Fatalf("seed %d: %d calls modelled by a plugin that must not declare a model", seed, modelled)
-				}
-			}
-		})
-	}
-}
-
-func runHRModelCheck(t *testing.T, seed uint64, highRes bool, over map[string]string) (modelled int) {
-	const cpus, ids = 3, 10
-	p := newHRTimer(t, cpus, highRes, over)
+	const ids = 10
+	cpus := s.CPUs
 	rng := rand.New(rand.NewPCG(seed, 7))
 	dev := make([]ktime.Time, cpus)
 	for i := range dev {
@@ -103,7 +73,7 @@ func runHRModelCheck(t *testing.T, seed uint64, highRes bool, over map[string]st
 			continue
 		}
 		id := sdk.TimerID(1 + rng.IntN(ids))
-		m := p.HRTimerModel(cpu)
+		m := md.HRTimerModel(cpu)
 		switch rng.IntN(4) {
 		case 0:
 			ex := sdk.TimerID(0)
@@ -174,7 +144,7 @@ func runHRModelCheck(t *testing.T, seed uint64, highRes bool, over map[string]st
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("seed %d step %d: Start(%d, %d, %+v, %d, %d) = %+v, model %+v (model before %+v)", seed, step, cpu, now, ht, exp, slack, got, want, before)
 			}
-			if after := p.HRTimerModel(cpu); after.Valid && fmt.Sprint(after) != fmt.Sprint(m) {
+			if after := md.HRTimerModel(cpu); after.Valid && fmt.Sprint(after) != fmt.Sprint(m) {
 				t.Fatalf("seed %d step %d: after Start(%d, %+v, %d) the plugin declares %+v, the model computed %+v (before %+v)", seed, step, cpu, ht, exp, after, m, before)
 			}
 		}
