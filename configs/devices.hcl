@@ -14,6 +14,11 @@
 # C1 chosen for part of the 1 ms sleeps, and the C6 share of the latency drops.
 #
 #   tickemu compare configs/devices.hcl --seeds 5
+#
+# No regression: the variants are hardware. The one modelled kernel change
+# for these devices is the Arm timer's CVAL programming (5.16), which costs
+# one more register access per write:
+#   tickemu bisect configs/devices.hcl --good 5.15 --bad 5.16 --var local=archtimer --metric Kernel.device-writes
 
 variable "local" {
   default     = "lapic"

@@ -21,10 +21,18 @@
 #
 #   tickemu run configs/hang-timermix.hcl --variant fixed_100ms --format bench
 #   tickemu compare configs/hang-timermix.hcl --seeds 5
+#   tickemu bisect configs/hang-timermix.hcl --good 7.0 --bad 288924384856 --metric bogo-ops/s
+#
+# The change and its fix are both queued for 7.1, so no release has the
+# regression alone: --bad names the change's commit (the state right after
+# it). --good 7.0 --bad 7.1 measures both: the regression alone, and the fix
+# that cancels it.
 
+# Without a variant the kernel version decides (null leaves hang_delay unset):
+# max_hang_time by default, proportional at 7.0 and older.
 variable "hang_delay" {
-  default     = "max_hang_time"
-  description = "hrtimer_interrupt() hang delay: proportional, fixed_100ms or max_hang_time"
+  default     = null
+  description = "hrtimer_interrupt() hang delay: proportional, fixed_100ms or max_hang_time; null: the kernel version's (max_hang_time without one)"
 }
 
 machine {

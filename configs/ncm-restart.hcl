@@ -19,15 +19,19 @@
 #
 #   tickemu run configs/ncm-restart.hcl --variant double --format bench
 #   tickemu compare configs/ncm-restart.hcl --seeds 3
+#   tickemu bisect configs/ncm-restart.hcl --good 5.10 --bad 5.12 --metric Gbps
+#   tickemu bisect configs/ncm-restart.hcl --good 5.15 --bad 5.12 --metric Gbps   # the fix, 627ef5ae2df8
 
+# Without a variant the kernel version decides both (null leaves them unset):
+# deferred and updated by default.
 variable "restart" {
-  default     = "deferred"
-  description = "double (5.10-5.14) or deferred (627ef5ae2df8)"
+  default     = null
+  description = "double (5.10-5.14) or deferred (627ef5ae2df8); null: the kernel version's"
 }
 
 variable "softirq_next" {
-  default     = "updated"
-  description = "stale (before 46eb1701c046) or updated"
+  default     = null
+  description = "stale (before 46eb1701c046) or updated; null: the kernel version's"
 }
 
 machine {
@@ -68,9 +72,9 @@ variant "before_46eb" {
 }
 # 46eb1701c046 .. 627ef5ae2df8: two writes per restart of the first timer.
 variant "double" {
-  vars = { restart = "double" }
+  vars = { restart = "double", softirq_next = "updated" }
 }
 # 627ef5ae2df8 and later: one write per restart.
 variant "deferred" {
-  vars = { restart = "deferred" }
+  vars = { restart = "deferred", softirq_next = "updated" }
 }

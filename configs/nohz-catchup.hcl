@@ -15,14 +15,17 @@
 #
 #   tickemu run configs/nohz-catchup.hcl --variant per_jiffy
 #   tickemu compare configs/nohz-catchup.hcl --variants per_jiffy,next_expiry
+#   tickemu bisect configs/nohz-catchup.hcl --good 4.8 --bad 3.10 --metric Cyclictest/thread=0.max-latency-ns
 #
 # A custom build's local device takes the LAPIC's place with
 # --var local_clockevent=NAME (make bench times the example plugin so, linked
 # in and with --var local_isolation=process).
 
+# null leaves the catch-up to the kernel version (next_expiry without one);
+# the variants name each strategy.
 variable "catchup" {
-  default     = "per_jiffy"
-  description = "__run_timers catch-up: per_jiffy (3.10), skip_empty (3.15), next_expiry (4.8+)"
+  default     = null
+  description = "__run_timers catch-up: per_jiffy (3.10), skip_empty (3.15), next_expiry (4.8+); null: the kernel version's"
 }
 
 variable "local_clockevent" {

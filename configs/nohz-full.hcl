@@ -16,10 +16,12 @@
 #
 #   tickemu run configs/nohz-full.hcl --variant v4_17
 #   tickemu compare configs/nohz-full.hcl --variants v4_9,v4_17
+#   tickemu bisect configs/nohz-full.hcl --good 4.17 --bad 4.16 --metric Kernel.hrtimer-interrupts
 
+# null leaves nohz_full_tick to the kernel version (offload without one).
 variable "nohz_full_tick" {
-  default     = "offload"
-  description = "max_deferment (before 4.17: residual 1 Hz tick) or offload (4.17+: sched_tick_remote on a housekeeping CPU)"
+  default     = null
+  description = "max_deferment (before 4.17: residual 1 Hz tick) or offload (4.17+: sched_tick_remote on a housekeeping CPU); null: the kernel version's"
 }
 
 machine {

@@ -19,13 +19,17 @@
 #   grep -c 'hrtimer_start.*function=hrtimer_wakeup' legacy.txt
 #   grep -c 'hrtimer_expire_entry.*function=hrtimer_wakeup' legacy.txt
 #   tickemu run configs/posix-signals.hcl --variant consistent --format bench
+#   tickemu bisect configs/posix-signals.hcl --good 6.12 --bad 6.13 --metric bogo-ops/s
 #
 # The trace of the full 2 s is large: ~0.9 GB with every event, ~300 MB with
 # --trace-events hrtimer_start,hrtimer_expire_entry; shorten the run with
 # --var duration=200ms for a quick look. docs/trace.md explains the numbers.
 
+# Without a variant the kernel version decides (null leaves
+# posix_timer_signals unset): consistent by default, legacy at 6.12 or older.
 variable "signals" {
-  default = "consistent"
+  default     = null
+  description = "legacy (<= 6.12) or consistent (6.13+); null: the kernel version's (consistent without one)"
 }
 
 variable "duration" {

@@ -11,10 +11,13 @@
 #
 #   tickemu run configs/softirq-storm.hcl --variant stale --format bench
 #   tickemu run configs/softirq-storm.hcl --variant updated --format bench
+#   tickemu bisect configs/softirq-storm.hcl --good 5.12 --bad 5.10 --metric Kernel.hrtimer-interrupts
 
+# Without a variant the kernel version decides (null: the attribute is unset):
+# updated by default, stale with --kernel-version 5.11 or older.
 variable "softirq_next" {
-  default     = "updated"
-  description = "stale (before 46eb1701c046) or updated"
+  default     = null
+  description = "stale (before 46eb1701c046) or updated; null: the kernel version's (updated without one)"
 }
 
 machine {

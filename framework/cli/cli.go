@@ -83,6 +83,8 @@ func (a *App) run(args []string, stdout, stderr io.Writer) int {
 		return a.cmdValidate(rest, stdout, stderr)
 	case "replay":
 		return a.cmdReplay(rest, stdout, stderr)
+	case "bisect":
+		return a.cmdBisect(rest, stdout, stderr)
 	case "plugins":
 		return a.cmdPlugins(rest, stdout, stderr)
 	case "workloads":
@@ -119,6 +121,9 @@ commands:
                  [--shard I/N] [--emit slurm|k8s --shards N [--results DIR]]
   merge FILES    merge the shard files of compare --shard into the comparison's report
                  [--format text|json|bench|csv]
+                 [--kernels 6.12,6.13: releases instead of variants]
+  bisect FILE    which modelled kernel change moves a metric: --good A --bad B --metric NAME
+                 [--seeds N] [--jobs N] [--format text|json] (docs/kernel-changes.md)
   validate FILE  load and check a scenario without running it
   replay CAPTURE replay a kernel capture (ftrace or babeltrace text) and print capture
                  and model side by side: [--config FILE] [--variant NAME] (docs/replay.md)
@@ -131,6 +136,7 @@ commands:
 
 tickemu COMMAND --help prints a command's flags.
 
+run, compare, validate and bisect take --var k=v and --kernel-version V (a kernel release's settings).
 common flags: --log-format auto|console|json, --log-level LEVEL, --plugin-dir DIR,
               --plugin-call-timeout D (deadline of each plugin call, 0 = none; default 5s),
               --plugin-lock FILE, --plugin-reattach JSON (a plugin started with --debug),

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/kernelversion"
 	"github.com/tickemu/tickemu/framework/resultfmt"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
@@ -47,6 +48,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	c.register(fs, false)
 	variantsFlag := fs.String("variants", "", "comma-separated variants to compare; the first is the base (default: every variant, in file order)")
 	noVariants := fs.Bool("no-variants", false, "run the file as written, without its variant blocks (with --sweep: the sweeps are the only axes)")
+	kernelsFlag := fs.String("kernels", "", "compare kernel releases instead of variants: comma-separated versions (\"6.12,6.13\"), each run as --kernel-version V; the first is the base")
 	seeds := fs.Int("seeds", 10, "number of seeds each variant runs")
 	first := fs.String("seed", "", "first seed (default: the file's run.seed)")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs simulated in parallel")
@@ -124,6 +126,15 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	sweeps := spec.Sweeps()
 	var variants []string
 	switch {
+	case *kernelsFlag != "":
+		if *variantsFlag != "" || *noVariants || c.kernelVersion != "" {
+			fmt.Fprintf(stderr, "tickemu: --kernels compares releases: it takes neither --variants, --no-variants nor --kernel-version\n")
+			return 2
+		}
+		if variants, err = pickKernels(*kernelsFlag); err != nil {
+			fmt.Fprintf(stderr, "tickemu: %s: %v\n", file, err)
+			return 2
+		}
 	case *noVariants, len(spec.Variants()) == 0 && len(sweeps) > 0:
 		variants = []string{""} // the file as written
 	default:
@@ -156,9 +167,16 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	load := func(cell experiment.Cell) (*config.Spec, error) {
 		o := opts
 		o.Variant, o.Seed, o.Point = cell.Variant, &cell.Seed, cell.PointIndex
+		if *kernelsFlag != "" {
+			// The variant is a release: the run --kernel-version V makes.
+			o.Variant, o.KernelVersion = "", cell.Variant
+		}
 		s, diags := config.LoadBytes(file, src, o)
 		if diags.HasErrors() {
 			return nil, &experiment.DiagError{Diags: diags, Files: s.Files()}
+		}
+		if *kernelsFlag != "" {
+			s.Variant = cell.Variant // the bench lines' /variant= key
 		}
 		return s, nil
 	}
@@ -341,6 +359,24 @@ func pickVariants(inFile []string, list string) ([]string, error) {
 			return nil, fmt.Errorf("--variants: %q listed twice", v)
 		}
 		out = append(out, v)
+	}
+	return out, nil
+}
+
+// pickKernels reads --kernels: releases the version table covers, each
+// once, in the order given.
+func pickKernels(list string) ([]string, error) {
+	var out []string
+	for _, v := range strings.Split(list, ",") {
+		v = strings.TrimSpace(v)
+		r, err := kernelversion.ParseCovered(v)
+		if err != nil {
+			return nil, fmt.Errorf("--kernels: %v", err)
+		}
+		if slices.Contains(out, r.String()) {
+			return nil, fmt.Errorf("--kernels: %s listed twice", r)
+		}
+		out = append(out, r.String())
 	}
 	return out, nil
 }

@@ -57,7 +57,10 @@ func (l *loader) decodeVariables(blocks hcl.Blocks) {
 		if a := content.Attributes["default"]; a != nil {
 			val, diags := evalExpr(a.Expr, nil, l.budget)
 			l.diags = append(l.diags, diags...)
-			if !diags.HasErrors() && !val.IsNull() {
+			if !diags.HasErrors() {
+				// default = null is a value: an attribute set to the
+				// variable is then unset (its default, or the kernel
+				// version's value), as in Terraform.
 				v.def, v.hasDefault = val, true
 			}
 		}

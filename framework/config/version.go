@@ -64,6 +64,10 @@ func (l *loader) decodeKernelVersion() {
 	s.KernelVersion = r
 }
 
+// Preset is preset for callers outside the package: the value the attribute
+// of key k takes when the file leaves it unset.
+func (s *Spec) Preset(k kernelversion.Key, a sdk.Attribute) (string, bool) { return s.preset(k, a) }
+
 // preset returns the value a versioned attribute takes when the file leaves
 // it unset: the bisect preset for its key, else its era at the kernel
 // version; false when neither applies (the schema default does).

@@ -52,3 +52,39 @@ func ScenarioTable(spec *config.Spec, o Opener) (*kernelversion.Table, error) {
 	errs = append(errs, addHost(t))
 	return t, errors.Join(errs...)
 }
+
+// Overrides lists the versioned settings spec's file sets itself, against
+// its kernel version or presets: each plugin block's attributes (decoded
+// with the schema o describes, no plugin started), the kernel block's, and
+// a slot's plugin choice when it follows the release.
+func Overrides(spec *config.Spec, o Opener) ([]config.Override, error) {
+	var out []config.Override
+	for _, pb := range spec.Plugins {
+		for _, s := range config.DefaultPluginSlots() {
+			if s.Kind != pb.Kind || s.Role != pb.Role || len(s.DefaultEras) == 0 {
+				continue
+			}
+			a := config.SlotSchema(s).Attributes[0]
+			k := kernelversion.Key{Kind: string(s.Kind), Attr: a.Name}
+			if v, ok := spec.Preset(k, a); ok && v != pb.Plugin {
+				out = append(out, config.Override{Key: k, Setting: k.String(), Value: pb.Plugin, Version: v})
+			}
+		}
+		_, schema, err := o.Describe(pb.Kind, pb.Plugin)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pb.What(), err)
+		}
+		pb, d := pluginBody(spec, pb, Options{Opener: o})
+		cfg, d2 := spec.DecodePlugin(pb, schema)
+		if d = append(d, d2...); d.HasErrors() {
+			return nil, &DiagError{Diags: d, Files: spec.Files()}
+		}
+		out = append(out, spec.Overrides(string(pb.Kind), pb.Plugin, schema, cfg)...)
+	}
+	ks := kernel.KernelSchema()
+	kcfg, d := spec.DecodeKernel(ks)
+	if d.HasErrors() {
+		return nil, &DiagError{Diags: d, Files: spec.Files()}
+	}
+	return append(out, spec.Overrides("kernel", "", ks, kcfg)...), nil
+}
