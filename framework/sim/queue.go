@@ -16,12 +16,11 @@ import (
 // the hot path free of allocations.
 //
 // Invariant: index is the event's position in the queue's heap, or -1 when it is
-// not queued. Only Queue writes at, seq and index.
+// not queued (also while it fires: see Queue.firing). Only Queue writes at and index.
 type Event struct {
 	Fire  func(now ktime.Time) // called when the event is popped
 	Name  string               // for invariant panics and debugging only
 	at    ktime.Time
-	seq   uint64
 	index int
 }
 
@@ -39,9 +38,21 @@ func (e *Event) When() ktime.Time { return e.at }
 // Queue is a min-heap of events keyed by (at, seq). Events at the same instant
 // fire in the order they were scheduled: seq is a global counter, so ties never
 // depend on heap layout or map order.
+//
+// The heap is 4-ary (half the levels of a binary heap, and a node's children
+// share a cache line or two) and holds each event's key next to its pointer,
+// so sifting compares without dereferencing events. The event being fired
+// stays at the root until it returns (firing): most events re-arm
+// themselves while they fire (a CPU's next activity, segment or device
+// interrupt), and re-keying the root is one sift instead of a pop and a push.
 type Queue struct {
-	heap []*Event
+	heap []entry
 	seq  uint64
+	// firing: heap[0] is the event being fired, logically no longer queued
+	// (its index is -1) until it is scheduled again or Step removes it. Every
+	// other entry's key is larger than the root's, so nothing scheduled or
+	// cancelled meanwhile moves it.
+	firing bool
 	now  ktime.Time
 	pops uint64
 	// stopped ends RunUntil after the event being fired (Stop).
@@ -169,8 +180,23 @@ func (q *Queue) Stopped() bool { return q.stopped }
 // Now is the time of the event being fired, or of the last one fired.
 func (q *Queue) Now() ktime.Time { return q.now }
 
+// entry is one heap slot: an event and its key.
+type entry struct {
+	at  ktime.Time
+	seq uint64
+	e   *Event
+}
+
+// arity is the heap's fan-out.
+const arity = 4
+
 // Len is the number of queued events.
-func (q *Queue) Len() int { return len(q.heap) }
+func (q *Queue) Len() int {
+	if q.firing {
+		return len(q.heap) - 1
+	}
+	return len(q.heap)
+}
 
 // Pops is the number of events fired so far.
 func (q *Queue) Pops() uint64 { return q.pops }
@@ -182,13 +208,23 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 		panic(fmt.Sprintf("sim: event %q scheduled in the past: at=%v now=%v", e.Name, at, q.now))
 	}
 	q.seq++
-	e.at, e.seq = at, q.seq
-	if e.index >= 0 {
-		q.fix(e.index)
+	e.at = at
+	ent := entry{at, q.seq, e}
+	if i := e.index; i >= 0 {
+		q.heap[i] = ent
+		q.fix(i)
+		return
+	}
+	if q.firing && q.heap[0].e == e {
+		// The firing event re-arms itself: re-key the root.
+		q.firing = false
+		e.index = 0
+		q.heap[0] = ent
+		q.down(0)
 		return
 	}
 	e.index = len(q.heap)
-	q.heap = append(q.heap, e)
+	q.heap = append(q.heap, ent)
 	q.up(e.index)
 }
 
@@ -198,13 +234,19 @@ func (q *Queue) Cancel(e *Event) {
 	if i < 0 {
 		return
 	}
+	e.index = -1
+	q.removeAt(i)
+}
+
+// removeAt removes the entry at i, whose event's index is already reset.
+func (q *Queue) removeAt(i int) {
 	last := len(q.heap) - 1
 	if i != last {
-		q.swap(i, last)
+		q.heap[i] = q.heap[last]
+		q.heap[i].e.index = i
 	}
-	q.heap[last] = nil
+	q.heap[last] = entry{}
 	q.heap = q.heap[:last]
-	e.index = -1
 	if i != last {
 		q.fix(i)
 	}
@@ -212,6 +254,14 @@ func (q *Queue) Cancel(e *Event) {
 
 // Peek returns the time of the earliest event, or ktime.Max when the queue is empty.
 func (q *Queue) Peek() ktime.Time {
+	if q.firing {
+		// The root is not queued: the earliest is one of its children.
+		t := ktime.Max
+		for c := 1; c <= arity && c < len(q.heap); c++ {
+			t = min(t, q.heap[c].at)
+		}
+		return t
+	}
 	if len(q.heap) == 0 {
 		return ktime.Max
 	}
@@ -225,12 +275,18 @@ func (q *Queue) Step(limit ktime.Time) bool {
 	if len(q.heap) == 0 || q.heap[0].at > limit {
 		return false
 	}
-	e := q.heap[0]
+	e := q.heap[0].e
 	q.watch(e)
-	q.Cancel(e)
+	e.index = -1
+	q.firing = true
 	q.now = e.at
 	q.pops++
 	e.Fire(e.at)
+	if q.firing {
+		// Not re-armed: take it out now.
+		q.firing = false
+		q.removeAt(0)
+	}
 	return true
 }
 
@@ -247,18 +303,8 @@ func (q *Queue) RunUntil(limit ktime.Time) {
 	}
 }
 
-func (q *Queue) less(i, j int) bool {
-	a, b := q.heap[i], q.heap[j]
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.seq < b.seq
-}
-
-func (q *Queue) swap(i, j int) {
-	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
-	q.heap[i].index = i
-	q.heap[j].index = j
+func (a *entry) less(b *entry) bool {
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
 }
 
 func (q *Queue) fix(i int) {
@@ -267,32 +313,50 @@ func (q *Queue) fix(i int) {
 	}
 }
 
+// up moves the entry at j towards the root while it is smaller than its
+// parent (shifting parents down into the hole, writing it once at the end).
 func (q *Queue) up(j int) {
+	h := q.heap
+	x := h[j]
 	for j > 0 {
-		i := (j - 1) / 2
-		if !q.less(j, i) {
+		i := (j - 1) / arity
+		if !x.less(&h[i]) {
 			break
 		}
-		q.swap(i, j)
+		h[j] = h[i]
+		h[j].e.index = j
 		j = i
 	}
+	h[j] = x
+	x.e.index = j
 }
 
+// down moves the entry at i0 towards the leaves while a child is smaller; it
+// reports whether the entry moved.
 func (q *Queue) down(i0 int) bool {
-	i, n := i0, len(q.heap)
+	h := q.heap
+	n := len(h)
+	x := h[i0]
+	i := i0
 	for {
-		j := 2*i + 1
-		if j >= n {
+		c := arity*i + 1
+		if c >= n {
 			break
 		}
-		if r := j + 1; r < n && q.less(r, j) {
-			j = r
+		m := c
+		for k, end := c+1, min(c+arity, n); k < end; k++ {
+			if h[k].less(&h[m]) {
+				m = k
+			}
 		}
-		if !q.less(j, i) {
+		if !h[m].less(&x) {
 			break
 		}
-		q.swap(i, j)
-		i = j
+		h[i] = h[m]
+		h[i].e.index = i
+		i = m
 	}
+	h[i] = x
+	x.e.index = i
 	return i > i0
 }

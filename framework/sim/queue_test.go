@@ -153,3 +153,98 @@ func TestLivelockWatchdog(t *testing.T) {
 		t.Errorf("ran %d spread events, want 5000", n)
 	}
 }
+
+// FuzzQueueWhileFiring checks the queue against a model when the firing
+// event itself schedules, re-arms and cancels events (the event being fired
+// stays at the heap's root until it returns): the firing order, Peek, Len and
+// Queued must be those of a plain sorted list.
+func FuzzQueueWhileFiring(f *testing.F) {
+	f.Add([]byte{0, 5, 1, 3, 2, 7, 0, 0, 3, 1, 1, 9})
+	f.Add([]byte{1, 0, 1, 0, 1, 0, 2, 2, 3, 3, 0, 255})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) < 2 {
+			return
+		}
+		var q Queue
+		type rec struct {
+			at  ktime.Time
+			seq int
+		}
+		const n = 8
+		var events [n]*Event
+		live := map[int]rec{} // the model: queued events by number
+		seq, pos := 0, 0
+		next := func() (byte, byte) {
+			a, b := ops[pos%len(ops)], ops[(pos+1)%len(ops)]
+			pos += 2
+			return a, b
+		}
+		schedule := func(i int, at ktime.Time) {
+			seq++
+			q.Schedule(events[i], at)
+			live[i] = rec{at, seq}
+		}
+		earliest := func() (int, rec) {
+			best, br := -1, rec{}
+			for i, r := range live {
+				if best < 0 || r.at < br.at || r.at == br.at && r.seq < br.seq {
+					best, br = i, r
+				}
+			}
+			return best, br
+		}
+		check := func(when string) {
+			if q.Len() != len(live) {
+				t.Fatalf("%s: Len %d, model %d", when, q.Len(), len(live))
+			}
+			want := ktime.Max
+			if i, r := earliest(); i >= 0 {
+				want = r.at
+			}
+			if got := q.Peek(); got != want {
+				t.Fatalf("%s: Peek %v, model %v", when, got, want)
+			}
+			for i, e := range events {
+				if _, ok := live[i]; ok != e.Queued() {
+					t.Fatalf("%s: event %d Queued %v, model %v", when, i, e.Queued(), ok)
+				}
+			}
+		}
+		fires := 0
+		for i := range events {
+			events[i] = NewEvent("e", func(now ktime.Time) {
+				fires++
+				w, r := earliest()
+				if w != i || now != r.at {
+					t.Fatalf("fired event %d at %v, model says %d at %v", i, now, w, r.at)
+				}
+				delete(live, i)
+				check("firing")
+				for k := 0; k < 3; k++ {
+					op, v := next()
+					switch op % 4 {
+					case 0: // re-arm itself
+						schedule(i, now+ktime.Time(v%16))
+					case 1: // schedule or move another
+						schedule(int(v)%n, now+ktime.Time(v/16))
+					case 2: // cancel another (or itself: a no-op)
+						j := int(v) % n
+						q.Cancel(events[j])
+						delete(live, j)
+					}
+					check("after an op while firing")
+				}
+			})
+		}
+		for i := range events {
+			_, v := next()
+			schedule(i, ktime.Time(v%32))
+		}
+		for fires < 200 && q.Step(ktime.Max) {
+			check("after a step")
+		}
+		if fires < 200 && len(live) != 0 {
+			t.Fatalf("queue empty with %d events left in the model", len(live))
+		}
+	})
+}
