@@ -53,8 +53,8 @@ type Queue struct {
 	// other entry's key is larger than the root's, so nothing scheduled or
 	// cancelled meanwhile moves it.
 	firing bool
-	now  ktime.Time
-	pops uint64
+	now    ktime.Time
+	pops   uint64
 	// stopped ends RunUntil after the event being fired (Stop).
 	stopped bool
 	// The progress watchdog: same counts the events fired at now since the
