@@ -13,7 +13,7 @@ BENCHTIME ?= 1x
 MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 
 .PHONY: api-check api-baseline
-.PHONY: all build run test test-deps test-short test-modules bench lint fmt-check tidy-check ci fuzz clean help calibration
+.PHONY: all build run test test-deps test-short test-modules test-cluster bench lint fmt-check tidy-check ci fuzz clean help calibration
 
 all: build
 
@@ -44,6 +44,10 @@ test-modules: ## Vet and test every module under examples/.
 test-short: test-deps ## The quick inner loop: -short (long suites run reduced), no race detector.
 	@echo "==> go test -short $(PKGS)"
 	$(GO) test -short -timeout 10m $(PKGS)
+
+test-cluster: build ## Install Slurm (Debian packages, as root) if missing, start a one-node cluster, run a sharded comparison there and check it equals the local one.
+	@echo "==> bash scripts/test-cluster.sh"
+	bash scripts/test-cluster.sh
 
 bench: ## Engine and transport benchmarks (simulated expiries per wall second).
 	@echo "==> go test -run '^$$' -bench . ./cmd/tickemu ./framework/... ./plugins/..."

@@ -1,0 +1,174 @@
+package cluster
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func testJob() Job {
+	return Job{Name: "tickemu-nohz-catchup", Tickemu: "tickemu", File: "configs/nohz-catchup.hcl",
+		Args: []string{"--seeds", "20", "--sweep", "hz=100,250", "--var", "duration=it's 2s"}, Shards: 4, CPUs: 2,
+		Results: "/results", Image: "registry.example/tickemu:1", Claim: "runs", Config: []byte("run {\n  duration = \"2s\"\n}\n")}
+}
+
+// TestKubernetesManifest decodes the manifest strictly into the Kubernetes
+// objects' shapes (an unknown or misplaced field fails) and checks what
+// makes it an Indexed Job of one pod per shard, then runs a pod's command
+// with a stand-in tickemu.
+func TestKubernetesManifest(t *testing.T) {
+	j := testJob()
+	out, err := Kubernetes(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(out))
+	dec.KnownFields(true)
+	var cm ConfigMap
+	var job IndexedJob
+	if err := dec.Decode(&cm); err != nil {
+		t.Fatalf("first document: %v\n%s", err, out)
+	}
+	if err := dec.Decode(&job); err != nil {
+		t.Fatalf("second document: %v\n%s", err, out)
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		t.Errorf("a third document: %v", err)
+	}
+	// The same documents as plain maps: the fields the API requires.
+	var docs []map[string]any
+	d2 := yaml.NewDecoder(strings.NewReader(out))
+	for {
+		var m map[string]any
+		if err := d2.Decode(&m); err != nil {
+			break
+		}
+		docs = append(docs, m)
+	}
+	for _, m := range docs {
+		for _, k := range []string{"apiVersion", "kind", "metadata"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("%v: no %s", m["kind"], k)
+			}
+		}
+	}
+	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Data["nohz-catchup.hcl"] != string(j.Config) {
+		t.Errorf("ConfigMap = %+v", cm)
+	}
+	s := job.Spec
+	if job.APIVersion != "batch/v1" || job.Kind != "Job" || job.Metadata.Name != j.Name {
+		t.Errorf("job header = %s %s %s", job.APIVersion, job.Kind, job.Metadata.Name)
+	}
+	if s.CompletionMode != "Indexed" || s.Completions != 4 || s.Parallelism != 4 || s.BackoffLimit != 0 {
+		t.Errorf("job spec = %+v", s)
+	}
+	ps := s.Template.Spec
+	if ps.RestartPolicy != "Never" || len(ps.Containers) != 1 {
+		t.Fatalf("pod spec = %+v", ps)
+	}
+	c := ps.Containers[0]
+	if c.Image != j.Image || c.Resources.Requests["cpu"] != "2" || len(c.Command) != 3 || c.Command[0] != "/bin/sh" {
+		t.Errorf("container = %+v", c)
+	}
+	vols := map[string]Volume{}
+	for _, v := range ps.Volumes {
+		vols[v.Name] = v
+	}
+	for _, m := range c.VolumeMounts {
+		v, ok := vols[m.Name]
+		if !ok {
+			t.Errorf("mount %s has no volume", m.Name)
+		}
+		switch m.MountPath {
+		case configDir:
+			if v.ConfigMap == nil || v.ConfigMap.Name != cm.Metadata.Name {
+				t.Errorf("the config mount is %+v, not the ConfigMap %s", v, cm.Metadata.Name)
+			}
+		case j.Results:
+			if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "runs" {
+				t.Errorf("the results mount is %+v, not the claim", v)
+			}
+		default:
+			t.Errorf("unexpected mount %+v", m)
+		}
+	}
+
+	// Pod 2 of 4 (JOB_COMPLETION_INDEX=1) runs shard 2 into shard-2.json.
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tickemu")
+	os.WriteFile(bin, []byte("#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done\n"), 0o755)
+	script := strings.ReplaceAll(c.Command[2], j.Results, dir)
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX=1", "PATH="+dir+":"+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pod command: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "shard-2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[compare][/config/nohz-catchup.hcl][--seeds][20][--sweep][hz=100,250][--var][duration=it's 2s][--jobs][2][--shard][2/4]"
+	if string(got) != want {
+		t.Errorf("pod 2 ran %s, want %s", got, want)
+	}
+}
+
+func TestSlurmScript(t *testing.T) {
+	j := testJob()
+	j.Tickemu, j.File, j.Results = "/opt/tickemu", "/shared/nohz catchup.hcl", "/shared/results"
+	out, err := Slurm(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#SBATCH --array=1-4\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --output=/shared/results/shard-%a.log\n",
+		"--dependency=afterok:\"$array\"", `/opt/tickemu compare '/shared/nohz catchup.hcl' --seeds 20 --sweep hz=100,250 --var 'duration=it'\''s 2s' --jobs`,
+		"merge /shared/results/shard-1.json /shared/results/shard-2.json /shared/results/shard-3.json /shared/results/shard-4.json"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("script lacks %q:\n%s", want, out)
+		}
+	}
+	if b, err := exec.Command("bash", "-n", "-c", out).CombinedOutput(); err != nil {
+		t.Errorf("bash -n: %v\n%s", err, b)
+	}
+	for _, bad := range []func(*Job){
+		func(j *Job) { j.Results = "results" },
+		func(j *Job) { j.Tickemu = "tickemu" },
+		func(j *Job) { j.Results = "/shared/my results" },
+		func(j *Job) { j.Shards = 0 },
+		func(j *Job) { j.Name = "Bad_Name" },
+	} {
+		k := j
+		bad(&k)
+		if _, err := Slurm(k); err == nil {
+			t.Errorf("Slurm(%+v): no error", k)
+		}
+	}
+}
+
+func TestJobName(t *testing.T) {
+	for in, want := range map[string]string{
+		"configs/nohz-catchup.hcl": "tickemu-nohz-catchup",
+		"/x/LKP_timer.64.hcl":      "tickemu-lkp-timer-64",
+		"a.hcl":                    "tickemu-a",
+	} {
+		if got := JobName(in); got != want || !jobName.MatchString(got) {
+			t.Errorf("JobName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := JobName(strings.Repeat("x", 100) + ".hcl"); len(got) > 52 || !jobName.MatchString(got) {
+		t.Errorf("long name %q", got)
+	}
+	var b bytes.Buffer
+	b.WriteString(shellJoin([]string{"a b", "it's", "plain/x=1"}))
+	if b.String() != `'a b' 'it'\''s' plain/x=1` {
+		t.Errorf("shellJoin = %s", b.String())
+	}
+}
