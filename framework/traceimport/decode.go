@@ -40,9 +40,9 @@ func decode(e *Event, f *fieldSet, in *interner) {
 	case TimerInit, TimerCancel, TimerExpireExit:
 		e.Timer = f.ptr("timer")
 	case TimerStart:
-		// "timer=%p function=%ps expires=%lu [timeout=%ld]" since 2.6.32;
-		// cpu= idx= (4.8) and flags= decoded (4.10, hex before);
-		// bucket_expiry= (5.8).
+		// "timer=%p function=%ps expires=%lu [timeout=%ld]" always;
+		// cpu= idx= since the 4.8 wheel, flags= decoded since 4.11 (hex
+		// before), bucket_expiry= added in the 5.x series.
 		e.Timer = f.ptr("timer")
 		e.Function = in.get(cleanFunction(f.str("function")))
 		e.Expires = f.int("expires")
@@ -64,8 +64,8 @@ func decode(e *Event, f *fieldSet, in *interner) {
 		e.Function = in.get(cleanFunction(f.str("function")))
 		e.Now = f.int("now")
 	case TickStop:
-		// "success=%d dependency=%s" (4.3+); "success=%s msg=%s" before, the
-		// success printed as "yes"/"no".
+		// "success=%d dependency=%s"; older kernels printed "success=%s
+		// msg=%s" with "yes"/"no".
 		s := f.str("success")
 		switch s {
 		case "1", "yes":
@@ -107,7 +107,7 @@ func decode(e *Event, f *fieldSet, in *interner) {
 }
 
 // timerFlags normalises timer_start's flags: decoded text ("D|P") since
-// 4.10, "0x%08x" before (TIMER_DEFERRABLE 0x00080000, TIMER_PINNED
+// 4.11, "0x%08x" before (TIMER_DEFERRABLE 0x00080000, TIMER_PINNED
 // 0x00100000, TIMER_IRQSAFE 0x00200000 in 4.8-4.9, the layout of 5.x is
 // shifted but those kernels print decoded text).
 func timerFlags(s string) string {

@@ -14,9 +14,9 @@
 //
 // The field formats follow the kernel's TP_printk strings across versions
 // (docs/replay.md lists them): hrtimer_start with and without mode= (4.16)
-// and was_armed= (7.1), timer_start with and without bucket_expiry= (5.8),
-// cpu= idx= and decoded flags (4.10), timer_expire_entry with and without
-// baseclk=, tick_stop's success= in both spellings, trace-cmd's plugin
+// and was_armed= (7.1), timer_start with and without bucket_expiry=, cpu=
+// idx= and decoded flags, timer_expire_entry with and without baseclk=,
+// tick_stop's success= in both spellings, trace-cmd's plugin
 // formats (function=NAME/0xOFFSET, comm:pid [prio]).
 package traceimport
 
