@@ -263,6 +263,30 @@ func (c *timerBase) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerRes
 	return r
 }
 
+// ExpireRemote implements sdk.RemoteTimerBase with RunTimers' checks; the
+// host calls it only when the plugin's state says Split.
+func (c *timerBase) ExpireRemote(cpu int, jiffies uint64) sdk.RunTimersResult {
+	rb, ok := c.tb.(sdk.RemoteTimerBase)
+	if !ok {
+		c.violation("ExpireRemote", "the plugin reports split bases (WheelState.Split) but does not implement sdk.RemoteTimerBase")
+		return sdk.RunTimersResult{}
+	}
+	r := rb.ExpireRemote(cpu, jiffies)
+	c.cost("ExpireRemote", r.Cost)
+	c.state("ExpireRemote", &r.State)
+	c.list("ExpireRemote", "expired timers", len(r.Expired))
+	for i := range r.Expired {
+		e := &r.Expired[i]
+		if !c.known.has(e.ID) {
+			c.violation("ExpireRemote", "expired timer id %d, which the host never queued", e.ID)
+		}
+		if e.Offset < 0 || e.Offset > r.Cost {
+			c.violation("ExpireRemote", "timer %d's callback starts at offset %d ns, outside the run's [0, %d] ns", e.ID, e.Offset, r.Cost)
+		}
+	}
+	return r
+}
+
 // hrTimerBase checks a sdk.HRTimerBase.
 type hrTimerBase struct {
 	plugin

@@ -283,7 +283,20 @@ func build(spec *config.Spec, o Options) (*built, error) {
 	}
 	b.spec = spec
 	fail := func() (*built, error) { return b, &DiagError{Diags: diags, Files: spec.Files()} }
-	setup := sdk.Setup{CPUs: spec.Machine.CPUs, HZ: spec.Machine.HZ, HighRes: spec.Machine.HighRes, Seed: spec.Run.Seed}
+	// The kernel block first: the plugins' Setup carries its timer_migration.
+	kschema := kernel.KernelSchema()
+	kcfg, kd := spec.DecodeKernel(kschema)
+	diags = append(diags, kd...)
+	if !kd.HasErrors() {
+		var err error
+		if b.settings, err = kernel.ParseKernelSettings(kcfg); err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid kernel block",
+				Detail: err.Error(), Subject: spec.Kernel.MissingItemRange().Ptr()})
+		}
+	}
+	km := machineOf(spec.Machine)
+	setup := sdk.Setup{CPUs: spec.Machine.CPUs, HZ: spec.Machine.HZ, HighRes: spec.Machine.HighRes, Seed: spec.Run.Seed,
+		TimerMigration: kernel.TimerMigrationActive(b.settings, km), TimerHousekeeping: kernel.TimerHousekeeping(km)}
 	var plugins kernel.Plugins
 	for _, pb := range spec.Plugins {
 		iso := pb.Isolation
@@ -362,16 +375,9 @@ func build(spec *config.Spec, o Options) (*built, error) {
 				Detail: fmt.Sprintf("%s: plugin %q does not implement the %s kind", pb.What(), pb.Plugin, pb.Kind), Subject: pb.PluginRange.Ptr()})
 		}
 	}
-	kschema := kernel.KernelSchema()
-	kcfg, d := spec.DecodeKernel(kschema)
-	diags = append(diags, d...)
-	if !d.HasErrors() {
+	if !kd.HasErrors() {
+		// After the plugin blocks' overrides, as they are listed.
 		b.overrides = append(b.overrides, spec.Overrides("kernel", "", kschema, kcfg)...)
-		var err error
-		if b.settings, err = kernel.ParseKernelSettings(kcfg); err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid kernel block",
-				Detail: err.Error(), Subject: spec.Kernel.MissingItemRange().Ptr()})
-		}
 	}
 	m := machineOf(spec.Machine)
 	for _, wb := range spec.Workloads {

@@ -82,7 +82,11 @@ type KernelSettings struct {
 	// no cap; sched_tick_remote() runs its scheduler tick once a second from a
 	// housekeeping CPU).
 	NohzFullTick string
-	Costs        Costs
+	// TimerMigration is /proc/sys/kernel/timer_migration. Linux defaults to
+	// 1; tickemu to false, the placement of every scenario written before
+	// timer placement was modelled (every timer on the CPU that starts it).
+	TimerMigration bool
+	Costs          Costs
 }
 
 // NohzFullTick values.
@@ -109,6 +113,10 @@ func KernelSchema() sdk.Schema {
 				{Since: "3.10", Value: NohzFullMaxDeferment},
 				{Since: "4.17", Value: NohzFullOffload, Commit: "d84b31313ef8", Title: "sched/isolation: Offload residual 1Hz scheduler tick"},
 			}},
+		{Name: "timer_migration", Type: sdk.TypeBool, Default: "false",
+			Doc: "/proc/sys/kernel/timer_migration (Linux default 1; needs NO_HZ): timers that are not pinned may be queued on a busy housekeeping CPU " +
+				"(get_nohz_timer_target(): hrtimers always, the wheel with migration = \"push\") or expired by the timer-migration hierarchy (wheel migration = \"pull\", 6.9+)",
+			Unversioned: "a sysctl, /proc/sys/kernel/timer_migration, in every release since 2.6.31 (default 1); what it switches follows the wheel's migration attribute"},
 	}}
 	d := DefaultCosts()
 	for _, a := range d.costAttrs() {
@@ -129,6 +137,7 @@ func ParseKernelSettings(c sdk.Config) (KernelSettings, error) {
 	if ks.NohzFullTick == "" {
 		ks.NohzFullTick = NohzFullOffload
 	}
+	ks.TimerMigration = c["timer_migration"] == "true"
 	r := c.Reader()
 	for _, a := range ks.Costs.costAttrs() {
 		if v, ok := c[a.name+"_cost"]; ok && v != "" {

@@ -90,6 +90,9 @@ type Kernel struct {
 	tr       *trace.Writer
 	// concurrent: Options.ConcurrentPlugins.
 	concurrent bool
+	// migrate: TimerMigrationActive; place is placement()'s answer.
+	migrate bool
+	place   sdk.Placement
 
 	wheel sdk.TimerBase
 	hrt   sdk.HRTimerBase
@@ -160,6 +163,7 @@ func New(o Options) (*Kernel, error) {
 		nextPid:  1000, tickDoTimerCPU: 0,
 	}
 	k.signals = newSignalEra(o.Settings.PosixTimerSignals)
+	k.migrate = TimerMigrationActive(o.Settings, m)
 	if k.costs == (Costs{}) {
 		k.costs = DefaultCosts()
 	}

@@ -46,8 +46,14 @@ func (k *Kernel) NewHRTimer(function string, clock sdk.ClockID, mode sdk.HRMode,
 // writes the plugin asks for and returns the total cost.
 func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time, slack int64, mode sdk.HRMode) int64 {
 	t.Mode = mode
-	r := k.hrt.Start(c.id, now, sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period}, expires, slack)
+	r := k.hrt.Start(c.id, now, sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period,
+		Placement: k.placement()}, expires, slack)
 	t.queued, t.cpu, t.expires = true, c.id, r.Expires
+	if r.Moved {
+		// switch_hrtimer_base() queued it on another CPU's base.
+		t.cpu = r.CPU
+		k.timerMoved(c.id)
+	}
 	k.Counters.Inc(cntHRStart, c.id, 1)
 	if k.tr.Enabled("hrtimer_start") {
 		k.tr.Event(now, c.traceCtxLocks(1+c.heldLocks), "hrtimer_start", fmt.Sprintf("hrtimer=%s function=%s expires=%d softexpires=%d mode=%s",
@@ -136,21 +142,33 @@ func (k *Kernel) NewWheelTimer(function string, flags sdk.TimerFlags, cost int64
 
 // ModTimer is mod_timer() on cpu c at now; it returns the cost.
 func (k *Kernel) modTimer(c *CPU, now ktime.Time, t *WheelTimer, expires uint64) int64 {
-	if t.pending && t.cpu != c.id {
-		// The timer moves: detach it from its old base first (__mod_timer()).
-		k.wheel.DelTimer(t.cpu, k.jiffies, t.ID)
-		k.cpus[t.cpu].wheelDirty()
+	was := -1
+	if t.pending {
+		was = t.cpu
 	}
-	r := k.wheel.ModTimer(c.id, k.jiffies, sdk.WheelTimer{ID: t.ID, Expires: expires, Flags: t.Flags, CallbackCost: t.Cost, Period: t.Period})
-	t.pending, t.cpu = true, c.id
-	c.wheel = r.State
+	// __mod_timer(): the plugin detaches a timer pending elsewhere and
+	// chooses the base (get_target_base() / get_timer_this_cpu_base()).
+	r := k.wheel.ModTimer(c.id, k.jiffies, sdk.WheelTimer{ID: t.ID, Expires: expires, Flags: t.Flags, CallbackCost: t.Cost, Period: t.Period,
+		Placement: k.placement()})
+	on := c
+	if r.Moved {
+		on = k.cpus[r.CPU]
+		if r.CPU != was {
+			k.timerMoved(c.id)
+		}
+	}
+	if was >= 0 && was != on.id {
+		k.cpus[was].wheelDirty() // its cached state can only be early
+	}
+	t.pending, t.cpu = true, on.id
+	on.wheel = r.State
 	k.Counters.Inc(cntTimerStart, c.id, 1)
 	if k.tr.Enabled("timer_start") {
 		// The bucket and its expiry are the wheel plugin's (ModTimer's result).
 		k.tr.Event(now, c.traceCtx(), "timer_start", fmt.Sprintf("timer=%s function=%s expires=%d [timeout=%d] bucket_expiry=%d cpu=%d idx=%d flags=%s",
-			trace.Ptr(uint64(t.ID)), t.Function, expires, int64(expires-k.jiffies), r.BucketExpiry, c.id, r.Index, timerFlags(t.Flags)))
+			trace.Ptr(uint64(t.ID)), t.Function, expires, int64(expires-k.jiffies), r.BucketExpiry, on.id, r.Index, timerFlags(t.Flags)))
 	}
-	c.wheelChanged(now)
+	on.wheelChanged(now)
 	return r.Cost
 }
 

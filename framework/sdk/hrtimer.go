@@ -70,6 +70,9 @@ type HRTimer struct {
 	// Period > 0 declares that the callback calls hrtimer_forward_now(timer,
 	// Period) and returns HRTIMER_RESTART; 0 means HRTIMER_NORESTART.
 	Period int64
+	// Placement is the machine's state for switch_hrtimer_base()'s target
+	// choice (nil unless Setup.TimerMigration).
+	Placement *Placement
 }
 
 // ClockWasSet answers (HROpResult.Ret).
@@ -92,6 +95,14 @@ type HROpResult struct {
 	// Expires and SoftExpires are the timer's resolved expiry in its own clock
 	// (for Start): what the hrtimer_start trace event prints.
 	Expires, SoftExpires ktime.Time
+	// Moved says Start queued the timer on CPU's base, not on the calling
+	// CPU's (switch_hrtimer_base() chose get_nohz_timer_target(), or the
+	// running callback kept it on its old base). Program writes are the
+	// calling CPU's device; a remote base is never reprogrammed, as
+	// hrtimer_check_target() only moves a timer that is not the remote
+	// CPU's first. CPU is 0 unless Moved.
+	Moved bool
+	CPU   int
 }
 
 // HRExpiry is one callback run by an interrupt or softirq pass.

@@ -57,6 +57,16 @@ type Setup struct {
 	// Role is the label of the block that loaded the plugin (RoleLocal,
 	// RoleBroadcast for clockevent blocks; empty for other kinds).
 	Role Role
+	// TimerMigration is /proc/sys/kernel/timer_migration (the host's
+	// `kernel { timer_migration }`): timers that are not pinned may be
+	// queued on another CPU (get_nohz_timer_target()) or, from 6.9, expired
+	// by another CPU (the timer-migration hierarchy). False keeps every
+	// timer on the CPU that starts it.
+	TimerMigration bool
+	// TimerHousekeeping is housekeeping_cpumask(HK_TYPE_TIMER), the CPUs
+	// that may hold migrated timers (every CPU but the nohz_full= ones); nil
+	// means every CPU. (A pointer keeps Setup comparable.)
+	TimerHousekeeping *CPUSet
 }
 
 // Role is the label of a plugin block: which of a kind's blocks loaded the

@@ -27,6 +27,9 @@ type WheelTimer struct {
 	// mod_timer(timer, jiffies + Period), jiffies being the global jiffies
 	// of the run; the plugin does it in place.
 	Period uint64
+	// Placement is the machine's state for the target choice of
+	// __mod_timer() (nil unless Setup.TimerMigration).
+	Placement *Placement
 }
 
 // WheelState is the part of a CPU's base the host caches after every call, so
@@ -41,6 +44,14 @@ type WheelState struct {
 	NextExpiry uint64
 	// Pending counts queued timers, deferrable ones included.
 	Pending int
+	// Split: the CPU has the 6.9+ bases BASE_LOCAL (pinned timers),
+	// BASE_GLOBAL and BASE_DEF, and LocalNext and GlobalNext are valid: the
+	// bucket expiry of the earliest BASE_LOCAL and BASE_GLOBAL timer
+	// (NoExpiry if none), what fetch_next_timer_interrupt() splits into
+	// tevt.local and tevt.global. An idle CPU hands GlobalNext to the
+	// timer-migration hierarchy and wakes only for LocalNext.
+	Split                 bool
+	LocalNext, GlobalNext uint64
 }
 
 // WheelOpResult is the result of ModTimer and DelTimer.
@@ -53,6 +64,12 @@ type WheelOpResult struct {
 	// tracepoint prints them (bucket_expiry=, idx=). Zero for DelTimer.
 	BucketExpiry uint64
 	Index        int
+	// Moved says ModTimer queued the timer on CPU, not on the calling CPU
+	// (get_nohz_timer_target(), or a pending timer kept on its old base by
+	// __mod_timer()'s same-bucket shortcut); State is then CPU's. CPU is 0
+	// unless Moved.
+	Moved bool
+	CPU   int
 }
 
 // WheelExpiry is one timer callback run by RunTimers.
@@ -128,4 +145,15 @@ type NextTimerModel struct {
 // Configure, out of process only, after the calls of each message.
 type NextTimerModeler interface {
 	NextTimerModel(cpu int) NextTimerModel
+}
+
+// RemoteTimerBase is a TimerBase with the 6.9+ split bases (WheelState.Split)
+// whose global timers another CPU can expire: the timer-migration
+// hierarchy's migrator calls ExpireRemote for an idle CPU.
+type RemoteTimerBase interface {
+	TimerBase
+	// ExpireRemote is timer_expire_remote(cpu): __run_timer_base() of cpu's
+	// BASE_GLOBAL at jiffies, run by another CPU (the callbacks run there).
+	// State is cpu's.
+	ExpireRemote(cpu int, jiffies uint64) RunTimersResult
 }

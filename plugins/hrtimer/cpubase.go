@@ -104,6 +104,7 @@ type stats struct {
 	expiriesHard, expiriesSoft  int64
 	deviceWrites, softirqRaises int64
 	retryPasses                 int64
+	migrated                    int64
 }
 
 func newCPUBase(cpu int) *cpuBase {

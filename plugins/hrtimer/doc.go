@@ -34,6 +34,14 @@
 // The defaults are the mainline behaviour (checked against kernel/time/hrtimer.c
 // as of v6.15, 009eb5da29a9, plus the 2026 hang handling).
 //
+// # Placement
+//
+// With kernel.timer_migration on (sdk.Setup.TimerMigration), Start follows
+// switch_hrtimer_base() in every era (docs/reference/migration.md P4): a
+// timer that is not HRTIMER_MODE_PINNED goes to sdk.NohzTimerTarget()'s CPU
+// unless it would expire before that CPU's expires_next
+// (hrtimer_check_target()); the result says where (Moved, CPU).
+//
 // # The modelled -ETIME rule
 //
 // The retry loop of hrtimer_interrupt() depends on whether programming the next

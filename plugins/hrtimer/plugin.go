@@ -19,6 +19,8 @@ type Plugin struct {
 	cfg     Config
 	setup   sdk.Setup
 	highRes bool
+	// housekeeping is housekeeping_cpumask(HK_TYPE_TIMER), nil = every CPU.
+	housekeeping sdk.CPUSet
 	// resolution is hrtimer_resolution: TICK_NSEC until the CPUs switch to
 	// high-res mode, then 1 ns (HIGH_RES_NSEC). hrtimer_forward() clamps the
 	// interval to it.
@@ -68,6 +70,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	}
 	p.cfg = cfg
 	p.setup = s
+	p.housekeeping = s.HousekeepingSet()
 	p.highRes = s.HighRes
 	p.resolution = 1
 	if !s.HighRes {
@@ -89,7 +92,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 var counterNames = []string{
 	"nr_events", "nr_retries", "nr_hangs", "max_hang_time",
 	"starts", "cancels", "expiries_hard", "expiries_soft",
-	"device_writes", "softirq_raises", "retry_passes",
+	"device_writes", "softirq_raises", "retry_passes", "migrated",
 }
 
 // Counters reports, per CPU in CPU order, the kernel's statistics with their
@@ -98,14 +101,15 @@ var counterNames = []string{
 // (Start calls), cancels (Cancel calls that dequeued a timer), hard and soft
 // expiries, device_writes (Program entries), softirq_raises and retry_passes
 // (extra passes of the interrupt retry loop, in every era; nr_retries follows
-// the kernel, which stopped counting with 2889243848560).
+// the kernel, which stopped counting with 2889243848560) and migrated
+// (timers another CPU's Start queued on this CPU's base).
 func (p *Plugin) Counters() []sdk.Counter {
 	out := make([]sdk.Counter, 0, len(p.cpus)*len(counterNames))
 	for _, cb := range p.cpus {
 		vals := []int64{
 			int64(cb.nrEvents), int64(cb.nrRetries), int64(cb.nrHangs), int64(cb.maxHangTime),
 			cb.stats.starts, cb.stats.cancels, cb.stats.expiriesHard, cb.stats.expiriesSoft,
-			cb.stats.deviceWrites, cb.stats.softirqRaises, cb.stats.retryPasses,
+			cb.stats.deviceWrites, cb.stats.softirqRaises, cb.stats.retryPasses, cb.stats.migrated,
 		}
 		for i, n := range counterNames {
 			out = append(out, sdk.Counter{Name: n, CPU: cb.cpu, Value: vals[i]})

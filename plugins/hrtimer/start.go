@@ -79,12 +79,16 @@ func (p *Plugin) removeTimer(cb *cpuBase, t *timer, reprogram bool) {
 // __hrtimer_start_range_ns() with the configured restart strategy, then
 // hrtimer_reprogram() when the timer became a new leftmost timer.
 //
-// Divergence: switch_hrtimer_base() may pick get_nohz_timer_target(); the model
-// always queues on the calling CPU (the host chooses cpu), except that a timer
-// whose callback is still running stays on its base, as in the kernel. So
-// HRTIMER_MODE_PINNED changes nothing, and HRTIMER_MODE_HARD only matters on
-// PREEMPT_RT, which is not modelled; both are accepted. CONFIG_TIME_LOW_RES
-// (one extra hrtimer_resolution for REL timers) is not modelled either.
+// The base is switch_hrtimer_base()'s: a timer whose callback is still
+// running stays on its base; otherwise, while kernel.timer_migration is on
+// and the mode is not HRTIMER_MODE_PINNED, get_target_base() proposes
+// get_nohz_timer_target()'s CPU and hrtimer_check_target() (6.14+:
+// hrtimer_suitable_target()) refuses it when the timer would expire before
+// that CPU's expires_next, since a remote clockevent cannot be reprogrammed:
+// the timer then stays local. Otherwise the calling CPU's base.
+// HRTIMER_MODE_HARD only matters on PREEMPT_RT, which is not modelled.
+// CONFIG_TIME_LOW_RES (one extra hrtimer_resolution for REL timers) is not
+// modelled either.
 func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
 	this := p.cpu(cpu)
 	this.opProg = this.opProg[:0]
@@ -121,12 +125,15 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 	t.softexpires = ktime.Time(tim)
 	t.expires = ktime.Time(addSafe(tim, slack))
 
-	// switch_hrtimer_base(): move to the calling CPU unless the callback runs.
+	// switch_hrtimer_base(): move unless the callback runs.
 	target := old
 	if !forceLocal && !(now < t.runEnd) {
-		target = this
+		target = p.targetBase(this, t, ht)
 	}
 	t.cpu = target.cpu
+	if target != this {
+		target.stats.migrated++
+	}
 
 	first := p.enqueue(target, t)
 	if forceLocal {
@@ -134,10 +141,34 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 	} else if first {
 		p.hrtimerReprogram(this, t, true)
 	}
-	return sdk.HROpResult{
+	r := sdk.HROpResult{
 		Cost: p.cfg.Costs.Start, Program: this.opProg, Ret: ret,
 		Expires: t.expires, SoftExpires: t.softexpires,
 	}
+	if target != this {
+		r.Moved, r.CPU = true, target.cpu
+	}
+	return r
+}
+
+// targetBase is get_target_base() plus switch_hrtimer_base()'s
+// hrtimer_check_target() test: the migration target of get_nohz_timer_target()
+// when kernel.timer_migration is on and the timer is not pinned, unless the
+// timer would expire before that CPU's expires_next (it would have to be the
+// remote CPU's first event); else the calling CPU.
+func (p *Plugin) targetBase(this *cpuBase, t *timer, ht sdk.HRTimer) *cpuBase {
+	if !p.setup.TimerMigration || ht.Mode&sdk.HRModePinned != 0 {
+		return this
+	}
+	cand := p.cpus[sdk.NohzTimerTarget(this.cpu, len(p.cpus), ht.Placement, p.housekeeping, false)]
+	if cand == this {
+		return this
+	}
+	// hrtimer_check_target(): expires = hrtimer_get_expires(timer) - offset.
+	if exp := toMono(t.expires, cand.offset(t.base)); exp < int64(cand.expiresNext) {
+		return this
+	}
+	return cand
 }
 
 // Cancel models hrtimer_try_to_cancel(): 0 when the timer is neither queued

@@ -346,13 +346,12 @@ func (w *cascadeWheel) modTimer(cpu int, j uint64, t sdk.WheelTimer, m *meter) b
 	if t.Flags&sdk.TimerPinned == 0 {
 		expires = applySlack(expires, j)
 	}
-	target := w.base(cpu, j)
 	n, pending := s.lookup(t.ID)
 	if pending {
 		nd := &s.nodes[n]
 		nd.cbCost, nd.period = t.CallbackCost, t.Period
-		if nd.expires == expires && int(nd.cpu) == cpu && nd.flags == t.Flags {
-			return true
+		if nd.expires == expires && nd.flags == t.Flags {
+			return true // mod_timer(): pending with this expiry, wherever it is
 		}
 		m.add(w.c.opt.cost.dequeue)
 		w.detach(w.base(int(nd.cpu), j), n, j)
@@ -360,6 +359,10 @@ func (w *cascadeWheel) modTimer(cpu int, j uint64, t sdk.WheelTimer, m *meter) b
 		n = s.alloc(t.ID)
 		s.nodes[n].cbCost, s.nodes[n].period = t.CallbackCost, t.Period
 	}
+	// 3.10 __mod_timer(): if !pinned && timer_migration && idle_cpu(cpu),
+	// cpu = get_nohz_timer_target().
+	cpu = w.c.targetCPU(cpu, t)
+	target := w.base(cpu, j)
 	nd := &s.nodes[n]
 	nd.expires, nd.flags, nd.cpu = expires, t.Flags, int32(cpu)
 	m.add(w.c.opt.cost.enqueue)

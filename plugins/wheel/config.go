@@ -21,6 +21,24 @@ const (
 	LayoutCascade
 )
 
+// Migration selects the timer placement model of __mod_timer().
+type Migration int
+
+// Placement models.
+const (
+	// MigrationPush is the push model of 2.6.x-6.8: a timer that is not
+	// pinned goes to get_nohz_timer_target()'s CPU (get_target_base()), one
+	// base per CPU (BASE_STD) plus BASE_DEF.
+	MigrationPush Migration = iota
+	// MigrationPull is the pull model of 6.9+ (7ee988770326 "timers:
+	// Implement the hierarchical pull model", b2cf7507e186 "timers: Always
+	// queue timers on the local CPU"): every timer is queued on the calling
+	// CPU (get_timer_this_cpu_base()), pinned ones in BASE_LOCAL, the others
+	// in BASE_GLOBAL, deferrable ones in BASE_DEF; the host's timer-migration
+	// hierarchy expires an idle CPU's BASE_GLOBAL (ExpireRemote).
+	MigrationPull
+)
+
 // Catchup selects how __run_timers() brings the base clock up to jiffies.
 type Catchup int
 
@@ -53,6 +71,7 @@ const (
 	attrLayout       = "layout"
 	attrCatchup      = "catchup"
 	attrRaise        = "softirq_raise"
+	attrMigration    = "migration"
 	attrIteration    = "iteration_cost_ns"
 	attrCascade      = "cascade_cost_ns"
 	attrCascadeTimer = "cascade_timer_cost_ns"
@@ -69,6 +88,7 @@ const maxCostNS = 1e9
 var layoutNames = []string{"levels", "cascade"}
 var catchupNames = []string{"per_jiffy", "skip_empty", "next_expiry"}
 var raiseNames = []string{"every_tick", "next_expiry", "auto"}
+var migrationNames = []string{"push", "pull"}
 
 // costAttr describes one cost parameter; defaults are in ns and documented
 // with their source (see docs/reference/calibration.md §11).
@@ -142,6 +162,20 @@ func schema() sdk.Schema {
 				{Since: "5.9", Value: "next_expiry", Commit: "d4f7dae87096", Title: "timers: Spare timer softirq until next expiry"},
 			},
 		},
+		{
+			Name: attrMigration, Type: sdk.TypeString, Default: "push", OneOf: migrationNames,
+			Doc: "Where a timer that is not pinned is queued while kernel.timer_migration is on. \"push\": " +
+				"2.6.x-6.8, __mod_timer() -> get_target_base() -> get_nohz_timer_target(): an idle CPU (and " +
+				"from 4.x any nohz_full CPU) queues it on a busy housekeeping CPU. \"pull\": 6.9+ " +
+				"(7ee988770326, b2cf7507e186): always on the calling CPU, in BASE_GLOBAL (BASE_LOCAL when " +
+				"pinned); an idle CPU hands its global timers to the timer-migration hierarchy, whose migrator " +
+				"expires them remotely. Levels layout only for \"pull\".",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: "push"},
+				{Since: "6.9", Value: "pull", Commit: "7ee988770326", Title: "timers: Implement the hierarchical pull model",
+					Note: "with b2cf7507e186 (timers: Always queue timers on the local CPU) in the same v6.9 series"},
+			},
+		},
 	}
 	for _, c := range costAttrs {
 		attrs = append(attrs, sdk.Attribute{Name: c.name, Type: sdk.TypeNumber, Default: c.def, Doc: c.doc})
@@ -160,7 +194,12 @@ type options struct {
 	layout  Layout
 	catchup Catchup
 	raise   Raise
+	migr    Migration
 	cost    costs
+	// From Setup: the sysctl and housekeeping_cpumask(HK_TYPE_TIMER).
+	timerMigration bool
+	housekeeping   sdk.CPUSet
+	cpus           int
 }
 
 // parseOptions validates c against the schema and the machine. Missing
@@ -215,6 +254,20 @@ func parseOptions(s sdk.Setup, c sdk.Config) (options, sdk.Diagnostics) {
 	default:
 		diags = diags.Errorf(attrRaise, "unknown softirq raise rule %q (want one of %v)", raise, raiseNames)
 	}
+
+	switch v := get(attrMigration); v {
+	case "push":
+		o.migr = MigrationPush
+	case "pull":
+		o.migr = MigrationPull
+		if o.layout == LayoutCascade {
+			diags = diags.Errorf(attrMigration, "migration \"pull\" needs layout \"levels\": the 6.9+ bases "+
+				"BASE_LOCAL/BASE_GLOBAL exist only in the non-cascading wheel")
+		}
+	default:
+		diags = diags.Errorf(attrMigration, "unknown migration model %q (want one of %v)", v, migrationNames)
+	}
+	o.timerMigration, o.housekeeping, o.cpus = s.TimerMigration, s.HousekeepingSet(), s.CPUs
 
 	dst := map[string]*int64{
 		attrIteration: &o.cost.iteration, attrCascade: &o.cost.cascade, attrCascadeTimer: &o.cost.cascadeTimer,

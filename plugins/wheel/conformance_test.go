@@ -34,6 +34,11 @@ func TestConformance(t *testing.T) {
 			})
 		})
 	}
+	t.Run("levels/next_expiry/pull", func(t *testing.T) {
+		sdktest.RunTimerBase(t, func(t *testing.T) sdk.TimerBase {
+			return overridden{Wheel: New().(*Wheel), over: sdk.Config{"migration": "pull"}}
+		})
+	})
 	t.Run("defaults", func(t *testing.T) {
 		sdktest.RunTimerBase(t, func(t *testing.T) sdk.TimerBase { return New().(*Wheel) })
 	})

@@ -43,6 +43,19 @@
 // [sdk.WheelState].RaiseAt: the base clock (every tick, 3.10-4.7) or the
 // earliest bucket expiry including deferrable timers (5.9+).
 //
+// # Placement
+//
+// With kernel.timer_migration on (sdk.Setup.TimerMigration), attribute
+// "migration" picks the era (docs/reference/migration.md P3): "push"
+// (2.6.x-6.8) queues a timer that is not pinned on
+// sdk.NohzTimerTarget()'s CPU, the 3.10 rule on the cascade layout; "pull"
+// (6.9+) queues every timer locally, in BASE_LOCAL (pinned), BASE_GLOBAL or
+// BASE_DEF, reports BASE_LOCAL's and BASE_GLOBAL's next expiry apart
+// (sdk.WheelState.Split) and lets the host's timer-migration hierarchy run
+// an idle CPU's BASE_GLOBAL (ExpireRemote, timer_expire_remote()). A pending
+// timer whose expiry or bucket does not change stays on its CPU, as in
+// __mod_timer(). ModTimer says where the timer went (Moved, CPU).
+//
 // # Costs
 //
 // Every call returns its simulated cost, computed from the *_cost_ns
@@ -56,14 +69,12 @@
 //
 // # Divergences
 //
-// Each is marked "Divergence:" at the code it concerns. In short: placement
-// is the host's (mod_timer() never keeps a timer on another CPU); on the
+// Each is marked "Divergence:" at the code it concerns. In short: on the
 // levels layout all strategies keep the 5.9+ state; skip_empty never moves
 // timer_jiffies backwards and leaves it at jiffies+1 after a softirq on an
-// empty wheel; the 6.9+ BASE_LOCAL/BASE_GLOBAL split and timer migration
-// (tmigr) are not modelled, since the host picks the CPU; the collected
-// jiffy reported for each expiry is the pass's clock even where the kernel's
-// trace point would show a forwarded one. NextExpiry of the cascade layout is
+// empty wheel; a timer whose callback runs is not kept on its base by
+// __mod_timer(); the collected jiffy reported for each expiry is the pass's
+// clock even where the kernel's trace point would show a forwarded one. NextExpiry of the cascade layout is
 // the exact earliest expiry (the kernel computes it only at idle entry),
 // cached and recomputed from per-bucket bitmaps when its timer leaves.
 //

@@ -89,8 +89,18 @@ type levelBase struct {
 	walk uint64
 }
 
-// levelWheel is the levels layout: per CPU, bases[2*cpu] is BASE_STD and
-// bases[2*cpu+1] is BASE_DEF.
+// Base kinds of a CPU: BASE_STD (BASE_LOCAL in the pull model), BASE_DEF,
+// and BASE_GLOBAL, which only the pull model uses.
+const (
+	kindStd    = 0
+	kindDef    = 1
+	kindGlobal = 2
+	nrKinds    = 3
+)
+
+// levelWheel is the levels layout: per CPU, bases[3*cpu] is BASE_STD
+// (BASE_LOCAL in the pull model), bases[3*cpu+1] BASE_DEF and bases[3*cpu+2]
+// BASE_GLOBAL (pull model only).
 type levelWheel struct {
 	c     *common
 	g     geometry
@@ -98,27 +108,37 @@ type levelWheel struct {
 }
 
 func newLevelWheel(c *common, cpus, hz int) *levelWheel {
-	return &levelWheel{c: c, g: newGeometry(hz), bases: make([]levelBase, 2*cpus)}
+	return &levelWheel{c: c, g: newGeometry(hz), bases: make([]levelBase, nrKinds*cpus)}
 }
 
-// base returns cpu's base for a timer with flags, initialising the CPU's
-// bases at their first use (timers_prepare_cpu(): clk = jiffies,
-// next_expiry = clk + NEXT_TIMER_MAX_DELTA).
-func (w *levelWheel) base(cpu int, def bool, j uint64) *levelBase {
-	std := &w.bases[2*cpu]
+// kindOf is the base index of get_timer_cpu_base(): BASE_DEF for deferrable
+// timers; in the pull model (6.9+) BASE_LOCAL for pinned and BASE_GLOBAL for
+// the other timers; BASE_STD before.
+func (w *levelWheel) kindOf(f sdk.TimerFlags) int {
+	switch {
+	case f&sdk.TimerDeferrable != 0:
+		return kindDef
+	case w.c.opt.migr == MigrationPull && f&sdk.TimerPinned == 0:
+		return kindGlobal
+	}
+	return kindStd
+}
+
+// base returns cpu's base of kind, initialising the CPU's bases at their
+// first use (timers_prepare_cpu(): clk = jiffies, next_expiry = clk +
+// NEXT_TIMER_MAX_DELTA).
+func (w *levelWheel) base(cpu, kind int, j uint64) *levelBase {
+	std := &w.bases[nrKinds*cpu]
 	if !std.init {
-		for i := 0; i < 2; i++ {
-			b := &w.bases[2*cpu+i]
+		for i := 0; i < nrKinds; i++ {
+			b := &w.bases[nrKinds*cpu+i]
 			b.init, b.clk, b.nextExpiry, b.walk = true, j, j+nextTimerMaxDelta, j
 			for k := range b.vectors {
 				b.vectors[k] = emptyList
 			}
 		}
 	}
-	if def {
-		return &w.bases[2*cpu+1]
-	}
-	return std
+	return &w.bases[nrKinds*cpu+kind]
 }
 
 // forward models kernel/time/timer.c:forward_timer_base() as of 5.9+
@@ -245,40 +265,44 @@ func (w *levelWheel) catchupWalk(b *levelBase, j uint64) {
 }
 
 // modTimer models kernel/time/timer.c:__mod_timer(timer, expires, 0) as of
-// 5.9-6.8 (mod_timer()).
+// 5.9+ (mod_timer()) called on cpu: a pending timer with the same expiry, or
+// one that would land in the bucket it sits in, stays where it is, on
+// whichever CPU (the networking shortcut); otherwise it is detached and
+// queued on the target base: get_target_base() (push model: the timer
+// migration target, see common.targetCPU) or get_timer_this_cpu_base()
+// (6.9+ pull model: cpu). A timer whose flags change while queued is
+// re-queued (the kernel fixes flags at timer_setup()).
 //
-// Divergence: the kernel's same-bucket shortcut keeps a pending timer on its
-// old CPU whatever get_target_base() would choose; here it is taken only when
-// the timer already sits on cpu's base, because the host, not the plugin,
-// models the placement (get_nohz_timer_target(), timer migration). A timer
-// whose flags change while queued is re-queued (the kernel fixes flags at
-// timer_setup()).
+// Divergence: a timer whose callback is running is not kept on its old base
+// (base->running_timer): a declared re-arm runs inside the softirq, and the
+// host does not start timers from a callback on another CPU.
 func (w *levelWheel) modTimer(cpu int, j uint64, t sdk.WheelTimer, m *meter) bool {
 	s := &w.c.timers
-	def := t.Flags&sdk.TimerDeferrable != 0
-	target := w.base(cpu, def, j)
+	kind := w.kindOf(t.Flags)
 	n, pending := s.lookup(t.ID)
 	if pending {
 		nd := &s.nodes[n]
-		sameBase := int(nd.cpu) == cpu && nd.flags == t.Flags
+		sameFlags := nd.flags == t.Flags
 		nd.cbCost, nd.period = t.CallbackCost, t.Period
-		if sameBase && nd.expires == t.Expires {
+		if sameFlags && nd.expires == t.Expires {
 			return true // the networking fast path: no lock taken
 		}
-		old := w.base(int(nd.cpu), nd.deferrable(), j)
+		old := w.base(int(nd.cpu), w.kindOf(nd.flags), j)
 		m.add(w.c.opt.cost.enqueue)
 		old.forward(j)
 		clk := old.clk
 		idx, be := w.g.calcWheelIndex(t.Expires, clk)
-		if sameBase && idx == int(nd.bucket) {
+		if sameFlags && idx == int(nd.bucket) {
 			nd.expires = t.Expires // the old bucket expiry stays in force
 			return true
 		}
 		m.add(w.c.opt.cost.dequeue)
 		w.detach(old, n)
 		w.catchupWalk(old, j)
+		tcpu := w.c.targetCPU(cpu, t)
+		target := w.base(tcpu, kind, j)
 		nd = &s.nodes[n]
-		nd.expires, nd.flags, nd.cpu = t.Expires, t.Flags, int32(cpu)
+		nd.expires, nd.flags, nd.cpu = t.Expires, t.Flags, int32(tcpu)
 		if target != old {
 			target.forward(j)
 		}
@@ -288,17 +312,19 @@ func (w *levelWheel) modTimer(cpu int, j uint64, t sdk.WheelTimer, m *meter) boo
 		} else {
 			w.internalAdd(target, n)
 		}
-		w.c.stats[cpu].starts++
+		w.c.stats[tcpu].starts++
 		return true
 	}
+	tcpu := w.c.targetCPU(cpu, t)
+	target := w.base(tcpu, kind, j)
 	n = s.alloc(t.ID)
 	nd := &s.nodes[n]
-	nd.expires, nd.flags, nd.cpu, nd.cbCost, nd.period = t.Expires, t.Flags, int32(cpu), t.CallbackCost, t.Period
+	nd.expires, nd.flags, nd.cpu, nd.cbCost, nd.period = t.Expires, t.Flags, int32(tcpu), t.CallbackCost, t.Period
 	m.add(w.c.opt.cost.enqueue)
 	target.forward(j)
 	w.catchupWalk(target, j)
 	w.internalAdd(target, n)
-	w.c.stats[cpu].starts++
+	w.c.stats[tcpu].starts++
 	return false
 }
 
@@ -311,7 +337,7 @@ func (w *levelWheel) delTimer(cpu int, j uint64, id sdk.TimerID, m *meter) bool 
 	}
 	nd := &s.nodes[n]
 	owner := int(nd.cpu)
-	b := w.base(owner, nd.deferrable(), j)
+	b := w.base(owner, w.kindOf(nd.flags), j)
 	m.add(w.c.opt.cost.dequeue)
 	w.detach(b, n)
 	w.catchupWalk(b, j)
@@ -320,13 +346,23 @@ func (w *levelWheel) delTimer(cpu int, j uint64, id sdk.TimerID, m *meter) bool 
 	return true
 }
 
-// runTimers models kernel/time/timer.c:run_timer_softirq() as of 5.9-6.8:
-// __run_timers() on BASE_STD, then on BASE_DEF.
+// runOrder is the order run_timer_softirq() runs a CPU's bases: BASE_STD
+// then BASE_DEF (5.9-6.8); BASE_LOCAL, BASE_GLOBAL, BASE_DEF (6.9+).
+var runOrder = [2][]int{{kindStd, kindDef}, {kindStd, kindGlobal, kindDef}}
+
+// runTimers models kernel/time/timer.c:run_timer_softirq(): __run_timers()
+// on each of the CPU's bases (__run_timer_base() in 6.9+).
 func (w *levelWheel) runTimers(r *run) {
-	w.base(r.cpu, false, r.jiffies)
-	for i := 0; i < 2; i++ {
-		w.runBase(&w.bases[2*r.cpu+i], r)
+	w.base(r.cpu, kindStd, r.jiffies)
+	for _, k := range runOrder[w.c.opt.migr] {
+		w.runBase(&w.bases[nrKinds*r.cpu+k], r)
 	}
+}
+
+// expireRemote models kernel/time/timer.c:timer_expire_remote() (6.9+):
+// __run_timer_base() of r.cpu's BASE_GLOBAL, run by the migrator.
+func (w *levelWheel) expireRemote(r *run) {
+	w.runBase(w.base(r.cpu, kindGlobal, r.jiffies), r)
 }
 
 // runBase models kernel/time/timer.c:__run_timers() as of 5.9+:
@@ -446,13 +482,36 @@ func (w *levelWheel) expireList(b *levelBase, head *bucketList, baseclk uint64, 
 }
 
 // nextTimerInterrupt models kernel/time/timer.c:get_next_timer_interrupt() as
-// of 5.9-6.8 on BASE_STD (deferrable timers never limit the sleep), in
-// jiffies: recalculate next_expiry if needed, forward clk towards jiffies
-// without passing it, and answer jiffies when the next bucket is already due.
+// of 5.9-6.8 on BASE_STD, or fetch_next_timer_interrupt() over BASE_LOCAL and
+// BASE_GLOBAL (6.9+), in jiffies (deferrable timers never limit the sleep):
+// recalculate next_expiry if needed, forward clk towards jiffies without
+// passing it, and answer jiffies when the next bucket is already due.
 // Marking the base idle (is_idle) only matters for remote-enqueue IPIs, which
 // the host models.
 func (w *levelWheel) nextTimerInterrupt(cpu int, j uint64, m *meter) uint64 {
-	b := w.base(cpu, false, j)
+	next, pending := sdk.NoExpiry, false
+	for _, k := range runOrder[w.c.opt.migr] {
+		if k == kindDef {
+			continue
+		}
+		n, p := w.nextOfBase(w.base(cpu, k, j), j, m)
+		if p && (!pending || before(n, next)) {
+			next, pending = n, true
+		}
+	}
+	switch {
+	case !pending:
+		return sdk.NoExpiry
+	case beforeEq(next, j):
+		return j
+	}
+	return next
+}
+
+// nextOfBase is next_timer_interrupt() and forward_base_clk() for one base:
+// its next_expiry, recalculated if needed, and whether a timer is pending;
+// the clock moves towards jiffies without passing next_expiry.
+func (w *levelWheel) nextOfBase(b *levelBase, j uint64, m *meter) (uint64, bool) {
 	if b.recalc {
 		w.recalcNext(b, m)
 	}
@@ -464,24 +523,28 @@ func (w *levelWheel) nextTimerInterrupt(cpu int, j uint64, m *meter) uint64 {
 			b.clk = next
 		}
 	}
-	switch {
-	case beforeEq(next, j):
-		return j
-	case b.timersPending:
-		return next
-	}
-	return sdk.NoExpiry
+	return next, b.timersPending
 }
 
 // state reports cpu's WheelState.
 func (w *levelWheel) state(cpu int) sdk.WheelState {
-	std, def := &w.bases[2*cpu], &w.bases[2*cpu+1]
+	std, def, glob := &w.bases[nrKinds*cpu], &w.bases[nrKinds*cpu+kindDef], &w.bases[nrKinds*cpu+kindGlobal]
 	if !std.init {
-		return sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry}
+		return sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry,
+			Split: w.c.opt.migr == MigrationPull, LocalNext: sdk.NoExpiry, GlobalNext: sdk.NoExpiry}
 	}
-	st := sdk.WheelState{NextExpiry: sdk.NoExpiry, Pending: std.count + def.count}
+	st := sdk.WheelState{NextExpiry: sdk.NoExpiry, Pending: std.count + def.count + glob.count}
 	if next, ok := w.freshNext(std); ok {
 		st.NextExpiry = next
+	}
+	if w.c.opt.migr == MigrationPull {
+		st.Split, st.LocalNext, st.GlobalNext = true, st.NextExpiry, sdk.NoExpiry
+		if next, ok := w.freshNext(glob); ok {
+			st.GlobalNext = next
+			if st.NextExpiry == sdk.NoExpiry || before(next, st.NextExpiry) {
+				st.NextExpiry = next
+			}
+		}
 	}
 	switch w.c.opt.raise {
 	case RaiseEveryTick:
@@ -492,11 +555,14 @@ func (w *levelWheel) state(cpu int) sdk.WheelState {
 		}
 	default:
 		// 5.9+ run_local_timers(): jiffies >= next_expiry of BASE_STD, or of
-		// BASE_DEF since the CPU is awake. A stale-early value raises a
-		// spurious softirq, as in the kernel.
+		// BASE_DEF since the CPU is awake (of any base in 6.9+). A
+		// stale-early value raises a spurious softirq, as in the kernel.
 		st.RaiseAt = std.nextExpiry
 		if before(def.nextExpiry, st.RaiseAt) {
 			st.RaiseAt = def.nextExpiry
+		}
+		if w.c.opt.migr == MigrationPull && before(glob.nextExpiry, st.RaiseAt) {
+			st.RaiseAt = glob.nextExpiry
 		}
 	}
 	return st

@@ -25,10 +25,11 @@ func (w *Wheel) NextTimerModel(cpu int) sdk.NextTimerModel {
 
 // nextTimerModel is nextTimerInterrupt's answer without its side effects.
 // The 4.8-5.8 raise rule reads clk, which the call forwards by an amount that
-// depends on its jiffies: no model then.
+// depends on its jiffies: no model then; nor for the 6.9+ split bases,
+// whose answer is the earlier of two bases.
 func (w *levelWheel) nextTimerModel(cpu int) sdk.NextTimerModel {
-	std := &w.bases[2*cpu]
-	if !std.init || w.c.opt.raise == RaiseEveryTick {
+	std := &w.bases[nrKinds*cpu]
+	if !std.init || w.c.opt.raise == RaiseEveryTick || w.c.opt.migr == MigrationPull {
 		return sdk.NextTimerModel{}
 	}
 	next, pending := std.nextExpiry, std.timersPending
@@ -42,7 +43,7 @@ func (w *levelWheel) nextTimerModel(cpu int) sdk.NextTimerModel {
 	st := w.state(cpu)
 	// The recalculation stores next_expiry, which the 5.9+ raise rule reads.
 	st.RaiseAt = next
-	if def := &w.bases[2*cpu+1]; before(def.nextExpiry, st.RaiseAt) {
+	if def := &w.bases[nrKinds*cpu+kindDef]; before(def.nextExpiry, st.RaiseAt) {
 		st.RaiseAt = def.nextExpiry
 	}
 	return sdk.NextTimerModel{Valid: true, Expiry: next, Pending: pending, Cost: m.ns(), State: st}

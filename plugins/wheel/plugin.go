@@ -38,6 +38,7 @@ type engine interface {
 // cpuStats are the per-CPU counters reported by Counters.
 type cpuStats struct {
 	starts, stops, runs, expiries, iterations, cascades, moved int64
+	migrated, remoteRuns, remoteExpiries                       int64
 	maxGap                                                     uint64
 }
 
@@ -90,17 +91,57 @@ func (w *Wheel) Configure(s sdk.Setup, cfg sdk.Config) sdk.Diagnostics {
 }
 
 // ModTimer is mod_timer() on cpu: add the timer or change its expiry. The
-// returned State is cpu's. A timer that was queued on another CPU moves to
-// cpu; that CPU's cached state can then only be early, never late (as the
-// kernel's next_expiry after a dequeue).
+// timer ends up on cpu, on the migration target (push model), or stays on
+// the CPU that held it (same bucket); Moved and CPU say where, and State is
+// that CPU's. A CPU the timer left keeps a cached state that can only be
+// early, never late (as the kernel's next_expiry after a dequeue).
 func (w *Wheel) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) sdk.WheelOpResult {
 	w.checkCPU(cpu)
 	m := &w.c.m
 	*m = meter{}
 	was := w.eng.modTimer(cpu, jiffies, t, m)
-	r := sdk.WheelOpResult{Cost: m.ns(), WasPending: was, State: w.eng.state(cpu)}
-	_, r.Index, r.BucketExpiry, _ = w.c.placement(t.ID)
+	r := sdk.WheelOpResult{Cost: m.ns(), WasPending: was}
+	var on int
+	on, r.Index, r.BucketExpiry, _ = w.c.placement(t.ID)
+	if on != cpu {
+		r.Moved, r.CPU = true, on
+		w.c.stats[on].migrated++
+	}
+	r.State = w.eng.state(on)
 	return r
+}
+
+// targetCPU is the CPU whose base __mod_timer() queues a timer started on
+// cpu: get_target_base() in the push model (the migration target when
+// kernel.timer_migration is on and the timer is not pinned), cpu itself in
+// the pull model (get_timer_this_cpu_base()).
+func (c *common) targetCPU(cpu int, t sdk.WheelTimer) int {
+	if !c.opt.timerMigration || t.Flags&sdk.TimerPinned != 0 || c.opt.migr == MigrationPull {
+		return cpu
+	}
+	return sdk.NohzTimerTarget(cpu, c.opt.cpus, t.Placement, c.opt.housekeeping, c.opt.layout == LayoutCascade)
+}
+
+// ExpireRemote is timer_expire_remote(cpu) (6.9+): the migrator runs cpu's
+// BASE_GLOBAL. Only the pull model has that base; with the push model the
+// call expires nothing.
+func (w *Wheel) ExpireRemote(cpu int, jiffies uint64) sdk.RunTimersResult {
+	w.checkCPU(cpu)
+	c := w.c
+	r := &c.r
+	*r = run{cpu: cpu, jiffies: jiffies, expired: r.expired[:0]}
+	if lw, ok := w.eng.(*levelWheel); ok && c.opt.migr == MigrationPull {
+		lw.expireRemote(r)
+	}
+	st := &c.stats[cpu]
+	st.remoteRuns++
+	st.remoteExpiries += int64(len(r.expired))
+	var out []sdk.WheelExpiry
+	if len(r.expired) > 0 {
+		out = make([]sdk.WheelExpiry, len(r.expired))
+		copy(out, r.expired)
+	}
+	return sdk.RunTimersResult{Expired: out, Cost: r.m.ns(), Iterations: r.iterations, State: w.eng.state(cpu)}
 }
 
 // DelTimer is del_timer() (timer_delete() in 6.x). The timer is removed from
@@ -156,14 +197,18 @@ func (w *Wheel) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult 
 // counterNames lists the per-CPU counters in report order.
 var counterNames = []string{
 	"starts", "stops", "runs", "expiries", "iterations", "cascades", "timers_cascaded", "max_gap",
+	"migrated", "remote_runs", "remote_expiries",
 }
 
 // Counters reports, for each counter name in a fixed order, one value per
 // CPU: starts (mod_timer calls that queued a timer, callback re-arms
 // included), stops (del_timer calls that removed one, counted on the CPU that
 // held it), runs (RunTimers calls), expiries, iterations (catch-up loop
-// iterations), cascades (cascade() calls), timers_cascaded and max_gap (the
-// largest catch-up gap seen, in jiffies).
+// iterations), cascades (cascade() calls), timers_cascaded, max_gap (the
+// largest catch-up gap seen, in jiffies), migrated (ModTimer calls that left
+// the timer on another CPU than the caller, counted on that CPU),
+// remote_runs and remote_expiries (ExpireRemote calls for the CPU and the
+// timers they expired).
 func (w *Wheel) Counters() []sdk.Counter {
 	if w.c == nil {
 		return nil
@@ -189,6 +234,12 @@ func (w *Wheel) Counters() []sdk.Counter {
 				v = st.moved
 			case "max_gap":
 				v = int64(st.maxGap)
+			case "migrated":
+				v = st.migrated
+			case "remote_runs":
+				v = st.remoteRuns
+			case "remote_expiries":
+				v = st.remoteExpiries
 			}
 			out = append(out, sdk.Counter{Name: name, CPU: cpu, Value: v})
 		}
@@ -229,7 +280,7 @@ func before(a, b uint64) bool   { return int64(a-b) < 0 }
 func afterEq(a, b uint64) bool  { return int64(a-b) >= 0 }
 func beforeEq(a, b uint64) bool { return int64(b-a) >= 0 }
 
-var _ sdk.TimerBase = (*Wheel)(nil)
+var _ sdk.RemoteTimerBase = (*Wheel)(nil)
 
 // placement reports where a queued timer sits, for either layout: its CPU,
 // its bucket's index and the jiffy the bucket is processed at (what the

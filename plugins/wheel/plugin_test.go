@@ -134,6 +134,9 @@ func TestCounters(t *testing.T) {
 		ctr("cascades", 0, 1194), ctr("cascades", 1, 0),
 		ctr("timers_cascaded", 0, 3), ctr("timers_cascaded", 1, 0), // T1 at 768, T2 at 294912 and 300032
 		ctr("max_gap", 0, 300000), ctr("max_gap", 1, 0),
+		ctr("migrated", 0, 0), ctr("migrated", 1, 0),
+		ctr("remote_runs", 0, 0), ctr("remote_runs", 1, 0),
+		ctr("remote_expiries", 0, 0), ctr("remote_expiries", 1, 0),
 	}
 	if got := w.Counters(); !slices.Equal(got, want) {
 		t.Errorf("Counters() = %v, want %v", got, want)
@@ -158,14 +161,21 @@ func TestNextTimerInterruptScanCost(t *testing.T) {
 	}
 }
 
-// TestMoveBetweenCPUs: mod_timer() on another CPU moves a queued timer there.
+// TestMoveBetweenCPUs follows kernel/time/timer.c:__mod_timer(): mod_timer()
+// from another CPU with the same expiry keeps the timer where it is (the
+// networking fast path, timer_pending() && expires equal); a new expiry in
+// another bucket detaches it and queues it on the calling CPU.
 func TestMoveBetweenCPUs(t *testing.T) {
 	for _, c := range combos {
 		w := newWheel(t, 1000, 2, "layout", c.layout, "catchup", c.catchup)
 		w.ModTimer(0, 0, pinned(1, 100))
 		r := w.ModTimer(1, 0, pinned(1, 100))
-		if !r.WasPending || r.State.Pending != 1 {
-			t.Errorf("%s/%s: ModTimer(cpu 1) = %+v, want WasPending and Pending 1 on CPU 1", c.layout, c.catchup, r)
+		if !r.WasPending || !r.Moved || r.CPU != 0 || r.State.Pending != 1 {
+			t.Errorf("%s/%s: ModTimer(cpu 1, same expiry) = %+v, want WasPending, kept on CPU 0", c.layout, c.catchup, r)
+		}
+		r = w.ModTimer(1, 0, pinned(1, 150))
+		if !r.WasPending || r.Moved || r.State.Pending != 1 {
+			t.Errorf("%s/%s: ModTimer(cpu 1, new bucket) = %+v, want WasPending and Pending 1 on CPU 1", c.layout, c.catchup, r)
 		}
 		if got := w.RunTimers(0, 200); len(got.Expired) != 0 || got.State.Pending != 0 {
 			t.Errorf("%s/%s: RunTimers(0, 200) = %+v, want nothing on CPU 0", c.layout, c.catchup, got)

@@ -118,7 +118,10 @@ func (c *hrTimerBaseClient) plugin(call string, req *pb.PluginRequest) *pb.Plugi
 func (c *hrTimerBaseClient) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
 	req := &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_Start{
 		Start: &pb.StartRequest{Cpu: int64(cpu), Now: int64(now), Timer: toproto.HRTimer(t), Expires: int64(expires), Slack: slack}}}
-	if m := c.model(cpu); m != nil && now >= c.busyUntil {
+	// A timer that may migrate (timer_migration on, not pinned) is placed by
+	// the plugin: the model, which keeps it local, does not answer.
+	local := t.Placement == nil || t.Mode&sdk.HRModePinned != 0
+	if m := c.model(cpu); m != nil && local && now >= c.busyUntil {
 		if on, queued := c.queuedOn[t.ID]; !queued || on == cpu {
 			if want, ok := timermodel.HRStart(m, now, t, expires, slack); ok {
 				c.queuedOn[t.ID] = cpu
@@ -135,14 +138,18 @@ func (c *hrTimerBaseClient) Start(cpu int, now ktime.Time, t sdk.HRTimer, expire
 	}
 	resp := c.do("Start", req)
 	r := fromproto.HROpResult(expect(c.s, "Start", resp.GetStart(), resp).GetResult())
-	c.started(cpu, now, t.ID)
+	if r.Moved {
+		c.queuedOn[t.ID] = r.CPU // switch_hrtimer_base() chose another CPU
+	} else {
+		c.started(cpu, now, t.ID)
+	}
 	return r
 }
 
 // hrOpEqual compares two Start answers.
 func hrOpEqual(a, b sdk.HROpResult) bool {
 	return a.Cost == b.Cost && a.Ret == b.Ret && a.Expires == b.Expires && a.SoftExpires == b.SoftExpires &&
-		slices.Equal(a.Program, b.Program)
+		a.Moved == b.Moved && a.CPU == b.CPU && slices.Equal(a.Program, b.Program)
 }
 
 // Cancel implements sdk.HRTimerBase.

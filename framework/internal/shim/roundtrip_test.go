@@ -64,10 +64,11 @@ func runCalls(t *testing.T, got *recorder, calls []call) {
 // Values with every field set, including extremes (ktime.Max, NoExpiry,
 // negative offsets) that a careless wire type would mangle.
 var (
-	wheelState = sdk.WheelState{RaiseAt: 1001, NextExpiry: sdk.NoExpiry, Pending: 7}
-	wheelTimer = sdk.WheelTimer{ID: 42, Expires: 1 << 40, Flags: sdk.TimerDeferrable | sdk.TimerPinned, CallbackCost: 1500, Period: 4}
-	wheelOp    = sdk.WheelOpResult{Cost: 95, WasPending: true, State: wheelState, BucketExpiry: 4294667400, Index: 77}
-	runTimers  = sdk.RunTimersResult{
+	wheelState = sdk.WheelState{RaiseAt: 1001, NextExpiry: sdk.NoExpiry, Pending: 7, Split: true, LocalNext: 1003, GlobalNext: 1002}
+	wheelTimer = sdk.WheelTimer{ID: 42, Expires: 1 << 40, Flags: sdk.TimerDeferrable | sdk.TimerPinned, CallbackCost: 1500, Period: 4,
+		Placement: &sdk.Placement{Idle: sdk.CPUSet{0x5, 1 << 63}}}
+	wheelOp   = sdk.WheelOpResult{Cost: 95, WasPending: true, State: wheelState, BucketExpiry: 4294667400, Index: 77, Moved: true, CPU: 65}
+	runTimers = sdk.RunTimersResult{
 		Expired: []sdk.WheelExpiry{
 			{ID: 1, Offset: 10, Jiffy: 1000, Rearmed: true, NewExpires: 1004},
 			{ID: 2, Offset: 250, Jiffy: 1001, Rearmed: true, NewExpires: 2001},
@@ -76,9 +77,10 @@ var (
 	}
 	nextTimer = sdk.NextTimerResult{Next: 1500, Cost: 40, State: wheelState}
 
-	hrTimer = sdk.HRTimer{ID: 9, Clock: sdk.ClockTAI, Mode: sdk.HRModeRel | sdk.HRModeSoft, CallbackCost: 700, Period: 1000000}
-	hrOp    = sdk.HROpResult{Cost: 120, Program: []ktime.Time{5000, ktime.Max}, Ret: -1, Expires: 77000, SoftExpires: 76000}
-	intr    = sdk.InterruptResult{
+	hrTimer = sdk.HRTimer{ID: 9, Clock: sdk.ClockTAI, Mode: sdk.HRModeRel | sdk.HRModeSoft, CallbackCost: 700, Period: 1000000,
+		Placement: &sdk.Placement{Idle: sdk.CPUSet{0xff00}}}
+	hrOp = sdk.HROpResult{Cost: 120, Program: []ktime.Time{5000, ktime.Max}, Ret: -1, Expires: 77000, SoftExpires: 76000, Moved: true, CPU: 3}
+	intr = sdk.InterruptResult{
 		Expired: []sdk.HRExpiry{
 			{ID: 3, Now: 1000, BaseNow: 37001000, Soft: true, Restarted: true, NewExpires: 2000, Overruns: 2},
 		},
@@ -123,15 +125,20 @@ func TestTimerBaseRoundTrip(t *testing.T) {
 			got.set(cpu, j)
 			return nextTimer
 		},
+		ExpireRemoteFn: func(cpu int, j uint64) sdk.RunTimersResult {
+			got.set(cpu, j)
+			return runTimers
+		},
 	}
 	c, _ := pair(t, factory(sdk.KindTimerBase, "fake", fake))
-	tb := open(t, c, sdk.KindTimerBase, "fake", shim.Options{}).(sdk.TimerBase)
+	tb := open(t, c, sdk.KindTimerBase, "fake", shim.Options{}).(sdk.RemoteTimerBase)
 	runCalls(t, &got, []call{
 		{"ModTimer", func() any { return tb.ModTimer(3, 1000, wheelTimer) }, []any{3, uint64(1000), wheelTimer}, wheelOp},
 		{"DelTimer", func() any { return tb.DelTimer(7, sdk.NoExpiry-1, 42) }, []any{7, sdk.NoExpiry - 1, sdk.TimerID(42)}, wheelOp},
 		{"RunTimers", func() any { return tb.RunTimers(0, 1003) }, []any{0, uint64(1003)}, runTimers},
 		{"RunTimers/none", func() any { return tb.RunTimers(0, 0) }, []any{0, uint64(0)}, runTimers},
 		{"NextTimerInterrupt", func() any { return tb.NextTimerInterrupt(63, 2000) }, []any{63, uint64(2000)}, nextTimer},
+		{"ExpireRemote", func() any { return tb.ExpireRemote(5, 2001) }, []any{5, uint64(2001)}, runTimers},
 	})
 }
 
@@ -270,7 +277,8 @@ func TestPluginCallsRoundTrip(t *testing.T) {
 			Eras: []sdk.Era{{Since: "3.10", Value: "oneshot", Commit: "0123456789ab", Title: "t", Note: "n"}}, Unversioned: "why"},
 		{Name: "cost", Type: sdk.TypeDuration, Default: "250ns", Min: "1ns", Max: "1ms", Doc: "write cost"},
 	}}
-	setup := sdk.Setup{CPUs: 64, HZ: 250, HighRes: true, Seed: 1<<64 - 1, Role: "broadcast"}
+	setup := sdk.Setup{CPUs: 64, HZ: 250, HighRes: true, Seed: 1<<64 - 1, Role: "broadcast",
+		TimerMigration: true, TimerHousekeeping: &sdk.CPUSet{0x6, 1 << 63}}
 	config := sdk.Config{"mode": "periodic", "cost": "250", "ratio": "0.5", "empty": ""}
 	diags := sdk.Diagnostics{
 		{Severity: sdk.SeverityError, Summary: "bad mode", Detail: "periodic is not supported", Attribute: "mode"},

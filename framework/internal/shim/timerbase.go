@@ -62,7 +62,7 @@ func (c *timerBaseClient) takeModels(ms []*pb.NextTimerModel) {
 	}
 }
 
-var _ sdk.TimerBase = (*timerBaseClient)(nil)
+var _ sdk.RemoteTimerBase = (*timerBaseClient)(nil)
 
 func (c *timerBaseClient) do(call string, req *pb.TimerBaseCall) *pb.TimerBaseResult {
 	return c.b.call(call, req)
@@ -113,6 +113,15 @@ func (c *timerBaseClient) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTi
 	}
 	resp := c.do("NextTimerInterrupt", req)
 	return fromproto.NextTimerResult(expect(c.s, "NextTimerInterrupt", resp.GetNextTimerInterrupt(), resp).GetResult())
+}
+
+// ExpireRemote implements sdk.RemoteTimerBase; the host calls it only for a
+// plugin whose state says Split, and a plugin without the method answers
+// with an error the session reports.
+func (c *timerBaseClient) ExpireRemote(cpu int, jiffies uint64) sdk.RunTimersResult {
+	resp := c.do("ExpireRemote", &pb.TimerBaseCall{Call: &pb.TimerBaseCall_ExpireRemote{
+		ExpireRemote: &pb.ExpireRemoteRequest{Cpu: int64(cpu), Jiffies: jiffies}}})
+	return fromproto.RunTimersResult(expect(c.s, "ExpireRemote", resp.GetExpireRemote(), resp).GetResult())
 }
 
 // timerBaseServer serves sdk.TimerBase sessions.
@@ -187,6 +196,15 @@ func dispatchTimerBase(p sdk.Plugin, req *pb.TimerBaseCall) (*pb.TimerBaseResult
 		r := tb.NextTimerInterrupt(int(m.GetCpu()), m.GetJiffies())
 		return &pb.TimerBaseResult{Result: &pb.TimerBaseResult_NextTimerInterrupt{
 			NextTimerInterrupt: &pb.NextTimerInterruptResponse{Result: toproto.NextTimerResult(r)}}}, nil
+	case *pb.TimerBaseCall_ExpireRemote:
+		rb, ok := tb.(sdk.RemoteTimerBase)
+		if !ok {
+			return nil, fmt.Errorf("ExpireRemote: the plugin has no BASE_GLOBAL (it does not implement sdk.RemoteTimerBase)")
+		}
+		m := c.ExpireRemote
+		r := rb.ExpireRemote(int(m.GetCpu()), m.GetJiffies())
+		return &pb.TimerBaseResult{Result: &pb.TimerBaseResult_ExpireRemote{
+			ExpireRemote: &pb.ExpireRemoteResponse{Result: toproto.RunTimersResult(r)}}}, nil
 	default:
 		return nil, errUnknownCall(c)
 	}

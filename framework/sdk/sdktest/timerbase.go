@@ -32,9 +32,14 @@ const tbCPUs = 2
 // NextTimerInterrupt agrees with State.NextExpiry; deferrable timers never
 // appear in NextExpiry but still run; a declared Period re-arms the timer
 // from the softirq's jiffies; offsets and costs are ordered and never
-// negative; Counters are stable; two fresh instances given the same
-// calls answer identically; and a plugin that declares sdk.NextTimerModel
-// answers every NextTimerInterrupt its model covers as the model says.
+// negative; Counters are stable; two fresh instances given the same calls
+// answer identically; a plugin that declares sdk.NextTimerModel answers
+// every NextTimerInterrupt its model covers as the model says; and, on a
+// 4-CPU machine with kernel.timer_migration on
+// and a nohz_full CPU, timers are placed as the kernel may place them
+// (tbCheckPlacement: pinned and busy-CPU timers stay, moved ones go to a busy
+// housekeeping CPU, each expires once where ModTimer said, split bases
+// expire remotely only their global timers).
 func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 	t.Helper()
 	t.Run("Info", func(t *testing.T) {
@@ -44,6 +49,7 @@ func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 		}
 	})
 	t.Run("Schema", func(t *testing.T) { tbCheckSchema(t, newPlugin(t).Schema()) })
+	t.Run("Placement", func(t *testing.T) { tbCheckPlacement(t, newPlugin) })
 	for _, hz := range tbHZs {
 		t.Run(fmt.Sprintf("HZ=%d", hz), func(t *testing.T) {
 			fresh := func(t *testing.T) sdk.TimerBase { return tbFresh(t, newPlugin, hz) }
@@ -59,6 +65,7 @@ func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 					tbCheckModel(t, fresh(t), j0, seed)
 				}
 			})
+			t.Run("NoMigration", func(t *testing.T) { tbCheckNoMigration(t, fresh(t), j0) })
 			t.Run("Deterministic", func(t *testing.T) {
 				a := tbScript(t, fresh(t), j0)
 				b := tbScript(t, fresh(t), j0)

@@ -68,7 +68,27 @@ func Setup(s *pb.Setup) sdk.Setup {
 		HighRes: s.GetHighRes(),
 		Seed:    s.GetSeed(),
 		Role:    sdk.Role(s.GetRole()),
+
+		TimerMigration:    s.GetTimerMigration(),
+		TimerHousekeeping: CPUSet(s.GetTimerHousekeeping()),
 	}
+}
+
+// CPUSet converts a pb.CPUSet; nil stays nil.
+func CPUSet(c *pb.CPUSet) *sdk.CPUSet {
+	if c == nil {
+		return nil
+	}
+	s := sdk.CPUSet(c.GetWords())
+	return &s
+}
+
+// Placement converts a pb.Placement; nil stays nil.
+func Placement(p *pb.Placement) *sdk.Placement {
+	if p == nil {
+		return nil
+	}
+	return &sdk.Placement{Idle: sdk.CPUSet(p.GetIdle())}
 }
 
 // ConfigEntries converts config entries to an sdk.Config (never nil).
@@ -139,18 +159,20 @@ func WheelTimer(t *pb.WheelTimer) sdk.WheelTimer {
 		Flags:        sdk.TimerFlags(t.GetFlags()),
 		CallbackCost: t.GetCallbackCost(),
 		Period:       t.GetPeriod(),
+		Placement:    Placement(t.GetPlacement()),
 	}
 }
 
 // WheelState converts a pb.WheelState.
 func WheelState(s *pb.WheelState) sdk.WheelState {
-	return sdk.WheelState{RaiseAt: s.GetRaiseAt(), NextExpiry: s.GetNextExpiry(), Pending: int(s.GetPending())}
+	return sdk.WheelState{RaiseAt: s.GetRaiseAt(), NextExpiry: s.GetNextExpiry(), Pending: int(s.GetPending()),
+		Split: s.GetSplit(), LocalNext: s.GetLocalNext(), GlobalNext: s.GetGlobalNext()}
 }
 
 // WheelOpResult converts a pb.WheelOpResult.
 func WheelOpResult(r *pb.WheelOpResult) sdk.WheelOpResult {
 	return sdk.WheelOpResult{Cost: r.GetCost(), WasPending: r.GetWasPending(), State: WheelState(r.GetState()),
-		BucketExpiry: r.GetBucketExpiry(), Index: int(r.GetIndex())}
+		BucketExpiry: r.GetBucketExpiry(), Index: int(r.GetIndex()), Moved: r.GetMoved(), CPU: int(r.GetCpu())}
 }
 
 // WheelExpiry converts a pb.WheelExpiry.
@@ -195,6 +217,7 @@ func HRTimer(t *pb.HRTimer) sdk.HRTimer {
 		Mode:         sdk.HRMode(t.GetMode()),
 		CallbackCost: t.GetCallbackCost(),
 		Period:       t.GetPeriod(),
+		Placement:    Placement(t.GetPlacement()),
 	}
 }
 
@@ -206,6 +229,8 @@ func HROpResult(r *pb.HROpResult) sdk.HROpResult {
 		Ret:         int(r.GetRet()),
 		Expires:     ktime.Time(r.GetExpires()),
 		SoftExpires: ktime.Time(r.GetSoftExpires()),
+		Moved:       r.GetMoved(),
+		CPU:         int(r.GetCpu()),
 	}
 }
 

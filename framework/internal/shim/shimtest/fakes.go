@@ -55,9 +55,18 @@ type TimerBase struct {
 	DelTimerFn           func(cpu int, jiffies uint64, id sdk.TimerID) sdk.WheelOpResult
 	RunTimersFn          func(cpu int, jiffies uint64) sdk.RunTimersResult
 	NextTimerInterruptFn func(cpu int, jiffies uint64) sdk.NextTimerResult
+	ExpireRemoteFn       func(cpu int, jiffies uint64) sdk.RunTimersResult
 }
 
-var _ sdk.TimerBase = (*TimerBase)(nil)
+var _ sdk.RemoteTimerBase = (*TimerBase)(nil)
+
+// ExpireRemote implements sdk.RemoteTimerBase.
+func (f *TimerBase) ExpireRemote(cpu int, jiffies uint64) sdk.RunTimersResult {
+	if f.ExpireRemoteFn == nil {
+		return sdk.RunTimersResult{}
+	}
+	return f.ExpireRemoteFn(cpu, jiffies)
+}
 
 // ModTimer implements sdk.TimerBase.
 func (f *TimerBase) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) sdk.WheelOpResult {

@@ -56,7 +56,20 @@ func Schema(s sdk.Schema) *pb.Schema {
 
 // Setup converts an sdk.Setup.
 func Setup(s sdk.Setup) *pb.Setup {
-	return &pb.Setup{Cpus: int64(s.CPUs), Hz: int64(s.HZ), HighRes: s.HighRes, Seed: s.Seed, Role: string(s.Role)}
+	out := &pb.Setup{Cpus: int64(s.CPUs), Hz: int64(s.HZ), HighRes: s.HighRes, Seed: s.Seed, Role: string(s.Role),
+		TimerMigration: s.TimerMigration}
+	if s.TimerHousekeeping != nil {
+		out.TimerHousekeeping = &pb.CPUSet{Words: *s.TimerHousekeeping}
+	}
+	return out
+}
+
+// Placement converts an sdk.Placement; nil stays nil.
+func Placement(p *sdk.Placement) *pb.Placement {
+	if p == nil {
+		return nil
+	}
+	return &pb.Placement{Idle: p.Idle}
 }
 
 // ConfigEntries converts an sdk.Config, sorted by key so that the same
@@ -128,18 +141,20 @@ func WheelTimer(t sdk.WheelTimer) *pb.WheelTimer {
 		Flags:        uint32(t.Flags),
 		CallbackCost: t.CallbackCost,
 		Period:       t.Period,
+		Placement:    Placement(t.Placement),
 	}
 }
 
 // WheelState converts an sdk.WheelState.
 func WheelState(s sdk.WheelState) *pb.WheelState {
-	return &pb.WheelState{RaiseAt: s.RaiseAt, NextExpiry: s.NextExpiry, Pending: int64(s.Pending)}
+	return &pb.WheelState{RaiseAt: s.RaiseAt, NextExpiry: s.NextExpiry, Pending: int64(s.Pending),
+		Split: s.Split, LocalNext: s.LocalNext, GlobalNext: s.GlobalNext}
 }
 
 // WheelOpResult converts an sdk.WheelOpResult.
 func WheelOpResult(r sdk.WheelOpResult) *pb.WheelOpResult {
 	return &pb.WheelOpResult{Cost: r.Cost, WasPending: r.WasPending, State: WheelState(r.State),
-		BucketExpiry: r.BucketExpiry, Index: int64(r.Index)}
+		BucketExpiry: r.BucketExpiry, Index: int64(r.Index), Moved: r.Moved, Cpu: int64(r.CPU)}
 }
 
 // WheelExpiry converts an sdk.WheelExpiry.
@@ -184,6 +199,7 @@ func HRTimer(t sdk.HRTimer) *pb.HRTimer {
 		Mode:         uint32(t.Mode),
 		CallbackCost: t.CallbackCost,
 		Period:       t.Period,
+		Placement:    Placement(t.Placement),
 	}
 }
 
@@ -195,6 +211,8 @@ func HROpResult(r sdk.HROpResult) *pb.HROpResult {
 		Ret:         int64(r.Ret),
 		Expires:     int64(r.Expires),
 		SoftExpires: int64(r.SoftExpires),
+		Moved:       r.Moved,
+		Cpu:         int64(r.CPU),
 	}
 }
 

@@ -696,6 +696,7 @@ type HRTimer struct {
 	Mode          uint32                 `protobuf:"varint,3,opt,name=mode,proto3" json:"mode,omitempty"`   // sdk.HRMode, enum hrtimer_mode bits
 	CallbackCost  int64                  `protobuf:"varint,4,opt,name=callback_cost,json=callbackCost,proto3" json:"callback_cost,omitempty"`
 	Period        int64                  `protobuf:"varint,5,opt,name=period,proto3" json:"period,omitempty"`
+	Placement     *Placement             `protobuf:"bytes,6,opt,name=placement,proto3" json:"placement,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -765,6 +766,13 @@ func (x *HRTimer) GetPeriod() int64 {
 	return 0
 }
 
+func (x *HRTimer) GetPlacement() *Placement {
+	if x != nil {
+		return x.Placement
+	}
+	return nil
+}
+
 // HROpResult is sdk.HROpResult.
 type HROpResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -773,6 +781,8 @@ type HROpResult struct {
 	Ret           int64                  `protobuf:"varint,3,opt,name=ret,proto3" json:"ret,omitempty"`
 	Expires       int64                  `protobuf:"varint,4,opt,name=expires,proto3" json:"expires,omitempty"`
 	SoftExpires   int64                  `protobuf:"varint,5,opt,name=soft_expires,json=softExpires,proto3" json:"soft_expires,omitempty"`
+	Moved         bool                   `protobuf:"varint,6,opt,name=moved,proto3" json:"moved,omitempty"`
+	Cpu           int64                  `protobuf:"varint,7,opt,name=cpu,proto3" json:"cpu,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -838,6 +848,20 @@ func (x *HROpResult) GetExpires() int64 {
 func (x *HROpResult) GetSoftExpires() int64 {
 	if x != nil {
 		return x.SoftExpires
+	}
+	return 0
+}
+
+func (x *HROpResult) GetMoved() bool {
+	if x != nil {
+		return x.Moved
+	}
+	return false
+}
+
+func (x *HROpResult) GetCpu() int64 {
+	if x != nil {
+		return x.Cpu
 	}
 	return 0
 }
@@ -2082,20 +2106,23 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\x14retrigger_next_event\x18\t \x01(\v2-.tickemu.plugin.v2.RetriggerNextEventResponseH\x00R\x12retriggerNextEvent\x12T\n" +
 	"\x0finterrupt_etime\x18\n" +
 	" \x01(\v2).tickemu.plugin.v2.InterruptETIMEResponseH\x00R\x0einterruptEtimeB\b\n" +
-	"\x06result\"\x80\x01\n" +
+	"\x06result\"\xbc\x01\n" +
 	"\aHRTimer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05clock\x18\x02 \x01(\x03R\x05clock\x12\x12\n" +
 	"\x04mode\x18\x03 \x01(\rR\x04mode\x12#\n" +
 	"\rcallback_cost\x18\x04 \x01(\x03R\fcallbackCost\x12\x16\n" +
-	"\x06period\x18\x05 \x01(\x03R\x06period\"\x89\x01\n" +
+	"\x06period\x18\x05 \x01(\x03R\x06period\x12:\n" +
+	"\tplacement\x18\x06 \x01(\v2\x1c.tickemu.plugin.v2.PlacementR\tplacement\"\xb1\x01\n" +
 	"\n" +
 	"HROpResult\x12\x12\n" +
 	"\x04cost\x18\x01 \x01(\x03R\x04cost\x12\x18\n" +
 	"\aprogram\x18\x02 \x03(\x03R\aprogram\x12\x10\n" +
 	"\x03ret\x18\x03 \x01(\x03R\x03ret\x12\x18\n" +
 	"\aexpires\x18\x04 \x01(\x03R\aexpires\x12!\n" +
-	"\fsoft_expires\x18\x05 \x01(\x03R\vsoftExpires\"\xb6\x01\n" +
+	"\fsoft_expires\x18\x05 \x01(\x03R\vsoftExpires\x12\x14\n" +
+	"\x05moved\x18\x06 \x01(\bR\x05moved\x12\x10\n" +
+	"\x03cpu\x18\a \x01(\x03R\x03cpu\"\xb6\x01\n" +
 	"\bHRExpiry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x12\x19\n" +
@@ -2219,6 +2246,7 @@ var file_tickemu_plugin_v2_hrtimer_proto_goTypes = []any{
 	(*NextEventResponse)(nil),          // 28: tickemu.plugin.v2.NextEventResponse
 	(*PluginRequest)(nil),              // 29: tickemu.plugin.v2.PluginRequest
 	(*PluginResponse)(nil),             // 30: tickemu.plugin.v2.PluginResponse
+	(*Placement)(nil),                  // 31: tickemu.plugin.v2.Placement
 }
 var file_tickemu_plugin_v2_hrtimer_proto_depIdxs = []int32{
 	1,  // 0: tickemu.plugin.v2.HRTimerBaseSessionRequest.calls:type_name -> tickemu.plugin.v2.HRTimerBaseCall
@@ -2245,24 +2273,25 @@ var file_tickemu_plugin_v2_hrtimer_proto_depIdxs = []int32{
 	28, // 21: tickemu.plugin.v2.HRTimerBaseResult.next_event:type_name -> tickemu.plugin.v2.NextEventResponse
 	26, // 22: tickemu.plugin.v2.HRTimerBaseResult.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventResponse
 	24, // 23: tickemu.plugin.v2.HRTimerBaseResult.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMEResponse
-	8,  // 24: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
-	6,  // 25: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
-	7,  // 26: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	7,  // 27: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	9,  // 28: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	9,  // 29: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	9,  // 30: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	10, // 31: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
-	7,  // 32: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	9,  // 33: tickemu.plugin.v2.InterruptETIMEResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	7,  // 34: tickemu.plugin.v2.RetriggerNextEventResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	0,  // 35: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
-	2,  // 36: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
-	36, // [36:37] is the sub-list for method output_type
-	35, // [35:36] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	31, // 24: tickemu.plugin.v2.HRTimer.placement:type_name -> tickemu.plugin.v2.Placement
+	8,  // 25: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
+	6,  // 26: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
+	7,  // 27: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	7,  // 28: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	9,  // 29: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	9,  // 30: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	9,  // 31: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	10, // 32: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
+	7,  // 33: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	9,  // 34: tickemu.plugin.v2.InterruptETIMEResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	7,  // 35: tickemu.plugin.v2.RetriggerNextEventResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	0,  // 36: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
+	2,  // 37: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
+	37, // [37:38] is the sub-list for method output_type
+	36, // [36:37] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_hrtimer_proto_init() }

@@ -1122,14 +1122,16 @@ func (x *Schema) GetAttributes() []*Attribute {
 
 // Setup is sdk.Setup.
 type Setup struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Cpus          int64                  `protobuf:"varint,1,opt,name=cpus,proto3" json:"cpus,omitempty"`
-	Hz            int64                  `protobuf:"varint,2,opt,name=hz,proto3" json:"hz,omitempty"`
-	HighRes       bool                   `protobuf:"varint,3,opt,name=high_res,json=highRes,proto3" json:"high_res,omitempty"`
-	Seed          uint64                 `protobuf:"varint,4,opt,name=seed,proto3" json:"seed,omitempty"`
-	Role          string                 `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Cpus              int64                  `protobuf:"varint,1,opt,name=cpus,proto3" json:"cpus,omitempty"`
+	Hz                int64                  `protobuf:"varint,2,opt,name=hz,proto3" json:"hz,omitempty"`
+	HighRes           bool                   `protobuf:"varint,3,opt,name=high_res,json=highRes,proto3" json:"high_res,omitempty"`
+	Seed              uint64                 `protobuf:"varint,4,opt,name=seed,proto3" json:"seed,omitempty"`
+	Role              string                 `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
+	TimerMigration    bool                   `protobuf:"varint,6,opt,name=timer_migration,json=timerMigration,proto3" json:"timer_migration,omitempty"`
+	TimerHousekeeping *CPUSet                `protobuf:"bytes,7,opt,name=timer_housekeeping,json=timerHousekeeping,proto3" json:"timer_housekeeping,omitempty"` // absent: every CPU
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Setup) Reset() {
@@ -1197,6 +1199,110 @@ func (x *Setup) GetRole() string {
 	return ""
 }
 
+func (x *Setup) GetTimerMigration() bool {
+	if x != nil {
+		return x.TimerMigration
+	}
+	return false
+}
+
+func (x *Setup) GetTimerHousekeeping() *CPUSet {
+	if x != nil {
+		return x.TimerHousekeeping
+	}
+	return nil
+}
+
+// CPUSet is sdk.CPUSet: cpumask words, bit i%64 of word i/64 is CPU i.
+type CPUSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Words         []uint64               `protobuf:"varint,1,rep,packed,name=words,proto3" json:"words,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CPUSet) Reset() {
+	*x = CPUSet{}
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CPUSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CPUSet) ProtoMessage() {}
+
+func (x *CPUSet) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CPUSet.ProtoReflect.Descriptor instead.
+func (*CPUSet) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *CPUSet) GetWords() []uint64 {
+	if x != nil {
+		return x.Words
+	}
+	return nil
+}
+
+// Placement is sdk.Placement: the idle CPUs as cpumask words.
+type Placement struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Idle          []uint64               `protobuf:"varint,1,rep,packed,name=idle,proto3" json:"idle,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Placement) Reset() {
+	*x = Placement{}
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Placement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Placement) ProtoMessage() {}
+
+func (x *Placement) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Placement.ProtoReflect.Descriptor instead.
+func (*Placement) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Placement) GetIdle() []uint64 {
+	if x != nil {
+		return x.Idle
+	}
+	return nil
+}
+
 // ConfigEntry is one attribute of sdk.Config.
 type ConfigEntry struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1208,7 +1314,7 @@ type ConfigEntry struct {
 
 func (x *ConfigEntry) Reset() {
 	*x = ConfigEntry{}
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1220,7 +1326,7 @@ func (x *ConfigEntry) String() string {
 func (*ConfigEntry) ProtoMessage() {}
 
 func (x *ConfigEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[17]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1233,7 +1339,7 @@ func (x *ConfigEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigEntry.ProtoReflect.Descriptor instead.
 func (*ConfigEntry) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{17}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ConfigEntry) GetKey() string {
@@ -1263,7 +1369,7 @@ type Diagnostic struct {
 
 func (x *Diagnostic) Reset() {
 	*x = Diagnostic{}
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[18]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1381,7 @@ func (x *Diagnostic) String() string {
 func (*Diagnostic) ProtoMessage() {}
 
 func (x *Diagnostic) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[18]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1394,7 @@ func (x *Diagnostic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostic.ProtoReflect.Descriptor instead.
 func (*Diagnostic) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{18}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Diagnostic) GetSeverity() Severity {
@@ -1331,7 +1437,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[19]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +1449,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[19]
+	mi := &file_tickemu_plugin_v2_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +1462,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{19}
+	return file_tickemu_plugin_v2_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Counter) GetName() string {
@@ -1446,13 +1552,19 @@ const file_tickemu_plugin_v2_plugin_proto_rawDesc = "" +
 	"\x06Schema\x12<\n" +
 	"\n" +
 	"attributes\x18\x01 \x03(\v2\x1c.tickemu.plugin.v2.AttributeR\n" +
-	"attributes\"n\n" +
+	"attributes\"\xe1\x01\n" +
 	"\x05Setup\x12\x12\n" +
 	"\x04cpus\x18\x01 \x01(\x03R\x04cpus\x12\x0e\n" +
 	"\x02hz\x18\x02 \x01(\x03R\x02hz\x12\x19\n" +
 	"\bhigh_res\x18\x03 \x01(\bR\ahighRes\x12\x12\n" +
 	"\x04seed\x18\x04 \x01(\x04R\x04seed\x12\x12\n" +
-	"\x04role\x18\x05 \x01(\tR\x04role\"5\n" +
+	"\x04role\x18\x05 \x01(\tR\x04role\x12'\n" +
+	"\x0ftimer_migration\x18\x06 \x01(\bR\x0etimerMigration\x12H\n" +
+	"\x12timer_housekeeping\x18\a \x01(\v2\x19.tickemu.plugin.v2.CPUSetR\x11timerHousekeeping\"\x1e\n" +
+	"\x06CPUSet\x12\x14\n" +
+	"\x05words\x18\x01 \x03(\x04R\x05words\"\x1f\n" +
+	"\tPlacement\x12\x12\n" +
+	"\x04idle\x18\x01 \x03(\x04R\x04idle\"5\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"\x95\x01\n" +
@@ -1484,7 +1596,7 @@ func file_tickemu_plugin_v2_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_tickemu_plugin_v2_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tickemu_plugin_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_tickemu_plugin_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_tickemu_plugin_v2_plugin_proto_goTypes = []any{
 	(Severity)(0),             // 0: tickemu.plugin.v2.Severity
 	(*PluginRequest)(nil),     // 1: tickemu.plugin.v2.PluginRequest
@@ -1504,9 +1616,11 @@ var file_tickemu_plugin_v2_plugin_proto_goTypes = []any{
 	(*Era)(nil),               // 15: tickemu.plugin.v2.Era
 	(*Schema)(nil),            // 16: tickemu.plugin.v2.Schema
 	(*Setup)(nil),             // 17: tickemu.plugin.v2.Setup
-	(*ConfigEntry)(nil),       // 18: tickemu.plugin.v2.ConfigEntry
-	(*Diagnostic)(nil),        // 19: tickemu.plugin.v2.Diagnostic
-	(*Counter)(nil),           // 20: tickemu.plugin.v2.Counter
+	(*CPUSet)(nil),            // 18: tickemu.plugin.v2.CPUSet
+	(*Placement)(nil),         // 19: tickemu.plugin.v2.Placement
+	(*ConfigEntry)(nil),       // 20: tickemu.plugin.v2.ConfigEntry
+	(*Diagnostic)(nil),        // 21: tickemu.plugin.v2.Diagnostic
+	(*Counter)(nil),           // 22: tickemu.plugin.v2.Counter
 }
 var file_tickemu_plugin_v2_plugin_proto_depIdxs = []int32{
 	3,  // 0: tickemu.plugin.v2.PluginRequest.open:type_name -> tickemu.plugin.v2.OpenRequest
@@ -1523,17 +1637,18 @@ var file_tickemu_plugin_v2_plugin_proto_depIdxs = []int32{
 	13, // 11: tickemu.plugin.v2.InfoResponse.info:type_name -> tickemu.plugin.v2.Info
 	16, // 12: tickemu.plugin.v2.SchemaResponse.schema:type_name -> tickemu.plugin.v2.Schema
 	17, // 13: tickemu.plugin.v2.ConfigureRequest.setup:type_name -> tickemu.plugin.v2.Setup
-	18, // 14: tickemu.plugin.v2.ConfigureRequest.config:type_name -> tickemu.plugin.v2.ConfigEntry
-	19, // 15: tickemu.plugin.v2.ConfigureResponse.diagnostics:type_name -> tickemu.plugin.v2.Diagnostic
-	20, // 16: tickemu.plugin.v2.CountersResponse.counters:type_name -> tickemu.plugin.v2.Counter
+	20, // 14: tickemu.plugin.v2.ConfigureRequest.config:type_name -> tickemu.plugin.v2.ConfigEntry
+	21, // 15: tickemu.plugin.v2.ConfigureResponse.diagnostics:type_name -> tickemu.plugin.v2.Diagnostic
+	22, // 16: tickemu.plugin.v2.CountersResponse.counters:type_name -> tickemu.plugin.v2.Counter
 	15, // 17: tickemu.plugin.v2.Attribute.eras:type_name -> tickemu.plugin.v2.Era
 	14, // 18: tickemu.plugin.v2.Schema.attributes:type_name -> tickemu.plugin.v2.Attribute
-	0,  // 19: tickemu.plugin.v2.Diagnostic.severity:type_name -> tickemu.plugin.v2.Severity
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	18, // 19: tickemu.plugin.v2.Setup.timer_housekeeping:type_name -> tickemu.plugin.v2.CPUSet
+	0,  // 20: tickemu.plugin.v2.Diagnostic.severity:type_name -> tickemu.plugin.v2.Severity
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_plugin_proto_init() }
@@ -1561,7 +1676,7 @@ func file_tickemu_plugin_v2_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_plugin_proto_rawDesc), len(file_tickemu_plugin_v2_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

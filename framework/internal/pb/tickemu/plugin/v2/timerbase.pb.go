@@ -81,6 +81,7 @@ type TimerBaseCall struct {
 	//	*TimerBaseCall_DelTimer
 	//	*TimerBaseCall_RunTimers
 	//	*TimerBaseCall_NextTimerInterrupt
+	//	*TimerBaseCall_ExpireRemote
 	Call          isTimerBaseCall_Call `protobuf_oneof:"call"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -168,6 +169,15 @@ func (x *TimerBaseCall) GetNextTimerInterrupt() *NextTimerInterruptRequest {
 	return nil
 }
 
+func (x *TimerBaseCall) GetExpireRemote() *ExpireRemoteRequest {
+	if x != nil {
+		if x, ok := x.Call.(*TimerBaseCall_ExpireRemote); ok {
+			return x.ExpireRemote
+		}
+	}
+	return nil
+}
+
 type isTimerBaseCall_Call interface {
 	isTimerBaseCall_Call()
 }
@@ -192,6 +202,10 @@ type TimerBaseCall_NextTimerInterrupt struct {
 	NextTimerInterrupt *NextTimerInterruptRequest `protobuf:"bytes,5,opt,name=next_timer_interrupt,json=nextTimerInterrupt,proto3,oneof"`
 }
 
+type TimerBaseCall_ExpireRemote struct {
+	ExpireRemote *ExpireRemoteRequest `protobuf:"bytes,6,opt,name=expire_remote,json=expireRemote,proto3,oneof"`
+}
+
 func (*TimerBaseCall_Plugin) isTimerBaseCall_Call() {}
 
 func (*TimerBaseCall_ModTimer) isTimerBaseCall_Call() {}
@@ -201,6 +215,8 @@ func (*TimerBaseCall_DelTimer) isTimerBaseCall_Call() {}
 func (*TimerBaseCall_RunTimers) isTimerBaseCall_Call() {}
 
 func (*TimerBaseCall_NextTimerInterrupt) isTimerBaseCall_Call() {}
+
+func (*TimerBaseCall_ExpireRemote) isTimerBaseCall_Call() {}
 
 // TimerBaseSessionResponse answers a TimerBaseSessionRequest: one result per
 // call, in the calls' order.
@@ -362,6 +378,7 @@ type TimerBaseResult struct {
 	//	*TimerBaseResult_DelTimer
 	//	*TimerBaseResult_RunTimers
 	//	*TimerBaseResult_NextTimerInterrupt
+	//	*TimerBaseResult_ExpireRemote
 	Result        isTimerBaseResult_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -449,6 +466,15 @@ func (x *TimerBaseResult) GetNextTimerInterrupt() *NextTimerInterruptResponse {
 	return nil
 }
 
+func (x *TimerBaseResult) GetExpireRemote() *ExpireRemoteResponse {
+	if x != nil {
+		if x, ok := x.Result.(*TimerBaseResult_ExpireRemote); ok {
+			return x.ExpireRemote
+		}
+	}
+	return nil
+}
+
 type isTimerBaseResult_Result interface {
 	isTimerBaseResult_Result()
 }
@@ -473,6 +499,10 @@ type TimerBaseResult_NextTimerInterrupt struct {
 	NextTimerInterrupt *NextTimerInterruptResponse `protobuf:"bytes,5,opt,name=next_timer_interrupt,json=nextTimerInterrupt,proto3,oneof"`
 }
 
+type TimerBaseResult_ExpireRemote struct {
+	ExpireRemote *ExpireRemoteResponse `protobuf:"bytes,6,opt,name=expire_remote,json=expireRemote,proto3,oneof"`
+}
+
 func (*TimerBaseResult_Plugin) isTimerBaseResult_Result() {}
 
 func (*TimerBaseResult_ModTimer) isTimerBaseResult_Result() {}
@@ -483,6 +513,8 @@ func (*TimerBaseResult_RunTimers) isTimerBaseResult_Result() {}
 
 func (*TimerBaseResult_NextTimerInterrupt) isTimerBaseResult_Result() {}
 
+func (*TimerBaseResult_ExpireRemote) isTimerBaseResult_Result() {}
+
 // WheelTimer is sdk.WheelTimer.
 type WheelTimer struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -491,6 +523,7 @@ type WheelTimer struct {
 	Flags         uint32                 `protobuf:"varint,3,opt,name=flags,proto3" json:"flags,omitempty"`
 	CallbackCost  int64                  `protobuf:"varint,4,opt,name=callback_cost,json=callbackCost,proto3" json:"callback_cost,omitempty"`
 	Period        uint64                 `protobuf:"varint,5,opt,name=period,proto3" json:"period,omitempty"`
+	Placement     *Placement             `protobuf:"bytes,6,opt,name=placement,proto3" json:"placement,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -560,12 +593,22 @@ func (x *WheelTimer) GetPeriod() uint64 {
 	return 0
 }
 
+func (x *WheelTimer) GetPlacement() *Placement {
+	if x != nil {
+		return x.Placement
+	}
+	return nil
+}
+
 // WheelState is sdk.WheelState.
 type WheelState struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RaiseAt       uint64                 `protobuf:"varint,1,opt,name=raise_at,json=raiseAt,proto3" json:"raise_at,omitempty"`
 	NextExpiry    uint64                 `protobuf:"varint,2,opt,name=next_expiry,json=nextExpiry,proto3" json:"next_expiry,omitempty"`
 	Pending       int64                  `protobuf:"varint,3,opt,name=pending,proto3" json:"pending,omitempty"`
+	Split         bool                   `protobuf:"varint,4,opt,name=split,proto3" json:"split,omitempty"`
+	LocalNext     uint64                 `protobuf:"varint,5,opt,name=local_next,json=localNext,proto3" json:"local_next,omitempty"`
+	GlobalNext    uint64                 `protobuf:"varint,6,opt,name=global_next,json=globalNext,proto3" json:"global_next,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -621,6 +664,27 @@ func (x *WheelState) GetPending() int64 {
 	return 0
 }
 
+func (x *WheelState) GetSplit() bool {
+	if x != nil {
+		return x.Split
+	}
+	return false
+}
+
+func (x *WheelState) GetLocalNext() uint64 {
+	if x != nil {
+		return x.LocalNext
+	}
+	return 0
+}
+
+func (x *WheelState) GetGlobalNext() uint64 {
+	if x != nil {
+		return x.GlobalNext
+	}
+	return 0
+}
+
 // WheelOpResult is sdk.WheelOpResult.
 type WheelOpResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -629,6 +693,8 @@ type WheelOpResult struct {
 	State         *WheelState            `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
 	BucketExpiry  uint64                 `protobuf:"varint,4,opt,name=bucket_expiry,json=bucketExpiry,proto3" json:"bucket_expiry,omitempty"`
 	Index         int64                  `protobuf:"varint,5,opt,name=index,proto3" json:"index,omitempty"`
+	Moved         bool                   `protobuf:"varint,6,opt,name=moved,proto3" json:"moved,omitempty"`
+	Cpu           int64                  `protobuf:"varint,7,opt,name=cpu,proto3" json:"cpu,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -694,6 +760,20 @@ func (x *WheelOpResult) GetBucketExpiry() uint64 {
 func (x *WheelOpResult) GetIndex() int64 {
 	if x != nil {
 		return x.Index
+	}
+	return 0
+}
+
+func (x *WheelOpResult) GetMoved() bool {
+	if x != nil {
+		return x.Moved
+	}
+	return false
+}
+
+func (x *WheelOpResult) GetCpu() int64 {
+	if x != nil {
+		return x.Cpu
 	}
 	return 0
 }
@@ -1330,20 +1410,120 @@ func (x *NextTimerInterruptResponse) GetResult() *NextTimerResult {
 	return nil
 }
 
+// ExpireRemoteRequest carries the arguments of
+// sdk.RemoteTimerBase.ExpireRemote.
+type ExpireRemoteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cpu           int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`
+	Jiffies       uint64                 `protobuf:"varint,2,opt,name=jiffies,proto3" json:"jiffies,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExpireRemoteRequest) Reset() {
+	*x = ExpireRemoteRequest{}
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExpireRemoteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExpireRemoteRequest) ProtoMessage() {}
+
+func (x *ExpireRemoteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExpireRemoteRequest.ProtoReflect.Descriptor instead.
+func (*ExpireRemoteRequest) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ExpireRemoteRequest) GetCpu() int64 {
+	if x != nil {
+		return x.Cpu
+	}
+	return 0
+}
+
+func (x *ExpireRemoteRequest) GetJiffies() uint64 {
+	if x != nil {
+		return x.Jiffies
+	}
+	return 0
+}
+
+// ExpireRemoteResponse carries its result.
+type ExpireRemoteResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *RunTimersResult       `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExpireRemoteResponse) Reset() {
+	*x = ExpireRemoteResponse{}
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExpireRemoteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExpireRemoteResponse) ProtoMessage() {}
+
+func (x *ExpireRemoteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_timerbase_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExpireRemoteResponse.ProtoReflect.Descriptor instead.
+func (*ExpireRemoteResponse) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ExpireRemoteResponse) GetResult() *RunTimersResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 var File_tickemu_plugin_v2_timerbase_proto protoreflect.FileDescriptor
 
 const file_tickemu_plugin_v2_timerbase_proto_rawDesc = "" +
 	"\n" +
 	"!tickemu/plugin/v2/timerbase.proto\x12\x11tickemu.plugin.v2\x1a\x1etickemu/plugin/v2/plugin.proto\"Q\n" +
 	"\x17TimerBaseSessionRequest\x126\n" +
-	"\x05calls\x18\x01 \x03(\v2 .tickemu.plugin.v2.TimerBaseCallR\x05calls\"\x81\x03\n" +
+	"\x05calls\x18\x01 \x03(\v2 .tickemu.plugin.v2.TimerBaseCallR\x05calls\"\xd0\x03\n" +
 	"\rTimerBaseCall\x12:\n" +
 	"\x06plugin\x18\x01 \x01(\v2 .tickemu.plugin.v2.PluginRequestH\x00R\x06plugin\x12A\n" +
 	"\tmod_timer\x18\x02 \x01(\v2\".tickemu.plugin.v2.ModTimerRequestH\x00R\bmodTimer\x12A\n" +
 	"\tdel_timer\x18\x03 \x01(\v2\".tickemu.plugin.v2.DelTimerRequestH\x00R\bdelTimer\x12D\n" +
 	"\n" +
 	"run_timers\x18\x04 \x01(\v2#.tickemu.plugin.v2.RunTimersRequestH\x00R\trunTimers\x12`\n" +
-	"\x14next_timer_interrupt\x18\x05 \x01(\v2,.tickemu.plugin.v2.NextTimerInterruptRequestH\x00R\x12nextTimerInterruptB\x06\n" +
+	"\x14next_timer_interrupt\x18\x05 \x01(\v2,.tickemu.plugin.v2.NextTimerInterruptRequestH\x00R\x12nextTimerInterrupt\x12M\n" +
+	"\rexpire_remote\x18\x06 \x01(\v2&.tickemu.plugin.v2.ExpireRemoteRequestH\x00R\fexpireRemoteB\x06\n" +
 	"\x04call\"\x93\x01\n" +
 	"\x18TimerBaseSessionResponse\x12<\n" +
 	"\aresults\x18\x01 \x03(\v2\".tickemu.plugin.v2.TimerBaseResultR\aresults\x129\n" +
@@ -1356,35 +1536,44 @@ const file_tickemu_plugin_v2_timerbase_proto_rawDesc = "" +
 	"\x04cost\x18\x05 \x01(\x03R\x04cost\x12\x1f\n" +
 	"\vrepeat_cost\x18\x06 \x01(\x03R\n" +
 	"repeatCost\x123\n" +
-	"\x05state\x18\a \x01(\v2\x1d.tickemu.plugin.v2.WheelStateR\x05state\"\x8a\x03\n" +
+	"\x05state\x18\a \x01(\v2\x1d.tickemu.plugin.v2.WheelStateR\x05state\"\xda\x03\n" +
 	"\x0fTimerBaseResult\x12;\n" +
 	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v2.PluginResponseH\x00R\x06plugin\x12B\n" +
 	"\tmod_timer\x18\x02 \x01(\v2#.tickemu.plugin.v2.ModTimerResponseH\x00R\bmodTimer\x12B\n" +
 	"\tdel_timer\x18\x03 \x01(\v2#.tickemu.plugin.v2.DelTimerResponseH\x00R\bdelTimer\x12E\n" +
 	"\n" +
 	"run_timers\x18\x04 \x01(\v2$.tickemu.plugin.v2.RunTimersResponseH\x00R\trunTimers\x12a\n" +
-	"\x14next_timer_interrupt\x18\x05 \x01(\v2-.tickemu.plugin.v2.NextTimerInterruptResponseH\x00R\x12nextTimerInterruptB\b\n" +
-	"\x06result\"\x89\x01\n" +
+	"\x14next_timer_interrupt\x18\x05 \x01(\v2-.tickemu.plugin.v2.NextTimerInterruptResponseH\x00R\x12nextTimerInterrupt\x12N\n" +
+	"\rexpire_remote\x18\x06 \x01(\v2'.tickemu.plugin.v2.ExpireRemoteResponseH\x00R\fexpireRemoteB\b\n" +
+	"\x06result\"\xc5\x01\n" +
 	"\n" +
 	"WheelTimer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aexpires\x18\x02 \x01(\x04R\aexpires\x12\x14\n" +
 	"\x05flags\x18\x03 \x01(\rR\x05flags\x12#\n" +
 	"\rcallback_cost\x18\x04 \x01(\x03R\fcallbackCost\x12\x16\n" +
-	"\x06period\x18\x05 \x01(\x04R\x06period\"b\n" +
+	"\x06period\x18\x05 \x01(\x04R\x06period\x12:\n" +
+	"\tplacement\x18\x06 \x01(\v2\x1c.tickemu.plugin.v2.PlacementR\tplacement\"\xb8\x01\n" +
 	"\n" +
 	"WheelState\x12\x19\n" +
 	"\braise_at\x18\x01 \x01(\x04R\araiseAt\x12\x1f\n" +
 	"\vnext_expiry\x18\x02 \x01(\x04R\n" +
 	"nextExpiry\x12\x18\n" +
-	"\apending\x18\x03 \x01(\x03R\apending\"\xb4\x01\n" +
+	"\apending\x18\x03 \x01(\x03R\apending\x12\x14\n" +
+	"\x05split\x18\x04 \x01(\bR\x05split\x12\x1d\n" +
+	"\n" +
+	"local_next\x18\x05 \x01(\x04R\tlocalNext\x12\x1f\n" +
+	"\vglobal_next\x18\x06 \x01(\x04R\n" +
+	"globalNext\"\xdc\x01\n" +
 	"\rWheelOpResult\x12\x12\n" +
 	"\x04cost\x18\x01 \x01(\x03R\x04cost\x12\x1f\n" +
 	"\vwas_pending\x18\x02 \x01(\bR\n" +
 	"wasPending\x123\n" +
 	"\x05state\x18\x03 \x01(\v2\x1d.tickemu.plugin.v2.WheelStateR\x05state\x12#\n" +
 	"\rbucket_expiry\x18\x04 \x01(\x04R\fbucketExpiry\x12\x14\n" +
-	"\x05index\x18\x05 \x01(\x03R\x05index\"\x86\x01\n" +
+	"\x05index\x18\x05 \x01(\x03R\x05index\x12\x14\n" +
+	"\x05moved\x18\x06 \x01(\bR\x05moved\x12\x10\n" +
+	"\x03cpu\x18\a \x01(\x03R\x03cpu\"\x86\x01\n" +
 	"\vWheelExpiry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x14\n" +
@@ -1426,7 +1615,12 @@ const file_tickemu_plugin_v2_timerbase_proto_rawDesc = "" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x18\n" +
 	"\ajiffies\x18\x02 \x01(\x04R\ajiffies\"X\n" +
 	"\x1aNextTimerInterruptResponse\x12:\n" +
-	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v2.NextTimerResultR\x06result2\x83\x01\n" +
+	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v2.NextTimerResultR\x06result\"A\n" +
+	"\x13ExpireRemoteRequest\x12\x10\n" +
+	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x18\n" +
+	"\ajiffies\x18\x02 \x01(\x04R\ajiffies\"R\n" +
+	"\x14ExpireRemoteResponse\x12:\n" +
+	"\x06result\x18\x01 \x01(\v2\".tickemu.plugin.v2.RunTimersResultR\x06result2\x83\x01\n" +
 	"\x10TimerBaseService\x12o\n" +
 	"\x10TimerBaseSession\x12*.tickemu.plugin.v2.TimerBaseSessionRequest\x1a+.tickemu.plugin.v2.TimerBaseSessionResponse(\x010\x01BMZKgithub.com/tickemu/tickemu/framework/internal/pb/tickemu/plugin/v2;pluginv2b\x06proto3"
 
@@ -1442,7 +1636,7 @@ func file_tickemu_plugin_v2_timerbase_proto_rawDescGZIP() []byte {
 	return file_tickemu_plugin_v2_timerbase_proto_rawDescData
 }
 
-var file_tickemu_plugin_v2_timerbase_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_tickemu_plugin_v2_timerbase_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_tickemu_plugin_v2_timerbase_proto_goTypes = []any{
 	(*TimerBaseSessionRequest)(nil),    // 0: tickemu.plugin.v2.TimerBaseSessionRequest
 	(*TimerBaseCall)(nil),              // 1: tickemu.plugin.v2.TimerBaseCall
@@ -1463,40 +1657,47 @@ var file_tickemu_plugin_v2_timerbase_proto_goTypes = []any{
 	(*RunTimersResponse)(nil),          // 16: tickemu.plugin.v2.RunTimersResponse
 	(*NextTimerInterruptRequest)(nil),  // 17: tickemu.plugin.v2.NextTimerInterruptRequest
 	(*NextTimerInterruptResponse)(nil), // 18: tickemu.plugin.v2.NextTimerInterruptResponse
-	(*PluginRequest)(nil),              // 19: tickemu.plugin.v2.PluginRequest
-	(*PluginResponse)(nil),             // 20: tickemu.plugin.v2.PluginResponse
+	(*ExpireRemoteRequest)(nil),        // 19: tickemu.plugin.v2.ExpireRemoteRequest
+	(*ExpireRemoteResponse)(nil),       // 20: tickemu.plugin.v2.ExpireRemoteResponse
+	(*PluginRequest)(nil),              // 21: tickemu.plugin.v2.PluginRequest
+	(*PluginResponse)(nil),             // 22: tickemu.plugin.v2.PluginResponse
+	(*Placement)(nil),                  // 23: tickemu.plugin.v2.Placement
 }
 var file_tickemu_plugin_v2_timerbase_proto_depIdxs = []int32{
 	1,  // 0: tickemu.plugin.v2.TimerBaseSessionRequest.calls:type_name -> tickemu.plugin.v2.TimerBaseCall
-	19, // 1: tickemu.plugin.v2.TimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	21, // 1: tickemu.plugin.v2.TimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
 	11, // 2: tickemu.plugin.v2.TimerBaseCall.mod_timer:type_name -> tickemu.plugin.v2.ModTimerRequest
 	13, // 3: tickemu.plugin.v2.TimerBaseCall.del_timer:type_name -> tickemu.plugin.v2.DelTimerRequest
 	15, // 4: tickemu.plugin.v2.TimerBaseCall.run_timers:type_name -> tickemu.plugin.v2.RunTimersRequest
 	17, // 5: tickemu.plugin.v2.TimerBaseCall.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptRequest
-	4,  // 6: tickemu.plugin.v2.TimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.TimerBaseResult
-	3,  // 7: tickemu.plugin.v2.TimerBaseSessionResponse.models:type_name -> tickemu.plugin.v2.NextTimerModel
-	6,  // 8: tickemu.plugin.v2.NextTimerModel.state:type_name -> tickemu.plugin.v2.WheelState
-	20, // 9: tickemu.plugin.v2.TimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
-	12, // 10: tickemu.plugin.v2.TimerBaseResult.mod_timer:type_name -> tickemu.plugin.v2.ModTimerResponse
-	14, // 11: tickemu.plugin.v2.TimerBaseResult.del_timer:type_name -> tickemu.plugin.v2.DelTimerResponse
-	16, // 12: tickemu.plugin.v2.TimerBaseResult.run_timers:type_name -> tickemu.plugin.v2.RunTimersResponse
-	18, // 13: tickemu.plugin.v2.TimerBaseResult.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptResponse
-	6,  // 14: tickemu.plugin.v2.WheelOpResult.state:type_name -> tickemu.plugin.v2.WheelState
-	8,  // 15: tickemu.plugin.v2.RunTimersResult.expired:type_name -> tickemu.plugin.v2.WheelExpiry
-	6,  // 16: tickemu.plugin.v2.RunTimersResult.state:type_name -> tickemu.plugin.v2.WheelState
-	6,  // 17: tickemu.plugin.v2.NextTimerResult.state:type_name -> tickemu.plugin.v2.WheelState
-	5,  // 18: tickemu.plugin.v2.ModTimerRequest.timer:type_name -> tickemu.plugin.v2.WheelTimer
-	7,  // 19: tickemu.plugin.v2.ModTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
-	7,  // 20: tickemu.plugin.v2.DelTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
-	9,  // 21: tickemu.plugin.v2.RunTimersResponse.result:type_name -> tickemu.plugin.v2.RunTimersResult
-	10, // 22: tickemu.plugin.v2.NextTimerInterruptResponse.result:type_name -> tickemu.plugin.v2.NextTimerResult
-	0,  // 23: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:input_type -> tickemu.plugin.v2.TimerBaseSessionRequest
-	2,  // 24: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:output_type -> tickemu.plugin.v2.TimerBaseSessionResponse
-	24, // [24:25] is the sub-list for method output_type
-	23, // [23:24] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	19, // 6: tickemu.plugin.v2.TimerBaseCall.expire_remote:type_name -> tickemu.plugin.v2.ExpireRemoteRequest
+	4,  // 7: tickemu.plugin.v2.TimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.TimerBaseResult
+	3,  // 8: tickemu.plugin.v2.TimerBaseSessionResponse.models:type_name -> tickemu.plugin.v2.NextTimerModel
+	6,  // 9: tickemu.plugin.v2.NextTimerModel.state:type_name -> tickemu.plugin.v2.WheelState
+	22, // 10: tickemu.plugin.v2.TimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	12, // 11: tickemu.plugin.v2.TimerBaseResult.mod_timer:type_name -> tickemu.plugin.v2.ModTimerResponse
+	14, // 12: tickemu.plugin.v2.TimerBaseResult.del_timer:type_name -> tickemu.plugin.v2.DelTimerResponse
+	16, // 13: tickemu.plugin.v2.TimerBaseResult.run_timers:type_name -> tickemu.plugin.v2.RunTimersResponse
+	18, // 14: tickemu.plugin.v2.TimerBaseResult.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptResponse
+	20, // 15: tickemu.plugin.v2.TimerBaseResult.expire_remote:type_name -> tickemu.plugin.v2.ExpireRemoteResponse
+	23, // 16: tickemu.plugin.v2.WheelTimer.placement:type_name -> tickemu.plugin.v2.Placement
+	6,  // 17: tickemu.plugin.v2.WheelOpResult.state:type_name -> tickemu.plugin.v2.WheelState
+	8,  // 18: tickemu.plugin.v2.RunTimersResult.expired:type_name -> tickemu.plugin.v2.WheelExpiry
+	6,  // 19: tickemu.plugin.v2.RunTimersResult.state:type_name -> tickemu.plugin.v2.WheelState
+	6,  // 20: tickemu.plugin.v2.NextTimerResult.state:type_name -> tickemu.plugin.v2.WheelState
+	5,  // 21: tickemu.plugin.v2.ModTimerRequest.timer:type_name -> tickemu.plugin.v2.WheelTimer
+	7,  // 22: tickemu.plugin.v2.ModTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
+	7,  // 23: tickemu.plugin.v2.DelTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
+	9,  // 24: tickemu.plugin.v2.RunTimersResponse.result:type_name -> tickemu.plugin.v2.RunTimersResult
+	10, // 25: tickemu.plugin.v2.NextTimerInterruptResponse.result:type_name -> tickemu.plugin.v2.NextTimerResult
+	9,  // 26: tickemu.plugin.v2.ExpireRemoteResponse.result:type_name -> tickemu.plugin.v2.RunTimersResult
+	0,  // 27: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:input_type -> tickemu.plugin.v2.TimerBaseSessionRequest
+	2,  // 28: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:output_type -> tickemu.plugin.v2.TimerBaseSessionResponse
+	28, // [28:29] is the sub-list for method output_type
+	27, // [27:28] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_timerbase_proto_init() }
@@ -1511,6 +1712,7 @@ func file_tickemu_plugin_v2_timerbase_proto_init() {
 		(*TimerBaseCall_DelTimer)(nil),
 		(*TimerBaseCall_RunTimers)(nil),
 		(*TimerBaseCall_NextTimerInterrupt)(nil),
+		(*TimerBaseCall_ExpireRemote)(nil),
 	}
 	file_tickemu_plugin_v2_timerbase_proto_msgTypes[4].OneofWrappers = []any{
 		(*TimerBaseResult_Plugin)(nil),
@@ -1518,6 +1720,7 @@ func file_tickemu_plugin_v2_timerbase_proto_init() {
 		(*TimerBaseResult_DelTimer)(nil),
 		(*TimerBaseResult_RunTimers)(nil),
 		(*TimerBaseResult_NextTimerInterrupt)(nil),
+		(*TimerBaseResult_ExpireRemote)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1525,7 +1728,7 @@ func file_tickemu_plugin_v2_timerbase_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_timerbase_proto_rawDesc), len(file_tickemu_plugin_v2_timerbase_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
