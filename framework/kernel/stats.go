@@ -58,7 +58,6 @@ var (
 	cntJiffiesMaxStale          = metrics.Intern("jiffies_max_stale_ns")
 	cntSchedTickRemote          = metrics.Intern("sched_tick_remote")
 	cntTimerMigrations          = metrics.Intern("timer_migrations")
-	cntRemoteExpiries           = metrics.Intern("remote_expiries")
 )
 
 // idleNames are the interned per-state counter names of a machine.
