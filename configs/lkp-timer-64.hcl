@@ -12,13 +12,15 @@
 #
 #   tickemu compare configs/lkp-timer-64.hcl --seeds 5 --var duration=20ms
 #   tickemu run configs/lkp-timer-64.hcl --variant legacy --var duration=20ms
+#   tickemu bisect configs/lkp-timer-64.hcl --good 6.12 --bad 6.13 --metric bogo-ops/s --var duration=20ms
 #
 # LKP measures 60 s (testtime); 64 CPUs at 1 MHz each make ~10^8 events per
 # simulated second, so shorten the run with --var duration for a first look.
 
+# null leaves posix_timer_signals to the kernel version (consistent without one).
 variable "signals" {
-  default     = "consistent"
-  description = "POSIX timer signal delivery: legacy (<= 6.12) or consistent (6.13+)"
+  default     = null
+  description = "POSIX timer signal delivery: legacy (<= 6.12) or consistent (6.13+); null: the kernel version's"
 }
 
 variable "duration" {

@@ -73,7 +73,8 @@ func (d *Device) Schema() sdk.Schema {
 		{Name: "freq", Type: sdk.TypeFrequency, Default: "1GHz", Doc: "rate of the counter the deadline is written in"},
 		{Name: "write_cost", Type: sdk.TypeDuration, Default: "100ns", Doc: "CPU time of one register write (the WRMSR)"},
 		{Name: "latency", Type: sdk.TypeDuration, Default: "0ns", Doc: "from the deadline to the interrupt being raised"},
-		{Name: "per_cpu", Type: sdk.TypeBool, Default: "true", Doc: "one channel per CPU (a local timer); false: one global channel"},
+		{Name: "per_cpu", Type: sdk.TypeBool, Default: "true", Doc: "one channel per CPU (a local timer); false: one global channel",
+			Unversioned: "a property of the device, the same on every kernel release"},
 		{Name: "rating", Type: sdk.TypeNumber, Default: "100", Doc: "clockevents rating"},
 	}}
 }

@@ -37,12 +37,27 @@ type attrJSON struct {
 	Default  *string  `json:"default"`
 	OneOf    []string `json:"one_of,omitempty"`
 	Doc      string   `json:"doc"`
+	// Eras and Unversioned: the attribute's value per kernel release, or
+	// why it has none (docs/kernel-changes.md).
+	Eras        []eraJSON `json:"eras,omitempty"`
+	Unversioned string    `json:"unversioned,omitempty"`
+}
+
+type eraJSON struct {
+	Since  string `json:"since"`
+	Value  string `json:"value"`
+	Commit string `json:"commit,omitempty"`
+	Title  string `json:"title,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 func attrsJSON(s sdk.Schema) []attrJSON {
 	out := []attrJSON{}
 	for _, a := range s.Attributes {
-		j := attrJSON{Name: a.Name, Type: string(a.Type), Required: a.Required, OneOf: a.OneOf, Doc: a.Doc}
+		j := attrJSON{Name: a.Name, Type: string(a.Type), Required: a.Required, OneOf: a.OneOf, Doc: a.Doc, Unversioned: a.Unversioned}
+		for _, e := range a.Eras {
+			j.Eras = append(j.Eras, eraJSON(e))
+		}
 		if !a.Required {
 			d := a.Default
 			j.Default = &d

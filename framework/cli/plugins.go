@@ -119,6 +119,13 @@ func writePlugin(w io.Writer, info sdk.Info, s sdk.Schema, source string) {
 		if a.Required {
 			def = "(required)"
 		}
+		if len(a.Eras) > 0 {
+			var es []string
+			for _, e := range a.Eras {
+				es = append(es, e.Since+" "+e.Value)
+			}
+			extra += "; by kernel release: " + strings.Join(es, ", ")
+		}
 		fmt.Fprintf(w, "  %-22s %-9s default %-14s%s\n", a.Name, a.Type, def, extra)
 	}
 }

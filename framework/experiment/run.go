@@ -339,6 +339,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		if pds.HasErrors() {
 			continue
 		}
+		b.overrides = append(b.overrides, slotOverrides(spec, pb)...)
 		b.overrides = append(b.overrides, spec.Overrides(string(pb.Kind), pb.Plugin, schema, cfg)...)
 		b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg, Schema: schema, plugin: p})
 		var typed bool

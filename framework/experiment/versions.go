@@ -53,6 +53,23 @@ func ScenarioTable(spec *config.Spec, o Opener) (*kernelversion.Table, error) {
 	return t, errors.Join(errs...)
 }
 
+// slotOverrides is the plugin choice of block pb when the file sets it
+// against the version (the governor's: the idle tick-retain rule).
+func slotOverrides(spec *config.Spec, pb config.PluginBlock) []config.Override {
+	var out []config.Override
+	for _, s := range config.DefaultPluginSlots() {
+		if s.Kind != pb.Kind || s.Role != pb.Role || len(s.DefaultEras) == 0 {
+			continue
+		}
+		a := config.SlotSchema(s).Attributes[0]
+		k := kernelversion.Key{Kind: string(s.Kind), Attr: a.Name}
+		if v, ok := spec.Preset(k, a); ok && v != pb.Plugin {
+			out = append(out, config.Override{Key: k, Setting: k.String(), Value: pb.Plugin, Version: v})
+		}
+	}
+	return out
+}
+
 // Overrides lists the versioned settings spec's file sets itself, against
 // its kernel version or presets: each plugin block's attributes (decoded
 // with the schema o describes, no plugin started), the kernel block's, and
@@ -60,16 +77,7 @@ func ScenarioTable(spec *config.Spec, o Opener) (*kernelversion.Table, error) {
 func Overrides(spec *config.Spec, o Opener) ([]config.Override, error) {
 	var out []config.Override
 	for _, pb := range spec.Plugins {
-		for _, s := range config.DefaultPluginSlots() {
-			if s.Kind != pb.Kind || s.Role != pb.Role || len(s.DefaultEras) == 0 {
-				continue
-			}
-			a := config.SlotSchema(s).Attributes[0]
-			k := kernelversion.Key{Kind: string(s.Kind), Attr: a.Name}
-			if v, ok := spec.Preset(k, a); ok && v != pb.Plugin {
-				out = append(out, config.Override{Key: k, Setting: k.String(), Value: pb.Plugin, Version: v})
-			}
-		}
+		out = append(out, slotOverrides(spec, pb)...)
 		_, schema, err := o.Describe(pb.Kind, pb.Plugin)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", pb.What(), err)

@@ -22,6 +22,9 @@ func TestVersionTableCoversBuiltins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, k := range tb.Undeclared {
+		t.Errorf("%s is a strategy attribute with neither eras nor an Unversioned reason", k)
+	}
 	covered := map[kernelversion.Key]bool{}
 	for _, s := range tb.Settings {
 		covered[s.Key] = true

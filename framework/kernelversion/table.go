@@ -60,19 +60,27 @@ func (c Change) ID() string {
 type Table struct {
 	Settings    []Setting
 	Unversioned []Unversioned
-	changes     []Change
+	// Undeclared are strategy attributes with neither eras nor a reason:
+	// a third-party plugin's that predates eras. They keep their schema
+	// default at every version; the builtins have none (a test holds them
+	// to it).
+	Undeclared []Key
+	changes    []Change
 }
 
 // Add adds the strategy attributes of one schema. A strategy attribute
-// (sdk.Attribute.Strategy) without eras must say why (Unversioned); eras must
-// be well formed (see checkEras). The error names the attribute.
+// (sdk.Attribute.Strategy) without eras should say why (Unversioned); one
+// that does not is listed in Undeclared. Eras must be well formed (see
+// checkEras); the error names the attribute.
 func (t *Table) Add(kind, plugin string, s sdk.Schema) error {
 	var errs []string
 	for _, a := range s.Attributes {
 		k := Key{Kind: kind, Plugin: plugin, Attr: a.Name}
 		if len(a.Eras) == 0 {
 			if a.Strategy() && a.Unversioned == "" {
-				errs = append(errs, fmt.Sprintf("%s: a strategy attribute needs Eras or an Unversioned reason", k))
+				if !slices.Contains(t.Undeclared, k) {
+					t.Undeclared = append(t.Undeclared, k)
+				}
 			} else if a.Strategy() {
 				t.Unversioned = append(t.Unversioned, Unversioned{Key: k, Reason: a.Unversioned})
 			}

@@ -52,7 +52,6 @@ func TestAddChecksEras(t *testing.T) {
 		err  string
 	}{
 		{"ok", attr("x", base, sdk.Era{Since: "5.9", Value: "b", Commit: "d4f7dae87096", Title: "t"}), ""},
-		{"strategy without eras", attr("x"), "needs Eras or an Unversioned reason"},
 		{"value not allowed", attr("x", base, sdk.Era{Since: "5.9", Value: "z", Commit: "d4f7dae87096", Title: "t"}), "not one of"},
 		{"first era too late", attr("x", sdk.Era{Since: "4.0", Value: "a"}), "after the oldest"},
 		{"first era with commit", attr("x", sdk.Era{Since: "3.10", Value: "a", Commit: "d4f7dae87096"}), "names no commit"},
@@ -77,6 +76,10 @@ func TestAddChecksEras(t *testing.T) {
 		}
 	}
 	var tb Table
+	if err := tb.Add("k", "p", sdk.Schema{Attributes: []sdk.Attribute{attr("x")}}); err != nil || len(tb.Undeclared) != 1 || tb.Undeclared[0].String() != "k(p).x" {
+		t.Errorf("a strategy without eras or reason: %v, undeclared %v", err, tb.Undeclared)
+	}
+	tb = Table{}
 	if err := tb.Add("k", "p", sdk.Schema{Attributes: []sdk.Attribute{
 		{Name: "cost", Type: sdk.TypeDuration},
 		{Name: "flag", Type: sdk.TypeBool, Unversioned: "hardware"},

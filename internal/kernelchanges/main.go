@@ -21,6 +21,9 @@ func main() {
 	out := flag.String("o", "", "file to write (default: stdout)")
 	flag.Parse()
 	t, err := experiment.TableOf(builtin.Factories())
+	if err == nil && len(t.Undeclared) > 0 {
+		err = fmt.Errorf("builtin strategy attributes with neither eras nor a reason: %v", t.Undeclared)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kernelchanges:", err)
 		os.Exit(1)
