@@ -73,6 +73,22 @@ type PreArmed struct {
 // Span is the capture's length.
 func (c *Capture) Span() int64 { return c.Last - c.First }
 
+// Lead is where a replay on a machine with tick period tickNsec puts the
+// capture's first event: the capture's CLOCK_MONOTONIC time of it modulo the
+// tick period, so that the model's tick grid (boot at a tick boundary, the
+// tick on multiples of TICK_NSEC) falls where the capture's does. 0 without
+// a clock offset.
+func (c *Capture) Lead(tickNsec int64) int64 {
+	if !c.OffsetKnown || tickNsec <= 0 {
+		return 0
+	}
+	m := (c.First + c.Offset) % tickNsec
+	if m < 0 {
+		m += tickNsec
+	}
+	return m
+}
+
 // TickNsec is the capture's tick period (HZ 1000 when not inferred).
 func (c *Capture) TickNsec() int64 {
 	if c.HZ == 0 {

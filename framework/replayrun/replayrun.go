@@ -26,7 +26,7 @@ const Tail = 20_000_000
 
 // Config builds a replay run's HCL: cfgFile's text (or nothing) with the
 // replay workload for capture (an absolute path) and, when cfgFile has no
-// run block, a run covering the capture plus Tail. name is the file name
+// run block, a run covering the capture plus a tick plus Tail. name is the file name
 // diagnostics cite.
 func Config(cfgFile, capture string, cp *replay.Capture) (src []byte, name string, err error) {
 	name = "replay.hcl"
@@ -50,7 +50,8 @@ func Config(cfgFile, capture string, cp *replay.Capture) (src []byte, name strin
 	out := append([]byte{}, src...)
 	out = append(out, fmt.Sprintf("\nworkload \"replay\" \"capture\" {\n  capture = %q\n}\n", capture)...)
 	if !hasRun {
-		out = append(out, fmt.Sprintf("run {\n  duration = \"%dns\"\n}\n", cp.Span()+Tail)...)
+		// The first event is at most a tick (10 ms at HZ 100) into the run.
+		out = append(out, fmt.Sprintf("run {\n  duration = \"%dns\"\n}\n", cp.Span()+10_000_000+Tail)...)
 	}
 	return out, name, nil
 }
@@ -94,7 +95,7 @@ func Run(path string, cp *replay.Capture, spec *config.Spec, eo experiment.Optio
 		// nor was_armed: callbacks that restart their timer are named.
 		sc := replay.NewScorer(func(fn string) bool { return replay.TickFunctions[fn] }, ktime.TickNsec(hz), 0,
 			replay.Options{Restarts: func(fn string) bool { return cp.Periods[fn] > 0 || replay.TickFunctions[fn] }})
-		sc.Until = cp.Span() + 1
+		sc.Until = cp.Lead(ktime.TickNsec(hz)) + cp.Span() + 1
 		s, err := sc.ScoreReader(traceimport.NewFtrace(pr))
 		pr.CloseWithError(err)
 		done <- scored{s, err}

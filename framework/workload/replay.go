@@ -31,6 +31,7 @@ type replayLoad struct {
 	wheelCost  int64
 
 	k     *kernel.Kernel
+	lead  int64 // simulated time of the capture's first event
 	f     *traceimport.File
 	cls   *replay.Classifier
 	queue []item
@@ -145,10 +146,13 @@ func scanCapture(path string) (*replay.Capture, error) {
 // ScanCapture is the first pass over a capture (cached), for the CLI.
 func ScanCapture(path string) (*replay.Capture, error) { return scanCapture(path) }
 
-func (w *replayLoad) sim(t int64) ktime.Time { return ktime.Time(t - w.cap.First) }
+// sim maps a capture time to simulated time: the first event at Lead, so
+// that the model's tick grid is the capture's.
+func (w *replayLoad) sim(t int64) ktime.Time { return ktime.Time(t - w.cap.First + w.lead) }
 
 func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.k = k
+	w.lead = w.cap.Lead(k.TickNsec())
 	f, err := traceimport.Open(w.path)
 	if err != nil {
 		return err
@@ -415,7 +419,7 @@ func (w *replayLoad) Report(k *kernel.Kernel, end ktime.Time) Report {
 	rep := Report{Type: "replay", Name: w.name}
 	reached := "the whole capture"
 	if !w.eof {
-		reached = fmt.Sprintf("%.1f%% of the capture (run.duration ends before it)", 100*float64(end)/float64(max(w.cap.Span(), 1)))
+		reached = fmt.Sprintf("%.1f%% of the capture (run.duration ends before it)", 100*float64(int64(end)-w.lead)/float64(max(w.cap.Span(), 1)))
 	}
 	rep.Text = append(rep.Text,
 		fmt.Sprintf("replay %s: %s, %d CPUs, %s, %.6f s; replayed %s: %d timer operations, %d skipped; %d hrtimers, %d timer_list timers, %d tasks",
