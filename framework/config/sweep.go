@@ -382,7 +382,7 @@ func (l *loader) resolveSweep(s *Sweep) (sweepTarget, bool) {
 		t.path, t.attr = []string{blockMachine}, head
 	case len(parts) == 1:
 		names := append(l.varNames(), machineNames...)
-		return fail("%q is neither a declared variable nor a machine attribute.%s %s.", head, didYouMean(head, names), sweepForms)
+		return fail("%q is neither a declared variable nor a machine attribute.%s A%s.", head, didYouMean(head, names), sweepForms[1:])
 	case head == blockMachine:
 		if len(rest) != 1 || !machineAttr(rest[0]) {
 			return fail("%q: machine.ATTR takes one of %s.", s.Name, strings.Join(machineNames, ", "))
@@ -426,7 +426,7 @@ func (l *loader) resolveSweep(s *Sweep) (sweepTarget, bool) {
 			for _, k := range l.kinds() {
 				kinds = append(kinds, string(k))
 			}
-			return fail("%q: no block %q.%s %s.", s.Name, head, didYouMean(head, append(kinds, blockMachine, blockKernel, blockRun, blockWorkload, "var")), sweepForms)
+			return fail("%q: no block %q.%s A%s.", s.Name, head, didYouMean(head, append(kinds, blockMachine, blockKernel, blockRun, blockWorkload, "var")), sweepForms[1:])
 		}
 		k := l.kinds()[kind]
 		t.path = []string{head}
