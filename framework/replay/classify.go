@@ -66,7 +66,7 @@ type Options struct {
 	// (HRTIMER_RESTART) without a traced start: after their expiry the timer
 	// counts as queued, so a start that follows without a traced cancel is a
 	// re-arm. A trace that records the removal of a queued timer (kernels
-	// up to 7.0) or was_armed (7.1) needs none; tickemu's own trace, which
+	// before f2e388a019e4) or was_armed (since) needs none; tickemu's own trace, which
 	// records neither, does.
 	Restarts func(function string) bool
 }

@@ -62,7 +62,7 @@ func TestCountingRules(t *testing.T) {
 			l("000", "1.000000", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS") +
 				l("000", "1.000500", "hrtimer_start", T+" function=f expires=1002000000 softexpires=1002000000 mode=ABS"),
 			Options{}, 2, 0, 1, 0, 0},
-		{"was_armed=1 (7.1) is a re-arm, was_armed=0 is not",
+		{"was_armed=1 (f2e388a019e4) is a re-arm, was_armed=0 is not",
 			l("000", "1.000000", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS was_armed=1") +
 				l("000", "1.000100", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS was_armed=0"),
 			Options{}, 2, 0, 1, 0, 0},

@@ -19,7 +19,8 @@ func decode(e *Event, f *fieldSet, in *interner) {
 		e.Mode = f.optStr("mode")
 	case HRStart:
 		// TP_printk("hrtimer=%p function=%ps expires=%llu softexpires=%llu
-		// mode=%s"): mode since 4.16 (63e2ed365369), was_armed in 7.1.
+		// mode=%s"): mode since 4.16, was_armed since f2e388a019e4 ("hrtimer: Reduce
+		// trace noise in hrtimer_start()").
 		e.Timer = f.ptr("hrtimer")
 		e.Function = in.get(cleanFunction(f.str("function")))
 		e.Expires = f.int("expires")

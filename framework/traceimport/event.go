@@ -14,7 +14,7 @@
 //
 // The field formats follow the kernel's TP_printk strings across versions
 // (docs/replay.md lists them): hrtimer_start with and without mode= (4.16)
-// and was_armed= (7.1), timer_start with and without bucket_expiry=, cpu=
+// and was_armed= (f2e388a019e4), timer_start with and without bucket_expiry=, cpu=
 // idx= and decoded flags, timer_expire_entry with and without baseclk=,
 // tick_stop's success= in both spellings, trace-cmd's plugin
 // formats (function=NAME/0xOFFSET, comm:pid [prio]).
@@ -112,7 +112,7 @@ type Event struct {
 	Expires, SoftExpires, Now, Timeout, BucketExpiry int64
 	HasTimeout                                       bool
 	// Mode is hrtimer_start's / hrtimer_init's mode ("ABS|PINNED|HARD"),
-	// empty before 4.16. WasArmed is hrtimer_start's was_armed (7.1+): 1 when
+	// empty before 4.16. WasArmed is hrtimer_start's was_armed (since f2e388a019e4): 1 when
 	// the timer was queued, 0 not, -1 when the trace has no such field.
 	Mode     string
 	WasArmed int8
