@@ -356,7 +356,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 			if typed {
 				var ce *clockevents.Device
 				var err error
-				if terr := catchTransport(func() { ce, err = clockevents.New(dev, clockevents.Options{HZ: spec.Machine.HZ}) }); terr != nil {
+				if terr := catchTransport(func() { ce, err = clockevents.New(dev, clockeventsOptions(spec, b.settings)) }); terr != nil {
 					return b, terr
 				}
 				if err != nil {
@@ -485,6 +485,21 @@ func workloadMachine(spec *config.Spec) (*config.Spec, hcl.Diagnostics) {
 	c := *spec
 	c.Machine = m
 	return &c, diags
+}
+
+// clockeventsOptions are the core's build and version choices for the
+// machine: CONFIG_HZ and the kernel block's min-delta variant and guard.
+func clockeventsOptions(spec *config.Spec, ks kernel.KernelSettings) clockevents.Options {
+	o := clockevents.Options{HZ: spec.Machine.HZ, StarvationGuard: ks.StarvationGuard}
+	switch ks.MinDelta {
+	case kernel.MinDeltaRetry10:
+		o.MinDelta = clockevents.RetryTenfold
+	case kernel.MinDeltaOnce:
+		o.MinDelta = clockevents.RetryOnce
+	default:
+		o.MinDelta = clockevents.MinAdjust
+	}
+	return o
 }
 
 func machineOf(m config.Machine) kernel.Machine {

@@ -87,7 +87,20 @@ type KernelSettings struct {
 	// timer placement was modelled (every timer on the CPU that starts it).
 	TimerMigration bool
 	Costs          Costs
+	// MinDelta is the clockevents_program_min_delta() variant
+	// (MinDeltaAdjust, MinDeltaRetry10, MinDeltaOnce) and StarvationGuard
+	// the 7.0 next_event_forced guard of clockevents_program_event()
+	// (framework/clockevents.Options).
+	MinDelta        string
+	StarvationGuard bool
 }
+
+// clockevents_min_delta values: clockevents.MinDeltaPolicy's names.
+const (
+	MinDeltaAdjust  = "min_adjust"
+	MinDeltaRetry10 = "retry10"
+	MinDeltaOnce    = "once"
+)
 
 // NohzFullTick values.
 const (
@@ -117,6 +130,18 @@ func KernelSchema() sdk.Schema {
 			Doc: "/proc/sys/kernel/timer_migration (Linux default 1; needs NO_HZ): timers that are not pinned may be queued on a busy housekeeping CPU " +
 				"(get_nohz_timer_target(): hrtimers always, the wheel with migration = \"push\") or expired by the timer-migration hierarchy (wheel migration = \"pull\", 6.9+)",
 			Unversioned: "a sysctl, /proc/sys/kernel/timer_migration, in every release since 2.6.31 (default 1); what it switches follows the wheel's migration attribute"},
+		{Name: "clockevents_min_delta", Type: sdk.TypeString, Default: MinDeltaAdjust, OneOf: []string{MinDeltaAdjust, MinDeltaRetry10, MinDeltaOnce},
+			Doc: "clockevents_program_min_delta() variant: min_adjust (CONFIG_GENERIC_CLOCKEVENTS_MIN_ADJUST, x86: raise min_delta_ns after 3 failures), " +
+				"retry10 (the generic variant since 4.15: up to 10 tries at k*min_delta_ns) or once (the generic variant before 4.15)",
+			Unversioned: "a build option each architecture selects: x86 selects CONFIG_GENERIC_CLOCKEVENTS_MIN_ADJUST (min_adjust) on every modelled release; " +
+				"only the generic variant changed, with 4.15's \"clockevents: Retry programming min delta up to 10 times\" (once -> retry10), so no release decides it for every machine"},
+		{Name: "clockevents_starvation_guard", Type: sdk.TypeBool, Default: "false",
+			Doc: "clockevents_program_event() leaves an already forced min-delta event alone until it fires (next_event_forced), so re-arming a timer in the past cannot starve the timer interrupt",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: "false"},
+				{Since: "7.0", Value: "true", Commit: "d6e152d905bd", Title: "clockevents: Prevent timer interrupt starvation",
+					Note: "with 4096fd0e8eae (clockevents: Add missing resets of the next_event_forced flag); both went in through timers/urgent in April 2026, for 7.0 (and 7.0.y): the release tag was not checked"},
+			}},
 	}}
 	d := DefaultCosts()
 	for _, a := range d.costAttrs() {
@@ -138,6 +163,11 @@ func ParseKernelSettings(c sdk.Config) (KernelSettings, error) {
 		ks.NohzFullTick = NohzFullOffload
 	}
 	ks.TimerMigration = c["timer_migration"] == "true"
+	ks.MinDelta = c["clockevents_min_delta"]
+	if ks.MinDelta == "" {
+		ks.MinDelta = MinDeltaAdjust
+	}
+	ks.StarvationGuard = c["clockevents_starvation_guard"] == "true"
 	r := c.Reader()
 	for _, a := range ks.Costs.costAttrs() {
 		if v, ok := c[a.name+"_cost"]; ok && v != "" {
