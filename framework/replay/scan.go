@@ -57,8 +57,11 @@ type TaskInfo struct {
 	Sleeps    int64
 }
 
-// MaxTasks bounds Capture.Tasks.
-const MaxTasks = 4096
+// MaxTasks bounds Capture.Tasks, MaxPreArmed Capture.PreArmed.
+const (
+	MaxTasks    = 4096
+	MaxPreArmed = 1 << 16
+)
 
 // PreArmed is a timer the capture first shows expiring.
 type PreArmed struct {
@@ -109,6 +112,10 @@ type scanTimer struct {
 
 const maxSpacings = 64
 
+// maxScanTimers bounds the first pass's per-timer table: past it, new
+// pointers are not tracked (their restarts and first expiries go unseen).
+const maxScanTimers = 1 << 20
+
 // Scan reads a whole capture once (constant memory in the number of events;
 // the tables grow with the number of distinct timers and callbacks).
 func Scan(r traceimport.Reader) (*Capture, error) {
@@ -154,7 +161,9 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			st := timers[k]
 			if st == nil {
 				st = &scanTimer{}
-				timers[k] = st
+				if len(timers) < maxScanTimers {
+					timers[k] = st
+				}
 			}
 			if e.Kind == traceimport.HRStart && st.expired && e.Time-st.lastTime < 200_000 {
 				// A tick re-armed by its own handler's path right after
@@ -186,7 +195,7 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			k := tkey{e.Timer, e.Kind == traceimport.TimerCancel}
 			if st := timers[k]; st != nil {
 				st.seen = true
-			} else {
+			} else if len(timers) < maxScanTimers {
 				timers[k] = &scanTimer{seen: true}
 			}
 		case traceimport.HRExpireEntry, traceimport.TimerExpireEntry:
@@ -195,9 +204,11 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			st := timers[k]
 			if st == nil {
 				st = &scanTimer{}
-				timers[k] = st
+				if len(timers) < maxScanTimers {
+					timers[k] = st
+				}
 			}
-			if !st.seen {
+			if !st.seen && len(c.PreArmed) < MaxPreArmed {
 				c.PreArmed = append(c.PreArmed, PreArmed{Wheel: wheel, Timer: e.Timer, Function: e.Function, CPU: e.CPU, Time: e.Time, Now: e.Now})
 			}
 			if !wheel {

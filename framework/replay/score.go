@@ -45,9 +45,6 @@ type Scorer struct {
 	isTick   func(string) bool
 	tickNsec int64
 	offset   int64
-	// Rename maps a callback name before it is counted (babeltrace
-	// addresses to their model names); nil keeps names.
-	Rename func(string) string
 	// Until, when positive, ignores events after it (trace clock): a model
 	// run lasts a little longer than the capture it replays.
 	Until int64
@@ -81,9 +78,6 @@ func (sc *Scorer) Score() *Score {
 
 // fn returns the score of a callback.
 func (sc *Scorer) fn(name string, wheel bool) *FuncScore {
-	if sc.Rename != nil {
-		name = sc.Rename(name)
-	}
 	if name == "" {
 		name = "(unknown)"
 	}
