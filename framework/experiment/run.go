@@ -275,6 +275,10 @@ func describeSummary(err error) string {
 	return "Plugin unavailable"
 }
 
+// build opens and configures the plugins, the workloads and the kernel of
+// spec, step by step; every block's diagnostics are collected before it
+// fails (a *DiagError), except that a plugin transport failure ends it at
+// once. b is returned either way, so that the caller can close what opened.
 func build(spec *config.Spec, o Options) (*built, error) {
 	var diags hcl.Diagnostics
 	b := &built{}
@@ -285,101 +289,165 @@ func build(spec *config.Spec, o Options) (*built, error) {
 	fail := func() (*built, error) { return b, &DiagError{Diags: diags, Files: spec.Files()} }
 	// The kernel block first: the plugins' Setup carries its timer_migration.
 	kschema := kernel.KernelSchema()
-	kcfg, kd := spec.DecodeKernel(kschema)
+	kcfg, kd, decoded := b.decodeKernel(kschema)
 	diags = append(diags, kd...)
-	if !kd.HasErrors() {
+	plugins, d, err := b.openPlugins(o)
+	diags = append(diags, d...)
+	if err != nil {
+		return b, err
+	}
+	if decoded {
+		// After the plugin blocks' overrides, as they are listed.
+		b.overrides = append(b.overrides, spec.Overrides("kernel", "", kschema, kcfg)...)
+	}
+	diags = append(diags, b.newWorkloads()...)
+	if diags.HasErrors() {
+		return fail()
+	}
+	b.openTrace(o)
+	if d := b.newKernel(plugins, o); d != nil {
+		diags = append(diags, d)
+		return fail()
+	}
+	return b, nil
+}
+
+// decodeKernel decodes the kernel block into b.settings; decoded reports
+// that the block itself decoded (its settings may still be invalid).
+func (b *built) decodeKernel(kschema sdk.Schema) (kcfg sdk.Config, diags hcl.Diagnostics, decoded bool) {
+	spec := b.spec
+	kcfg, diags = spec.DecodeKernel(kschema)
+	decoded = !diags.HasErrors()
+	if decoded {
 		var err error
 		if b.settings, err = kernel.ParseKernelSettings(kcfg); err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid kernel block",
 				Detail: err.Error(), Subject: spec.Kernel.MissingItemRange().Ptr()})
 		}
 	}
+	return kcfg, diags, decoded
+}
+
+// openPlugins opens and configures the plugin of every plugin block, in
+// order, and hands each to the kernel slot of its kind. A block that fails
+// adds its diagnostics and is skipped; a plugin transport failure ends the
+// build (err).
+func (b *built) openPlugins(o Options) (plugins kernel.Plugins, diags hcl.Diagnostics, err error) {
+	spec := b.spec
 	km := machineOf(spec.Machine)
 	setup := sdk.Setup{CPUs: spec.Machine.CPUs, HZ: spec.Machine.HZ, HighRes: spec.Machine.HighRes, Seed: spec.Run.Seed,
 		TimerMigration: kernel.TimerMigrationActive(b.settings, km), TimerHousekeeping: kernel.TimerHousekeeping(km)}
-	var plugins kernel.Plugins
 	for _, pb := range spec.Plugins {
-		iso := pb.Isolation
-		if o.Isolation != "" {
-			iso = o.Isolation
-		}
-		info, schema, err := o.Opener.Describe(pb.Kind, pb.Plugin)
-		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: describeSummary(err),
-				Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.PluginRange.Ptr()})
-			continue
-		}
-		pb, d := pluginBody(spec, pb, o)
+		p, d, err := b.openPlugin(pb, setup, o)
 		diags = append(diags, d...)
-		cfg, d := spec.DecodePlugin(pb, schema)
-		diags = append(diags, d...)
-		if d.HasErrors() {
-			continue
-		}
-		inst, err := o.Opener.Open(pb.Kind, pb.Plugin, iso)
 		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Plugin failed to start",
-				Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.PluginRange.Ptr()})
+			return plugins, diags, err
+		}
+		if p == nil {
 			continue
 		}
-		b.instances = append(b.instances, inst)
-		p := inst.Plugin()
-		if ls, ok := p.(sdk.LoggerSetter); ok {
-			ls.SetLogger(o.Log.With().Str("plugin", pb.Plugin).Logger())
+		d, err = b.attachPlugin(&plugins, pb, p)
+		diags = append(diags, d...)
+		if err != nil {
+			return plugins, diags, err
 		}
-		// Every answer of the plugin, in process or not, is checked from here on.
-		p = contract.Wrap(pb.Kind, pb.Plugin, p, contract.Limits{CPUs: spec.Machine.CPUs})
-		s := setup
-		s.Role = sdk.Role(pb.Role)
-		var pds sdk.Diagnostics
-		if err := catchTransport(func() { pds = p.Configure(s, cfg) }); err != nil {
-			return b, err
-		}
-		diags = append(diags, pb.Diagnostics(pds)...)
-		if pds.HasErrors() {
-			continue
-		}
-		b.overrides = append(b.overrides, slotOverrides(spec, pb)...)
-		b.overrides = append(b.overrides, spec.Overrides(string(pb.Kind), pb.Plugin, schema, cfg)...)
-		b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg, Schema: schema, plugin: p})
-		var typed bool
-		switch pb.Kind {
-		case sdk.KindTimerBase:
-			plugins.Wheel, typed = p.(sdk.TimerBase)
-		case sdk.KindHRTimer:
-			plugins.HRTimer, typed = p.(sdk.HRTimerBase)
-		case sdk.KindGovernor:
-			plugins.Governor, typed = p.(sdk.Governor)
-		case sdk.KindClockEvent:
-			var dev sdk.ClockEventDevice
-			dev, typed = p.(sdk.ClockEventDevice)
-			if typed {
-				var ce *clockevents.Device
-				var err error
-				if terr := catchTransport(func() { ce, err = clockevents.New(dev, clockeventsOptions(spec, b.settings)) }); terr != nil {
-					return b, terr
-				}
-				if err != nil {
-					diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unusable clockevent device",
-						Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.DefRange.Ptr()})
-					continue
-				}
-				if pb.Role == "broadcast" {
-					plugins.Broadcast = ce
-				} else {
-					plugins.Local = ce
-				}
+	}
+	return plugins, diags, nil
+}
+
+// openPlugin describes, decodes, starts and configures the plugin of block
+// pb and records it in b (nil without an error: the block has diagnostics).
+func (b *built) openPlugin(pb config.PluginBlock, setup sdk.Setup, o Options) (sdk.Plugin, hcl.Diagnostics, error) {
+	spec := b.spec
+	var diags hcl.Diagnostics
+	iso := pb.Isolation
+	if o.Isolation != "" {
+		iso = o.Isolation
+	}
+	info, schema, err := o.Opener.Describe(pb.Kind, pb.Plugin)
+	if err != nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: describeSummary(err),
+			Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.PluginRange.Ptr()})
+		return nil, diags, nil
+	}
+	pb, d := pluginBody(spec, pb, o)
+	diags = append(diags, d...)
+	cfg, d := spec.DecodePlugin(pb, schema)
+	diags = append(diags, d...)
+	if d.HasErrors() {
+		return nil, diags, nil
+	}
+	inst, err := o.Opener.Open(pb.Kind, pb.Plugin, iso)
+	if err != nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Plugin failed to start",
+			Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.PluginRange.Ptr()})
+		return nil, diags, nil
+	}
+	b.instances = append(b.instances, inst)
+	p := inst.Plugin()
+	if ls, ok := p.(sdk.LoggerSetter); ok {
+		ls.SetLogger(o.Log.With().Str("plugin", pb.Plugin).Logger())
+	}
+	// Every answer of the plugin, in process or not, is checked from here on.
+	p = contract.Wrap(pb.Kind, pb.Plugin, p, contract.Limits{CPUs: spec.Machine.CPUs})
+	s := setup
+	s.Role = sdk.Role(pb.Role)
+	var pds sdk.Diagnostics
+	if err := catchTransport(func() { pds = p.Configure(s, cfg) }); err != nil {
+		return nil, diags, err
+	}
+	diags = append(diags, pb.Diagnostics(pds)...)
+	if pds.HasErrors() {
+		return nil, diags, nil
+	}
+	b.overrides = append(b.overrides, slotOverrides(spec, pb)...)
+	b.overrides = append(b.overrides, spec.Overrides(string(pb.Kind), pb.Plugin, schema, cfg)...)
+	b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg, Schema: schema, plugin: p})
+	return p, diags, nil
+}
+
+// attachPlugin puts p, the plugin of block pb, in its kernel slot; a
+// clockevent device goes through the clockevents core first.
+func (b *built) attachPlugin(plugins *kernel.Plugins, pb config.PluginBlock, p sdk.Plugin) (hcl.Diagnostics, error) {
+	var typed bool
+	switch pb.Kind {
+	case sdk.KindTimerBase:
+		plugins.Wheel, typed = p.(sdk.TimerBase)
+	case sdk.KindHRTimer:
+		plugins.HRTimer, typed = p.(sdk.HRTimerBase)
+	case sdk.KindGovernor:
+		plugins.Governor, typed = p.(sdk.Governor)
+	case sdk.KindClockEvent:
+		var dev sdk.ClockEventDevice
+		dev, typed = p.(sdk.ClockEventDevice)
+		if typed {
+			var ce *clockevents.Device
+			var err error
+			if terr := catchTransport(func() { ce, err = clockevents.New(dev, clockeventsOptions(b.spec, b.settings)) }); terr != nil {
+				return nil, terr
+			}
+			if err != nil {
+				return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unusable clockevent device",
+					Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.DefRange.Ptr()}}, nil
+			}
+			if pb.Role == "broadcast" {
+				plugins.Broadcast = ce
+			} else {
+				plugins.Local = ce
 			}
 		}
-		if !typed {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Wrong plugin kind",
-				Detail: fmt.Sprintf("%s: plugin %q does not implement the %s kind", pb.What(), pb.Plugin, pb.Kind), Subject: pb.PluginRange.Ptr()})
-		}
 	}
-	if !kd.HasErrors() {
-		// After the plugin blocks' overrides, as they are listed.
-		b.overrides = append(b.overrides, spec.Overrides("kernel", "", kschema, kcfg)...)
+	if !typed {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Wrong plugin kind",
+			Detail: fmt.Sprintf("%s: plugin %q does not implement the %s kind", pb.What(), pb.Plugin, pb.Kind), Subject: pb.PluginRange.Ptr()}}, nil
 	}
+	return nil, nil
+}
+
+// newWorkloads builds the workload of every workload block, in order.
+func (b *built) newWorkloads() hcl.Diagnostics {
+	spec := b.spec
+	var diags hcl.Diagnostics
 	m := machineOf(spec.Machine)
 	for _, wb := range spec.Workloads {
 		t, ok := workload.Lookup(wb.Type)
@@ -413,36 +481,45 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		b.workloads = append(b.workloads, w)
 		b.wblocks = append(b.wblocks, wb)
 	}
-	if diags.HasErrors() {
-		return fail()
+	return diags
+}
+
+// openTrace makes the trace writer when the run writes a trace.
+func (b *built) openTrace(o Options) {
+	if o.Trace == nil {
+		return
 	}
-	if o.Trace != nil {
-		b.tw = trace.NewWith(o.Trace, o.TraceEvents, m.CPUs, trace.Options{
-			Format: o.TraceFormat, From: o.TraceFrom, To: o.TraceTo,
-			WarnBytes: o.TraceWarnBytes, OnEstimate: o.OnTraceEstimate, Ring: o.TraceRing,
-			End: ktime.Time(spec.Run.Warmup + spec.Run.Duration),
-			// A trace that cannot be written stops the run at once.
-			OnError: func(err error) {
-				if b.k != nil {
-					b.k.Stop(fmt.Errorf("trace: %w", err))
-				}
-			},
-		})
-	}
+	spec := b.spec
+	b.tw = trace.NewWith(o.Trace, o.TraceEvents, machineOf(spec.Machine).CPUs, trace.Options{
+		Format: o.TraceFormat, From: o.TraceFrom, To: o.TraceTo,
+		WarnBytes: o.TraceWarnBytes, OnEstimate: o.OnTraceEstimate, Ring: o.TraceRing,
+		End: ktime.Time(spec.Run.Warmup + spec.Run.Duration),
+		// A trace that cannot be written stops the run at once.
+		OnError: func(err error) {
+			if b.k != nil {
+				b.k.Stop(fmt.Errorf("trace: %w", err))
+			}
+		},
+	})
+}
+
+// newKernel builds the kernel from the plugins and the machine; a machine
+// the kernel refuses is a diagnostic on the machine block.
+func (b *built) newKernel(plugins kernel.Plugins, o Options) *hcl.Diagnostic {
+	spec := b.spec
 	// Overlap independent plugin calls when a plugin runs in its own process.
 	concurrent := false
 	for _, pi := range b.plugins {
 		concurrent = concurrent || pi.Isolation == config.IsolationProcess
 	}
-	k, err := kernel.New(kernel.Options{Machine: m, Settings: b.settings, Plugins: plugins, Seed: spec.Run.Seed, Trace: b.tw, Log: o.Log,
+	k, err := kernel.New(kernel.Options{Machine: machineOf(spec.Machine), Settings: b.settings, Plugins: plugins, Seed: spec.Run.Seed, Trace: b.tw, Log: o.Log,
 		ConcurrentPlugins: concurrent})
 	if err != nil {
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid machine", Detail: err.Error(), Subject: spec.Machine.DefRange.Ptr()})
-		return fail()
+		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid machine", Detail: err.Error(), Subject: spec.Machine.DefRange.Ptr()}
 	}
 	b.k = k
 	k.SetBreak(o.BreakNS)
-	return b, nil
+	return nil
 }
 
 // workloadMachine gives the machine the CPU count and HZ a workload brings
