@@ -260,3 +260,49 @@ func TestSplitValues(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSweepFlags loads sweepBase with arbitrary --sweep flags: nothing may
+// panic, every diagnostic about a flag points inside the flags' pseudo file,
+// and every point of sweeps that load loads with the point's values.
+func FuzzSweepFlags(f *testing.F) {
+	f.Add("hz=100,250,1000", "wheel.catchup=per_jiffy,next_expiry")
+	f.Add(`clockevent.local.mode="a,b",[1]`, "d=10ms")
+	f.Add("var.catchup=x", "workload.cyclictest.rt.interval=1ms,2ms")
+	f.Add("=,", `"`)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		flags := []string{a, b}
+		sweeps, diags := ParseSweepFlags(flags)
+		src := strings.Join(flags, "\n") + "\n"
+		check := func(diags hcl.Diagnostics) {
+			for _, d := range diags {
+				if d.Subject == nil || d.Subject.Filename != sweepFlagFile {
+					continue
+				}
+				if d.Subject.Start.Byte < 0 || d.Subject.End.Byte > len(src) || d.Subject.Start.Byte > d.Subject.End.Byte {
+					t.Fatalf("diagnostic %q at bytes %d..%d of %d", d.Summary, d.Subject.Start.Byte, d.Subject.End.Byte, len(src))
+				}
+			}
+		}
+		check(diags)
+		if diags.HasErrors() {
+			return
+		}
+		s, diags := LoadBytes("s.hcl", []byte(sweepBase), Options{Sweeps: sweeps})
+		check(diags)
+		if diags.HasErrors() {
+			return
+		}
+		all := s.Sweeps()
+		points := Points(all)
+		if len(points) > 64 {
+			points = points[:64]
+		}
+		for i, p := range points {
+			ps, diags := LoadBytes("s.hcl", []byte(sweepBase), Options{Sweeps: sweeps, Point: PointIndex(all, i)})
+			check(diags)
+			if !diags.HasErrors() && ps.Point().Key() != p.Key() {
+				t.Fatalf("point %d: loaded %q, want %q", i, ps.Point().Key(), p.Key())
+			}
+		}
+	})
+}

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/config"
@@ -199,6 +201,24 @@ func Merge(names []string, files []*ShardFile) (*Comparison, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("shards %s of %d are missing", strings.Join(missing, ", "), n)
 	}
+	// Every cell is in one file, so a grid far larger than the cells the
+	// files hold is refused before it is built (a file's sweeps could
+	// describe billions of points); a few missing cells are named below.
+	total := 0
+	for _, f := range files {
+		total += len(f.Cells)
+	}
+	bound := 2*total + 1024
+	size := len(e.Variants) * len(e.Seeds)
+	for _, sw := range e.Sweeps {
+		if size > bound {
+			break
+		}
+		size *= len(sw.Values)
+	}
+	if size > bound {
+		return nil, fmt.Errorf("the experiment has %s cells and the files hold %d: most shards are missing", cellCount(size, bound), total)
+	}
 	g := e.Grid()
 	runs := make([]RunOutcome, g.Len())
 	have := make([]string, g.Len())
@@ -280,4 +300,52 @@ func experimentDiff(a, b Experiment) string {
 		return "the experiments differ"
 	}
 	return strings.Join(d, "; ")
+}
+
+// cellCount prints a grid size that may have passed the bound.
+func cellCount(size, bound int) string {
+	if size > bound {
+		return fmt.Sprintf("more than %d", bound)
+	}
+	return fmt.Sprint(size)
+}
+
+// MarshalJSON writes the value as a JSON number, or as the string "NaN",
+// "+Inf" or "-Inf", which JSON numbers cannot hold (a metric may be 0/0).
+func (m RunMetric) MarshalJSON() ([]byte, error) {
+	type plain RunMetric
+	var v any = m.Value
+	if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
+		v = strconv.FormatFloat(m.Value, 'g', -1, 64)
+	}
+	return json.Marshal(struct {
+		plain
+		Value any `json:"value"`
+	}{plain(m), v})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (m *RunMetric) UnmarshalJSON(b []byte) error {
+	type plain RunMetric
+	var raw struct {
+		plain
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*m = RunMetric(raw.plain)
+	if len(raw.Value) > 0 && raw.Value[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw.Value, &s); err != nil {
+			return err
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(math.IsNaN(v) || math.IsInf(v, 0)) {
+			return fmt.Errorf("metric value %q: want a number, \"NaN\", \"+Inf\" or \"-Inf\"", s)
+		}
+		m.Value = v
+		return nil
+	}
+	return json.Unmarshal(raw.Value, &m.Value)
 }
