@@ -140,7 +140,7 @@ func KernelSchema() sdk.Schema {
 			Eras: []sdk.Era{
 				{Since: "3.10", Value: "false"},
 				{Since: "7.0", Value: "true", Commit: "d6e152d905bd", Title: "clockevents: Prevent timer interrupt starvation",
-					Note: "with 4096fd0e8eae (clockevents: Add missing resets of the next_event_forced flag); both went in through timers/urgent in April 2026, for 7.0 (and 7.0.y): the release tag was not checked"},
+					Note: "merged in the 7.0-rc8 week (timers/urgent, April 2026); the resets of 4096fd0e8eae (clockevents: Add missing resets of the next_event_forced flag, 16 Apr 2026), which the model includes, followed through timers/urgent"},
 			}},
 	}}
 	d := DefaultCosts()
