@@ -92,15 +92,16 @@ func BenchmarkEngineProcess(b *testing.B) {
 // plugin processes' start-up. 0 keeps the file's own duration (softirq-storm's
 // clock jump falls inside its 12 ms).
 var scenarioBenchDuration = map[string]time.Duration{
-	"default.hcl":       200 * time.Millisecond,
-	"devices.hcl":       200 * time.Millisecond,
-	"hang-timermix.hcl": 20 * time.Millisecond,
-	"ncm-restart.hcl":   10 * time.Millisecond,
-	"nohz-catchup.hcl":  500 * time.Millisecond,
-	"nohz-full.hcl":     200 * time.Millisecond,
-	"lkp-timer-64.hcl":  2 * time.Millisecond,
-	"posix-signals.hcl": 20 * time.Millisecond,
-	"softirq-storm.hcl": 0,
+	"default.hcl":         200 * time.Millisecond,
+	"devices.hcl":         200 * time.Millisecond,
+	"hang-timermix.hcl":   20 * time.Millisecond,
+	"ncm-restart.hcl":     10 * time.Millisecond,
+	"nohz-catchup.hcl":    500 * time.Millisecond,
+	"nohz-full.hcl":       200 * time.Millisecond,
+	"lkp-timer-64.hcl":    2 * time.Millisecond,
+	"posix-signals.hcl":   20 * time.Millisecond,
+	"softirq-storm.hcl":   0,
+	"timer-migration.hcl": 100 * time.Millisecond,
 }
 
 // scenarioBenchVariants lists, for the scenarios whose round trips per

@@ -215,7 +215,8 @@ func cpuTicks(pid int) int {
 }
 
 // TestShippedScenariosIdentical: the shipped scenarios the round-trip target
-// is about (default.hcl under each governor, nohz-catchup.hcl), where the
+// is about (default.hcl under each governor, nohz-catchup.hcl) and the timer
+// placement ones (timer-migration.hcl push and pull), where the
 // hrtimer and wheel plugins' declared models answer most calls out of
 // process, give the same bytes of results and trace in and out of process.
 func TestShippedScenariosIdentical(t *testing.T) {
@@ -227,6 +228,10 @@ func TestShippedScenariosIdentical(t *testing.T) {
 		{"default.hcl", "menu", 30 * time.Millisecond, 0},
 		{"default.hcl", "always_stop", 30 * time.Millisecond, 0},
 		{"nohz-catchup.hcl", "per_jiffy", 30 * time.Millisecond, ktime.Time(295 * ktime.Second)},
+		// Timer placement: get_nohz_timer_target() pushes, the 6.9+
+		// hierarchy's remote expiries (ExpireRemote over the wire).
+		{"timer-migration.hcl", "push", 60 * time.Millisecond, 0},
+		{"timer-migration.hcl", "pull", 60 * time.Millisecond, 0},
 	} {
 		t.Run(tc.file+"/"+tc.variant, func(t *testing.T) {
 			spec, diags := config.Load(filepath.Join("..", "..", "configs", tc.file), config.Options{Variant: tc.variant})

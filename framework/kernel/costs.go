@@ -26,6 +26,8 @@ type Costs struct {
 	ClockRead      int64 // vDSO clock_gettime()
 	TimerSlack     int64 // default current->timer_slack_ns for SCHED_OTHER tasks
 	TimerCallback  int64 // a background wheel timer's callback
+	TmigrWalk      int64 // one group level of a timer-migration hierarchy walk (calibration.md §14)
+	TmigrRemote    int64 // tmigr_handle_remote_cpu() around one remote CPU's expiry (calibration.md §14)
 }
 
 // DefaultCosts returns the defaults documented on Costs.
@@ -34,7 +36,7 @@ func DefaultCosts() Costs {
 		IRQEntry: 250, IRQExit: 150, SoftirqEntry: 100, Tick: 700, JiffiesUpdate: 60,
 		NohzStop: 350, NohzRestart: 300, Syscall: 150, ContextSwitch: 1200, Wakeup: 400,
 		IPISend: 200, IPILatency: 1500, SignalGenerate: 350, SignalDeliver: 800, SignalDequeue: 150, ClockRead: 25,
-		TimerSlack: 50000, TimerCallback: 500,
+		TimerSlack: 50000, TimerCallback: 500, TmigrWalk: 60, TmigrRemote: 250,
 	}
 }
 
@@ -67,6 +69,8 @@ func (c *Costs) costAttrs() []struct {
 		{"clock_read", &c.ClockRead, "vDSO clock_gettime()"},
 		{"timer_slack", &c.TimerSlack, "default timer_slack_ns of SCHED_OTHER tasks"},
 		{"timer_callback", &c.TimerCallback, "a background wheel timer callback"},
+		{"tmigr_walk", &c.TmigrWalk, "one group level of a timer-migration hierarchy walk (activate, deactivate, requeue)"},
+		{"tmigr_remote", &c.TmigrRemote, "tmigr_handle_remote_cpu() around one remote CPU's expiry (locks, fetch of its next event)"},
 	}
 }
 

@@ -576,7 +576,8 @@ func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 			k.tr.Event(at+ktime.Time(t.Cost), c.traceCtx(), "timer_expire_exit", "timer="+trace.Ptr(uint64(t.ID)))
 		}
 	}
-	return start + ktime.Time(r.Cost)
+	// 6.9+: tmigr_handle_remote() after the CPU's own bases.
+	return c.tmigrHandleRemote(start + ktime.Time(r.Cost))
 }
 
 // runHRTimerSoftirq is hrtimer_run_softirq(): the soft bases' timers.

@@ -27,6 +27,7 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sdk/simrand"
 	"github.com/tickemu/tickemu/framework/sim"
+	"github.com/tickemu/tickemu/framework/tmigr"
 	"github.com/tickemu/tickemu/framework/trace"
 )
 
@@ -90,9 +91,13 @@ type Kernel struct {
 	tr       *trace.Writer
 	// concurrent: Options.ConcurrentPlugins.
 	concurrent bool
-	// migrate: TimerMigrationActive; place is placement()'s answer.
+	// migrate: TimerMigrationActive; place is placement()'s answer. tm is
+	// the 6.9+ timer-migration hierarchy (used once the wheel reports split
+	// bases: split).
 	migrate bool
 	place   sdk.Placement
+	tm      *tmigr.Hierarchy
+	split   bool
 
 	wheel sdk.TimerBase
 	hrt   sdk.HRTimerBase
@@ -164,6 +169,9 @@ func New(o Options) (*Kernel, error) {
 	}
 	k.signals = newSignalEra(o.Settings.PosixTimerSignals)
 	k.migrate = TimerMigrationActive(o.Settings, m)
+	if k.migrate {
+		k.tm = tmigr.New(m.CPUs)
+	}
 	if k.costs == (Costs{}) {
 		k.costs = DefaultCosts()
 	}

@@ -71,3 +71,74 @@ func TestNanosleepTimerPushedFromNohzFull(t *testing.T) {
 		t.Errorf("timer_migration off: CPU 1 took %d reschedule IPIs, want 0 (it wakes itself)", n)
 	}
 }
+
+// pullSrc: 8 CPUs, NO_HZ idle, a busy task on CPU 0, a migratable 10 ms
+// timer_list (re-armed by its callback) on each of the idle CPUs 1-7.
+func pullSrc(migration string, on bool) string {
+	return `
+machine {
+  cpus = 8
+  nohz = "idle"
+}
+wheel {
+  plugin    = "wheel"
+  migration = "` + migration + `"
+}
+kernel {
+  timer_migration = ` + strconv.FormatBool(on) + `
+}
+workload "stress_ng_cpu" "busy" {
+  cpus = "0"
+}
+workload "kernel_timers" "writeback" {
+  cpus   = "1-7"
+  period = "10ms"
+  pinned = false
+}
+run {
+  duration = "500ms"
+}`
+}
+
+// TestGlobalTimersPulledByMigrator follows the idle CPUs' global timers
+// through the 6.9+ pull model: each CPU queues its timer locally in
+// BASE_GLOBAL (get_timer_this_cpu_base()); stopping its tick it hands the
+// timer to the hierarchy (timer_base_try_to_set_idle() ->
+// tmigr_cpu_deactivate()) and sleeps; CPU 0, busy and the migrator, sees the
+// event from its tick (tmigr_requires_handle_remote()), expires it in its
+// timer softirq (tmigr_handle_remote() -> timer_expire_remote()), and the
+// callback's mod_timer() queues it on CPU 0 from then on. The idle CPUs no
+// longer wake for it. With the push model the timers are queued on busy CPU 0
+// from the start: mod_timer() from an idle CPU goes to
+// get_nohz_timer_target(); with timer_migration off every CPU wakes for its
+// own timer.
+func TestGlobalTimersPulledByMigrator(t *testing.T) {
+	type want struct{ remoteMin, remoteMax, idleExpMax, idleExpMin int64 }
+	for _, c := range []struct {
+		name, model string
+		on          bool
+		w           want
+	}{
+		{"pull", "pull", true, want{7, 7, 0, 0}},
+		{"push", "push", true, want{0, 0, 0, 0}},
+		// 10 jiffies re-armed from the callback: every 11 ms on the levels
+		// wheel (bucket_expiry rounds up by one granule), ~45 in 500 ms.
+		{"off", "pull", false, want{0, 0, 7 * 46, 7 * 44}},
+	} {
+		r := simtest.Run(t, pullSrc(c.model, c.on), config.Options{}, nil)
+		remote := counterOn(r, "kernel", "remote_expiries", 0)
+		var idleExp int64
+		for cpu := 1; cpu < 8; cpu++ {
+			idleExp += counterOn(r, "kernel", "timer_expire", cpu)
+		}
+		if remote < c.w.remoteMin || remote > c.w.remoteMax {
+			t.Errorf("%s: CPU 0 expired %d timers remotely, want %d-%d", c.name, remote, c.w.remoteMin, c.w.remoteMax)
+		}
+		if idleExp < c.w.idleExpMin || idleExp > c.w.idleExpMax {
+			t.Errorf("%s: the idle CPUs 1-7 expired %d timers themselves in 500 ms, want %d-%d", c.name, idleExp, c.w.idleExpMin, c.w.idleExpMax)
+		}
+		if c.on && counterOn(r, "kernel", "timer_expire", 0) < 7*45 {
+			t.Errorf("%s: CPU 0 expired %d timers, want ~350: every timer ends up on the busy CPU", c.name, counterOn(r, "kernel", "timer_expire", 0))
+		}
+	}
+}

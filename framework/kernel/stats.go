@@ -58,6 +58,8 @@ var (
 	cntJiffiesMaxStale          = metrics.Intern("jiffies_max_stale_ns")
 	cntSchedTickRemote          = metrics.Intern("sched_tick_remote")
 	cntTimerMigrations          = metrics.Intern("timer_migrations")
+	cntRemoteExpiries           = metrics.Intern("remote_expiries")
+	cntTmigrRemoteCPUs          = metrics.Intern("tmigr_remote_cpus")
 )
 
 // idleNames are the interned per-state counter names of a machine.

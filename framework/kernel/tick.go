@@ -101,7 +101,7 @@ func (c *CPU) tickHandle(now ktime.Time) {
 		// instead of skipping it as unchanged.
 		c.ts.nextTick = 0
 	}
-	if k.jiffies >= c.wheel.RaiseAt {
+	if k.jiffies >= c.wheel.RaiseAt || c.tmigrRequiresRemote() {
 		c.RaiseSoftirq(now, TimerSoftirq)
 	}
 	k.runCPUTimers(c, now)
@@ -197,7 +197,7 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		}
 		c.wheel = r.State
 		cost += r.Cost
-		next = k.jiffyTime(r.Next)
+		next = c.tmigrNextEvent(r)
 		if !k.m.HighRes {
 			next = cmpNextHrtimerEvent(basemono, next, h, tick)
 		}
@@ -233,6 +233,7 @@ func (c *CPU) nohzStopTickAt(now, expires, capAt ktime.Time) int64 {
 	if capAt < expires {
 		expires = capAt
 	}
+	walk := c.tmigrStopTick(&expires)
 	tcpu := k.tickDoTimerCPU
 	if tcpu == c.id {
 		k.tickDoTimerCPU = -1
@@ -241,9 +242,9 @@ func (c *CPU) nohzStopTickAt(now, expires, capAt ktime.Time) int64 {
 		c.ts.doTimerLast = false
 	}
 	if c.ts.tickStopped && expires == c.ts.nextTick {
-		return 0
+		return walk
 	}
-	cost := k.costs.NohzStop
+	cost := walk + k.costs.NohzStop
 	if !c.ts.tickStopped {
 		c.ts.tickStopped = true
 		k.Counters.Inc(cntTickStops, c.id, 1)
@@ -299,7 +300,7 @@ func (c *CPU) idleExit(now ktime.Time) int64 {
 	k.doUpdateJiffies(now)
 	c.ts.tickStopped = false
 	c.ts.nextTick = 0
-	cost := k.costs.NohzRestart + k.costs.JiffiesUpdate
+	cost := k.costs.NohzRestart + k.costs.JiffiesUpdate + c.tmigrRestartTick()
 	tick := ktime.Time(k.tickNsec)
 	next := (now/tick + 1) * tick // hrtimer_forward(sched_timer, now, TICK_NSEC) from last_tick
 	at := now + ktime.Time(cost)

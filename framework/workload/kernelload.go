@@ -20,6 +20,7 @@ type kernelTimers struct {
 	cost       int64
 	phase      int64
 	jitter     int64
+	pinned     bool
 	timers     []*kernel.WheelTimer
 }
 
@@ -35,10 +36,14 @@ func init() {
 			attr("callback_cost", sdk.TypeDuration, "500ns", "callback run time"),
 			attr("phase", sdk.TypeDuration, "0s", "first expiry offset added to the period"),
 			attr("phase_jitter", sdk.TypeDuration, "0s", "a seeded random 0..phase_jitter added to each timer's first expiry"),
+			attr("pinned", sdk.TypeBool, "true", "TIMER_PINNED (the default): the timer stays on its CPU. false: a migratable timer whose "+
+				"callback re-arms it with mod_timer() on the CPU that ran it, so kernel.timer_migration can move it (push) "+
+				"or the timer-migration hierarchy expire it remotely (pull)"),
 		}},
 		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 			w := &kernelTimers{name: name, function: c.String("function"), period: c.Duration("period"),
-				deferrable: c.Bool("deferrable"), cost: c.Duration("callback_cost"), phase: c.Duration("phase"), jitter: c.Duration("phase_jitter")}
+				deferrable: c.Bool("deferrable"), cost: c.Duration("callback_cost"), phase: c.Duration("phase"), jitter: c.Duration("phase_jitter"),
+				pinned: c.Bool("pinned")}
 			if w.function == "" {
 				w.function = name
 			}
@@ -55,13 +60,26 @@ func init() {
 func (w *kernelTimers) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	pj := uint64((w.period + k.TickNsec() - 1) / k.TickNsec())
 	ph := uint64(w.phase / k.TickNsec())
-	var flags sdk.TimerFlags = sdk.TimerPinned
+	var flags sdk.TimerFlags
+	if w.pinned {
+		flags = sdk.TimerPinned
+	}
 	if w.deferrable {
 		flags |= sdk.TimerDeferrable
 	}
 	rng := k.Rand("kernel_timers/" + w.name)
 	for _, cpu := range w.cpus {
-		t := k.NewWheelTimer(w.function, flags, w.cost, pj, nil)
+		var t *kernel.WheelTimer
+		if w.pinned {
+			t = k.NewWheelTimer(w.function, flags, w.cost, pj, nil)
+		} else {
+			// mod_timer(timer, jiffies + period) from the callback, on the
+			// CPU running it: __mod_timer() places it from there.
+			t = k.NewWheelTimer(w.function, flags, w.cost, 0, nil)
+			t.Callback = func(c *kernel.CPU, now ktime.Time) {
+				k.ModTimer(c.ID(), now, t, k.Jiffies()+pj)
+			}
+		}
 		w.timers = append(w.timers, t)
 		j := uint64(0)
 		if w.jitter > 0 {
