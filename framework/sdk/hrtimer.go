@@ -182,6 +182,11 @@ const HRTimerModelMaxQueue = 16
 type HRQueued struct {
 	ID      TimerID
 	Expires ktime.Time // the hard expiry (HROpResult.Expires), CLOCK_MONOTONIC
+	// SoftExpires, CallbackCost and Period are the timer's soft expiry and
+	// the callback cost and period its last Start declared.
+	SoftExpires  ktime.Time
+	CallbackCost int64
+	Period       int64
 }
 
 // HRTimerModel declares, for one CPU, the state from which a host computes
@@ -194,7 +199,8 @@ type HRQueued struct {
 // CLOCK_MONOTONIC base.
 //
 // Valid promises: high-res mode is active, no hang is pending (a device write
-// is not held back), the softirq is not raised, no timer of the CPU sits on
+// is not held back), the softirq is not raised and no soft expiry is cached
+// (softirq_expires_next is KTIME_MAX), no timer of the CPU sits on
 // another base than the hard CLOCK_MONOTONIC one, and Queue lists every timer
 // of the CPU in the order the base holds them (by Expires, equal expiries in
 // enqueue order), at most HRTimerModelMaxQueue of them. The host then answers
@@ -215,11 +221,31 @@ type HRQueued struct {
 //	    Program writes it. Otherwise, when t is now the first timer of Queue
 //	    and Expires < ExpiresNext (hrtimer_reprogram()), NextTimer becomes t,
 //	    ExpiresNext becomes Expires and Program writes it; else Program is
-//	    empty.
+//	    empty. The new entry carries SoftExpires and t's CallbackCost and
+//	    Period.
+//
+// With Interrupts also set (the eras whose hrtimer_interrupt() retries when
+// expires_next is already past, 2889243848560 and later, rather than on the
+// device's -ETIME), the host answers Interrupt(cpu, now) too, unless a hang
+// would be declared:
+//
+//	the clock starts at now + EntryCost; each pass (at most 3) samples it as
+//	basenow, adds PassCost, and runs, first to last, every queued timer whose
+//	SoftExpires <= basenow: ExpiryCost, then the callback starts (HRExpiry.Now
+//	and BaseNow), a timer with a Period is forwarded as hrtimer_forward()
+//	does past its callback's start (Overruns, NewExpires) and queued again,
+//	then its CallbackCost. The next event is then the first Expires of Queue
+//	(ktime.Max when empty); when it is before the clock, another pass runs
+//	(Retries counts them; a third failure is a hang the host does not
+//	model); else ExpiresNext becomes it, NextTimer becomes that timer (0 when
+//	ktime.Max), Program writes it, and End is the clock.
 type HRTimerModel struct {
 	Valid bool
 	// StartCost is Start's cost in ns.
 	StartCost int64
+	// Interrupts: Interrupt is modelled too, with these costs in ns.
+	Interrupts                      bool
+	EntryCost, PassCost, ExpiryCost int64
 	// ExpiresNext is the CPU's expires_next: what the device was last
 	// programmed for (ktime.Max: nothing).
 	ExpiresNext ktime.Time

@@ -76,7 +76,8 @@ func HRStart(m *sdk.HRTimerModel, now ktime.Time, t sdk.HRTimer, exp ktime.Time,
 			break
 		}
 	}
-	m.Queue = slices.Insert(m.Queue, at, sdk.HRQueued{ID: t.ID, Expires: r.Expires})
+	m.Queue = slices.Insert(m.Queue, at, sdk.HRQueued{ID: t.ID, Expires: r.Expires, SoftExpires: r.SoftExpires,
+		CallbackCost: t.CallbackCost, Period: t.Period})
 	switch {
 	case forced:
 		// 627ef5ae2df8: force_local, then hrtimer_force_reprogram(skip_equal).
@@ -96,6 +97,98 @@ func HRStart(m *sdk.HRTimerModel, now ktime.Time, t sdk.HRTimer, exp ktime.Time,
 		r.Program = []ktime.Time{r.Expires}
 	}
 	return r, true
+}
+
+// HRInterrupt is the answer m gives to Interrupt(cpu, now)
+// (hrtimer_interrupt() as sdk.HRTimerModel describes it, 2889243848560 and
+// later); it updates m to the state after the call. ok is false when m does
+// not model interrupts or the interrupt would declare a hang; m is then
+// unchanged. The result's slices are fresh.
+func HRInterrupt(m *sdk.HRTimerModel, now ktime.Time) (r sdk.InterruptResult, ok bool) {
+	if !m.Valid || !m.Interrupts {
+		return r, false
+	}
+	q := slices.Clone(m.Queue)
+	t := now.Add(m.EntryCost)
+	basenow := t
+	for retries := 0; ; retries++ {
+		if retries == 3 {
+			return sdk.InterruptResult{}, false // a hang: asked for
+		}
+		t = t.Add(m.PassCost)
+		// __hrtimer_run_queues() on the hard CLOCK_MONOTONIC base.
+		for len(q) > 0 && basenow >= q[0].SoftExpires {
+			e := q[0]
+			q = q[1:]
+			t = t.Add(m.ExpiryCost)
+			x := sdk.HRExpiry{ID: e.ID, Now: t, BaseNow: t}
+			if e.Period > 0 {
+				x.Overruns = forward(&e, int64(t), e.Period)
+				x.Restarted, x.NewExpires = true, e.Expires
+			}
+			t = t.Add(e.CallbackCost)
+			if e.Period > 0 {
+				q = enqueue(q, e)
+			}
+			r.Expired = append(r.Expired, x)
+		}
+		next := ktime.Max
+		if len(q) > 0 {
+			next = q[0].Expires
+		}
+		if next < t {
+			basenow = t
+			continue
+		}
+		r.Retries = retries
+		r.End = t
+		r.Program = []ktime.Time{next}
+		m.Queue, m.ExpiresNext, m.NextTimer = q, next, 0
+		if next != ktime.Max {
+			m.NextTimer = q[0].ID
+		}
+		return r, true
+	}
+}
+
+// enqueue queues e after every entry that does not expire later.
+func enqueue(q []sdk.HRQueued, e sdk.HRQueued) []sdk.HRQueued {
+	at := len(q)
+	for i := range q {
+		if q[i].Expires > e.Expires {
+			at = i
+			break
+		}
+	}
+	return slices.Insert(q, at, e)
+}
+
+// forward is hrtimer_forward(timer, now, interval) on a dequeued timer in
+// high-res mode (hrtimer_resolution 1 ns), as the sdk.HRTimerModel callers
+// expect: both expiries move past now by whole intervals, counted from the
+// hard expiry when now is before it; it returns the overrun count.
+func forward(e *sdk.HRQueued, now, interval int64) int64 {
+	exp := int64(e.Expires)
+	now = max(now, exp)
+	delta := now - exp
+	interval = max(interval, 1)
+	orun := int64(1)
+	if delta >= interval {
+		orun = delta / interval
+		incr := orun * interval
+		if incr/interval != orun {
+			incr = int64(ktime.Max)
+		}
+		e.Expires = ktime.Time(addSafe(exp, incr))
+		e.SoftExpires = ktime.Time(addSafe(int64(e.SoftExpires), incr))
+		if int64(e.Expires) > now {
+			return orun
+		}
+		orun++
+	}
+	e.Expires = ktime.Time(addSafe(int64(e.Expires), interval))
+	e.SoftExpires = ktime.Time(addSafe(int64(e.SoftExpires), interval))
+	return orun
 }
 
 // index is the position of id in q, or -1.

@@ -21,10 +21,14 @@ func (p *Plugin) HRTimerModel(cpu int) sdk.HRTimerModel {
 	cb := p.cpus[cpu]
 	q := &cb.bases[baseMonotonic]
 	if !p.highRes || p.cfg.Restart != RestartDeferred || cb.hangDetected || cb.softirqActivated ||
-		cb.inHrtirq || cb.activeBases&^(1<<baseMonotonic) != 0 || q.len() > sdk.HRTimerModelMaxQueue {
+		cb.softirqExpiresNext != ktime.Max || cb.inHrtirq || cb.tryPending ||
+		cb.activeBases&^(1<<baseMonotonic) != 0 || q.len() > sdk.HRTimerModelMaxQueue {
 		return sdk.HRTimerModel{}
 	}
-	m := sdk.HRTimerModel{Valid: true, StartCost: p.cfg.Costs.Start, ExpiresNext: cb.expiresNext}
+	m := sdk.HRTimerModel{Valid: true, StartCost: p.cfg.Costs.Start, ExpiresNext: cb.expiresNext,
+		// The proportional era retries on the device's answer: not modelled.
+		Interrupts: p.cfg.HangDelay != HangProportional,
+		EntryCost:  p.cfg.Costs.Entry, PassCost: p.cfg.Costs.Pass, ExpiryCost: p.cfg.Costs.Expiry}
 	if cb.nextTimer != nil {
 		m.NextTimer = cb.nextTimer.id
 	}
@@ -38,10 +42,11 @@ func (p *Plugin) HRTimerModel(cpu int) sdk.HRTimerModel {
 		})
 		m.Queue = make([]sdk.HRQueued, len(ts))
 		for i, t := range ts {
-			if t.expires < 0 {
+			if t.expires < 0 || t.softexpires < 0 {
 				return sdk.HRTimerModel{}
 			}
-			m.Queue[i] = sdk.HRQueued{ID: t.id, Expires: ktime.Time(t.expires)}
+			m.Queue[i] = sdk.HRQueued{ID: t.id, Expires: t.expires, SoftExpires: t.softexpires,
+				CallbackCost: t.cbCost, Period: t.period}
 		}
 	}
 	return m

@@ -37,7 +37,7 @@ func TestHRTimerModelDeclared(t *testing.T) {
 			if !tc.valid {
 				return
 			}
-			want := []sdk.HRQueued{{ID: 2, Expires: at(2 * ms)}, {ID: 1, Expires: at(5 * ms)}, {ID: 3, Expires: at(9 * ms)}}
+			want := []sdk.HRQueued{{ID: 2, Expires: at(2 * ms), SoftExpires: at(2 * ms)}, {ID: 1, Expires: at(5 * ms), SoftExpires: at(5 * ms)}, {ID: 3, Expires: at(9 * ms), SoftExpires: at(9 * ms)}}
 			if len(m.Queue) != 3 || m.Queue[0] != want[0] || m.Queue[1] != want[1] || m.Queue[2] != want[2] ||
 				m.NextTimer != 2 || m.ExpiresNext != at(2*ms) || m.StartCost != p.cfg.Costs.Start {
 				t.Fatalf("model %+v, want queue %v, next timer 2 at 2 ms, start cost %d", m, want, p.cfg.Costs.Start)

@@ -165,11 +165,31 @@ func (c *hrTimerBaseClient) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.
 
 // Interrupt implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
-	resp := c.do("Interrupt", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_Interrupt{
-		Interrupt: &pb.InterruptRequest{Cpu: int64(cpu), Now: int64(now)}}})
+	req := &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_Interrupt{
+		Interrupt: &pb.InterruptRequest{Cpu: int64(cpu), Now: int64(now)}}}
+	if m := c.model(cpu); m != nil {
+		if want, ok := timermodel.HRInterrupt(m, now); ok {
+			c.expired(&want)
+			c.b.later("Interrupt", req, func(res *pb.HRTimerBaseResult) error {
+				got := fromproto.InterruptResult(res.GetInterrupt().GetResult())
+				if !interruptEqual(got, want) {
+					return fmt.Errorf("answered %+v where its declared model (sdk.HRTimerModel) gives %+v", got, want)
+				}
+				return nil
+			})
+			return want
+		}
+	}
+	resp := c.do("Interrupt", req)
 	r := fromproto.InterruptResult(expect(c.s, "Interrupt", resp.GetInterrupt(), resp).GetResult())
 	c.expired(&r)
 	return r
+}
+
+// interruptEqual compares two interrupt answers.
+func interruptEqual(a, b sdk.InterruptResult) bool {
+	return a.End == b.End && a.RaiseSoftirq == b.RaiseSoftirq && a.Retries == b.Retries && a.TryProgram == b.TryProgram &&
+		a.Hang == b.Hang && a.HangDelay == b.HangDelay && slices.Equal(a.Program, b.Program) && slices.Equal(a.Expired, b.Expired)
 }
 
 // RunSoftirq implements sdk.HRTimerBase.

@@ -84,23 +84,28 @@ func oneofValue(c proto.Message) proto.Message {
 
 func hrModelEqual(a, b sdk.HRTimerModel) bool {
 	return a.Valid == b.Valid && a.StartCost == b.StartCost && a.ExpiresNext == b.ExpiresNext &&
-		a.NextTimer == b.NextTimer && slices.Equal(a.Queue, b.Queue)
+		a.NextTimer == b.NextTimer && a.Interrupts == b.Interrupts && a.EntryCost == b.EntryCost &&
+		a.PassCost == b.PassCost && a.ExpiryCost == b.ExpiryCost && slices.Equal(a.Queue, b.Queue)
 }
 
 func hrModelToProto(cpu int, m sdk.HRTimerModel) *pb.HRTimerModel {
 	out := &pb.HRTimerModel{Cpu: int64(cpu), Valid: m.Valid, StartCost: m.StartCost,
-		ExpiresNext: int64(m.ExpiresNext), NextTimer: uint64(m.NextTimer)}
+		ExpiresNext: int64(m.ExpiresNext), NextTimer: uint64(m.NextTimer), Interrupts: m.Interrupts,
+		EntryCost: m.EntryCost, PassCost: m.PassCost, ExpiryCost: m.ExpiryCost}
 	for _, q := range m.Queue {
-		out.Queue = append(out.Queue, &pb.HRQueued{Id: uint64(q.ID), Expires: int64(q.Expires)})
+		out.Queue = append(out.Queue, &pb.HRQueued{Id: uint64(q.ID), Expires: int64(q.Expires),
+			SoftExpires: int64(q.SoftExpires), CallbackCost: q.CallbackCost, Period: q.Period})
 	}
 	return out
 }
 
 func hrModelFromProto(m *pb.HRTimerModel) sdk.HRTimerModel {
 	out := sdk.HRTimerModel{Valid: m.GetValid(), StartCost: m.GetStartCost(),
-		ExpiresNext: ktime.Time(m.GetExpiresNext()), NextTimer: sdk.TimerID(m.GetNextTimer())}
+		ExpiresNext: ktime.Time(m.GetExpiresNext()), NextTimer: sdk.TimerID(m.GetNextTimer()),
+		Interrupts: m.GetInterrupts(), EntryCost: m.GetEntryCost(), PassCost: m.GetPassCost(), ExpiryCost: m.GetExpiryCost()}
 	for _, q := range m.GetQueue() {
-		out.Queue = append(out.Queue, sdk.HRQueued{ID: sdk.TimerID(q.GetId()), Expires: ktime.Time(q.GetExpires())})
+		out.Queue = append(out.Queue, sdk.HRQueued{ID: sdk.TimerID(q.GetId()), Expires: ktime.Time(q.GetExpires()),
+			SoftExpires: ktime.Time(q.GetSoftExpires()), CallbackCost: q.GetCallbackCost(), Period: q.GetPeriod()})
 	}
 	return out
 }

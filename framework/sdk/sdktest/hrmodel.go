@@ -45,8 +45,33 @@ func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (m
 	for step := 0; step < 2000; step++ {
 		now += ktime.Time(rng.Int64N(int64(200 * ktime.Microsecond)))
 		cpu := rng.IntN(cpus)
-		if highRes && dev[cpu] <= now {
+		early := false
+		if m := md.HRTimerModel(cpu); highRes && dev[cpu] != ktime.Max && rng.IntN(4) == 0 {
+			// An interrupt whose pass samples exactly the programmed time.
+			if at := dev[cpu] - ktime.Time(m.EntryCost); at >= now {
+				now, early = at, true
+			}
+		}
+		if highRes && (dev[cpu] <= now || early) {
+			m := md.HRTimerModel(cpu)
+			before := m
+			before.Queue = slices.Clone(m.Queue)
+			want, modelledIRQ := timermodel.HRInterrupt(&m, now)
 			r := p.Interrupt(cpu, now)
+			if modelledIRQ {
+				modelled++
+				got := r
+				got.Expired, got.Program = slices.Clone(r.Expired), slices.Clone(r.Program)
+				if len(got.Expired) == 0 {
+					got.Expired = nil
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("seed %d step %d: Interrupt(%d, %d) = %+v, model %+v (model before %+v)", seed, step, cpu, now, got, want, before)
+				}
+				if after := md.HRTimerModel(cpu); after.Valid && fmt.Sprint(after) != fmt.Sprint(m) {
+					t.Fatalf("seed %d step %d: after Interrupt(%d, %d) the plugin declares %+v, the model computed %+v (before %+v)", seed, step, cpu, now, after, m, before)
+				}
+			}
 			busyUntil = max(busyUntil, r.End)
 			for _, e := range r.Expired {
 				if !e.Restarted {

@@ -348,6 +348,10 @@ type HRTimerModel struct {
 	ExpiresNext   int64                  `protobuf:"varint,4,opt,name=expires_next,json=expiresNext,proto3" json:"expires_next,omitempty"`
 	NextTimer     uint64                 `protobuf:"varint,5,opt,name=next_timer,json=nextTimer,proto3" json:"next_timer,omitempty"`
 	Queue         []*HRQueued            `protobuf:"bytes,6,rep,name=queue,proto3" json:"queue,omitempty"`
+	Interrupts    bool                   `protobuf:"varint,7,opt,name=interrupts,proto3" json:"interrupts,omitempty"`
+	EntryCost     int64                  `protobuf:"varint,8,opt,name=entry_cost,json=entryCost,proto3" json:"entry_cost,omitempty"`
+	PassCost      int64                  `protobuf:"varint,9,opt,name=pass_cost,json=passCost,proto3" json:"pass_cost,omitempty"`
+	ExpiryCost    int64                  `protobuf:"varint,10,opt,name=expiry_cost,json=expiryCost,proto3" json:"expiry_cost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -424,11 +428,42 @@ func (x *HRTimerModel) GetQueue() []*HRQueued {
 	return nil
 }
 
+func (x *HRTimerModel) GetInterrupts() bool {
+	if x != nil {
+		return x.Interrupts
+	}
+	return false
+}
+
+func (x *HRTimerModel) GetEntryCost() int64 {
+	if x != nil {
+		return x.EntryCost
+	}
+	return 0
+}
+
+func (x *HRTimerModel) GetPassCost() int64 {
+	if x != nil {
+		return x.PassCost
+	}
+	return 0
+}
+
+func (x *HRTimerModel) GetExpiryCost() int64 {
+	if x != nil {
+		return x.ExpiryCost
+	}
+	return 0
+}
+
 // HRQueued is an sdk.HRQueued.
 type HRQueued struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	Expires       int64                  `protobuf:"varint,2,opt,name=expires,proto3" json:"expires,omitempty"`
+	SoftExpires   int64                  `protobuf:"varint,3,opt,name=soft_expires,json=softExpires,proto3" json:"soft_expires,omitempty"`
+	CallbackCost  int64                  `protobuf:"varint,4,opt,name=callback_cost,json=callbackCost,proto3" json:"callback_cost,omitempty"`
+	Period        int64                  `protobuf:"varint,5,opt,name=period,proto3" json:"period,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -473,6 +508,27 @@ func (x *HRQueued) GetId() uint64 {
 func (x *HRQueued) GetExpires() int64 {
 	if x != nil {
 		return x.Expires
+	}
+	return 0
+}
+
+func (x *HRQueued) GetSoftExpires() int64 {
+	if x != nil {
+		return x.SoftExpires
+	}
+	return 0
+}
+
+func (x *HRQueued) GetCallbackCost() int64 {
+	if x != nil {
+		return x.CallbackCost
+	}
+	return 0
+}
+
+func (x *HRQueued) GetPeriod() int64 {
+	if x != nil {
+		return x.Period
 	}
 	return 0
 }
@@ -2078,7 +2134,7 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\x04call\"\x95\x01\n" +
 	"\x1aHRTimerBaseSessionResponse\x12>\n" +
 	"\aresults\x18\x01 \x03(\v2$.tickemu.plugin.v2.HRTimerBaseResultR\aresults\x127\n" +
-	"\x06models\x18\x02 \x03(\v2\x1f.tickemu.plugin.v2.HRTimerModelR\x06models\"\xca\x01\n" +
+	"\x06models\x18\x02 \x03(\v2\x1f.tickemu.plugin.v2.HRTimerModelR\x06models\"\xc7\x02\n" +
 	"\fHRTimerModel\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x14\n" +
 	"\x05valid\x18\x02 \x01(\bR\x05valid\x12\x1d\n" +
@@ -2087,10 +2143,22 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\fexpires_next\x18\x04 \x01(\x03R\vexpiresNext\x12\x1d\n" +
 	"\n" +
 	"next_timer\x18\x05 \x01(\x04R\tnextTimer\x121\n" +
-	"\x05queue\x18\x06 \x03(\v2\x1b.tickemu.plugin.v2.HRQueuedR\x05queue\"4\n" +
+	"\x05queue\x18\x06 \x03(\v2\x1b.tickemu.plugin.v2.HRQueuedR\x05queue\x12\x1e\n" +
+	"\n" +
+	"interrupts\x18\a \x01(\bR\n" +
+	"interrupts\x12\x1d\n" +
+	"\n" +
+	"entry_cost\x18\b \x01(\x03R\tentryCost\x12\x1b\n" +
+	"\tpass_cost\x18\t \x01(\x03R\bpassCost\x12\x1f\n" +
+	"\vexpiry_cost\x18\n" +
+	" \x01(\x03R\n" +
+	"expiryCost\"\x94\x01\n" +
 	"\bHRQueued\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
-	"\aexpires\x18\x02 \x01(\x03R\aexpires\"\xf6\x05\n" +
+	"\aexpires\x18\x02 \x01(\x03R\aexpires\x12!\n" +
+	"\fsoft_expires\x18\x03 \x01(\x03R\vsoftExpires\x12#\n" +
+	"\rcallback_cost\x18\x04 \x01(\x03R\fcallbackCost\x12\x16\n" +
+	"\x06period\x18\x05 \x01(\x03R\x06period\"\xf6\x05\n" +
 	"\x11HRTimerBaseResult\x12;\n" +
 	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v2.PluginResponseH\x00R\x06plugin\x128\n" +
 	"\x05start\x18\x02 \x01(\v2 .tickemu.plugin.v2.StartResponseH\x00R\x05start\x12;\n" +
