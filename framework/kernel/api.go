@@ -33,7 +33,7 @@ func (k *Kernel) DelTimer(cpu int, now ktime.Time, t *WheelTimer) int64 {
 }
 
 // RealtimeOffset is the current CLOCK_REALTIME - CLOCK_MONOTONIC offset.
-func (k *Kernel) RealtimeOffset() int64 { return k.offsets.Real }
+func (k *Kernel) RealtimeOffset() int64 { return k.tk.offsets.Real }
 
 // Pending reports whether t is enqueued on a wheel.
 func (t *WheelTimer) Pending() bool { return t.pending }

@@ -150,7 +150,7 @@ func (c *CPU) traceCtxLocks(locks int) trace.Ctx {
 func (c *CPU) setCtx(now ktime.Time, ctx ctxKind) {
 	if now > c.ctxSince {
 		d := int64(now - c.ctxSince)
-		c.k.ctxNS[c.id][c.ctx] += d
+		c.k.rs.ctxNS[c.id][c.ctx] += d
 		if c.ctx == ctxTask && c.rq.curr != nil {
 			c.rq.curr.cpuTime += d
 			c.rq.curr.Proc.cpuTime += d
@@ -162,7 +162,7 @@ func (c *CPU) setCtx(now ktime.Time, ctx ctxKind) {
 
 func (c *CPU) accountUntil(t ktime.Time) {
 	if t > c.ctxSince {
-		c.k.ctxNS[c.id][c.ctx] += int64(t - c.ctxSince)
+		c.k.rs.ctxNS[c.id][c.ctx] += int64(t - c.ctxSince)
 		c.ctxSince = t
 	}
 	if c.mode == modeIdle && c.idle.state >= 0 && t > c.idle.since {
@@ -544,7 +544,7 @@ func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 	k := c.k
 	start := now
-	r := k.wheel.RunTimers(c.id, k.jiffies)
+	r := k.wheel.RunTimers(c.id, k.tk.jiffies)
 	c.wheel = r.State
 	k.Counters.Inc(cntWheelRuns, c.id, 1)
 	k.Counters.Inc(cntWheelIters, c.id, int64(r.Iterations))
@@ -567,7 +567,7 @@ func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 		k.Counters.Inc(cntTimerExpire, c.id, 1)
 		if k.tr.Enabled("timer_expire_entry") {
 			k.tr.Event(at, c.traceCtx(), "timer_expire_entry", "timer="+trace.Ptr(uint64(t.ID))+" function="+t.Function+
-				" now="+utoa(k.jiffies)+" baseclk="+utoa(e.Jiffy))
+				" now="+utoa(k.tk.jiffies)+" baseclk="+utoa(e.Jiffy))
 		}
 		if t.Callback != nil {
 			t.Callback(c, at)

@@ -69,7 +69,7 @@ func (k *Kernel) enableGovernor() {
 func (c *CPU) updateUtil(now ktime.Time) int64 {
 	dt := int64(now - c.cpuidle.utilAt)
 	if dt > 0 {
-		task := c.k.ctxNS[c.id][ctxTask]
+		task := c.k.rs.ctxNS[c.id][ctxTask]
 		frac := float64(task-c.cpuidle.utilTaskNS) / float64(dt)
 		frac = math.Min(math.Max(frac, 0), 1)
 		y := math.Exp2(-float64(dt) / float64(utilHalfLife))

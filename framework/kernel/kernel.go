@@ -113,15 +113,7 @@ type Kernel struct {
 	cpus     []*CPU
 	tickNsec int64
 
-	// Timekeeping (kernel/time/tick-sched.c, timekeeping.c).
-	jiffies           uint64
-	jiffiesBase       uint64     // jiffies at boot (INITIAL_JIFFIES)
-	lastJiffiesUpdate ktime.Time // last_jiffies_update
-	tickNextPeriod    ktime.Time // tick_next_period
-	tickDoTimerCPU    int        // tick_do_timer_cpu; -1 = TICK_DO_TIMER_NONE
-	nohzFullRunning   bool       // tick_nohz_full_running: nohz_full= names a CPU
-	offsets           sdk.ClockOffsets
-	clockSeq          uint64 // clock_was_set sequence
+	tk timekeeping
 
 	nextTimerID sdk.TimerID
 	hrtimers    []*HRTimer    // by TimerID; nil for ids of wheel timers
@@ -137,13 +129,33 @@ type Kernel struct {
 	// Stats.
 	Counters    metrics.Counters
 	CatchupGaps metrics.Dist
-	ctxNS       [][numCtx]int64 // per CPU, time spent by context
-	end         ktime.Time
-	fault       error
-	stopErr     error
-	breakNS     int64
-	broke       string
-	progress    func(now ktime.Time, events uint64)
+	rs          runState
+}
+
+// timekeeping is the machine-wide tick and clock state: the globals of
+// kernel/time/tick-common.c and tick-sched.c (jiffies and who updates them)
+// and the timekeeper's clock offsets (kernel/time/timekeeping.c).
+type timekeeping struct {
+	jiffies           uint64
+	jiffiesBase       uint64     // jiffies at boot (INITIAL_JIFFIES)
+	lastJiffiesUpdate ktime.Time // last_jiffies_update
+	tickNextPeriod    ktime.Time // tick_next_period
+	tickDoTimerCPU    int        // tick_do_timer_cpu; -1 = TICK_DO_TIMER_NONE
+	nohzFullRunning   bool       // tick_nohz_full_running: nohz_full= names a CPU
+	offsets           sdk.ClockOffsets
+	clockSeq          uint64 // clock_was_set sequence
+}
+
+// runState is what a run leaves besides the counters: time per context, where
+// and why it ended, the --breaktrace threshold and the progress callback.
+type runState struct {
+	ctxNS    [][numCtx]int64 // per CPU, time spent by context
+	end      ktime.Time
+	fault    error
+	stopErr  error
+	breakNS  int64
+	broke    string
+	progress func(now ktime.Time, events uint64)
 }
 
 // New builds a kernel; call Boot, add workloads, then Run.
@@ -165,7 +177,7 @@ func New(o Options) (*Kernel, error) {
 		m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace, concurrent: o.ConcurrentPlugins,
 		wheel: o.Plugins.Wheel, hrt: o.Plugins.HRTimer, local: o.Plugins.Local, bcDev: o.Plugins.Broadcast, gov: o.Plugins.Governor,
 		tickNsec: ktime.TickNsec(m.HZ),
-		nextPid:  1000, tickDoTimerCPU: 0,
+		nextPid:  1000, tk: timekeeping{tickDoTimerCPU: 0},
 	}
 	k.signals = newSignalEra(o.Settings.PosixTimerSignals)
 	k.migrate = TimerMigrationActive(o.Settings, m)
@@ -178,16 +190,16 @@ func New(o Options) (*Kernel, error) {
 	// Lines are emitted with the (possibly future) time their activity
 	// computes; the writer sorts them and writes those before sim time.
 	k.tr.SetClock(k.q.Now)
-	k.jiffiesBase = ktime.InitialJiffies(m.HZ)
-	k.jiffies = k.jiffiesBase
-	k.tickNextPeriod = ktime.Time(k.tickNsec)
-	k.ctxNS = make([][numCtx]int64, m.CPUs)
+	k.tk.jiffiesBase = ktime.InitialJiffies(m.HZ)
+	k.tk.jiffies = k.tk.jiffiesBase
+	k.tk.tickNextPeriod = ktime.Time(k.tickNsec)
+	k.rs.ctxNS = make([][numCtx]int64, m.CPUs)
 	k.idleNames = newIdleNames(m.IdleStates)
 	nohzFull := map[int]bool{}
 	if m.NoHZ == "full" {
 		for _, c := range m.NoHZFull {
 			nohzFull[c] = true
-			k.nohzFullRunning = true
+			k.tk.nohzFullRunning = true
 		}
 	}
 	if ch := k.local.Channels(); ch < m.CPUs || !k.local.Has(sdk.FeatPerCPU) {
@@ -220,7 +232,7 @@ func (k *Kernel) HZ() int { return k.m.HZ }
 func (k *Kernel) TickNsec() int64 { return k.tickNsec }
 
 // Jiffies is the global jiffies value.
-func (k *Kernel) Jiffies() uint64 { return k.jiffies }
+func (k *Kernel) Jiffies() uint64 { return k.tk.jiffies }
 
 // Costs returns the framework costs in force.
 func (k *Kernel) Costs() Costs { return k.costs }
@@ -259,20 +271,20 @@ func (k *Kernel) Run(until ktime.Time) (err error) {
 		if r := recover(); r != nil {
 			switch f := r.(type) {
 			case *sdk.TransportError:
-				err, k.fault = f, f
+				err, k.rs.fault = f, f
 				return
 			case *sdk.ContractError:
-				err, k.fault = f, f
+				err, k.rs.fault = f, f
 				return
 			case *sim.LivelockError:
 				// The progress watchdog: the run stopped advancing time.
-				err, k.fault = f, f
+				err, k.rs.fault = f, f
 				return
 			}
 			panic(r)
 		}
 	}()
-	if k.progress == nil {
+	if k.rs.progress == nil {
 		k.q.RunUntil(until)
 	} else {
 		// In slices of simulated time, reporting after each: the slices
@@ -282,21 +294,21 @@ func (k *Kernel) Run(until ktime.Time) (err error) {
 		for t := k.q.Now(); t < until && !k.q.Stopped(); {
 			t = min(t+step, until)
 			k.q.RunUntil(t)
-			k.progress(k.q.Now(), k.q.Pops())
+			k.rs.progress(k.q.Now(), k.q.Pops())
 		}
 	}
 	if k.q.Stopped() {
 		until = k.q.Now()
 	}
-	k.end = until
-	if until > k.tickNextPeriod {
+	k.rs.end = until
+	if until > k.tk.tickNextPeriod {
 		// How stale jiffies are at the end counts too (nobody updated them).
-		k.Counters.MaxN(cntJiffiesMaxStale, -1, int64(until-k.tickNextPeriod))
+		k.Counters.MaxN(cntJiffiesMaxStale, -1, int64(until-k.tk.tickNextPeriod))
 	}
 	for _, c := range k.cpus {
 		c.accountUntil(until)
 	}
-	return k.stopErr
+	return k.rs.stopErr
 }
 
 // progressSlices is how many times a run with a progress function reports.
@@ -304,32 +316,32 @@ const progressSlices = 1000
 
 // SetProgress makes Run call fn about a thousand times, spread over the
 // simulated time, with the time reached and the events processed.
-func (k *Kernel) SetProgress(fn func(now ktime.Time, events uint64)) { k.progress = fn }
+func (k *Kernel) SetProgress(fn func(now ktime.Time, events uint64)) { k.rs.progress = fn }
 
 // SetBreak sets the --breaktrace threshold: a latency workload that
 // measures a wakeup slower than ns calls Break (0: off).
-func (k *Kernel) SetBreak(ns int64) { k.breakNS = ns }
+func (k *Kernel) SetBreak(ns int64) { k.rs.breakNS = ns }
 
 // BreakThreshold is the --breaktrace threshold in ns, 0 when off.
-func (k *Kernel) BreakThreshold() int64 { return k.breakNS }
+func (k *Kernel) BreakThreshold() int64 { return k.rs.breakNS }
 
 // Break ends Run after the current event without an error, as cyclictest -b
 // stops at the first latency over its threshold; why says what broke.
 func (k *Kernel) Break(why string) {
-	if k.broke == "" {
-		k.broke = why
+	if k.rs.broke == "" {
+		k.rs.broke = why
 	}
 	k.q.Stop()
 }
 
 // Broke says why the run was broken off (Break), "" when it ran to the end.
-func (k *Kernel) Broke() string { return k.broke }
+func (k *Kernel) Broke() string { return k.rs.broke }
 
 // Stop ends Run after the current event with err (a trace that cannot be
 // written); Run returns err.
 func (k *Kernel) Stop(err error) {
-	if k.stopErr == nil {
-		k.stopErr = err
+	if k.rs.stopErr == nil {
+		k.rs.stopErr = err
 	}
 	k.q.Stop()
 }
@@ -352,7 +364,7 @@ func (k *Kernel) SetPoll(fn func(now ktime.Time) error) {
 
 // End is the simulated time the last Run reached: its limit, or where it
 // was stopped.
-func (k *Kernel) End() ktime.Time { return k.end }
+func (k *Kernel) End() ktime.Time { return k.rs.end }
 
 // Events is the number of simulation events processed.
 func (k *Kernel) Events() uint64 { return k.q.Pops() }
@@ -369,7 +381,7 @@ func (k *Kernel) ContextTimes() [][4]int64 {
 	out := make([][4]int64, len(k.cpus))
 	for i := range k.cpus {
 		for j := 0; j < 4; j++ {
-			out[i][j] = k.ctxNS[i][j]
+			out[i][j] = k.rs.ctxNS[i][j]
 		}
 	}
 	return out

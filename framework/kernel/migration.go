@@ -95,7 +95,7 @@ func (c *CPU) tmigrGlobal() ktime.Time {
 	if g == sdk.NoExpiry || l != sdk.NoExpiry && int64(l-g) <= 0 {
 		return ktime.Max // no global timer, or local_first
 	}
-	if int64(g-(k.jiffies+1)) <= 0 {
+	if int64(g-(k.tk.jiffies+1)) <= 0 {
 		return ktime.Max // within a jiffy: the CPU keeps it (tevt.local)
 	}
 	return k.jiffyTime(g)
@@ -107,7 +107,7 @@ func (c *CPU) tmigrGlobal() ktime.Time {
 // most a jiffy away; the global timer is the hierarchy's.
 func (c *CPU) tmigrNextEvent(r sdk.NextTimerResult) ktime.Time {
 	k := c.k
-	if !c.tmigrOn() || r.Next == sdk.NoExpiry || int64(r.Next-(k.jiffies+1)) <= 0 {
+	if !c.tmigrOn() || r.Next == sdk.NoExpiry || int64(r.Next-(k.tk.jiffies+1)) <= 0 {
 		return k.jiffyTime(r.Next)
 	}
 	return k.jiffyTime(r.State.LocalNext)
@@ -126,7 +126,7 @@ func (c *CPU) tmigrStopTick(expires *ktime.Time) int64 {
 	w := k.tm.Walks
 	first := k.tm.Deactivate(c.id, c.tmigrGlobal())
 	if first < *expires {
-		*expires = max(first, k.lastJiffiesUpdate) // a missed event: at once
+		*expires = max(first, k.tk.lastJiffiesUpdate) // a missed event: at once
 	}
 	return (k.tm.Walks - w) * k.costs.TmigrWalk
 }
@@ -146,7 +146,7 @@ func (c *CPU) tmigrRestartTick() int64 {
 // tmigrRequiresRemote is run_local_timers()'s tmigr_requires_handle_remote():
 // raise TIMER_SOFTIRQ for an event of an idle CPU that c must expire.
 func (c *CPU) tmigrRequiresRemote() bool {
-	return c.tmigrOn() && c.k.tm.RequiresHandleRemote(c.id, c.k.lastJiffiesUpdate)
+	return c.tmigrOn() && c.k.tm.RequiresHandleRemote(c.id, c.k.tk.lastJiffiesUpdate)
 }
 
 // tmigrHandleRemote is tmigr_handle_remote() at the end of c's timer
@@ -166,11 +166,11 @@ func (c *CPU) tmigrHandleRemote(now ktime.Time) ktime.Time {
 	}
 	w := k.tm.Walks
 	at := now
-	k.tm.HandleRemote(c.id, k.lastJiffiesUpdate, func(rc int) ktime.Time {
+	k.tm.HandleRemote(c.id, k.tk.lastJiffiesUpdate, func(rc int) ktime.Time {
 		if rc == c.id {
 			return c.tmigrGlobal() // its own timers ran in this softirq
 		}
-		r := rb.ExpireRemote(rc, k.jiffies)
+		r := rb.ExpireRemote(rc, k.tk.jiffies)
 		remote := k.cpus[rc]
 		remote.wheel = r.State
 		start := at + ktime.Time(k.costs.TmigrRemote)
@@ -186,7 +186,7 @@ func (c *CPU) tmigrHandleRemote(now ktime.Time) ktime.Time {
 			k.Counters.Inc(cntRemoteExpiries, c.id, 1)
 			if k.tr.Enabled("timer_expire_entry") {
 				k.tr.Event(cb, c.traceCtx(), "timer_expire_entry", "timer="+trace.Ptr(uint64(t.ID))+" function="+t.Function+
-					" now="+utoa(k.jiffies)+" baseclk="+utoa(e.Jiffy))
+					" now="+utoa(k.tk.jiffies)+" baseclk="+utoa(e.Jiffy))
 			}
 			if t.Callback != nil {
 				t.Callback(c, cb)

@@ -506,11 +506,11 @@ func (p *Process) flushSignal(signo int) {
 func (k *Kernel) clockOffset(c sdk.ClockID) int64 {
 	switch c {
 	case sdk.ClockRealtime:
-		return k.offsets.Real
+		return k.tk.offsets.Real
 	case sdk.ClockBoottime:
-		return k.offsets.Boot
+		return k.tk.offsets.Boot
 	case sdk.ClockTAI:
-		return k.offsets.TAI
+		return k.tk.offsets.TAI
 	}
 	return 0
 }
@@ -521,7 +521,7 @@ func (k *Kernel) clockSettime(c *CPU, now ktime.Time, clock sdk.ClockID, t int64
 	if clock != sdk.ClockRealtime {
 		return 0
 	}
-	delta := t - (int64(now) + k.offsets.Real)
+	delta := t - (int64(now) + k.tk.offsets.Real)
 	return k.ShiftRealtime(c, now, delta)
 }
 
@@ -533,14 +533,14 @@ func (k *Kernel) clockSettime(c *CPU, now ktime.Time, clock sdk.ClockID, t int64
 // and, under on_each_cpu(), runs it itself after sending them. It returns the
 // cost on c.
 func (k *Kernel) ShiftRealtime(c *CPU, now ktime.Time, delta int64) int64 {
-	k.offsets.Real += delta
-	k.offsets.TAI += delta
-	k.clockSeq++
+	k.tk.offsets.Real += delta
+	k.tk.offsets.TAI += delta
+	k.tk.clockSeq++
 	k.Counters.Inc(cntClockWasSet, -1, 1)
 	cost := int64(0)
 	local := false
 	for _, o := range k.cpus {
-		r := k.hrt.ClockWasSet(o.id, now+ktime.Time(cost), k.offsets)
+		r := k.hrt.ClockWasSet(o.id, now+ktime.Time(cost), k.tk.offsets)
 		cost += r.Cost
 		switch {
 		case r.Ret == 0:

@@ -34,15 +34,15 @@ const maxIdleNS = 440795202938
 // doUpdateJiffies is tick_do_update_jiffies64(): advance jiffies by the whole
 // ticks elapsed since last_jiffies_update, in one step (kernel/time/tick-sched.c).
 func (k *Kernel) doUpdateJiffies(now ktime.Time) {
-	if now < k.tickNextPeriod {
+	if now < k.tk.tickNextPeriod {
 		return
 	}
-	k.Counters.MaxN(cntJiffiesMaxStale, -1, int64(now-k.tickNextPeriod))
-	delta := int64(now - k.lastJiffiesUpdate)
+	k.Counters.MaxN(cntJiffiesMaxStale, -1, int64(now-k.tk.tickNextPeriod))
+	delta := int64(now - k.tk.lastJiffiesUpdate)
 	ticks := delta / k.tickNsec
-	k.lastJiffiesUpdate += ktime.Time(ticks * k.tickNsec)
-	k.jiffies += uint64(ticks)
-	k.tickNextPeriod = k.lastJiffiesUpdate + ktime.Time(k.tickNsec)
+	k.tk.lastJiffiesUpdate += ktime.Time(ticks * k.tickNsec)
+	k.tk.jiffies += uint64(ticks)
+	k.tk.tickNextPeriod = k.tk.lastJiffiesUpdate + ktime.Time(k.tickNsec)
 }
 
 // jiffyTime converts an absolute jiffy to CLOCK_MONOTONIC time on the jiffies
@@ -51,14 +51,14 @@ func (k *Kernel) jiffyTime(j uint64) ktime.Time {
 	if j == sdk.NoExpiry {
 		return ktime.Max
 	}
-	if j <= k.jiffies {
-		return k.lastJiffiesUpdate
+	if j <= k.tk.jiffies {
+		return k.tk.lastJiffiesUpdate
 	}
-	d := j - k.jiffies
+	d := j - k.tk.jiffies
 	if d > uint64(1<<62)/uint64(k.tickNsec) {
 		return ktime.Max
 	}
-	return k.lastJiffiesUpdate.Add(int64(d) * k.tickNsec)
+	return k.tk.lastJiffiesUpdate.Add(int64(d) * k.tickNsec)
 }
 
 // cmpNextHrtimerEvent is kernel/time/timer.c:cmp_next_hrtimer_event() for
@@ -82,10 +82,10 @@ func cmpNextHrtimerEvent(basem, expires, h ktime.Time, tick int64) ktime.Time {
 // nobody has it, and update jiffies when we have it.
 func (c *CPU) tickSchedDoTimer(now ktime.Time) {
 	k := c.k
-	if k.tickDoTimerCPU < 0 && !c.nohzFull {
-		k.tickDoTimerCPU = c.id
+	if k.tk.tickDoTimerCPU < 0 && !c.nohzFull {
+		k.tk.tickDoTimerCPU = c.id
 	}
-	if k.tickDoTimerCPU == c.id {
+	if k.tk.tickDoTimerCPU == c.id {
 		k.doUpdateJiffies(now)
 	}
 }
@@ -101,7 +101,7 @@ func (c *CPU) tickHandle(now ktime.Time) {
 		// instead of skipping it as unchanged.
 		c.ts.nextTick = 0
 	}
-	if k.jiffies >= c.wheel.RaiseAt || c.tmigrRequiresRemote() {
+	if k.tk.jiffies >= c.wheel.RaiseAt || c.tmigrRequiresRemote() {
 		c.RaiseSoftirq(now, TimerSoftirq)
 	}
 	k.runCPUTimers(c, now)
@@ -146,10 +146,10 @@ func (c *CPU) lowresTick(now ktime.Time) ktime.Time {
 // no CPU stops it either.
 func (c *CPU) canStopIdleTick() bool {
 	k := c.k
-	if !k.nohzFullRunning {
+	if !k.tk.nohzFullRunning {
 		return true
 	}
-	return k.tickDoTimerCPU != c.id && k.tickDoTimerCPU >= 0
+	return k.tk.tickDoTimerCPU != c.id && k.tk.tickDoTimerCPU >= 0
 }
 
 // nohzStopTick is tick_nohz_next_event() + tick_nohz_stop_tick() (v6.x
@@ -172,7 +172,7 @@ func (c *CPU) nohzStopTick(now, capAt ktime.Time) int64 {
 func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 	k := c.k
 	tick := k.tickNsec
-	basemono, basejiff := k.lastJiffiesUpdate, k.jiffies
+	basemono, basejiff := k.tk.lastJiffiesUpdate, k.tk.jiffies
 	var cost int64
 	var next ktime.Time
 	if c.softirqs&(1<<TimerSoftirq) != 0 {
@@ -210,7 +210,7 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		return 0, cost
 	}
 	delta := int64(maxIdleNS)
-	tcpu := k.tickDoTimerCPU
+	tcpu := k.tk.tickDoTimerCPU
 	if tcpu != c.id && (tcpu >= 0 || !c.ts.doTimerLast) {
 		delta = int64(ktime.Max)
 	}
@@ -234,9 +234,9 @@ func (c *CPU) nohzStopTickAt(now, expires, capAt ktime.Time) int64 {
 		expires = capAt
 	}
 	walk := c.tmigrStopTick(&expires)
-	tcpu := k.tickDoTimerCPU
+	tcpu := k.tk.tickDoTimerCPU
 	if tcpu == c.id {
-		k.tickDoTimerCPU = -1
+		k.tk.tickDoTimerCPU = -1
 		c.ts.doTimerLast = true
 	} else if tcpu >= 0 {
 		c.ts.doTimerLast = false
@@ -356,7 +356,7 @@ func (c *CPU) stoppedTickFired(now ktime.Time) bool {
 // first housekeeping CPU (the work is queued on the unbound workqueue, whose
 // CPUs are the housekeeping ones) and costs one tick there.
 func (k *Kernel) startSchedTickRemote() {
-	if !k.nohzFullRunning || k.settings.NohzFullTick != NohzFullOffload {
+	if !k.tk.nohzFullRunning || k.settings.NohzFullTick != NohzFullOffload {
 		return
 	}
 	hk := -1
@@ -380,6 +380,6 @@ func (k *Kernel) startSchedTickRemote() {
 				k.Counters.Inc(cntSchedTickRemote, target.id, 1)
 			}
 		})
-		k.modTimer(k.cpus[hk], 0, t, k.jiffies+hz)
+		k.modTimer(k.cpus[hk], 0, t, k.tk.jiffies+hz)
 	}
 }

@@ -195,11 +195,11 @@ func (tl *timeline) step(t *testing.T, d *datadriven.TestData) string {
 		wt := tl.wt[name]
 		if wt == nil {
 			wt = k.NewWheelTimer("timeline_"+name, 0, 0, 0, func(c *CPU, now ktime.Time) {
-				tl.log(now, c.id, "timer "+name+" expires at jiffies+"+utoa(k.jiffies-k.jiffiesBase))
+				tl.log(now, c.id, "timer "+name+" expires at jiffies+"+utoa(k.tk.jiffies-k.tk.jiffiesBase))
 			})
 			tl.wt[name] = wt
 		}
-		k.At(now, "timeline "+d.Cmd, func(now ktime.Time) { k.ModTimer(cpu, now, wt, k.jiffies+in) })
+		k.At(now, "timeline "+d.Cmd, func(now ktime.Time) { k.ModTimer(cpu, now, wt, k.tk.jiffies+in) })
 		return tl.runTo(t, now)
 	case "cancel":
 		name := tl.name(t, d)
@@ -367,11 +367,11 @@ func (tl *timeline) state() string {
 	k := tl.k
 	var b strings.Builder
 	duty := "none"
-	if k.tickDoTimerCPU >= 0 {
-		duty = "cpu" + strconv.Itoa(k.tickDoTimerCPU)
+	if k.tk.tickDoTimerCPU >= 0 {
+		duty = "cpu" + strconv.Itoa(k.tk.tickDoTimerCPU)
 	}
 	fmt.Fprintf(&b, "jiffies=+%d last_jiffies_update=%s do_timer=%s\n",
-		k.jiffies-k.jiffiesBase, timelineTime(k.lastJiffiesUpdate), duty)
+		k.tk.jiffies-k.tk.jiffiesBase, timelineTime(k.tk.lastJiffiesUpdate), duty)
 	for _, c := range k.cpus {
 		mode := [...]string{modeFree: "free", modeBusy: "busy", modeTask: "task", modeIdle: "idle"}[c.mode]
 		if c.mode == modeIdle {

@@ -148,7 +148,7 @@ func (k *Kernel) modTimer(c *CPU, now ktime.Time, t *WheelTimer, expires uint64)
 	}
 	// __mod_timer(): the plugin detaches a timer pending elsewhere and
 	// chooses the base (get_target_base() / get_timer_this_cpu_base()).
-	r := k.wheel.ModTimer(c.id, k.jiffies, sdk.WheelTimer{ID: t.ID, Expires: expires, Flags: t.Flags, CallbackCost: t.Cost, Period: t.Period,
+	r := k.wheel.ModTimer(c.id, k.tk.jiffies, sdk.WheelTimer{ID: t.ID, Expires: expires, Flags: t.Flags, CallbackCost: t.Cost, Period: t.Period,
 		Placement: k.placement()})
 	on := c
 	if r.Moved {
@@ -166,7 +166,7 @@ func (k *Kernel) modTimer(c *CPU, now ktime.Time, t *WheelTimer, expires uint64)
 	if k.tr.Enabled("timer_start") {
 		// The bucket and its expiry are the wheel plugin's (ModTimer's result).
 		k.tr.Event(now, c.traceCtx(), "timer_start", fmt.Sprintf("timer=%s function=%s expires=%d [timeout=%d] bucket_expiry=%d cpu=%d idx=%d flags=%s",
-			trace.Ptr(uint64(t.ID)), t.Function, expires, int64(expires-k.jiffies), r.BucketExpiry, on.id, r.Index, timerFlags(t.Flags)))
+			trace.Ptr(uint64(t.ID)), t.Function, expires, int64(expires-k.tk.jiffies), r.BucketExpiry, on.id, r.Index, timerFlags(t.Flags)))
 	}
 	on.wheelChanged(now)
 	return r.Cost
@@ -178,7 +178,7 @@ func (k *Kernel) delTimer(c *CPU, now ktime.Time, t *WheelTimer) int64 {
 		return 0
 	}
 	owner := k.cpus[t.cpu]
-	r := k.wheel.DelTimer(owner.id, k.jiffies, t.ID)
+	r := k.wheel.DelTimer(owner.id, k.tk.jiffies, t.ID)
 	owner.wheel = r.State
 	t.pending = false
 	k.Counters.Inc(cntTimerCancel, owner.id, 1)
