@@ -29,6 +29,7 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs, true)
+	pmQoS := fs.Duration("pm-qos", -1, "hold a PM QoS CPU latency request (/dev/cpu_dma_latency) of this value for the run, as cyclictest does (0s: poll only); a trace cannot show it")
 	cfgFile := fs.String("config", "", "HCL file with the machine, plugins, kernel block and variants to replay on (default: the builtin defaults)")
 	if wantsHelp(fs, "tickemu replay CAPTURE [flags]", "replay a kernel capture (ftrace or babeltrace text) and print capture and model side by side", args, stdout) {
 		return 0
@@ -47,7 +48,7 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: replay: %v\n", err)
 		return 2
 	}
-	src, name, err := replayrun.Config(*cfgFile, abs, cp)
+	src, name, err := replayrun.ConfigWith(*cfgFile, abs, cp, int64(*pmQoS))
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: replay: %v\n", err)
 		return 2

@@ -141,7 +141,7 @@ func (c *Classifier) Feed(e *traceimport.Event) []Op {
 			op.Lateness, op.HasLateness = e.Now-st.expires, true
 		}
 		c.out = append(c.out, op)
-		if !wheel && c.o.Restarts != nil && c.o.Restarts(e.Function) {
+		if c.o.Restarts != nil && c.o.Restarts(e.Function) {
 			// Re-queued by its callback: queued, expiry unknown.
 			c.timers[k] = &timerState{queued: true, fn: e.Function}
 		} else {

@@ -37,6 +37,10 @@ type Capture struct {
 	// a traced start (HRTIMER_RESTART), the median spacing of those
 	// expiries.
 	Periods map[string]int64
+	// WheelPeriods is the same for timer_list callbacks, in jiffies: a real
+	// kernel traces every mod_timer(), so only tickemu's own trace (a
+	// declared re-arm period) has them.
+	WheelPeriods map[string]int64
 	// PreArmed lists the timers whose first event is their expiry: armed
 	// before the capture began.
 	PreArmed []PreArmed
@@ -119,7 +123,8 @@ const maxScanTimers = 1 << 20
 // Scan reads a whole capture once (constant memory in the number of events;
 // the tables grow with the number of distinct timers and callbacks).
 func Scan(r traceimport.Reader) (*Capture, error) {
-	c := &Capture{Periods: map[string]int64{}}
+	c := &Capture{Periods: map[string]int64{}, WheelPeriods: map[string]int64{}}
+	wheelSpacings := map[string][]int64{}
 	timers := map[tkey]*scanTimer{}
 	spacings := map[string][]int64{} // per callback, silent-restart spacings
 	votes := map[string]map[int]int{}
@@ -211,6 +216,11 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			if !st.seen && len(c.PreArmed) < MaxPreArmed {
 				c.PreArmed = append(c.PreArmed, PreArmed{Wheel: wheel, Timer: e.Timer, Function: e.Function, CPU: e.CPU, Time: e.Time, Now: e.Now})
 			}
+			if wheel && st.expired && e.Now > st.lastNow {
+				if sp := wheelSpacings[e.Function]; len(sp) < maxSpacings {
+					wheelSpacings[e.Function] = append(sp, e.Now-st.lastNow)
+				}
+			}
 			if !wheel {
 				if st.expired && e.Now > st.lastNow {
 					d := e.Now - st.lastNow
@@ -278,6 +288,17 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 		if s := spacings[fn]; len(s) >= 2 {
 			sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 			c.Periods[fn] = s[len(s)/2]
+		}
+	}
+	wnames := make([]string, 0, len(wheelSpacings))
+	for fn := range wheelSpacings {
+		wnames = append(wnames, fn)
+	}
+	sort.Strings(wnames)
+	for _, fn := range wnames {
+		if s := wheelSpacings[fn]; len(s) >= 2 {
+			sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+			c.WheelPeriods[fn] = s[len(s)/2]
 		}
 	}
 	if off, ok := firstOff[c.Tick]; ok && c.Tick != "" {

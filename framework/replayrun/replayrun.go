@@ -29,6 +29,12 @@ const Tail = 20_000_000
 // run block, a run covering the capture plus a tick plus Tail. name is the file name
 // diagnostics cite.
 func Config(cfgFile, capture string, cp *replay.Capture) (src []byte, name string, err error) {
+	return ConfigWith(cfgFile, capture, cp, -1)
+}
+
+// ConfigWith is Config with a PM QoS CPU latency request held for the run
+// (the workload's dma_latency; pmQoS < 0: none).
+func ConfigWith(cfgFile, capture string, cp *replay.Capture, pmQoS int64) (src []byte, name string, err error) {
 	name = "replay.hcl"
 	if cfgFile != "" {
 		b, err := os.ReadFile(cfgFile)
@@ -48,7 +54,11 @@ func Config(cfgFile, capture string, cp *replay.Capture) (src []byte, name strin
 		}
 	}
 	out := append([]byte{}, src...)
-	out = append(out, fmt.Sprintf("\nworkload \"replay\" \"capture\" {\n  capture = %q\n}\n", capture)...)
+	qos := ""
+	if pmQoS >= 0 {
+		qos = fmt.Sprintf("  dma_latency = true\n  latency     = \"%dns\"\n", pmQoS)
+	}
+	out = append(out, fmt.Sprintf("\nworkload \"replay\" \"capture\" {\n  capture = %q\n%s}\n", capture, qos)...)
 	if !hasRun {
 		// The first event is at most a tick (10 ms at HZ 100) into the run.
 		out = append(out, fmt.Sprintf("run {\n  duration = \"%dns\"\n}\n", cp.Span()+10_000_000+Tail)...)
@@ -94,7 +104,9 @@ func Run(path string, cp *replay.Capture, spec *config.Spec, eo experiment.Optio
 		// tickemu's trace records neither the removal of a queued timer
 		// nor was_armed: callbacks that restart their timer are named.
 		sc := replay.NewScorer(func(fn string) bool { return replay.TickFunctions[fn] }, ktime.TickNsec(hz), 0,
-			replay.Options{Restarts: func(fn string) bool { return cp.Periods[fn] > 0 || replay.TickFunctions[fn] }})
+			replay.Options{Restarts: func(fn string) bool {
+				return cp.Periods[fn] > 0 || cp.WheelPeriods[fn] > 0 || replay.TickFunctions[fn]
+			}})
 		sc.Until = cp.Lead(ktime.TickNsec(hz)) + cp.Span() + 1
 		s, err := sc.ScoreReader(traceimport.NewFtrace(pr))
 		pr.CloseWithError(err)

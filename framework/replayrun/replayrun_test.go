@@ -10,6 +10,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/replay"
 	"github.com/tickemu/tickemu/framework/replayrun"
 	"github.com/tickemu/tickemu/framework/workload"
 	"github.com/tickemu/tickemu/plugins/builtin"
@@ -82,4 +83,95 @@ func replayOnce(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// machine is the machine of roundTripConfig, for the replay's --config.
+const machine = `
+machine {
+  cpus    = 4
+  hz      = 1000
+  nohz    = "idle"
+  highres = true
+  idle_state "C1" {
+    exit_latency     = "2us"
+    target_residency = "2us"
+  }
+}
+`
+
+// roundTripConfig is configs/default.hcl's machine and cyclictest threads,
+// with the background wheel timers.
+const roundTripConfig = machine + `
+workload "cyclictest" "rt" {
+  threads  = 4
+  interval = "1000us"
+  distance = "500us"
+  priority = 99
+}
+workload "kernel_timers" "watchdog" {
+  period = "40ms"
+}
+run {
+  duration = "200ms"
+}
+`
+
+// TestRoundTrip replays tickemu's own trace of a run on the same machine,
+// holding the PM QoS request cyclictest held (the trace cannot show it): the
+// capture's and the model's counts agree on every row. This checks that the
+// importer, the counting rules and the workload invert the model's tracing.
+func TestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	tracePath := filepath.Join(dir, "trace.txt")
+	f, err := os.Create(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, diags := config.LoadBytes("roundtrip.hcl", []byte(roundTripConfig), config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if _, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories()), Trace: f,
+		TraceEvents: "hrtimer_*,timer_*,tick_stop,sched_switch,sched_wakeup"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	machineFile := filepath.Join(dir, "machine.hcl")
+	if err := os.WriteFile(machineFile, []byte(machine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := workload.ScanCapture(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, name, err := replayrun.ConfigWith(machineFile, tracePath, cp, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rspec, diags := config.LoadBytes(name, src, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	out, err := replayrun.Run(tracePath, cp, rspec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	out.Write(&b, "trace.txt")
+	if out.CaptureScore.Tick.Expiries < 700 || out.CaptureScore.Funcs["hrtimer_wakeup"] == nil {
+		t.Fatalf("the run traced too little to check:\n%s", b.String())
+	}
+	for _, r := range replayTable(out) {
+		d := r.Model - r.Capture
+		// The last sleeper the model starts may fall just past the scored span.
+		if d != 0 && !(strings.HasSuffix(r.Name, " starts") && (d == -1 || d == 1)) {
+			t.Errorf("%s: capture %d, model %d\n%s", r.Name, r.Capture, r.Model, b.String())
+		}
+	}
+}
+
+func replayTable(o *replayrun.Outcome) []replay.Row {
+	return replay.Table(o.CaptureScore, o.ModelScore, false, !o.Capture.OffsetKnown)
 }

@@ -27,6 +27,8 @@ type replayLoad struct {
 	name, path string
 	cap        *replay.Capture
 	tasksOn    bool
+	dmaLat     bool
+	qos        int64
 	hrCost     int64
 	wheelCost  int64
 
@@ -70,7 +72,14 @@ type replayTask struct {
 	sleepAt int64 // its hard expiry (simulated CLOCK_MONOTONIC)
 	slept   bool
 	lastExp ktime.Time
+	// graceUntil: after a wakeup the task runs until then unless the
+	// capture says what it does.
+	graceUntil ktime.Time
 }
+
+// wakeGrace is how long a woken task runs waiting for the capture to show
+// its next step.
+const wakeGrace = 50_000
 
 func init() {
 	register(Type{
@@ -81,6 +90,8 @@ func init() {
 			attr("tasks", sdk.TypeBool, "true", "run the capture's hrtimer_wakeup sleepers as tasks (else only its timers)"),
 			attr("hrtimer_cost", sdk.TypeDuration, "200ns", "callback run time of a replayed hrtimer"),
 			attr("timer_cost", sdk.TypeDuration, "500ns", "callback run time of a replayed timer_list timer"),
+			attr("dma_latency", sdk.TypeBool, "false", "hold a /dev/cpu_dma_latency request of latency for the whole run, as cyclictest does by default (a trace cannot show it)"),
+			attr("latency", sdk.TypeDuration, "0s", "the PM QoS CPU latency requested with dma_latency"),
 		}},
 		Machine: func(c *sdk.ConfigReader) (int, int, error) {
 			cp, err := scanCapture(c.String("capture"))
@@ -91,7 +102,7 @@ func init() {
 		},
 		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 			w := &replayLoad{name: name, path: c.String("capture"), tasksOn: c.Bool("tasks"),
-				hrCost: c.Duration("hrtimer_cost"), wheelCost: c.Duration("timer_cost")}
+				hrCost: c.Duration("hrtimer_cost"), wheelCost: c.Duration("timer_cost"), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency")}
 			cp, err := scanCapture(w.path)
 			if err != nil {
 				return nil, &FieldError{Attr: "capture", Msg: err.Error()}
@@ -153,6 +164,9 @@ func (w *replayLoad) sim(t int64) ktime.Time { return ktime.Time(t - w.cap.First
 func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.k = k
 	w.lead = w.cap.Lead(k.TickNsec())
+	if w.dmaLat {
+		k.SetPMQoS(w.qos) // cpu_latency_qos_add_request(), as cyclictest's set_latency_target()
+	}
 	f, err := traceimport.Open(w.path)
 	if err != nil {
 		return err
@@ -231,7 +245,8 @@ func (w *replayLoad) wheelTimer(ptr uint64, fn, flags string) *kernel.WheelTimer
 	if strings.Contains(flags, "P") {
 		fl |= sdk.TimerPinned
 	}
-	t := w.k.NewWheelTimer(fn, fl, w.wheelCost, 0, nil)
+	// A period only tickemu's own trace shows (Capture.WheelPeriods).
+	t := w.k.NewWheelTimer(fn, fl, w.wheelCost, uint64(w.cap.WheelPeriods[fn]), nil)
 	w.wt[key] = t
 	return t
 }
@@ -396,6 +411,10 @@ func (rt *replayTask) next(t *kernel.Task, r kernel.Result) kernel.Action {
 	if rt.slept {
 		rt.slept = false
 		rt.w.wakeLat.Add(int64(r.Now - rt.lastExp))
+		// A woken task runs: it keeps the CPU while the capture catches up
+		// with the wakeup (its switch-in, its next sleep), so the model does
+		// not idle in between and decide on the tick with no timer queued.
+		rt.graceUntil = r.Now + wakeGrace
 	}
 	if rt.sleep {
 		rt.sleep, rt.slept, rt.lastExp = false, true, ktime.Time(rt.sleepAt)
@@ -403,6 +422,9 @@ func (rt *replayTask) next(t *kernel.Task, r kernel.Result) kernel.Action {
 	}
 	if rt.running {
 		return kernel.Compute{NS: 20_000}
+	}
+	if r.Now < rt.graceUntil {
+		return kernel.Compute{NS: min(int64(rt.graceUntil-r.Now), 20_000)}
 	}
 	rt.waiting = true
 	return kernel.Wait{Name: "futex"}
