@@ -53,9 +53,16 @@ type CPU struct {
 
 	mode      cpuMode
 	busyUntil ktime.Time
-	actEv     *sim.Event // end of the current activity
+	// runEv ends the current activity or the current task segment: a CPU
+	// has at most one of them pending (an interrupt preempts the segment
+	// before its activity starts), so one event serves both and the step
+	// from one to the next re-arms the event that is firing (one heap
+	// operation instead of two). runTask says which is armed; actName and
+	// taskName are its names for each (the watchdog's message).
+	runEv             *sim.Event
+	runTask           bool
+	actName, taskName string
 	devEv     *sim.Event // local clockevent interrupt
-	taskEv    *sim.Event // end of the current task segment
 
 	periodic      bool // the local device runs in periodic mode (low-res, nohz=off)
 	pendTimerIRQ  bool
@@ -90,9 +97,9 @@ type CPU struct {
 func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
 	c := &CPU{k: k, id: id, nohzFull: nohzFull, idle: cpuIdle{state: -1}}
 	// Event names carry the CPU: the watchdog's message says where time stopped.
-	c.actEv = sim.NewEvent(fmt.Sprintf("activity-end cpu%d", id), c.activityEnd)
+	c.actName, c.taskName = fmt.Sprintf("activity-end cpu%d", id), fmt.Sprintf("task-segment cpu%d", id)
+	c.runEv = sim.NewEvent(c.actName, c.runFired)
 	c.devEv = sim.NewEvent(fmt.Sprintf("local-timer cpu%d", id), c.deviceFired)
-	c.taskEv = sim.NewEvent(fmt.Sprintf("task-segment cpu%d", id), c.segmentDone)
 	c.softirqFns[TimerSoftirq] = runTimerSoftirq
 	c.softirqFns[HRTimerSoftirq] = runHRTimerSoftirq
 	c.wheel = sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry}
@@ -278,7 +285,31 @@ func (c *CPU) wakeForWork(now ktime.Time) {
 func (c *CPU) beginActivity(now, end ktime.Time) {
 	c.mode = modeBusy
 	c.busyUntil = end
-	c.k.q.Schedule(c.actEv, end)
+	c.armRun(false, end)
+}
+
+// armRun schedules runEv at at for the end of an activity (task false) or
+// of a task segment.
+func (c *CPU) armRun(task bool, at ktime.Time) {
+	if c.runEv.Queued() && c.runTask != task {
+		panic(fmt.Sprintf("kernel: cpu%d: an activity and a task segment pending at once", c.id))
+	}
+	c.runTask = task
+	if task {
+		c.runEv.Name = c.taskName
+	} else {
+		c.runEv.Name = c.actName
+	}
+	c.k.q.Schedule(c.runEv, at)
+}
+
+// runFired: the activity or the task segment runEv was armed for ended.
+func (c *CPU) runFired(now ktime.Time) {
+	if c.runTask {
+		c.segmentDone(now)
+		return
+	}
+	c.activityEnd(now)
 }
 
 func (c *CPU) activityEnd(now ktime.Time) {
@@ -348,7 +379,7 @@ func (c *CPU) runCurr(now ktime.Time) {
 	c.setCtx(now, ctxTask)
 	c.mode = modeTask
 	c.rq.segStart = now
-	c.k.q.Schedule(c.taskEv, now+ktime.Time(t.segRemaining))
+	c.armRun(true, now+ktime.Time(t.segRemaining))
 }
 
 // preemptSegment stops the current task segment at now, keeping what is left.
@@ -361,7 +392,7 @@ func (c *CPU) preemptSegment(now ktime.Time) {
 	if t.segRemaining < 0 {
 		t.segRemaining = 0
 	}
-	c.k.q.Cancel(c.taskEv)
+	c.k.q.Cancel(c.runEv)
 	c.mode = modeFree
 }
 
