@@ -62,7 +62,7 @@ type CPU struct {
 	runEv             *sim.Event
 	runTask           bool
 	actName, taskName string
-	devEv     *sim.Event // local clockevent interrupt
+	devEv             *sim.Event // local clockevent interrupt
 
 	periodic      bool // the local device runs in periodic mode (low-res, nohz=off)
 	pendTimerIRQ  bool
