@@ -269,6 +269,8 @@ func (l *loader) resolveSweeps(file, flags []Sweep) []Sweep {
 	var out []Sweep
 	ok := true
 	add := func(s Sweep) {
+		// Options.Sweeps are shared by concurrent loads: work on a copy.
+		s.Values = slices.Clone(s.Values)
 		t, good := l.resolveSweep(&s)
 		if !good {
 			ok = false
