@@ -36,14 +36,14 @@
 // base implementing sdk.HRTimerModeler are asked, by the server after the
 // calls of each message, for the model of every CPU, and the answer carries
 // those of the CPUs a call named and of those whose model changed
-// (modelTracker). The client answers NextTimerInterrupt, Start and NextEvent
-// from them (framework/timermodel), updating its copy as the model says, and
+// (modelTracker). The client answers NextTimerInterrupt, Start, NextEvent
+// and (in the eras that retry on expires_next) Interrupt from them (framework/timermodel), updating its copy as the model says, and
 // holds the calls like the device's; the hrtimer client also mirrors where
 // each timer is queued and when the last interrupt or softirq ended, the part
 // of sdk.HRTimerModel's precondition no CPU's model says. That takes the cycle
-// to 2 round trips under the always_stop governor (hrtimer_interrupt and the
-// governor's select); BenchmarkScenarios in framework/cli measures it for
-// every shipped scenario.
+// to about one round trip under the always_stop governor (the governor's
+// select); BenchmarkScenarios in framework/cli measures it for every shipped
+// scenario.
 //
 // # Session sockets
 //
