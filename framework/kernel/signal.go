@@ -361,7 +361,7 @@ func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost 
 		t.handleSignal(now+ktime.Time(cost), r, hasR, e.signo, info, act)
 		// exit_to_user_mode_loop(): more pending signals nest their own
 		// frames before the handler's first instruction (toUser).
-		t.segment(cost+k.costs.SignalDeliver, false, t.userFn)
+		t.segment(cost+k.costs.SignalDeliver, false, t.cont.userFn)
 		return true, 0
 	}
 	return false, cost
@@ -379,7 +379,7 @@ func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info
 		if r.Err == errRestartBlock || r.Err == errRestartNoHand {
 			r.Err = EINTR
 		}
-		t.hasRestartBlock = false
+		t.sleep.hasRestartBlock = false
 		top.resume, top.hasResume = r, true
 	} else {
 		top.resumeCompute = t.segRemaining
@@ -412,7 +412,7 @@ func (t *Task) sigreturn(now ktime.Time) {
 	t.frames = t.frames[:len(t.frames)-1]
 	t.setBlocked(h.savedMask)
 	t.traceSysEnter(now, "rt_sigreturn", "")
-	t.segment(t.k.costs.Syscall, false, t.sigreturnFn)
+	t.segment(t.k.costs.Syscall, false, t.cont.sigreturnFn)
 }
 
 // sigreturnDone resumes the frame below the handler after rt_sigreturn().
@@ -444,7 +444,7 @@ func (t *Task) resumeCompute(now ktime.Time, rest int64) {
 		}
 	}
 	t.segRemaining = 0
-	t.segment(cost+rest, true, t.userFn)
+	t.segment(cost+rest, true, t.cont.userFn)
 }
 
 // interruptedCompute is exit_to_user_mode() for a task resuming a user

@@ -144,16 +144,7 @@ type Task struct {
 	segUser      bool // the current segment is user computation (signals can interrupt it)
 	runSince     ktime.Time
 
-	// Sleep state (struct hrtimer_sleeper and current->restart_block).
-	sleeper   *HRTimer
-	sleepDone bool // hrtimer_wakeup() cleared t->task
-	// restartBlock is restart_block.nanosleep with fn =
-	// hrtimer_nanosleep_restart when hasRestartBlock (else
-	// do_no_restart_syscall); restartAct is
-	// the syscall an -ERESTARTNOHAND re-executes.
-	restartBlock    ClockNanosleep
-	hasRestartBlock bool
-	restartAct      ClockNanosleep
+	sleep sleepState // struct hrtimer_sleeper and current->restart_block
 
 	pending    sigQueue // t->pending: thread-directed signals
 	blocked    uint64   // blocked signal mask (bit signo-1)
@@ -167,8 +158,33 @@ type Task struct {
 	// hard expiry in sim time (its target plus the timer slack).
 	clockReadAt, lastHardExpiry ktime.Time
 
-	// The syscall being completed and prebuilt continuations, so that the
-	// per-syscall path allocates no closures (one syscall at a time).
+	// The clock_nanosleep() in progress (doNanosleep).
+	ns nanosleep
+	// The syscall being completed and the task's prebuilt continuations.
+	cont continuations
+}
+
+// nanosleep is the state of a task's clock_nanosleep() between its segments:
+// the syscall's name in the trace, its request, whether it is the restart of
+// an interrupted one, and the sleeper's clock and hard expiry in it.
+// sleepState is a task's sleep: its struct hrtimer_sleeper and
+// current->restart_block.
+type sleepState struct {
+	sleeper   *HRTimer
+	sleepDone bool // hrtimer_wakeup() cleared t->task
+	// restartBlock is restart_block.nanosleep with fn =
+	// hrtimer_nanosleep_restart when hasRestartBlock (else
+	// do_no_restart_syscall); restartAct is the syscall an -ERESTARTNOHAND
+	// re-executes.
+	restartBlock    ClockNanosleep
+	hasRestartBlock bool
+	restartAct      ClockNanosleep
+}
+
+// continuations are the syscall being completed and prebuilt
+// continuations, so that the per-syscall path allocates no closures (one
+// syscall at a time).
+type continuations struct {
 	sysName     string
 	sysRet      int64
 	sysRes      Result
@@ -180,14 +196,10 @@ type Task struct {
 	// dropped or ignored signals has taken its time.
 	userRes, droppedRes  Result
 	userResFn, droppedFn func(now ktime.Time)
-	// The clock_nanosleep() in progress (doNanosleep) and its continuations.
-	ns                                   nanosleep
+	// The continuations of clock_nanosleep() (doNanosleep).
 	nsSleepFn, nsFinishFn, nsCancelledFn func(now ktime.Time)
 }
 
-// nanosleep is the state of a task's clock_nanosleep() between its segments:
-// the syscall's name in the trace, its request, whether it is the restart of
-// an interrupted one, and the sleeper's clock and hard expiry in it.
 type nanosleep struct {
 	name       string
 	a          ClockNanosleep
@@ -241,16 +253,16 @@ func (k *Kernel) Spawn(p *Process, comm string, cpu int, pol Policy, rtprio int,
 	p.tasks = append(p.tasks, t)
 	k.tasks = append(k.tasks, t)
 	t.segRemaining = 0
-	t.sysExitFn = func(now ktime.Time) {
-		t.traceSysExit(now, t.sysName, t.sysRet)
-		t.toUser(now, t.sysRes)
+	t.cont.sysExitFn = func(now ktime.Time) {
+		t.traceSysExit(now, t.cont.sysName, t.cont.sysRet)
+		t.toUser(now, t.cont.sysRes)
 	}
-	t.userFn = func(now ktime.Time) { t.toUser(now, Result{Now: now}) }
-	t.sigreturnFn = t.sigreturnDone
-	t.userResFn = func(now ktime.Time) { t.toUser(now, t.userRes) }
-	t.droppedFn = func(now ktime.Time) { t.restartOrReturn(now, t.droppedRes) }
-	t.nsSleepFn, t.nsFinishFn, t.nsCancelledFn = t.nanosleepEntered, t.nanosleepFinish, t.nanosleepCancelled
-	t.segDone = t.userFn
+	t.cont.userFn = func(now ktime.Time) { t.toUser(now, Result{Now: now}) }
+	t.cont.sigreturnFn = t.sigreturnDone
+	t.cont.userResFn = func(now ktime.Time) { t.toUser(now, t.cont.userRes) }
+	t.cont.droppedFn = func(now ktime.Time) { t.restartOrReturn(now, t.cont.droppedRes) }
+	t.cont.nsSleepFn, t.cont.nsFinishFn, t.cont.nsCancelledFn = t.nanosleepEntered, t.nanosleepFinish, t.nanosleepCancelled
+	t.segDone = t.cont.userFn
 	t.cpu.rq.queue.push(t, false)
 	return t, nil
 }
@@ -286,8 +298,8 @@ func (t *Task) toUser(now ktime.Time, r Result) {
 		}
 		if cost > 0 {
 			// Only dropped or ignored signals: their dequeue takes time first.
-			t.droppedRes = r
-			t.segment(cost, false, t.droppedFn)
+			t.cont.droppedRes = r
+			t.segment(cost, false, t.cont.droppedFn)
 			return
 		}
 	}
@@ -299,17 +311,17 @@ func (t *Task) toUser(now ktime.Time, r Result) {
 func (t *Task) restartOrReturn(now ktime.Time, r Result) {
 	switch r.Err {
 	case errRestartBlock:
-		if !t.hasRestartBlock {
+		if !t.sleep.hasRestartBlock {
 			panic("kernel: -ERESTART_RESTARTBLOCK without a restart block")
 		}
-		rs := t.restartBlock
-		t.hasRestartBlock = false
+		rs := t.sleep.restartBlock
+		t.sleep.hasRestartBlock = false
 		t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
 		t.doNanosleep(now, rs, true)
 		return
 	case errRestartNoHand:
 		t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
-		t.doNanosleep(now, t.restartAct, false)
+		t.doNanosleep(now, t.sleep.restartAct, false)
 		return
 	}
 	r.Now = now
@@ -323,9 +335,9 @@ func (t *Task) exec(now ktime.Time, a Action) {
 	c := t.cpu
 	switch a := a.(type) {
 	case Compute:
-		t.segment(a.NS, true, t.userFn)
+		t.segment(a.NS, true, t.cont.userFn)
 	case *Compute:
-		t.segment(a.NS, true, t.userFn)
+		t.segment(a.NS, true, t.cont.userFn)
 	case ClockNanosleep:
 		t.doNanosleep(now, a, false)
 	case *ClockNanosleep:
@@ -370,9 +382,9 @@ func (t *Task) exec(now ktime.Time, a Action) {
 // clockGettime reads clock at now; the value reaches user space after the
 // read's cost.
 func (t *Task) clockGettime(now ktime.Time, clock sdk.ClockID) {
-	t.userRes = Result{Ret: int64(now) + t.k.clockOffset(clock)}
+	t.cont.userRes = Result{Ret: int64(now) + t.k.clockOffset(clock)}
 	t.clockReadAt = now
-	t.segment(t.k.costs.ClockRead, true, t.userResFn)
+	t.segment(t.k.costs.ClockRead, true, t.cont.userResFn)
 }
 
 // sysReturn traces sys_exit and returns to user space with r.
@@ -390,8 +402,8 @@ func (t *Task) finishSyscall(cost int64, name string, r Result) {
 // finishSyscallRet is finishSyscall with the value sys_exit prints given:
 // some syscalls hand their result to user memory and return 0.
 func (t *Task) finishSyscallRet(cost int64, name string, r Result, ret int64) {
-	t.sysName, t.sysRes, t.sysRet = name, r, ret
-	t.segment(cost, false, t.sysExitFn)
+	t.cont.sysName, t.cont.sysRes, t.cont.sysRet = name, r, ret
+	t.segment(cost, false, t.cont.sysExitFn)
 }
 
 // sysRet is the syscall's return value as the kernel returns it: -errno on error.
@@ -472,8 +484,8 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 			}
 			t.traceSysEnter(now, name, "which_clock: "+hex(int64(a.Clock))+", flags: "+hex(flags)+", rqtp: "+t.userAddr(7)+", rmtp: "+rmtp)
 		}
-		t.hasRestartBlock = false // restart_block.fn = do_no_restart_syscall
-		t.restartAct = a
+		t.sleep.hasRestartBlock = false // restart_block.fn = do_no_restart_syscall
+		t.sleep.restartAct = a
 	}
 	cost := k.costs.Syscall
 	if a.T < 0 || !validSleepClock(a.Clock) {
@@ -488,42 +500,42 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 			clock = sdk.ClockMonotonic // __hrtimer_setup(): REL CLOCK_REALTIME is MONOTONIC
 		}
 	}
-	if t.sleeper == nil {
-		t.sleeper = k.NewHRTimer("hrtimer_wakeup", clock, mode, k.costs.Wakeup, func(cpu *CPU, at ktime.Time, e *sdk.HRExpiry) {
+	if t.sleep.sleeper == nil {
+		t.sleep.sleeper = k.NewHRTimer("hrtimer_wakeup", clock, mode, k.costs.Wakeup, func(cpu *CPU, at ktime.Time, e *sdk.HRExpiry) {
 			// hrtimer_wakeup(): clear t->task and wake the sleeper.
-			t.sleepDone = true
+			t.sleep.sleepDone = true
 			k.Wake(at, t, cpu)
 		})
 	}
 	// hrtimer_setup_sleeper_on_stack() traces the caller's clock and mode.
-	k.traceHRInit(now, c, t.sleeper, a.Clock, mode)
-	t.sleeper.Clock = clock
+	k.traceHRInit(now, c, t.sleep.sleeper, a.Clock, mode)
+	t.sleep.sleeper.Clock = clock
 	slack := t.timerSlack()
 	if restart {
 		slack = 0 // hrtimer_set_expires_tv64(): soft == hard
 	}
-	t.sleepDone = false
-	cost += k.hrStart(c, now+ktime.Time(cost), t.sleeper, ktime.Time(a.T), slack, mode)
-	t.ns = nanosleep{name: name, a: a, restart: restart, clock: clock, absExpires: int64(t.sleeper.expires)} // the hard expiry, in the sleeper's clock
+	t.sleep.sleepDone = false
+	cost += k.hrStart(c, now+ktime.Time(cost), t.sleep.sleeper, ktime.Time(a.T), slack, mode)
+	t.ns = nanosleep{name: name, a: a, restart: restart, clock: clock, absExpires: int64(t.sleep.sleeper.expires)} // the hard expiry, in the sleeper's clock
 	t.lastHardExpiry = ktime.Time(t.ns.absExpires - k.clockOffset(clock))
-	t.segment(cost, false, t.nsSleepFn)
+	t.segment(cost, false, t.cont.nsSleepFn)
 }
 
 // nanosleepEntered is do_nanosleep() once the sleeper is started: schedule()
 // does not sleep when t->task is already gone or a signal is pending
 // (signal_pending_state()).
 func (t *Task) nanosleepEntered(now ktime.Time) {
-	if t.sleepDone || t.sigpending {
+	if t.sleep.sleepDone || t.sigpending {
 		t.nanosleepFinish(now)
 		return
 	}
-	t.block(t.nsFinishFn)
+	t.block(t.cont.nsFinishFn)
 }
 
 // nanosleepFinish is the end of do_nanosleep(): the sleeper is cancelled.
 func (t *Task) nanosleepFinish(now ktime.Time) {
-	cost := t.k.hrCancel(t.cpu, now, t.sleeper)
-	t.segment(cost, false, t.nsCancelledFn)
+	cost := t.k.hrCancel(t.cpu, now, t.sleep.sleeper)
+	t.segment(cost, false, t.cont.nsCancelledFn)
 }
 
 // nanosleepCancelled returns from the sleep: 0 when it expired, else the
@@ -531,7 +543,7 @@ func (t *Task) nanosleepFinish(now ktime.Time) {
 func (t *Task) nanosleepCancelled(now ktime.Time) {
 	ns := &t.ns
 	name := ns.name
-	if t.sleepDone {
+	if t.sleep.sleepDone {
 		t.sysReturn(now, name, Result{})
 		return
 	}
@@ -543,7 +555,7 @@ func (t *Task) nanosleepCancelled(now ktime.Time) {
 		t.sysReturn(now, name, Result{}) // nanosleep_copyout() not needed: done
 		return
 	}
-	t.restartBlock, t.hasRestartBlock = ClockNanosleep{Clock: ns.clock, Abs: true, T: ns.absExpires, Rem: ns.a.Rem}, true
+	t.sleep.restartBlock, t.sleep.hasRestartBlock = ClockNanosleep{Clock: ns.clock, Abs: true, T: ns.absExpires, Rem: ns.a.Rem}, true
 	t.sysReturn(now, name, Result{Err: errRestartBlock})
 }
 
