@@ -185,6 +185,7 @@ func ceCheckInfo(t *testing.T, p sdk.ClockEventDevice) {
 }
 
 func ceCheckSchema(t *testing.T, s sdk.Schema) {
+	checkEras(t, s)
 	seen := map[string]bool{}
 	for _, a := range s.Attributes {
 		if a.Name == "" || a.Name == "plugin" || a.Name == "isolation" || seen[a.Name] {

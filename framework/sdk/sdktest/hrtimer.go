@@ -183,6 +183,7 @@ func hrDefaults(s sdk.Schema) (sdk.Config, error) {
 }
 
 func hrCheckSchema(t *testing.T, s sdk.Schema) {
+	checkEras(t, s)
 	seen := map[string]bool{}
 	for _, a := range s.Attributes {
 		if a.Name == "" || seen[a.Name] {

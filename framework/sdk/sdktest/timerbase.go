@@ -132,6 +132,7 @@ func tbCanonical(typ sdk.AttrType, v string) (string, error) {
 }
 
 func tbCheckSchema(t *testing.T, s sdk.Schema) {
+	checkEras(t, s)
 	seen := map[string]bool{}
 	for _, a := range s.Attributes {
 		if a.Name == "" || a.Name == "plugin" || a.Name == "isolation" || seen[a.Name] {
