@@ -344,9 +344,12 @@ func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost 
 			break
 		}
 		cost += k.costs.SignalDequeue
-		info := SigInfo{Signo: e.signo, Code: e.code, Overrun: e.overrun}
+		// The era fills in the timer's fields through an interface: the
+		// siginfo lives in the task, so building one allocates nothing.
+		info := &t.sigInfo
+		*info = SigInfo{Signo: e.signo, Code: e.code, Overrun: e.overrun}
 		if e.timer != nil {
-			ok, c := e.timer.dequeued(t, now+ktime.Time(cost), e, &info)
+			ok, c := e.timer.dequeued(t, now+ktime.Time(cost), e, info)
 			cost += c
 			if !ok {
 				k.Counters.Inc(cntSignalsDropped, t.cpu.id, 1)
@@ -358,7 +361,7 @@ func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost 
 			k.Counters.Inc(cntSignalsIgnored, t.cpu.id, 1)
 			continue // SIG_IGN at delivery time
 		}
-		t.handleSignal(now+ktime.Time(cost), r, hasR, e.signo, info, act)
+		t.handleSignal(now+ktime.Time(cost), r, hasR, e.signo, *info, act)
 		// exit_to_user_mode_loop(): more pending signals nest their own
 		// frames before the handler's first instruction (toUser).
 		t.segment(cost+k.costs.SignalDeliver, false, t.cont.userFn)

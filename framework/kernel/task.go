@@ -148,6 +148,7 @@ type Task struct {
 
 	pending    sigQueue // t->pending: thread-directed signals
 	blocked    uint64   // blocked signal mask (bit signo-1)
+	sigInfo    SigInfo  // the siginfo doSignal is building
 	sigpending bool     // TIF_SIGPENDING
 
 	cpuTime int64 // task CPU time in ns (CLOCK_THREAD_CPUTIME_ID)
