@@ -175,3 +175,33 @@ func TestRoundTrip(t *testing.T) {
 func replayTable(o *replayrun.Outcome) []replay.Row {
 	return replay.Table(o.CaptureScore, o.ModelScore, false, !o.Capture.OffsetKnown)
 }
+
+// TestCatchupExample runs examples/replay/catchup.hcl's two variants: on the
+// replayed capture, per_jiffy's catch-up of 10000 idle jiffies delays the
+// second sleeper's wakeup by tens of microseconds; next_expiry does not.
+func TestCatchupExample(t *testing.T) {
+	maxLat := map[string]float64{}
+	for _, v := range []string{"per_jiffy", "next_expiry"} {
+		spec, diags := config.Load("../../examples/replay/catchup.hcl", config.Options{Variant: v,
+			Vars: map[string]string{"capture": "../../examples/replay/nohz-idle-catchup.txt"}})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		res, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range res.Workloads {
+			for _, b := range w.Bench {
+				for _, m := range b.Metrics {
+					if b.Name == "Replay" && m.Name == "max-wake-latency-ns" {
+						maxLat[v] = m.Value
+					}
+				}
+			}
+		}
+	}
+	if !(maxLat["per_jiffy"] > 20_000 && maxLat["next_expiry"] < 10_000) {
+		t.Errorf("max wakeup latency per_jiffy %v ns, next_expiry %v ns: want > 20 us and < 10 us", maxLat["per_jiffy"], maxLat["next_expiry"])
+	}
+}
