@@ -10,8 +10,10 @@
 #         model"): the wheel queues every timer locally and an idle CPU
 #         hands its global timers to the timer-migration hierarchy, whose
 #         migrator expires them; hrtimers still push.
-#   off   /proc/sys/kernel/timer_migration = 0: every timer stays and
-#         expires on the CPU that started it.
+#   off   6.9+ with /proc/sys/kernel/timer_migration = 0: hrtimers stay on
+#         the CPU that starts them; the hierarchy still pulls timer_list
+#         timers (since 6.9 the sysctl only gates hrtimer placement).
+#   push_off  before 6.9 with timer_migration = 0: nothing moves.
 #
 # CPU 0 is the housekeeping CPU (timekeeping, nohz_full= everything else);
 # the stress-ng instances and the cyclictest threads run on nohz_full CPUs.
@@ -32,7 +34,8 @@
 # the clock_nanosleep wakeups pay CPU 0's idle exit plus the IPI (Avg ~143 us
 # against ~83 us with off on 8 CPUs). pull differs from push only in the
 # wheel's timers: they stay local in BASE_GLOBAL and the hierarchy's
-# migrator (CPU 0) expires the idle CPUs' ones (remote_expiries).
+# migrator (CPU 0) expires the idle CPUs' ones (remote_expiries), with the
+# sysctl on or off.
 #   tickemu run configs/timer-migration.hcl --variant push
 #   tickemu bisect configs/timer-migration.hcl --good 6.8 --bad 6.9 --metric Cyclictest/thread=0.avg-latency-ns
 #
@@ -174,7 +177,14 @@ variant "pull" {
   vars = { model = "pull", migration = true }
 }
 
-# kernel.timer_migration = 0 (6.9+ bases): nothing moves.
+# 6.9+ with kernel.timer_migration = 0: hrtimers stay local, the hierarchy
+# still expires idle CPUs' timer_list timers.
 variant "off" {
   vars = { model = "pull", migration = false }
+}
+
+# Before 6.9 with kernel.timer_migration = 0: every timer stays and expires
+# on the CPU that started it.
+variant "push_off" {
+  vars = { model = "push", migration = false }
 }

@@ -132,7 +132,8 @@ func KernelSchema() sdk.Schema {
 			}},
 		{Name: "timer_migration", Type: sdk.TypeBool, Default: "false",
 			Doc: "/proc/sys/kernel/timer_migration (Linux default 1; needs NO_HZ): timers that are not pinned may be queued on a busy housekeeping CPU " +
-				"(get_nohz_timer_target(): hrtimers always, the wheel with migration = \"push\") or expired by the timer-migration hierarchy (wheel migration = \"pull\", 6.9+)",
+				"(get_nohz_timer_target(): hrtimers in every era, the wheel with migration = \"push\"). With the wheel's 6.9+ migration = \"pull\" the " +
+				"timer-migration hierarchy runs either way: the sysctl then only switches hrtimer placement",
 			Unversioned: "a sysctl, /proc/sys/kernel/timer_migration, in every release since 2.6.31 (default 1); what it switches follows the wheel's migration attribute"},
 		{Name: "clockevents_min_delta", Type: sdk.TypeString, Default: MinDeltaAdjust, OneOf: []string{MinDeltaAdjust, MinDeltaRetry10, MinDeltaOnce},
 			Doc: "clockevents_program_min_delta() variant: min_adjust (CONFIG_GENERIC_CLOCKEVENTS_MIN_ADJUST, x86: raise min_delta_ns after 3 failures), " +

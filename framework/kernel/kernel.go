@@ -93,7 +93,7 @@ type Kernel struct {
 	concurrent bool
 	// migrate: TimerMigrationActive; place is placement()'s answer. tm is
 	// the 6.9+ timer-migration hierarchy (used once the wheel reports split
-	// bases: split).
+	// bases: split), nil on one CPU or without NO_HZ.
 	migrate bool
 	place   sdk.Placement
 	tm      *tmigr.Hierarchy
@@ -181,7 +181,10 @@ func New(o Options) (*Kernel, error) {
 	}
 	k.signals = newSignalEra(o.Settings.PosixTimerSignals)
 	k.migrate = TimerMigrationActive(o.Settings, m)
-	if k.migrate {
+	if m.NoHZ != "off" && m.CPUs > 1 {
+		// tmigr_init() builds the hierarchy on SMP; it runs while NO_HZ is
+		// active (is_timers_nohz_active()), whatever timer_migration says:
+		// since 6.9 the sysctl only gates hrtimer placement.
 		k.tm = tmigr.New(m.CPUs)
 	}
 	if k.costs == (Costs{}) {

@@ -73,8 +73,9 @@ func (c *CPU) idleCPU() bool { return c.rq.curr == nil && c.rq.queue.peek() == n
 // The 6.9+ timer-migration hierarchy (framework/tmigr) at the kernel's hook
 // points: tick stop (tmigr_cpu_deactivate()), tick restart
 // (tmigr_cpu_activate()), the tick (tmigr_requires_handle_remote()) and the
-// timer softirq (tmigr_handle_remote()). Only while timers migrate and the
-// wheel has split bases (migration = "pull").
+// timer softirq (tmigr_handle_remote()). Only while the wheel has split
+// bases (migration = "pull"), on SMP with NO_HZ active; kernel.timer_migration
+// does not switch it (run_timer_softirq() tests is_timers_nohz_active()).
 
 // tmigrOn reports whether the hierarchy is in use.
 func (c *CPU) tmigrOn() bool {

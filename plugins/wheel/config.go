@@ -164,7 +164,7 @@ func schema() sdk.Schema {
 		},
 		{
 			Name: attrMigration, Type: sdk.TypeString, Default: "push", OneOf: migrationNames,
-			Doc: "Where a timer that is not pinned is queued while kernel.timer_migration is on. \"push\": " +
+			Doc: "Where a timer that is not pinned is queued. \"push\" (while kernel.timer_migration is on): " +
 				"2.6.x-6.8, __mod_timer() -> get_target_base() -> get_nohz_timer_target(): an idle CPU (and " +
 				"from 4.x any nohz_full CPU) queues it on a busy housekeeping CPU. \"pull\": 6.9+ " +
 				"(7ee988770326, b2cf7507e186): always on the calling CPU, in BASE_GLOBAL (BASE_LOCAL when " +
