@@ -94,7 +94,7 @@ type KernelSettings struct {
 	// MinDelta is the clockevents_program_min_delta() variant
 	// (MinDeltaAdjust, MinDeltaRetry10, MinDeltaOnce) and StarvationGuard
 	// the 7.0 next_event_forced guard of clockevents_program_event()
-	// (framework/clockevents.Options).
+	// (clockevents.Options, framework/clockevents).
 	MinDelta        string
 	StarvationGuard bool
 }
