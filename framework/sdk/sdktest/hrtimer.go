@@ -50,7 +50,9 @@ func hrSetup(highRes bool) sdk.Setup {
 //     Counters are stable;
 //   - a plugin that declares sdk.HRTimerModel answers every Start and
 //     NextEvent its model covers as the model says, and declares after such a
-//     Start the state the model computed.
+//     Start the state the model computed;
+//   - with kernel.timer_migration on (a 3-CPU machine, one nohz_full CPU),
+//     Start places timers as switch_hrtimer_base() may (hrCheckPlacement).
 func RunHRTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.HRTimerBase) {
 	t.Helper()
 	t.Run("Info", func(t *testing.T) {
@@ -60,6 +62,7 @@ func RunHRTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.HRTimerBase) 
 		}
 	})
 	t.Run("Schema", func(t *testing.T) { hrCheckSchema(t, newPlugin(t).Schema()) })
+	t.Run("Placement", func(t *testing.T) { hrCheckPlacement(t, newPlugin) })
 	for _, hres := range []bool{true, false} {
 		name := "lowres"
 		if hres {

@@ -1,6 +1,7 @@
 package sdktest
 
 import (
+	"sort"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -147,3 +148,93 @@ func tbCheckNoMigration(t *testing.T, p sdk.TimerBase, j0 uint64) {
 }
 
 func after64(a, b uint64) bool { return int64(b-a) < 0 }
+
+// hrCheckPlacement checks where Start queues an hrtimer while
+// kernel.timer_migration is on (switch_hrtimer_base()), on a 3-CPU machine
+// at HZ 250 in high-res mode with CPU 2 nohz_full and CPU 0 busy with a
+// pinned timer 4 ms ahead:
+//
+//   - an HRTIMER_MODE_PINNED timer stays on the calling CPU;
+//   - a timer started on a busy housekeeping CPU stays there;
+//   - a timer that moves goes to a busy housekeeping CPU, expires there
+//     only, writes no device on the call (the target is never reprogrammed
+//     remotely), and expires no earlier than the target's next event
+//     before the call (hrtimer_check_target());
+//   - a timer due before the target's next event stays local.
+func hrCheckPlacement(t *testing.T, newPlugin func(*testing.T) sdk.HRTimerBase) {
+	p := newPlugin(t)
+	cfg, err := hrDefaults(p.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hk := sdk.CPUSet{0b011}
+	s := sdk.Setup{CPUs: 3, HZ: 250, HighRes: true, Seed: 1, TimerMigration: true, TimerHousekeeping: &hk}
+	if d := p.Configure(s, cfg); d.HasErrors() {
+		t.Fatalf("Configure(defaults, timer_migration) = %v", d)
+	}
+	ms := func(n int64) ktime.Time { return ktime.Time(n * ktime.Millisecond) }
+	mono := func(id sdk.TimerID, mode sdk.HRMode, pl *sdk.Placement) sdk.HRTimer {
+		return sdk.HRTimer{ID: id, Clock: sdk.ClockMonotonic, Mode: mode, Placement: pl}
+	}
+	if r := p.Start(0, 0, mono(1, sdk.HRModeAbs|sdk.HRModePinned, nil), ms(4), 0); r.Moved {
+		t.Fatalf("pinned timer on CPU 0 moved: %+v", r)
+	}
+	next0 := p.NextEvent(0, 0, 0)
+	cases := []struct {
+		id      sdk.TimerID
+		cpu     int
+		mode    sdk.HRMode
+		expires ktime.Time
+		idle    *sdk.Placement
+		rule    string
+	}{
+		{2, 1, sdk.HRModeAbs | sdk.HRModePinned, ms(20), idle(1, 2), "pinned on idle CPU 1: stays"},
+		{3, 1, sdk.HRModeAbs, ms(20), idle(2), "busy housekeeping CPU 1: stays"},
+		{4, 1, sdk.HRModeAbs, ms(20), idle(1, 2), "idle CPU 1, after CPU 0's next event: stays or goes to CPU 0"},
+		{5, 2, sdk.HRModeAbs, ms(30), idle(1), "busy nohz_full CPU 2: stays or goes to CPU 0"},
+		{6, 1, sdk.HRModeAbs, ms(2), idle(1, 2), "idle CPU 1, before CPU 0's next event: stays"},
+	}
+	on := map[sdk.TimerID]int{1: 0}
+	exp := map[sdk.TimerID]ktime.Time{1: ms(4)}
+	for _, c := range cases {
+		r := p.Start(c.cpu, ms(1), mono(c.id, c.mode, c.idle), c.expires, 0)
+		got := c.cpu
+		if r.Moved {
+			got = r.CPU
+		}
+		on[c.id], exp[c.id] = got, c.expires
+		switch {
+		case got < 0 || got >= 3:
+			t.Fatalf("timer %d (%s): Start put it on CPU %d, outside the machine", c.id, c.rule, got)
+		case got == c.cpu:
+		case c.mode&sdk.HRModePinned != 0 || c.id == 3 || c.id == 6:
+			t.Errorf("timer %d (%s): Start put it on CPU %d", c.id, c.rule, got)
+		case c.idle.Idle.Has(got) || got == 2:
+			t.Errorf("timer %d (%s): moved to CPU %d, which is idle or nohz_full", c.id, c.rule, got)
+		case len(r.Program) != 0:
+			t.Errorf("timer %d (%s): moved to CPU %d but the call wrote the device: %v", c.id, c.rule, got, r.Program)
+		case got == 0 && c.expires < next0:
+			t.Errorf("timer %d (%s): moved to CPU 0 although it expires before CPU 0's next event %d", c.id, c.rule, next0)
+		}
+	}
+	// Each expires once, on the CPU Start said: each CPU's interrupt at
+	// every expiry, in time order.
+	var times []ktime.Time
+	for _, e := range exp {
+		times = append(times, e)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	for _, at := range times {
+		for cpu := 0; cpu < 3; cpu++ {
+			for _, e := range p.Interrupt(cpu, at).Expired {
+				if want, ok := on[e.ID]; !ok || want != cpu {
+					t.Errorf("CPU %d's interrupt at %d expired timer %d, which Start put on CPU %d (or ran already)", cpu, at, e.ID, want)
+				}
+				delete(on, e.ID)
+			}
+		}
+	}
+	if len(on) != 0 {
+		t.Errorf("timers never expired: %v (id: CPU)", on)
+	}
+}
