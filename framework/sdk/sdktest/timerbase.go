@@ -61,7 +61,7 @@ func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 			t.Run("Period", func(t *testing.T) { tbCheckPeriod(t, fresh(t), j0) })
 			t.Run("PerCPU", func(t *testing.T) { tbCheckPerCPU(t, fresh(t), j0) })
 			t.Run("Model", func(t *testing.T) {
-				for seed := uint64(1); seed <= 5; seed++ {
+				for seed := uint64(1); seed <= 3; seed++ {
 					tbCheckModel(t, fresh(t), j0, seed)
 				}
 			})
