@@ -294,19 +294,45 @@ const (
 	colsPerVariant
 )
 
+// writeUnitTable writes one unit's table, as benchstat lays it out, then its
+// footnotes.
 func writeUnitTable(b *bytes.Buffer, c *experiment.Comparison, t unitTable) {
-	nv := len(c.Variants)
-	ncol := 1 + colCenter + colNote + 1 + (nv-1)*colsPerVariant
-	start := func(v int) int {
-		if v == 0 {
-			return 1
-		}
-		return 1 + (colNote + 1) + (v-1)*colsPerVariant
+	l := unitLayout{nv: len(c.Variants)}
+	tab := l.newTable()
+	l.headers(tab, c.Variants, t.unit)
+	notes := &footnotes{}
+	for _, m := range t.metrics {
+		tab.rows = append(tab.rows, l.metricRow(m, notes))
 	}
-	tab := newTextTable(ncol)
+	if len(t.metrics) > 1 {
+		tab.rows = append(tab.rows, l.geomeanRow(t.metrics, notes))
+	}
+	tab.write(b)
+	notes.write(b)
+}
+
+// unitLayout is the column layout of a unit table with nv variants: the
+// name column, then the base's center, range and note, then per other
+// variant colsPerVariant columns.
+type unitLayout struct{ nv int }
+
+func (l unitLayout) ncol() int { return 1 + colCenter + colNote + 1 + (l.nv-1)*colsPerVariant }
+
+// start is variant v's first column.
+func (l unitLayout) start(v int) int {
+	if v == 0 {
+		return 1
+	}
+	return 1 + (colNote + 1) + (v-1)*colsPerVariant
+}
+
+// newTable is an empty table with the layout's margins, separators and
+// alignment.
+func (l unitLayout) newTable() *textTable {
+	tab := newTextTable(l.ncol())
 	tab.align[0] = 'l'
-	for v := range nv {
-		s := start(v)
+	for v := range l.nv {
+		s := l.start(v)
 		tab.margin[s] = 3 // " │ " in headers
 		tab.bar[s] = true
 		tab.margin[s+colRange] = 3
@@ -326,75 +352,84 @@ func writeUnitTable(b *bytes.Buffer, c *experiment.Comparison, t unitTable) {
 			tab.align[s+colPairedNote] = 'l'
 		}
 	}
-	notes := &footnotes{}
+	return tab
+}
+
+// headers are the two header rows: the variants' names, then the unit and
+// the comparison columns' titles.
+func (l unitLayout) headers(tab *textTable, variants []string, unit string) {
 	h1 := tab.headerRow()
 	h2 := tab.headerRow()
-	for v, name := range c.Variants {
-		s := start(v)
+	for v, name := range variants {
+		s := l.start(v)
 		end := s + colNote + 1
 		if v > 0 {
 			end = s + colsPerVariant
 		}
 		h1.span(s, end, name, 'c')
-		h2.span(s, s+colNote+1, t.unit, 'c')
+		h2.span(s, s+colNote+1, unit, 'c')
 		if v > 0 {
 			h2.span(s+colDelta, s+colDeltaNote+1, "vs base", 'l')
 			h2.span(s+colPaired, s+colPairedNote+1, "paired", 'l')
 		}
 	}
-	for _, m := range t.metrics {
-		row := make([]string, ncol)
-		row[0] = m.Bench
-		for v := range nv {
-			s := start(v)
-			cc := Cells(m, v)
-			if cc.Center == "" {
-				continue
-			}
-			row[s+colCenter] = cc.Center
-			row[s+colRange] = cc.Range
-			vs := m.Variants[v]
-			row[s+colNote] = notes.mark(vs.Summary.Warnings)
-			if vb := vs.VsBase; vb != nil {
-				row[s+colDelta] = cc.Delta
-				row[s+colTest] = "(" + cc.Test + ")"
-				row[s+colDeltaNote] = notes.mark(vb.UTest.Warnings)
-				row[s+colPaired] = cc.PairedDelta
-				row[s+colPairedTest] = "(" + cc.PairedTest + ")"
-				row[s+colPairedNote] = notes.mark(vb.Warnings)
-			}
+}
+
+// metricRow is one metric's row: per variant its cells, their warnings as
+// footnote marks.
+func (l unitLayout) metricRow(m *experiment.MetricComparison, notes *footnotes) []string {
+	row := make([]string, l.ncol())
+	row[0] = m.Bench
+	for v := range l.nv {
+		s := l.start(v)
+		cc := Cells(m, v)
+		if cc.Center == "" {
+			continue
 		}
-		tab.rows = append(tab.rows, row)
+		row[s+colCenter] = cc.Center
+		row[s+colRange] = cc.Range
+		vs := m.Variants[v]
+		row[s+colNote] = notes.mark(vs.Summary.Warnings)
+		if vb := vs.VsBase; vb != nil {
+			row[s+colDelta] = cc.Delta
+			row[s+colTest] = "(" + cc.Test + ")"
+			row[s+colDeltaNote] = notes.mark(vb.UTest.Warnings)
+			row[s+colPaired] = cc.PairedDelta
+			row[s+colPairedTest] = "(" + cc.PairedTest + ")"
+			row[s+colPairedNote] = notes.mark(vb.Warnings)
+		}
 	}
-	if len(t.metrics) > 1 {
-		row := make([]string, ncol)
-		row[0] = "geomean"
-		_, unit := benchunit.Tidy(1, t.metrics[0].Unit)
-		cls := benchunit.ClassOf(unit)
-		for v := range nv {
-			s := start(v)
-			center, cok, ratio, rok := Geomean(t.metrics, v)
-			if !hasSample(t.metrics, v) {
-				continue
-			}
-			if cok {
-				row[s+colCenter] = benchunit.Scale(center, cls)
+	return row
+}
+
+// geomeanRow is the summary row of a table with more than one metric
+// (Geomean).
+func (l unitLayout) geomeanRow(metrics []*experiment.MetricComparison, notes *footnotes) []string {
+	row := make([]string, l.ncol())
+	row[0] = "geomean"
+	_, unit := benchunit.Tidy(1, metrics[0].Unit)
+	cls := benchunit.ClassOf(unit)
+	for v := range l.nv {
+		s := l.start(v)
+		center, cok, ratio, rok := Geomean(metrics, v)
+		if !hasSample(metrics, v) {
+			continue
+		}
+		if cok {
+			row[s+colCenter] = benchunit.Scale(center, cls)
+		} else {
+			row[s+colNote] = notes.mark([]string{"summaries must be >0 to compute geomean"})
+		}
+		if v > 0 {
+			if rok {
+				row[s+colDelta] = fmt.Sprintf("%+.2f%%", (ratio-1)*100)
 			} else {
-				row[s+colNote] = notes.mark([]string{"summaries must be >0 to compute geomean"})
-			}
-			if v > 0 {
-				if rok {
-					row[s+colDelta] = fmt.Sprintf("%+.2f%%", (ratio-1)*100)
-				} else {
-					row[s+colDelta] = "?"
-					row[s+colDeltaNote] = notes.mark([]string{"ratios must be >0 to compute geomean"})
-				}
+				row[s+colDelta] = "?"
+				row[s+colDeltaNote] = notes.mark([]string{"ratios must be >0 to compute geomean"})
 			}
 		}
-		tab.rows = append(tab.rows, row)
 	}
-	tab.write(b)
-	notes.write(b)
+	return row
 }
 
 // hasSample reports whether variant v has a value for some metric of the
