@@ -20,22 +20,31 @@ import (
 func main() {
 	out := flag.String("o", "", "file to write (default: stdout)")
 	flag.Parse()
+	doc, err := render()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kernelchanges:", err)
+		os.Exit(1)
+	}
+	if *out == "" {
+		os.Stdout.Write(doc)
+		return
+	}
+	if err := os.WriteFile(*out, doc, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "kernelchanges:", err)
+		os.Exit(1)
+	}
+}
+
+// render is docs/kernel-changes.md for the builtins and the host.
+func render() ([]byte, error) {
 	t, err := experiment.TableOf(builtin.Factories())
 	if err == nil && len(t.Undeclared) > 0 {
 		err = fmt.Errorf("builtin strategy attributes with neither eras nor a reason: %v", t.Undeclared)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "kernelchanges:", err)
-		os.Exit(1)
+		return nil, err
 	}
 	var b bytes.Buffer
 	kernelversion.WriteMarkdown(&b, t)
-	if *out == "" {
-		os.Stdout.Write(b.Bytes())
-		return
-	}
-	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "kernelchanges:", err)
-		os.Exit(1)
-	}
+	return b.Bytes(), nil
 }
