@@ -209,7 +209,8 @@ type HRQueued struct {
 //	NextEvent(cpu, now, exclude): the first Expires of Queue, the second when
 //	    the first is exclude; ktime.Max when there is none.
 //	Start(cpu, now, t, exp, slack) of a timer whose clock is CLOCK_MONOTONIC
-//	    (or CLOCK_REALTIME with HRModeRel), without HRModeSoft, with exp (plus
+//	    (or CLOCK_REALTIME with HRModeRel), without HRModeSoft (and with
+//	    HRModePinned when Migrates), with exp (plus
 //	    now for HRModeRel) not negative, that is queued on no other CPU, whose
 //	    callback is not running, and that is in Queue if it is NextTimer:
 //	    Cost = StartCost; Ret = 1 if t is in Queue; SoftExpires = exp (+now
@@ -243,6 +244,10 @@ type HRTimerModel struct {
 	Valid bool
 	// StartCost is Start's cost in ns.
 	StartCost int64
+	// Migrates: kernel.timer_migration is on, so a Start without
+	// HRModePinned may queue the timer on another CPU (switch_hrtimer_base());
+	// the host asks for those.
+	Migrates bool
 	// Interrupts: Interrupt is modelled too, with these costs in ns.
 	Interrupts                      bool
 	EntryCost, PassCost, ExpiryCost int64

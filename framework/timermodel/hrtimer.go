@@ -33,7 +33,7 @@ func HRNextEvent(m *sdk.HRTimerModel, exclude sdk.TimerID) (next ktime.Time, ok 
 // checks the rest of the precondition (t queued on no other CPU, its callback
 // not running).
 func HRModelledStart(m *sdk.HRTimerModel, t sdk.HRTimer) bool {
-	if !m.Valid || t.Mode&sdk.HRModeSoft != 0 {
+	if !m.Valid || t.Mode&sdk.HRModeSoft != 0 || (m.Migrates && t.Mode&sdk.HRModePinned == 0) {
 		return false
 	}
 	switch {

@@ -28,6 +28,7 @@ func (p *Plugin) HRTimerModel(cpu int) sdk.HRTimerModel {
 	m := sdk.HRTimerModel{Valid: true, StartCost: p.cfg.Costs.Start, ExpiresNext: cb.expiresNext,
 		// The proportional era retries on the device's answer: not modelled.
 		Interrupts: p.cfg.HangDelay != HangProportional,
+		Migrates:   p.setup.TimerMigration,
 		EntryCost:  p.cfg.Costs.Entry, PassCost: p.cfg.Costs.Pass, ExpiryCost: p.cfg.Costs.Expiry}
 	if cb.nextTimer != nil {
 		m.NextTimer = cb.nextTimer.id

@@ -44,6 +44,14 @@ func TestHRTimerModelDeclared(t *testing.T) {
 			}
 		})
 	}
+	t.Run("timer_migration", func(t *testing.T) {
+		s := highRes(2)
+		s.TimerMigration = true
+		p := configure(t, s, nil)
+		if m := p.HRTimerModel(0); !m.Valid || !m.Migrates {
+			t.Fatalf("model %+v, want a valid one saying unpinned starts may migrate", m)
+		}
+	})
 	t.Run("hang", func(t *testing.T) {
 		p := configure(t, highRes(1), nil)
 		p.cpus[0].hangDetected = true

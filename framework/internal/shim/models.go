@@ -84,13 +84,13 @@ func oneofValue(c proto.Message) proto.Message {
 
 func hrModelEqual(a, b sdk.HRTimerModel) bool {
 	return a.Valid == b.Valid && a.StartCost == b.StartCost && a.ExpiresNext == b.ExpiresNext &&
-		a.NextTimer == b.NextTimer && a.Interrupts == b.Interrupts && a.EntryCost == b.EntryCost &&
+		a.NextTimer == b.NextTimer && a.Interrupts == b.Interrupts && a.Migrates == b.Migrates && a.EntryCost == b.EntryCost &&
 		a.PassCost == b.PassCost && a.ExpiryCost == b.ExpiryCost && slices.Equal(a.Queue, b.Queue)
 }
 
 func hrModelToProto(cpu int, m sdk.HRTimerModel) *pb.HRTimerModel {
 	out := &pb.HRTimerModel{Cpu: int64(cpu), Valid: m.Valid, StartCost: m.StartCost,
-		ExpiresNext: int64(m.ExpiresNext), NextTimer: uint64(m.NextTimer), Interrupts: m.Interrupts,
+		ExpiresNext: int64(m.ExpiresNext), NextTimer: uint64(m.NextTimer), Interrupts: m.Interrupts, Migrates: m.Migrates,
 		EntryCost: m.EntryCost, PassCost: m.PassCost, ExpiryCost: m.ExpiryCost}
 	for _, q := range m.Queue {
 		out.Queue = append(out.Queue, &pb.HRQueued{Id: uint64(q.ID), Expires: int64(q.Expires),
@@ -102,7 +102,7 @@ func hrModelToProto(cpu int, m sdk.HRTimerModel) *pb.HRTimerModel {
 func hrModelFromProto(m *pb.HRTimerModel) sdk.HRTimerModel {
 	out := sdk.HRTimerModel{Valid: m.GetValid(), StartCost: m.GetStartCost(),
 		ExpiresNext: ktime.Time(m.GetExpiresNext()), NextTimer: sdk.TimerID(m.GetNextTimer()),
-		Interrupts: m.GetInterrupts(), EntryCost: m.GetEntryCost(), PassCost: m.GetPassCost(), ExpiryCost: m.GetExpiryCost()}
+		Interrupts: m.GetInterrupts(), Migrates: m.GetMigrates(), EntryCost: m.GetEntryCost(), PassCost: m.GetPassCost(), ExpiryCost: m.GetExpiryCost()}
 	for _, q := range m.GetQueue() {
 		out.Queue = append(out.Queue, sdk.HRQueued{ID: sdk.TimerID(q.GetId()), Expires: ktime.Time(q.GetExpires()),
 			SoftExpires: ktime.Time(q.GetSoftExpires()), CallbackCost: q.GetCallbackCost(), Period: q.GetPeriod()})

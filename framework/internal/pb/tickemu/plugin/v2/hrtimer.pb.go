@@ -352,6 +352,7 @@ type HRTimerModel struct {
 	EntryCost     int64                  `protobuf:"varint,8,opt,name=entry_cost,json=entryCost,proto3" json:"entry_cost,omitempty"`
 	PassCost      int64                  `protobuf:"varint,9,opt,name=pass_cost,json=passCost,proto3" json:"pass_cost,omitempty"`
 	ExpiryCost    int64                  `protobuf:"varint,10,opt,name=expiry_cost,json=expiryCost,proto3" json:"expiry_cost,omitempty"`
+	Migrates      bool                   `protobuf:"varint,11,opt,name=migrates,proto3" json:"migrates,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -454,6 +455,13 @@ func (x *HRTimerModel) GetExpiryCost() int64 {
 		return x.ExpiryCost
 	}
 	return 0
+}
+
+func (x *HRTimerModel) GetMigrates() bool {
+	if x != nil {
+		return x.Migrates
+	}
+	return false
 }
 
 // HRQueued is an sdk.HRQueued.
@@ -2134,7 +2142,7 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\x04call\"\x95\x01\n" +
 	"\x1aHRTimerBaseSessionResponse\x12>\n" +
 	"\aresults\x18\x01 \x03(\v2$.tickemu.plugin.v2.HRTimerBaseResultR\aresults\x127\n" +
-	"\x06models\x18\x02 \x03(\v2\x1f.tickemu.plugin.v2.HRTimerModelR\x06models\"\xc7\x02\n" +
+	"\x06models\x18\x02 \x03(\v2\x1f.tickemu.plugin.v2.HRTimerModelR\x06models\"\xe3\x02\n" +
 	"\fHRTimerModel\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x14\n" +
 	"\x05valid\x18\x02 \x01(\bR\x05valid\x12\x1d\n" +
@@ -2152,7 +2160,8 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\tpass_cost\x18\t \x01(\x03R\bpassCost\x12\x1f\n" +
 	"\vexpiry_cost\x18\n" +
 	" \x01(\x03R\n" +
-	"expiryCost\"\x94\x01\n" +
+	"expiryCost\x12\x1a\n" +
+	"\bmigrates\x18\v \x01(\bR\bmigrates\"\x94\x01\n" +
 	"\bHRQueued\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aexpires\x18\x02 \x01(\x03R\aexpires\x12!\n" +
