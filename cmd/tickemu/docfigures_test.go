@@ -225,6 +225,19 @@ func resultRows(t *testing.T, short bool) map[string]string {
 			}
 			return fmt.Sprintf("%.1fM / %.1fM bogo ops/s over 64 instances (%s)", ops[0]/1e6, ops[1]/1e6, pct(ops[0], ops[1]))
 		}},
+		{"| timer-migration | `push` / `pull` / `off` / `push_off` |", true, func(t *testing.T) string {
+			var avg, ipis, remote, irqs, ops []string
+			for _, v := range []string{"push", "pull", "off", "push_off"} {
+				r := cachedRun(t, "timer-migration.hcl", v, 1)
+				ops = append(ops, fmt.Sprintf("%.0f", benchValues(r, "StressNgTimer", "bogo-ops/s")[0]))
+				avg = append(avg, us(benchValues(r, "Cyclictest", "avg-latency-ns")[0]))
+				ipis = append(ipis, fmt.Sprint(r.Total("ipi_sent")))
+				remote = append(remote, fmt.Sprint(r.Total("remote_expiries")))
+				irqs = append(irqs, fmt.Sprint(r.Total("hrtimer_interrupts")))
+			}
+			return fmt.Sprintf("8 CPUs: cyclictest thread 0 Avg %s us; %s IPIs; %s remote expiries; %s hrtimer interrupts in all; stress-ng %s bogo ops/s",
+				join(avg), join(ipis), join(remote), join(irqs), join(ops))
+		}},
 		{"| nohz-full | `v4_9` / `v4_17` |", true, func(t *testing.T) string {
 			a, b := cachedRun(t, "nohz-full.hcl", "v4_9", 1), cachedRun(t, "nohz-full.hcl", "v4_17", 1)
 			stale := max(cpuCounter(a, "jiffies_max_stale_ns", -1), cpuCounter(b, "jiffies_max_stale_ns", -1))
