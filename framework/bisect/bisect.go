@@ -13,6 +13,7 @@
 package bisect
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -396,19 +397,9 @@ func (b *bisector) each(rep *Report, goodName, badName string) error {
 		}
 	}
 	slices.SortStableFunc(rep.Culprits, func(x, y Culprit) int {
-		return -cmpFloat(math.Abs(x.Step.Delta()), math.Abs(y.Step.Delta()))
+		return -cmp.Compare(math.Abs(x.Step.Delta()), math.Abs(y.Step.Delta()))
 	})
 	return nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // search finds the first step on the path from good to bad after which the

@@ -444,6 +444,18 @@ func (b *built) attachPlugin(plugins *kernel.Plugins, pb config.PluginBlock, p s
 	return nil, nil
 }
 
+// workloadDiag is the diagnostic for a workload block the workload type
+// refused: on the attribute a workload.FieldError names, else the block.
+func workloadDiag(wb config.WorkloadBlock, err error) *hcl.Diagnostic {
+	subject := wb.DefRange
+	var fe *workload.FieldError
+	if errors.As(err, &fe) {
+		subject = config.AttributeRange(wb.Body, fe.Attr)
+	}
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid workload",
+		Detail: fmt.Sprintf("workload %q %q: %v", wb.Type, wb.Name, err), Subject: subject.Ptr()}
+}
+
 // newWorkloads builds the workload of every workload block, in order.
 func (b *built) newWorkloads() hcl.Diagnostics {
 	spec := b.spec
@@ -469,13 +481,7 @@ func (b *built) newWorkloads() hcl.Diagnostics {
 			}
 		}
 		if err != nil {
-			subject := wb.DefRange
-			var fe *workload.FieldError
-			if errors.As(err, &fe) {
-				subject = config.AttributeRange(wb.Body, fe.Attr)
-			}
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid workload",
-				Detail: fmt.Sprintf("workload %q %q: %v", wb.Type, wb.Name, err), Subject: subject.Ptr()})
+			diags = append(diags, workloadDiag(wb, err))
 			continue
 		}
 		b.workloads = append(b.workloads, w)
@@ -540,13 +546,7 @@ func workloadMachine(spec *config.Spec) (*config.Spec, hcl.Diagnostics) {
 		}
 		cpus, hz, err := t.Machine(cfg.Reader())
 		if err != nil {
-			subject := wb.DefRange
-			var fe *workload.FieldError
-			if errors.As(err, &fe) {
-				subject = config.AttributeRange(wb.Body, fe.Attr)
-			}
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid workload",
-				Detail: fmt.Sprintf("workload %q %q: %v", wb.Type, wb.Name, err), Subject: subject.Ptr()})
+			diags = append(diags, workloadDiag(wb, err))
 			continue
 		}
 		if !m.CPUsSet && cpus > m.CPUs && cpus <= config.MaxCPUs {

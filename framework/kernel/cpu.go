@@ -571,6 +571,36 @@ func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 	return now
 }
 
+// runWheelExpiries runs the timers a wheel answer expired, on c, each at
+// start plus its offset (expire_timers() / call_timer_fn()); remote marks
+// the ones tmigr_handle_remote() expires for another CPU, also counted as
+// remote_expiries.
+func (c *CPU) runWheelExpiries(start ktime.Time, expired []sdk.WheelExpiry, remote bool) {
+	k := c.k
+	for _, e := range expired {
+		t := k.wtimerByID(e.ID)
+		if t == nil {
+			panic("kernel: wheel plugin expired an unknown timer")
+		}
+		at := start + ktime.Time(e.Offset)
+		t.pending = e.Rearmed
+		k.Counters.Inc(cntTimerExpire, c.id, 1)
+		if remote {
+			k.Counters.Inc(cntRemoteExpiries, c.id, 1)
+		}
+		if k.tr.Enabled("timer_expire_entry") {
+			k.tr.Event(at, c.traceCtx(), "timer_expire_entry", "timer="+trace.Ptr(uint64(t.ID))+" function="+t.Function+
+				" now="+utoa(k.tk.jiffies)+" baseclk="+utoa(e.Jiffy))
+		}
+		if t.Callback != nil {
+			t.Callback(c, at)
+		}
+		if k.tr != nil {
+			k.tr.Event(at+ktime.Time(t.Cost), c.traceCtx(), "timer_expire_exit", "timer="+trace.Ptr(uint64(t.ID)))
+		}
+	}
+}
+
 // runTimerSoftirq is run_timer_softirq(): the wheel catches up and runs its timers.
 func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 	k := c.k
@@ -588,25 +618,7 @@ func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 	if c.spans != nil {
 		c.spans.gap = uint64(r.Gap)
 	}
-	for _, e := range r.Expired {
-		t := k.wtimerByID(e.ID)
-		if t == nil {
-			panic("kernel: wheel plugin expired an unknown timer")
-		}
-		at := start + ktime.Time(e.Offset)
-		t.pending = e.Rearmed
-		k.Counters.Inc(cntTimerExpire, c.id, 1)
-		if k.tr.Enabled("timer_expire_entry") {
-			k.tr.Event(at, c.traceCtx(), "timer_expire_entry", "timer="+trace.Ptr(uint64(t.ID))+" function="+t.Function+
-				" now="+utoa(k.tk.jiffies)+" baseclk="+utoa(e.Jiffy))
-		}
-		if t.Callback != nil {
-			t.Callback(c, at)
-		}
-		if k.tr != nil {
-			k.tr.Event(at+ktime.Time(t.Cost), c.traceCtx(), "timer_expire_exit", "timer="+trace.Ptr(uint64(t.ID)))
-		}
-	}
+	c.runWheelExpiries(start, r.Expired, false)
 	// 6.9+: tmigr_handle_remote() after the CPU's own bases.
 	return c.tmigrHandleRemote(start + ktime.Time(r.Cost))
 }

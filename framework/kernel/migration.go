@@ -3,7 +3,6 @@ package kernel
 import (
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
-	"github.com/tickemu/tickemu/framework/trace"
 )
 
 // Timer placement and migration (docs/reference/migration.md): the plugins
@@ -176,26 +175,7 @@ func (c *CPU) tmigrHandleRemote(now ktime.Time) ktime.Time {
 		remote.wheel = r.State
 		start := at + ktime.Time(k.costs.TmigrRemote)
 		k.Counters.Inc(cntTmigrRemoteCPUs, c.id, 1)
-		for _, e := range r.Expired {
-			t := k.wtimerByID(e.ID)
-			if t == nil {
-				panic("kernel: wheel plugin expired an unknown timer remotely")
-			}
-			cb := start + ktime.Time(e.Offset)
-			t.pending = e.Rearmed
-			k.Counters.Inc(cntTimerExpire, c.id, 1)
-			k.Counters.Inc(cntRemoteExpiries, c.id, 1)
-			if k.tr.Enabled("timer_expire_entry") {
-				k.tr.Event(cb, c.traceCtx(), "timer_expire_entry", "timer="+trace.Ptr(uint64(t.ID))+" function="+t.Function+
-					" now="+utoa(k.tk.jiffies)+" baseclk="+utoa(e.Jiffy))
-			}
-			if t.Callback != nil {
-				t.Callback(c, cb)
-			}
-			if k.tr != nil {
-				k.tr.Event(cb+ktime.Time(t.Cost), c.traceCtx(), "timer_expire_exit", "timer="+trace.Ptr(uint64(t.ID)))
-			}
-		}
+		c.runWheelExpiries(start, r.Expired, true)
 		at = start + ktime.Time(r.Cost)
 		return remote.tmigrGlobal()
 	})

@@ -9,6 +9,7 @@
 package kernelversion
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -87,18 +88,8 @@ func (r Release) IsZero() bool { return r == Release{} }
 func (r Release) Compare(o Release) int {
 	switch {
 	case r.Major != o.Major:
-		return cmpInt(r.Major, o.Major)
+		return cmp.Compare(r.Major, o.Major)
 	default:
-		return cmpInt(r.Minor, o.Minor)
+		return cmp.Compare(r.Minor, o.Minor)
 	}
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

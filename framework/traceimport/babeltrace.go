@@ -59,24 +59,10 @@ func (r *BabeltraceReader) Stats() Stats { return r.stats }
 
 // Next implements Reader.
 func (r *BabeltraceReader) Next() (*Event, error) {
-	for r.sc.Scan() {
-		r.stats.Lines++
-		ok, err := r.parseLine(r.sc.Text())
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			r.stats.Events++
-			return &r.ev, nil
-		}
-	}
-	if err := r.sc.Err(); err != nil {
-		if err == bufio.ErrTooLong {
-			return nil, &ParseError{Line: r.stats.Lines + 1, Msg: "line longer than 1 MiB"}
-		}
+	if err := nextLine(r.sc, &r.stats, r.parseLine); err != nil {
 		return nil, err
 	}
-	return nil, io.EOF
+	return &r.ev, nil
 }
 
 func (r *BabeltraceReader) parseLine(line string) (bool, error) {

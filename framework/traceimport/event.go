@@ -21,8 +21,10 @@
 package traceimport
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // Kind is the event an Event holds.
@@ -215,3 +217,27 @@ var ErrTooLong = errors.New("line too long")
 
 // MaxLine is the longest line a reader accepts.
 const MaxLine = 1 << 20
+
+// nextLine scans sc up to the next line parse decodes into an event,
+// counting lines and events in st; it returns io.EOF at the end, and a
+// ParseError for a line longer than MaxLine. Both readers' Next.
+func nextLine(sc *bufio.Scanner, st *Stats, parse func(string) (bool, error)) error {
+	for sc.Scan() {
+		st.Lines++
+		ok, err := parse(sc.Text())
+		if err != nil {
+			return err
+		}
+		if ok {
+			st.Events++
+			return nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if err == bufio.ErrTooLong {
+			return &ParseError{Line: st.Lines + 1, Msg: "line longer than 1 MiB"}
+		}
+		return err
+	}
+	return io.EOF
+}

@@ -40,25 +40,10 @@ func (r *FtraceReader) Stats() Stats { return r.stats }
 
 // Next implements Reader.
 func (r *FtraceReader) Next() (*Event, error) {
-	for r.sc.Scan() {
-		r.stats.Lines++
-		line := r.sc.Text()
-		ok, err := r.parseLine(line)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			r.stats.Events++
-			return &r.ev, nil
-		}
-	}
-	if err := r.sc.Err(); err != nil {
-		if err == bufio.ErrTooLong {
-			return nil, &ParseError{Line: r.stats.Lines + 1, Msg: "line longer than 1 MiB"}
-		}
+	if err := nextLine(r.sc, &r.stats, r.parseLine); err != nil {
 		return nil, err
 	}
-	return nil, io.EOF
+	return &r.ev, nil
 }
 
 // parseLine decodes one line; ok is false for a line that holds no known
