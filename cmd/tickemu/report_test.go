@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,6 +91,75 @@ func TestReportInBrowser(t *testing.T) {
 		t.Errorf("%d plots in the loaded page, want at least 6", n)
 	}
 	shot := filepath.Join(artifactDir(t), "report-nohz-catchup.png")
+	os.Remove(shot)
+	runChromium(t, page, "--hide-scrollbars", "--window-size=1280,3000", "--screenshot="+shot)
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10000 {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	t.Logf("screenshot: %s", shot)
+}
+
+// TestSweepReportInBrowser renders the report of a sweep over hz of
+// configs/nohz-catchup.hcl's per_jiffy and next_expiry catch-ups (two seeds)
+// and opens it in headless Chromium: no console message, nothing outside
+// the page, a plot per metric that varies with hz, a table per point, the
+// per-point latency, counter and worst-case sections. The report of the
+// same comparison merged from two shards is the same page. The screenshot
+// is kept in test-artifacts/report-sweep-nohz-catchup.png.
+func TestSweepReportInBrowser(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	args := []string{"compare", filepath.Join("..", "..", "configs", "nohz-catchup.hcl"), "--variants", "per_jiffy,next_expiry",
+		"--sweep", "hz=100,1000", "--seeds", "2", "--var", "duration=6s"}
+	var stdout, stderr bytes.Buffer
+	if code := cli.New().Run(append(args, "--report", page), &stdout, &stderr); code != 0 {
+		t.Fatalf("compare exit %d: %s", code, stderr.String())
+	}
+	src, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*"(https?:|//|file:)[^"]*"|<script|<link`).Find(src); m != nil {
+		t.Errorf("the report is not self-contained: %s", m)
+	}
+	dom, log := runChromium(t, page, "--dump-dom")
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, ":CONSOLE") {
+			t.Errorf("console message while loading the report: %s", l)
+		}
+	}
+	for _, want := range []string{`id="sweep"`, "Metrics against hz", "Comparison with per_jiffy at each sweep point",
+		`id="point-hz=100"`, `id="point-hz=1000"`, "Cyclictest/thread=0 max-latency-ns", "Kernel wheel-iterations",
+		"Latency: cyclictest \"isolated\" at hz=1000", "hz=1000/variant=next_expiry, seed 1", "TIMER_SOFTIRQ catch-up"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the loaded page lacks %q", want)
+		}
+	}
+	sweep := dom[strings.Index(dom, `id="sweep"`):strings.Index(dom, `id="compare"`)]
+	if n := strings.Count(sweep, "<svg"); n < 4 {
+		t.Errorf("%d sweep plots in the loaded page, want at least 4", n)
+	}
+	// Shards merged: the same page.
+	var files []string
+	for i := 1; i <= 2; i++ {
+		var out bytes.Buffer
+		if code := cli.New().Run(append(args, "--shard", fmt.Sprintf("%d/2", i)), &out, &stderr); code != 0 {
+			t.Fatalf("shard %d exit %d: %s", i, code, stderr.String())
+		}
+		f := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		if err := os.WriteFile(f, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	merged := filepath.Join(dir, "merged.html")
+	if code := cli.New().Run(append([]string{"merge", "--report", merged}, files...), &bytes.Buffer{}, &stderr); code != 0 {
+		t.Fatalf("merge exit %d: %s", code, stderr.String())
+	}
+	if got, err := os.ReadFile(merged); err != nil || !bytes.Equal(got, src) {
+		t.Errorf("merge --report of the shards differs from compare --report (%v)", err)
+	}
+	shot := filepath.Join(artifactDir(t), "report-sweep-nohz-catchup.png")
 	os.Remove(shot)
 	runChromium(t, page, "--hide-scrollbars", "--window-size=1280,3000", "--screenshot="+shot)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10000 {

@@ -143,10 +143,6 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if *reportFile != "" && len(sweeps) > 0 {
-		fmt.Fprintln(stderr, "tickemu: --report does not show sweeps yet: compare without --sweep for the HTML report")
-		return 2
-	}
 	start := spec.Run.Seed
 	if *first != "" {
 		start, err = strconv.ParseUint(*first, 10, 64)
@@ -180,7 +176,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		}
 		return s, nil
 	}
-	exp := experiment.Experiment{Tickemu: fullVersion(), File: file, Variants: variants, Sweeps: experiment.SweepInfos(sweeps),
+	exp := experiment.Experiment{Tickemu: fullVersion(), File: file, Source: string(src), Variants: variants, Sweeps: experiment.SweepInfos(sweeps),
 		Seeds: seedList, Alpha: *alpha}
 	for v := range variants {
 		h := ""
@@ -283,7 +279,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if *reportFile != "" {
-		if err := writeReport(*reportFile, file, cmp); err != nil {
+		if err := writeReport(*reportFile, file, src, cmp); err != nil {
 			fmt.Fprintf(stderr, "tickemu: %v\n", err)
 			return 1
 		}

@@ -12,16 +12,18 @@ import (
 
 // cmdMerge puts the shard files of one comparison back together:
 //
-//	tickemu merge [--format text|json|bench|csv] SHARD.json...
+//	tickemu merge [--format text|json|bench|csv] [--report FILE] SHARD.json...
 //
 // It checks that the files come from one experiment (configuration hashes,
 // grid, tickemu version) and hold every cell once, then prints exactly what
-// the unsharded `tickemu compare` prints. Exit status as compare's: 1 when a
+// the unsharded `tickemu compare` prints; --report writes the HTML report
+// `compare --report` writes. Exit status as compare's: 1 when a
 // run failed, 2 when the files do not make one experiment.
 func (a *App) cmdMerge(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	format := fs.String("format", "text", "output format: text, json, bench or csv")
+	reportFile := fs.String("report", "", "also write the comparison's HTML report (as compare --report) to FILE")
 	if wantsHelp(fs, "tickemu merge SHARD.json... [flags]", "merge the shard files of `tickemu compare --shard I/N` into the comparison's report", args, stdout) {
 		return 0
 	}
@@ -30,7 +32,7 @@ func (a *App) cmdMerge(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if len(files) == 0 {
-		fmt.Fprintln(stderr, "usage: tickemu merge SHARD.json... [--format text|json|bench|csv]")
+		fmt.Fprintln(stderr, "usage: tickemu merge SHARD.json... [--format text|json|bench|csv] [--report FILE]")
 		return 2
 	}
 	switch *format {
@@ -68,6 +70,13 @@ func (a *App) cmdMerge(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 1
+	}
+	if *reportFile != "" {
+		e := shards[0].Experiment
+		if err := writeReport(*reportFile, e.File, []byte(e.Source), cmp); err != nil {
+			fmt.Fprintf(stderr, "tickemu: %v\n", err)
+			return 1
+		}
 	}
 	return status
 }

@@ -10,12 +10,8 @@ import (
 )
 
 // writeReport writes the HTML report of a comparison (or of one run, as a
-// comparison of one variant and seed) to path.
-func writeReport(path, file string, cmp *experiment.Comparison) error {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return fmt.Errorf("--report: %v", err)
-	}
+// comparison of one variant and seed) of file, whose text is src, to path.
+func writeReport(path, file string, src []byte, cmp *experiment.Comparison) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("--report: %v", err)
@@ -44,6 +40,7 @@ func runComparison(file string, res *experiment.Result) (*experiment.Comparison,
 	if err != nil {
 		return nil, err
 	}
-	out := experiment.RunOutcome{Variant: res.Config.Variant, Seed: res.Config.Seed, Result: res, Metrics: ms, Header: header, Bench: lines}
+	out := experiment.RunOutcome{Variant: res.Config.Variant, Seed: res.Config.Seed, Result: res, Metrics: ms, Header: header, Bench: lines,
+		Detail: experiment.DetailOf(res)}
 	return experiment.Analyze(file, []string{res.Config.Variant}, []uint64{res.Config.Seed}, []experiment.RunOutcome{out}, 0, 0), nil
 }

@@ -54,11 +54,11 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if sweeps := spec.Sweeps(); len(sweeps) > 0 {
 		if len(config.Points(sweeps)) > 1 {
-			if tf.file != "" || *reportFile != "" || tf.breakUS != 0 {
-				fmt.Fprintln(stderr, "tickemu: --trace, --breaktrace and --report take one run: pick one sweep point (--sweep NAME=VALUE for each swept setting)")
+			if tf.file != "" || tf.breakUS != 0 {
+				fmt.Fprintln(stderr, "tickemu: --trace and --breaktrace take one run: pick one sweep point (--sweep NAME=VALUE for each swept setting)")
 				return 2
 			}
-			return a.runSweep(stdout, stderr, &c, opts, log, file, spec, *format, *maxWall)
+			return a.runSweep(stdout, stderr, &c, opts, log, file, spec, *format, *reportFile, *maxWall)
 		}
 		// One point: the run is that point's.
 		o := opts
@@ -137,8 +137,14 @@ func (a *App) finishRun(stdout, stderr io.Writer, format, reportFile, file strin
 		return code
 	}
 	cmp, err := runComparison(file, res)
+	var src []byte
 	if err == nil {
-		err = writeReport(reportFile, file, cmp)
+		if src, err = os.ReadFile(file); err != nil {
+			err = fmt.Errorf("--report: %v", err)
+		}
+	}
+	if err == nil {
+		err = writeReport(reportFile, file, src, cmp)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
@@ -172,8 +178,9 @@ func writeRunResult(stdout, stderr io.Writer, format string, res *experiment.Res
 // runSweep runs every point of the file's sweeps, one after another, and
 // prints each run: text summaries one after another, a JSON array, or one
 // bench file (the configuration lines the points share as its header, the
-// others as "# POINT: line" comments, as compare writes them).
-func (a *App) runSweep(stdout, stderr io.Writer, c *common, opts config.Options, log zerolog.Logger, file string, spec *config.Spec, format string, maxWall time.Duration) int {
+// others as "# POINT: line" comments, as compare writes them). --report
+// writes the sweep's HTML report, as compare's with one seed.
+func (a *App) runSweep(stdout, stderr io.Writer, c *common, opts config.Options, log zerolog.Logger, file string, spec *config.Spec, format, reportFile string, maxWall time.Duration) int {
 	op, closeOp, err := a.newOpener(c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
@@ -235,6 +242,12 @@ func (a *App) runSweep(stdout, stderr io.Writer, c *common, opts config.Options,
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: cannot write the results: %v\n", err)
 		return 1
+	}
+	if reportFile != "" {
+		if err := writeReport(reportFile, file, src, cmp); err != nil {
+			fmt.Fprintf(stderr, "tickemu: %v\n", err)
+			return 1
+		}
 	}
 	return status
 }

@@ -41,9 +41,14 @@ type Job struct {
 // ShardFile is the name of shard i's results in the results directory.
 func ShardFile(i int) string { return fmt.Sprintf("shard-%d.json", i) }
 
-// MergeArgs are the arguments of the merge of every shard file in dir.
+// ReportFile is the name of the merged comparison's HTML report in the
+// results directory (the text goes to compare.txt).
+const ReportFile = "compare.html"
+
+// MergeArgs are the arguments of the merge of every shard file in dir; it
+// writes the HTML report to dir/compare.html too.
 func (j Job) MergeArgs(dir string) []string {
-	args := []string{"merge"}
+	args := []string{"merge", "--report", filepath.Join(dir, ReportFile)}
 	for i := 1; i <= j.Shards; i++ {
 		args = append(args, filepath.Join(dir, ShardFile(i)))
 	}

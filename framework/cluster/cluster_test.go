@@ -130,7 +130,7 @@ func TestSlurmScript(t *testing.T) {
 	}
 	for _, want := range []string{"#SBATCH --array=1-4\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --output=/shared/results/shard-%a.log\n",
 		"--dependency=afterok:\"$array\"", `/opt/tickemu compare '/shared/nohz catchup.hcl' --seeds 20 --sweep hz=100,250 --var 'duration=it'\''s 2s' --jobs`,
-		"merge /shared/results/shard-1.json /shared/results/shard-2.json /shared/results/shard-3.json /shared/results/shard-4.json"} {
+		"merge --report /shared/results/compare.html /shared/results/shard-1.json /shared/results/shard-2.json /shared/results/shard-3.json /shared/results/shard-4.json"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("script lacks %q:\n%s", want, out)
 		}

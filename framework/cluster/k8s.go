@@ -119,7 +119,8 @@ mv %s/shard-"$i".json.tmp %s/shard-"$i".json`,
 #   kubectl wait --for=condition=complete --timeout=24h job/%s
 #   then, in a pod that mounts the claim at %s:
 #   %s > %s/compare.txt
-`, shellJoin(compare), j.Shards, j.Results, j.Claim, j.Name, j.Results, shellJoin(append([]string{j.Tickemu}, j.MergeArgs(j.Results)...)), j.Results)
+#   (the HTML report goes to %s/compare.html)
+`, shellJoin(compare), j.Shards, j.Results, j.Claim, j.Name, j.Results, shellJoin(append([]string{j.Tickemu}, j.MergeArgs(j.Results)...)), j.Results, j.Results)
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(cm); err != nil {

@@ -17,8 +17,8 @@ import (
 //   - as array task I it runs `tickemu compare ... --shard I/N` and writes
 //     RESULTS/shard-I.json (through a temporary file, so a failed shard
 //     leaves no file that looks complete);
-//   - the merge job writes RESULTS/compare.txt: what `tickemu compare` run
-//     in one place prints.
+//   - the merge job writes RESULTS/compare.txt, what `tickemu compare` run
+//     in one place prints, and RESULTS/compare.html, its HTML report.
 //
 // `sbatch SCRIPT` submits the array alone (run the merge by hand then).
 func Slurm(j Job) (string, error) {
@@ -43,7 +43,7 @@ func Slurm(j Job) (string, error) {
 #                        every shard succeeded: --dependency=afterok)
 #   sbatch THIS_SCRIPT   submits the array only
 #
-# Shard I writes %s/%s; the merge writes %s/compare.txt.
+# Shard I writes %s/%s; the merge writes %s/compare.txt and compare.html.
 #SBATCH --job-name=%s
 #SBATCH --array=1-%d
 #SBATCH --cpus-per-task=%d
@@ -58,7 +58,7 @@ if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
 	merge=$(sbatch --parsable --job-name=%s-merge --dependency=afterok:"$array" \
 		--output="$results/merge.log" \
 		--wrap=%s)
-	echo "submitted array job $array ($shards shards) and merge job $merge: the comparison goes to $results/compare.txt"
+	echo "submitted array job $array ($shards shards) and merge job $merge: the comparison goes to $results/compare.txt, its report to $results/compare.html"
 	exit 0
 fi
 i=$SLURM_ARRAY_TASK_ID

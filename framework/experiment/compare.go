@@ -66,6 +66,9 @@ type RunOutcome struct {
 	// result lines with the sweep and variant keys, as `tickemu run
 	// --format bench` writes them (BenchRecord).
 	Header, Bench []string
+	// Detail is what the HTML report shows of the run (DetailOf), kept
+	// after a merge too; nil when the run failed.
+	Detail *RunDetail
 	// Err says why the run failed: a *DiagError for a configuration error,
 	// an *sdk.TransportError for a plugin that died, a *PanicError for a
 	// crash inside the process.
@@ -145,6 +148,9 @@ func RunMatrix(o CompareOptions) []RunOutcome {
 				r.Result, r.Metrics, r.Err = runOne(o, g.Cell(i))
 				if r.Err == nil {
 					r.Header, r.Bench, r.Err = BenchRecord(r.Result)
+				}
+				if r.Err == nil {
+					r.Detail = DetailOf(r.Result)
 				}
 				done <- struct{}{}
 			}

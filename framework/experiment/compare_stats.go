@@ -48,6 +48,12 @@ type MetricComparison struct {
 	Bench  string `json:"bench"`
 	Unit   string `json:"unit"`
 	Better string `json:"better,omitempty"`
+	// Point indexes the sweep point (Grid.Points) the metric was measured
+	// at, and Name is Bench without the point's keys
+	// ("Cyclictest/thread=0" for "Cyclictest/hz=250/thread=0"): the same
+	// Name and Unit at every point make one series of a sweep.
+	Point int    `json:"-"`
+	Name  string `json:"-"`
 	// Variants has one entry per Comparison.Variants, in that order.
 	Variants []VariantStats `json:"variants"`
 }
@@ -173,7 +179,8 @@ func AnalyzeGrid(file string, g Grid, runs []RunOutcome, alpha, confidence float
 				if !ok {
 					i = len(c.Metrics)
 					index[k] = i
-					mc := MetricComparison{Bench: k.bench, Unit: m.Unit, Better: m.Better, Variants: make([]VariantStats, len(variants))}
+					mc := MetricComparison{Bench: k.bench, Unit: m.Unit, Better: m.Better, Point: cell.P,
+						Name: withoutPoint(k.bench, cell.Point.Key()), Variants: make([]VariantStats, len(variants))}
 					for vi, name := range variants {
 						vals := make(Values, ns)
 						for j := range vals {
@@ -191,6 +198,20 @@ func AnalyzeGrid(file string, g Grid, runs []RunOutcome, alpha, confidence float
 		analyzeMetric(&c.Metrics[i], alpha, confidence)
 	}
 	return c
+}
+
+// withoutPoint removes a sweep point's keys from a benchmark name: WriteBench
+// writes them after the line's name ("Kernel/hz=250", "Cyclictest/hz=250/thread=0").
+func withoutPoint(bench, key string) string {
+	if key == "" {
+		return bench
+	}
+	head, rest, _ := strings.Cut(bench, "/")
+	r, ok := strings.CutPrefix(rest, key)
+	if ok && (r == "" || r[0] == '/' || r[0] == '#') { // "Kernel/hz=250", ".../thread=0", "Kernel/hz=250#2"
+		return head + r
+	}
+	return bench
 }
 
 func analyzeMetric(m *MetricComparison, alpha, confidence float64) {

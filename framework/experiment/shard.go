@@ -24,15 +24,18 @@ import (
 // prints.
 const (
 	ShardFormat  = "tickemu-shard"
-	ShardVersion = 1
+	ShardVersion = 2
 )
 
 // Experiment identifies an experiment: everything that decides its cells and
 // what its reports say. Shards merge only with the same Experiment.
 type Experiment struct {
 	// Tickemu is the version of the tickemu that ran the cells.
-	Tickemu    string      `json:"tickemu"`
-	File       string      `json:"file"`
+	Tickemu string `json:"tickemu"`
+	File    string `json:"file"`
+	// Source is the file's text, for the report's configuration section
+	// (`tickemu merge --report` may run where the file is not).
+	Source     string      `json:"source"`
 	Variants   []string    `json:"variants"`
 	Sweeps     []SweepInfo `json:"sweeps"`
 	Seeds      []uint64    `json:"seeds"`
@@ -105,6 +108,8 @@ type ShardCell struct {
 	Header  []string    `json:"header,omitempty"`
 	Bench   []string    `json:"bench,omitempty"`
 	Metrics []RunMetric `json:"metrics,omitempty"`
+	// Detail is what the HTML report shows of the run.
+	Detail *RunDetail `json:"detail,omitempty"`
 	// Error is the first line of why the run failed; Interrupted is set when
 	// it did not finish because the shard was interrupted.
 	Error       string `json:"error,omitempty"`
@@ -122,7 +127,7 @@ func NewShardFile(e Experiment, i, n int, cells []int, runs []RunOutcome) *Shard
 			sc.Error = r.ErrorLine()
 			sc.Interrupted = errors.Is(r.Err, ErrInterrupted)
 		} else {
-			sc.Header, sc.Bench, sc.Metrics = r.Header, r.Bench, r.Metrics
+			sc.Header, sc.Bench, sc.Metrics, sc.Detail = r.Header, r.Bench, r.Metrics, r.Detail
 		}
 		f.Cells = append(f.Cells, sc)
 	}
@@ -254,7 +259,7 @@ func Merge(names []string, files []*ShardFile) (*Comparison, error) {
 			case sc.Error != "":
 				r.Err = errFailedCell{sc.Error}
 			default:
-				r.Header, r.Bench, r.Metrics = sc.Header, sc.Bench, sc.Metrics
+				r.Header, r.Bench, r.Metrics, r.Detail = sc.Header, sc.Bench, sc.Metrics, sc.Detail
 			}
 			runs[sc.Index] = r
 		}
@@ -278,6 +283,9 @@ func experimentDiff(a, b Experiment) string {
 	var d []string
 	if a.File != b.File {
 		d = append(d, fmt.Sprintf("file %s vs %s", a.File, b.File))
+	}
+	if a.Source != b.Source {
+		d = append(d, "the file's text differs")
 	}
 	if !slices.Equal(a.Variants, b.Variants) {
 		d = append(d, fmt.Sprintf("variants %v vs %v", a.Variants, b.Variants))

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
+
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/workload"
 )
 
 func TestRunMetricJSON(t *testing.T) {
@@ -69,7 +73,7 @@ func FuzzReadShardFile(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b.Bytes())
-	f.Add([]byte(`{"format":"tickemu-shard","version":1}`))
+	f.Add([]byte(`{"format":"tickemu-shard","version":2}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sf, err := ReadShardFile(bytes.NewReader(data))
 		if err != nil {
@@ -84,4 +88,61 @@ func FuzzReadShardFile(f *testing.F) {
 			t.Fatalf("a file that read does not read after writing: %v", err)
 		}
 	})
+}
+
+func TestWithoutPoint(t *testing.T) {
+	for _, tc := range []struct{ bench, key, want string }{
+		{"Kernel/hz=250", "hz=250", "Kernel"},
+		{"Kernel/hz=250#2", "hz=250", "Kernel#2"},
+		{"Cyclictest/hz=250/catchup=x/thread=0", "hz=250/catchup=x", "Cyclictest/thread=0"},
+		{"Cyclictest/hz=2500/thread=0", "hz=250", "Cyclictest/hz=2500/thread=0"}, // another value
+		{"Kernel", "", "Kernel"},
+	} {
+		if got := withoutPoint(tc.bench, tc.key); got != tc.want {
+			t.Errorf("withoutPoint(%q, %q) = %q, want %q", tc.bench, tc.key, got, tc.want)
+		}
+	}
+}
+
+// TestShardDetail: a cell's report detail, the timeline's spans included,
+// reads back from a shard file as it was written.
+func TestShardDetail(t *testing.T) {
+	wc := workload.WorstCase{Thread: 1, WakePath: kernel.WakePath{At: 5000, CPU: 2, LatencyNS: 900,
+		Parts: []kernel.WakePart{{Cause: "irq", NS: 900}},
+		Spans: []kernel.Span{{Kind: kernel.SpanSoftirq, Start: 4900, End: 5900, Detail: "TIMER", Gap: 7}}}}
+	small := wc
+	small.Thread, small.LatencyNS, small.Spans = 0, 100, []kernel.Span{{Kind: kernel.SpanIRQEntry, Start: 1, End: 2}}
+	res := &Result{Workloads: []workload.Report{{Type: "cyclictest", Name: "rt", Extra: map[string]any{
+		"latency_us": []workload.LatencyHist{{Thread: 0, Buckets: [][2]int64{{3, 9}}, MaxNS: 3100}},
+		"worst":      []workload.WorstCase{small, wc},
+	}}}, Kernel: KernelSummary{CPUs: []CPUSummary{{CPU: 0, Ticks: 4}}}}
+	d := DetailOf(res)
+	got, ok := d.Case()
+	if !ok || got.Thread != 1 || len(got.Spans) != 1 || got.Spans[0] != wc.Spans[0] {
+		t.Fatalf("the timeline's case is %+v, want thread 1 with its span", got)
+	}
+	if d.Worst[0].Cases[0].Spans != nil || d.Worst[0].Cases[1].Spans != nil {
+		t.Error("the worst cases keep their spans besides the timeline's")
+	}
+	e := Experiment{Tickemu: "t", File: "f.hcl", Source: "machine {}\n", Variants: []string{"a"}, Sweeps: []SweepInfo{}, Seeds: []uint64{1}}
+	runs := []RunOutcome{{Variant: "a", Seed: 1, Metrics: []RunMetric{{Bench: "Kernel", Unit: "x", Value: 1}}, Detail: d}}
+	var b bytes.Buffer
+	if err := NewShardFile(e, 1, 1, []int{0}, runs).Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	sf, err := ReadShardFile(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Merge([]string{"f"}, []*ShardFile{sf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := c.Runs[0].Detail
+	if !reflect.DeepEqual(back, d) {
+		t.Errorf("the detail read back differs:\n got %+v\nwant %+v", back, d)
+	}
+	if sf.Experiment.Source != e.Source {
+		t.Errorf("the source read back is %q", sf.Experiment.Source)
+	}
 }

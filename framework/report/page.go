@@ -18,12 +18,14 @@ td.better { background: #e3f4e3; } td.worse { background: #fbe3e3; }
 pre { background: #f7f7f7; padding: 0.7em; overflow-x: auto; font-size: 0.85em; }
 details summary { cursor: pointer; }
 .plot svg { max-width: 100%; height: auto; }
+.plots { display: flex; flex-wrap: wrap; gap: 0.5em; } .plots svg { max-width: 49%; height: auto; }
 .note { color: #666; font-size: 0.9em; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p>Variants: {{range $i, $v := .Variants}}{{if $i}}, {{end}}<b>{{$v}}</b>{{if eq $i 0}}{{if gt (len $.Variants) 1}} (base){{end}}{{end}}{{end}}; seeds {{.Seeds}}; tickemu {{.Version}}.
+<p>Variants: {{range $i, $v := .Variants}}{{if $i}}, {{end}}<b>{{if $v}}{{$v}}{{else}}none (the file as written){{end}}</b>{{if eq $i 0}}{{if gt (len $.Variants) 1}} (base){{end}}{{end}}{{end}};
+{{if .Sweeps}}sweeps {{range $i, $s := .Sweeps}}{{if $i}} × {{end}}<b>{{$s}}</b>{{end}} ({{.Points}} points); {{end}}seeds {{.Seeds}}; tickemu {{.Version}}.
 Simulated time is deterministic: the same file and seeds give this page byte for byte.</p>
 {{if .Failures}}<h2 id="failures">Failed runs</h2><ul>{{range .Failures}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
@@ -32,29 +34,32 @@ Simulated time is deterministic: the same file and seeds give this page byte for
 <pre>{{.Source}}</pre>
 </details>
 
+{{with .Sweep}}<h2 id="sweep">Metrics against {{.X}}</h2>
+<p class="note">One line per {{if .ByVariant}}variant{{else}}series ({{range $i, $s := .Series}}{{if $i}}, {{end}}{{$s}}{{end}}){{end}} through the medians over the seeds; the whiskers reach the smallest and the largest seed's value.
+The tables per sweep point below give the confidence intervals and the tests.</p>
+<div class="plots">{{range .Plots}}{{.}}{{end}}</div>
+{{if .Constant}}<p class="note">The same at every point, variant and seed:</p><ul class="note">{{range .Constant}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{end}}
 {{range .Latency}}
 <h2 id="latency">Latency: {{.Workload}}</h2>
 <table>
-<tr><th class="l">variant</th><th>samples</th><th>avg us</th><th>p50 us</th><th>p99 us</th><th>p99.9 us</th><th>max us</th></tr>
-{{range .Rows}}<tr><td class="l">{{.Variant}}</td><td>{{.Samples}}</td><td>{{.Avg}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td></tr>
+<tr><th class="l">{{if $.Sweeps}}series{{else}}variant{{end}}</th><th>samples</th><th>avg us</th><th>p50 us</th><th>p99 us</th><th>p99.9 us</th><th>max us</th></tr>
+{{range .Rows}}<tr><td class="l">{{.Label}}</td><td>{{.Samples}}</td><td>{{.Avg}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td></tr>
 {{end}}</table>
 <div class="plot">{{.Hist}}</div>
 <div class="plot">{{.CDF}}</div>
 {{end}}
 
-<h2 id="compare">{{if .Single}}Results{{else}}Comparison with {{index .Variants 0}}{{end}}</h2>
+<h2 id="compare">{{if .Single}}Results{{else if not .Sweeps}}Comparison with {{index .Variants 0}}{{else if eq (len .Variants) 1}}Results at each sweep point{{else}}Comparison with {{index .Variants 0}} at each sweep point{{end}}</h2>
 <p class="note">Median over the seeds with its confidence interval (order statistics, as benchstat; "—": too few seeds for one);
-{{if not .Single}}delta of the medians and the Mann-Whitney U test's p against the base, then the Wilcoxon signed-rank test over the seeds paired
+{{if gt (len .Variants) 1}}delta of the medians and the Mann-Whitney U test's p against the base, then the Wilcoxon signed-rank test over the seeds paired
 ("~": not significant at the chosen alpha). Green: better, red: worse, by the metric's direction.{{end}}</p>
-<table>
-<tr><th class="l">metric</th>{{range $i, $v := .Variants}}<th>{{$v}}</th><th>CI</th>{{if $i}}<th>vs base</th><th>p</th><th>paired</th>{{end}}{{end}}</tr>
-{{range .Table}}<tr><td class="l">{{.Metric}}{{if .Better}} <span class="note">({{.Better}} is better)</span>{{end}}</td>
-{{range .Cells}}<td>{{.Center}}</td><td class="note">{{.CI}}</td>{{if not .Base}}<td class="{{if .Significant}}{{if .Worse}}worse{{else}}better{{end}}{{end}}">{{.Delta}}</td><td>{{.P}}</td><td>{{.Paired}}</td>{{end}}{{end}}</tr>
-{{end}}</table>
+{{if .Sweeps}}{{range .PointTables}}<h3 id="point-{{.Point}}">{{.Point}}</h3>
+{{template "table" (tableOf $.Variants .Rows)}}{{end}}{{else}}{{template "table" (tableOf .Variants .Table)}}{{end}}
 
 <h2 id="cpus">Counters per CPU</h2>
 {{range .CPUs}}
-<h3>{{.Variant}}, seed {{.Seed}}</h3>
+<h3>{{.Label}}, seed {{.Seed}}</h3>
 <table>
 <tr><th>CPU</th><th>timer irqs</th><th>hrtimer irqs</th><th>device writes</th><th>write us</th><th>ticks</th><th>tick stops</th><th>idle %</th><th>task %</th><th>irq %</th><th>softirq %</th></tr>
 {{range .Rows}}{{$t := busy .}}<tr><td>{{.CPU}}</td><td>{{.LocalTimerIRQs}}</td><td>{{.HRTimerIRQs}}</td><td>{{.DeviceWrites}}</td><td>{{us .DeviceWriteCostNS}}</td><td>{{.Ticks}}</td><td>{{.TickStops}}</td><td>{{pct .IdleNS $t}}</td><td>{{pct .TaskNS $t}}</td><td>{{pct .IRQNS $t}}</td><td>{{pct .SoftirqNS $t}}</td></tr>
@@ -63,9 +68,9 @@ Simulated time is deterministic: the same file and seeds give this page byte for
 {{end}}
 
 {{if .Worst}}<h2 id="worst">Worst cases</h2>
-<p class="note">Each thread's Max, split into the parts the engine knows (they add up to the Max), for each variant's run with the largest Max.</p>
+<p class="note">Each thread's Max, split into the parts the engine knows (they add up to the Max), for each variant's run with the largest Max{{if .Sweeps}} at each sweep point{{end}}.</p>
 {{range .Worst}}
-<h3>{{.Variant}}: {{.Workload}}, seed {{.Seed}}</h3>
+<h3>{{.Label}}: {{.Workload}}, seed {{.Seed}}</h3>
 <pre>{{range .Lines}}{{.}}
 {{end}}</pre>
 <div class="plot">{{.Plot}}</div>
@@ -77,4 +82,9 @@ Simulated time is deterministic: the same file and seeds give this page byte for
 {{end}}
 </body>
 </html>
+{{define "table"}}<table>
+<tr><th class="l">metric</th>{{range $i, $v := .Variants}}<th>{{if $v}}{{$v}}{{else}}median{{end}}</th><th>CI</th>{{if $i}}<th>vs base</th><th>p</th><th>paired</th>{{end}}{{end}}</tr>
+{{range .Rows}}<tr><td class="l">{{.Metric}}{{if .Better}} <span class="note">({{.Better}} is better)</span>{{end}}</td>
+{{range .Cells}}<td>{{.Center}}</td><td class="note">{{.CI}}</td>{{if not .Base}}<td class="{{if .Significant}}{{if .Worse}}worse{{else}}better{{end}}{{end}}">{{.Delta}}</td><td>{{.P}}</td><td>{{.Paired}}</td>{{end}}{{end}}</tr>
+{{end}}</table>{{end}}
 `

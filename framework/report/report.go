@@ -1,7 +1,9 @@
 // Package report writes one self-contained HTML page about a run or a
 // comparison: the configuration, per-variant latency histograms and CDFs,
 // the comparison table with confidence intervals, counters per CPU, the
-// worst-case breakdowns and a timeline of the worst wakeup. Plots are
+// worst-case breakdowns and a timeline of the worst wakeup; with sweeps,
+// each metric plotted against the first swept setting (one line per variant
+// and point of the other sweeps) and the tables per sweep point. Plots are
 // gonum/plot SVG inlined in the page; the page loads nothing else and runs
 // no script, and the same input gives the same bytes.
 package report
@@ -14,9 +16,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/resultfmt"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/stats"
 	"github.com/tickemu/tickemu/framework/workload"
 )
 
@@ -32,14 +36,22 @@ type Input struct {
 	Version string
 }
 
+// A report reads runs only through their RunOutcome.Detail, Header and
+// Metrics, which shard files carry, so `tickemu merge --report` writes the
+// page the unsharded comparison writes.
+
 // page is the template's data.
 type page struct {
 	Title, File, Version, Source string
 	Variants                     []string
 	Seeds                        string
+	Sweeps                       []string // "hz = 100, 250, 1000"
+	Points                       int
 	Failures                     []string
 	Latency                      []latencySection
+	Sweep                        *sweepSection
 	Table                        []tableRow
+	PointTables                  []pointTable
 	Single                       bool
 	CPUs                         []cpuSection
 	Worst                        []worstSection
@@ -53,7 +65,7 @@ type latencySection struct {
 }
 
 type latencyRow struct {
-	Variant                  string
+	Label                    string
 	Samples                  int64
 	P50, P99, P999, Max, Avg string
 }
@@ -68,18 +80,24 @@ type tableCell struct {
 	Base, Significant, Worse     bool
 }
 
+// pointTable is the comparison table of one sweep point.
+type pointTable struct {
+	Point string
+	Rows  []tableRow
+}
+
 type cpuSection struct {
-	Variant string
-	Seed    uint64
-	Rows    []experiment.CPUSummary
-	Hidden  int
+	Label  string
+	Seed   uint64
+	Rows   []experiment.CPUSummary
+	Hidden int
 }
 
 type worstSection struct {
-	Variant, Workload string
-	Seed              uint64
-	Lines             []string
-	Plot              template.HTML
+	Label, Workload string
+	Seed            uint64
+	Lines           []string
+	Plot            template.HTML
 }
 
 type timelineSection struct {
@@ -95,15 +113,34 @@ func Write(w io.Writer, in Input) error {
 		return fmt.Errorf("report: nothing to report")
 	}
 	pg := page{Title: "tickemu: " + in.File, File: in.File, Version: in.Version, Source: string(in.Source),
-		Variants: c.Variants, Seeds: seedRange(c.Seeds), Single: len(c.Variants) == 1 && len(c.Seeds) == 1}
+		Variants: c.Variants, Seeds: seedRange(c.Seeds), Points: len(c.Grid.Points()),
+		Single: len(c.Variants) == 1 && len(c.Seeds) == 1 && len(c.Sweeps) == 0}
+	for _, sw := range c.Sweeps {
+		pg.Sweeps = append(pg.Sweeps, sw.Name+" = "+strings.Join(sw.Values, ", "))
+	}
 	for _, f := range c.Failures {
-		pg.Failures = append(pg.Failures, fmt.Sprintf("%s seed %d: %s", f.Variant, f.Seed, f.Error))
+		pg.Failures = append(pg.Failures, fmt.Sprintf("%s: %s", c.Grid.Label(experiment.Cell{Variant: f.Variant, Seed: f.Seed, Point: pointOf(c, f.Point)}), f.Error))
 	}
 	var err error
 	if pg.Latency, err = latencySections(c); err != nil {
 		return err
 	}
-	pg.Table = compareTable(c)
+	if len(c.Sweeps) == 0 {
+		pg.Table = compareTable(c.Metrics, false)
+	} else {
+		if pg.Sweep, err = sweepPlots(c); err != nil {
+			return err
+		}
+		for p, pt := range c.Grid.Points() {
+			var ms []experiment.MetricComparison
+			for _, m := range c.Metrics {
+				if m.Point == p {
+					ms = append(ms, m)
+				}
+			}
+			pg.PointTables = append(pg.PointTables, pointTable{Point: pt.Key(), Rows: compareTable(ms, true)})
+		}
+	}
 	pg.CPUs = cpuSections(c)
 	if pg.Worst, pg.Timeline, err = worstSections(c); err != nil {
 		return err
@@ -111,63 +148,181 @@ func Write(w io.Writer, in Input) error {
 	return pageTemplate.Execute(w, pg)
 }
 
-// run returns the run of variant v and seed index s (nil if it failed).
-func run(c *experiment.Comparison, v, s int) *experiment.Result {
-	i := v*len(c.Seeds) + s
-	if i >= len(c.Runs) {
-		return nil
-	}
-	return c.Runs[i].Result
-}
-
-// firstRun is the first seed's run of variant v that succeeded.
-func firstRun(c *experiment.Comparison, v int) (*experiment.Result, uint64) {
-	for s := range c.Seeds {
-		if r := run(c, v, s); r != nil {
-			return r, c.Seeds[s]
+// pointOf finds the grid's point whose keys are key.
+func pointOf(c *experiment.Comparison, key string) config.Point {
+	for _, p := range c.Grid.Points() {
+		if p.Key() == key {
+			return p
 		}
 	}
-	return nil, 0
+	return nil
+}
+
+// column is a variant at a sweep point: a line of the latency plots and a
+// row of their table. Without sweeps there is one point and a column is a
+// variant.
+type column struct {
+	v, p  int
+	label string
+}
+
+// variantLabel names variant v; the file as written (--no-variants) has
+// none.
+func variantLabel(c *experiment.Comparison, v int) string {
+	if c.Variants[v] == "" {
+		return "no variant"
+	}
+	return c.Variants[v]
+}
+
+// series are the lines of a sweep: every variant at every point of the
+// sweeps after the first, whose values are the x axis. group(x) lists them
+// at the first sweep's x-th value. Without sweeps there is one group, the
+// variants.
+type series struct {
+	c     *experiment.Comparison
+	nx    int      // values of the first sweep (1 without sweeps)
+	rest  int      // points of the other sweeps
+	names []string // per series: variant, then the other sweeps' keys
+}
+
+func newSeries(c *experiment.Comparison) series {
+	sr := series{c: c, nx: 1, rest: len(c.Grid.Points())}
+	if len(c.Sweeps) > 0 {
+		sr.nx = len(c.Sweeps[0].Values)
+		sr.rest /= sr.nx
+	}
+	for v := range c.Variants {
+		for r := range sr.rest {
+			name := ""
+			if c.Variants[v] != "" || len(c.Variants) > 1 {
+				name = variantLabel(c, v)
+			}
+			if len(c.Sweeps) > 1 {
+				var keys []string
+				for _, pv := range c.Grid.Points()[r][1:] {
+					keys = append(keys, pv.Key+"="+pv.Text)
+				}
+				name = strings.TrimSpace(name + " " + strings.Join(keys, " "))
+			}
+			if name == "" {
+				name = variantLabel(c, v)
+			}
+			sr.names = append(sr.names, name)
+		}
+	}
+	return sr
+}
+
+// point is the grid point of series i at x.
+func (sr series) point(i, x int) int { return x*sr.rest + i%sr.rest }
+
+// variant is series i's variant.
+func (sr series) variant(i int) int { return i / sr.rest }
+
+// group lists the columns at the first sweep's x-th value, one per series.
+func (sr series) group(x int) []column {
+	var out []column
+	for i, name := range sr.names {
+		out = append(out, column{v: sr.variant(i), p: sr.point(i, x), label: name})
+	}
+	return out
+}
+
+// xLabel names the first sweep's x-th value for section titles ("" without
+// sweeps).
+func (sr series) xLabel(x int) string {
+	if len(sr.c.Sweeps) == 0 {
+		return ""
+	}
+	sw := sr.c.Sweeps[0]
+	return sw.Key + "=" + sw.Values[x]
+}
+
+// detail returns the report detail of the run of column col with seed
+// index s (nil if it failed).
+func detail(c *experiment.Comparison, col column, s int) *experiment.RunDetail {
+	i := c.Grid.Index(col.v, col.p, s)
+	if i >= len(c.Runs) || c.Runs[i].Err != nil {
+		return nil
+	}
+	return c.Runs[i].Detail
+}
+
+// columns lists every variant at every point, variant-major, labelled as
+// the text output labels configuration columns.
+func columns(c *experiment.Comparison) []column {
+	var out []column
+	for v := range c.Variants {
+		for p, pt := range c.Grid.Points() {
+			label := variantLabel(c, v)
+			if len(c.Sweeps) > 0 {
+				label = pt.Key()
+				if c.Variants[v] != "" {
+					label += "/variant=" + c.Variants[v]
+				}
+			}
+			out = append(out, column{v: v, p: p, label: label})
+		}
+	}
+	return out
 }
 
 // latencySections merges each latency workload's histograms over threads
-// and seeds, per variant.
+// and seeds, per column; with sweeps, one section per value of the first
+// sweep, with a line per series.
 func latencySections(c *experiment.Comparison) ([]latencySection, error) {
+	sr := newSeries(c)
+	var out []latencySection
+	for x := range sr.nx {
+		secs, err := latencyGroup(c, sr.group(x), sr.xLabel(x))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, secs...)
+	}
+	return out, nil
+}
+
+func latencyGroup(c *experiment.Comparison, cols []column, at string) ([]latencySection, error) {
 	type key struct{ typ, name string }
 	var order []key
-	hists := map[key][][]workload.LatencyHist{} // per variant
-	for v := range c.Variants {
+	hists := map[key][][]workload.LatencyHist{} // per column
+	for ci, col := range cols {
 		for s := range c.Seeds {
-			r := run(c, v, s)
-			if r == nil {
+			d := detail(c, col, s)
+			if d == nil {
 				continue
 			}
-			for _, wr := range r.Workloads {
-				hs, ok := wr.Extra["latency_us"].([]workload.LatencyHist)
-				if !ok {
-					continue
-				}
-				k := key{wr.Type, wr.Name}
+			for _, wh := range d.Latency {
+				k := key{wh.Type, wh.Name}
 				if _, ok := hists[k]; !ok {
 					order = append(order, k)
-					hists[k] = make([][]workload.LatencyHist, len(c.Variants))
+					hists[k] = make([][]workload.LatencyHist, len(cols))
 				}
-				hists[k][v] = append(hists[k][v], hs...)
+				hists[k][ci] = append(hists[k][ci], wh.Hists...)
 			}
 		}
 	}
+	names := make([]string, len(cols))
+	for i, col := range cols {
+		names[i] = col.label
+	}
 	var out []latencySection
 	for _, k := range order {
-		ms := make([]merged, len(c.Variants))
+		ms := make([]merged, len(cols))
 		sec := latencySection{Workload: fmt.Sprintf("%s %q", k.typ, k.name)}
-		for v := range c.Variants {
-			ms[v] = mergeHists(hists[k][v])
-			m := ms[v]
+		if at != "" {
+			sec.Workload += " at " + at
+		}
+		for i := range cols {
+			ms[i] = mergeHists(hists[k][i])
+			m := ms[i]
 			var sum float64
 			for us, n := range m.counts {
 				sum += float64(us) * float64(n)
 			}
-			row := latencyRow{Variant: c.Variants[v], Samples: m.n, P50: pct(m, 0.5), P99: pct(m, 0.99), P999: pct(m, 0.999),
+			row := latencyRow{Label: names[i], Samples: m.n, P50: pct(m, 0.5), P99: pct(m, 0.99), P999: pct(m, 0.999),
 				Max: fmt.Sprintf("%d", m.maxUS)}
 			if m.n > 0 {
 				row.Avg = fmt.Sprintf("%.1f", sum/float64(m.n))
@@ -175,11 +330,11 @@ func latencySections(c *experiment.Comparison) ([]latencySection, error) {
 			sec.Rows = append(sec.Rows, row)
 		}
 		title := fmt.Sprintf("%s: wakeup latency, every thread and seed", sec.Workload)
-		h, err := histPlot(title, c.Variants, ms)
+		h, err := histPlot(title, names, ms)
 		if err != nil {
 			return nil, err
 		}
-		cdf, err := cdfPlot(title+": CDF tail", c.Variants, ms)
+		cdf, err := cdfPlot(title+": CDF tail", names, ms)
 		if err != nil {
 			return nil, err
 		}
@@ -205,23 +360,24 @@ func pct(m merged, q float64) string {
 	return fmt.Sprintf("%d", m.maxUS)
 }
 
-// compareTable is the comparison's metrics with the medians' confidence
-// intervals and the tests against the base.
-func compareTable(c *experiment.Comparison) []tableRow {
+// compareTable is the metrics ms with the medians' confidence intervals
+// and the tests against the base; named without their sweep point's keys
+// when bare (the table is the point's).
+func compareTable(ms []experiment.MetricComparison, bare bool) []tableRow {
 	var rows []tableRow
-	for i := range c.Metrics {
-		m := &c.Metrics[i]
-		row := tableRow{Metric: m.Bench + " " + m.Unit, Better: m.Better}
+	for i := range ms {
+		m := &ms[i]
+		name := m.Bench
+		if bare {
+			name = m.Name
+		}
+		row := tableRow{Metric: name + " " + m.Unit, Better: m.Better}
 		for v := range m.Variants {
 			vs := m.Variants[v]
 			cc := resultfmt.Cells(m, v)
 			cell := tableCell{Center: cc.Center, Base: v == 0}
 			if vs.Summary.N > 0 {
-				if math.IsInf(vs.Summary.Lo, 0) || math.IsInf(vs.Summary.Hi, 0) {
-					cell.CI = "—" // too few seeds for an interval at this level
-				} else {
-					cell.CI = fmt.Sprintf("[%s, %s] %.0f%%", num(vs.Summary.Lo), num(vs.Summary.Hi), vs.Summary.Confidence*100)
-				}
+				cell.CI = ciText(vs.Summary)
 			}
 			if vb := vs.VsBase; vb != nil {
 				cell.Delta, cell.P, cell.Paired = cc.Delta, cc.Test, cc.PairedDelta
@@ -238,6 +394,14 @@ func compareTable(c *experiment.Comparison) []tableRow {
 	return rows
 }
 
+// ciText is a median's confidence interval.
+func ciText(s stats.Summary) string {
+	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
+		return "—" // too few seeds for an interval at this level
+	}
+	return fmt.Sprintf("[%s, %s] %.0f%%", num(s.Lo), num(s.Hi), s.Confidence*100)
+}
+
 func num(v float64) string {
 	switch {
 	case v == math.Trunc(v) && math.Abs(v) < 1e15:
@@ -248,52 +412,52 @@ func num(v float64) string {
 	return fmt.Sprintf("%.4g", v)
 }
 
-// cpuSections are the kernel's per-CPU counters of each variant's first
+// cpuSections are the kernel's per-CPU counters of each column's first
 // run; CPUs that did nothing are folded into a count.
 func cpuSections(c *experiment.Comparison) []cpuSection {
 	var out []cpuSection
-	for v, name := range c.Variants {
-		r, seed := firstRun(c, v)
-		if r == nil {
-			continue
-		}
-		sec := cpuSection{Variant: name, Seed: seed}
-		for _, cs := range r.Kernel.CPUs {
-			if cs.LocalTimerIRQs <= 1 && cs.TaskNS == 0 && cs.SoftirqNS == 0 && cs.DeviceWrites <= 1 {
-				sec.Hidden++
+	for _, col := range columns(c) {
+		for s, seed := range c.Seeds {
+			d := detail(c, col, s)
+			if d == nil {
 				continue
 			}
-			sec.Rows = append(sec.Rows, cs)
+			sec := cpuSection{Label: col.label, Seed: seed}
+			for _, cs := range d.CPUs {
+				if cs.LocalTimerIRQs <= 1 && cs.TaskNS == 0 && cs.SoftirqNS == 0 && cs.DeviceWrites <= 1 {
+					sec.Hidden++
+					continue
+				}
+				sec.Rows = append(sec.Rows, cs)
+			}
+			out = append(out, sec)
+			break
 		}
-		out = append(out, sec)
 	}
 	return out
 }
 
-// worstSections explain every variant's worst cases (the run with the
+// worstSections explain every column's worst cases (the run with the
 // largest Max) and draw the timeline of the largest of all.
 func worstSections(c *experiment.Comparison) ([]worstSection, *timelineSection, error) {
 	var out []worstSection
 	var worstAll *workload.WorstCase
 	var worstWhere string
-	for v, name := range c.Variants {
+	for _, col := range columns(c) {
 		var best []workload.WorstCase
+		var bestRun *experiment.RunDetail
 		var bestSeed uint64
 		var bestMax int64 = -1
 		var wl string
 		for s := range c.Seeds {
-			r := run(c, v, s)
-			if r == nil {
+			d := detail(c, col, s)
+			if d == nil {
 				continue
 			}
-			for _, wr := range r.Workloads {
-				wcs, ok := wr.Extra["worst"].([]workload.WorstCase)
-				if !ok {
-					continue
-				}
-				for _, wc := range wcs {
+			for _, ww := range d.Worst {
+				for _, wc := range ww.Cases {
 					if wc.LatencyNS > bestMax {
-						bestMax, best, bestSeed, wl = wc.LatencyNS, wcs, c.Seeds[s], fmt.Sprintf("%s %q", wr.Type, wr.Name)
+						bestMax, best, bestRun, bestSeed, wl = wc.LatencyNS, ww.Cases, d, c.Seeds[s], fmt.Sprintf("%s %q", ww.Type, ww.Name)
 					}
 				}
 			}
@@ -301,18 +465,21 @@ func worstSections(c *experiment.Comparison) ([]worstSection, *timelineSection, 
 		if best == nil {
 			continue
 		}
-		sec := worstSection{Variant: name, Workload: wl, Seed: bestSeed}
+		sec := worstSection{Label: col.label, Workload: wl, Seed: bestSeed}
 		for _, wc := range best {
 			sec.Lines = append(sec.Lines, fmt.Sprintf("T:%2d %s", wc.Thread, wc.Line()))
-			if worstAll == nil || wc.LatencyNS > worstAll.LatencyNS {
-				w := wc
-				worstAll = &w
-				worstWhere = fmt.Sprintf("variant %s, seed %d, %s thread %d", name, bestSeed, wl, wc.Thread)
+		}
+		if wc, ok := bestRun.Case(); ok && (worstAll == nil || wc.LatencyNS > worstAll.LatencyNS) {
+			worstAll = &wc
+			where := "variant " + col.label
+			if len(c.Sweeps) > 0 {
+				where = col.label
 			}
+			worstWhere = fmt.Sprintf("%s, seed %d, %s thread %d", where, bestSeed, wl, wc.Thread)
 		}
 		sorted := append([]workload.WorstCase(nil), best...)
 		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Thread > sorted[j].Thread }) // T:0 on top
-		svg, err := breakdownPlot(fmt.Sprintf("%s: where each thread's Max went (seed %d)", name, bestSeed), sorted)
+		svg, err := breakdownPlot(fmt.Sprintf("%s: where each thread's Max went (seed %d)", col.label, bestSeed), sorted)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -341,4 +508,10 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":  func(ns, total int64) string { return fmt.Sprintf("%.2f", 100*float64(ns)/float64(max(total, 1))) },
 	"us":   func(ns int64) string { return fmt.Sprintf("%.1f", float64(ns)/1000) },
 	"busy": func(c experiment.CPUSummary) int64 { return c.IdleNS + c.TaskNS + c.IRQNS + c.SoftirqNS },
+	"tableOf": func(variants []string, rows []tableRow) any {
+		return struct {
+			Variants []string
+			Rows     []tableRow
+		}{variants, rows}
+	},
 }).Parse(pageHTML))

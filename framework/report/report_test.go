@@ -1,0 +1,238 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/workload"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.html from the current report")
+
+func sweep(name, key string, values ...string) config.Sweep {
+	sw := config.Sweep{Name: name, Key: key}
+	for _, v := range values {
+		sw.Values = append(sw.Values, config.SweepValue{Text: v})
+	}
+	return sw
+}
+
+// sweepComparison is a comparison of variants a and b over the sweeps given
+// and 3 seeds, with made-up metrics that depend on every axis: a's
+// wheel-iterations grow with hz, b's do not; max-latency-ns has a seed
+// spread; hrtimer-hangs is 0 everywhere. The run of b at the last point with
+// seed 2 failed.
+func sweepComparison(sweeps ...config.Sweep) *experiment.Comparison {
+	g := experiment.NewGrid([]string{"a", "b"}, sweeps, []uint64{1, 2, 3})
+	runs := make([]experiment.RunOutcome, g.Len())
+	for i := range runs {
+		cell := g.Cell(i)
+		r := experiment.RunOutcome{Variant: cell.Variant, Point: cell.Point, Seed: cell.Seed}
+		if cell.V == 1 && cell.P == len(g.Points())-1 && cell.S == 1 {
+			r.Err = errors.New("plugin wheel exited: signal: killed")
+			runs[i] = r
+			continue
+		}
+		key := "/" + cell.Point.Key()
+		scale := float64(cell.P + 1)
+		iters := 600.0
+		if cell.V == 0 {
+			iters = 600 * scale * scale * scale * 10
+		}
+		maxNS := 3000 + 1000*float64(cell.V)*scale + 10*float64(cell.S)
+		r.Metrics = []experiment.RunMetric{
+			{Bench: "Cyclictest" + key + "/thread=0", Unit: "max-latency-ns", Better: "lower", Value: maxNS},
+			{Bench: "Kernel" + key, Unit: "wheel-iterations", Better: "lower", Value: iters},
+			{Bench: "Kernel" + key, Unit: "hrtimer-hangs", Better: "lower", Value: 0},
+		}
+		at := ktime.Time(ktime.Second + 100*ktime.Microsecond*int64(cell.P))
+		lat := int64(maxNS)
+		wc := workload.WorstCase{Thread: 0, WakePath: kernel.WakePath{At: at, CPU: 1, LatencyNS: lat,
+			Parts: []kernel.WakePart{{Cause: "TIMER_SOFTIRQ", NS: lat - 1000, Detail: "catch-up 42 jiffies"}, {Cause: "irq", NS: 1000}},
+			Spans: []kernel.Span{
+				{Kind: kernel.SpanIRQEntry, Start: at - 500, End: at + 500},
+				{Kind: kernel.SpanSoftirq, Start: at + 500, End: at + ktime.Time(lat), Detail: "TIMER", Gap: 42},
+			}}}
+		res := &experiment.Result{
+			Workloads: []workload.Report{{Type: "cyclictest", Name: "rt", Extra: map[string]any{
+				"latency_us": []workload.LatencyHist{{Thread: 0, Buckets: [][2]int64{{3, 90}, {lat / 1000, 10}}, MaxNS: lat}},
+				"worst":      []workload.WorstCase{wc},
+			}}},
+			Kernel: experiment.KernelSummary{CPUs: []experiment.CPUSummary{
+				{CPU: 0, LocalTimerIRQs: 1},
+				{CPU: 1, LocalTimerIRQs: 100, HRTimerIRQs: 100, DeviceWrites: 200, DeviceWriteCostNS: 30000, Ticks: 50, TickStops: 40,
+					IdleNS: 900000, TaskNS: 50000, IRQNS: 30000, SoftirqNS: 20000},
+			}},
+		}
+		r.Detail = experiment.DetailOf(res)
+		runs[i] = r
+	}
+	return experiment.AnalyzeGrid("s.hcl", g, runs, 0, 0)
+}
+
+func render(t *testing.T, c *experiment.Comparison) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Write(&b, Input{File: "s.hcl", Source: []byte("machine { cpus = 2 }\n"), Comparison: c, Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestSweepGolden: the report of a sweep over hz (the x axis) and catch-up
+// (a line per variant and catch-up value) is testdata/sweep.html byte for
+// byte. Regenerate with go test ./framework/report -run TestSweepGolden
+// -update, and look at the page in a browser before committing it.
+func TestSweepGolden(t *testing.T) {
+	got := render(t, sweepComparison(sweep("hz", "hz", "100", "250", "1000"), sweep("wheel.catchup", "catchup", "per_jiffy", "next_expiry")))
+	if again := render(t, sweepComparison(sweep("hz", "hz", "100", "250", "1000"), sweep("wheel.catchup", "catchup", "per_jiffy", "next_expiry"))); !bytes.Equal(got, again) {
+		t.Fatal("two reports of the same comparison differ")
+	}
+	path := filepath.Join("testdata", "sweep.html")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		t.Errorf("the report differs from %s at byte %d (run with -update and review the page):\ngot  %q\nwant %q", path, i,
+			got[i:min(i+120, len(got))], want[i:min(i+120, len(want))])
+	}
+}
+
+// TestSweepSections checks what the sweep report shows, whatever its
+// drawing: the sweep plots (one per metric that varies), the constant
+// metric listed instead, the x axis ticks at the swept values, a table per
+// point with the metrics named without the point, the failed run with its
+// point, and the latency, CPU and worst-case sections per series.
+func TestSweepSections(t *testing.T) {
+	page := string(render(t, sweepComparison(sweep("hz", "hz", "100", "250", "1000"), sweep("wheel.catchup", "catchup", "per_jiffy", "next_expiry"))))
+	sweepPart := section(t, page, "sweep")
+	if n := strings.Count(sweepPart, "<svg"); n != 2 {
+		t.Errorf("%d sweep plots, want 2 (max-latency-ns and wheel-iterations; hrtimer-hangs is constant)", n)
+	}
+	for _, want := range []string{
+		"Metrics against hz",
+		"series (a catchup=per_jiffy, a catchup=next_expiry, b catchup=per_jiffy, b catchup=next_expiry)",
+		"<li>Kernel hrtimer-hangs = 0</li>",
+		">Cyclictest/thread=0 max-latency-ns<", ">Kernel wheel-iterations<",
+		">250<", ">1000<", // the ticks are the swept values
+	} {
+		if !strings.Contains(sweepPart, want) {
+			t.Errorf("the sweep section lacks %q", want)
+		}
+	}
+	tables := section(t, page, "compare")
+	if n := strings.Count(tables, "<table>"); n != 6 {
+		t.Errorf("%d tables, want one per point (6)", n)
+	}
+	for _, want := range []string{"Comparison with a at each sweep point", `<h3 id="point-hz=250/catchup=next_expiry">`, ">Kernel wheel-iterations <"} {
+		if !strings.Contains(tables, want) {
+			t.Errorf("the tables lack %q", want)
+		}
+	}
+	if strings.Contains(tables, "Kernel/hz=") {
+		t.Error("a per-point table names its metrics with the point's keys")
+	}
+	for _, want := range []string{
+		"hz = 100, 250, 1000</b> × <b>wheel.catchup = per_jiffy, next_expiry</b> (6 points)",
+		"<li>hz=1000/catchup=next_expiry variant b seed 2: plugin wheel exited: signal: killed</li>",
+		`Latency: cyclictest &#34;rt&#34; at hz=1000`,
+		"<h3>hz=250/catchup=per_jiffy/variant=b, seed 1</h3>",                             // CPU counters per column
+		"<h3>hz=1000/catchup=next_expiry/variant=b: cyclictest &#34;rt&#34;, seed 3</h3>", // seed 2 failed
+		// The largest Max of all: b at the last point, seed 3.
+		"hz=1000/catchup=next_expiry/variant=b, seed 3, cyclictest &#34;rt&#34; thread 0: Max 9 us",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, `<h2 id="latency">`); n != 3 {
+		t.Errorf("%d latency sections, want one per hz value (3)", n)
+	}
+}
+
+// TestSweepAxes: a first sweep of names is a nominal axis with a tick per
+// value; a numeric one spanning 10x or more is logarithmic, else linear;
+// durations are seconds.
+func TestSweepAxes(t *testing.T) {
+	for _, tc := range []struct {
+		values       []string
+		nominal, log bool
+		label        string
+		wantPos      []float64
+	}{
+		{[]string{"per_jiffy", "next_expiry"}, true, false, "x", []float64{0, 1}},
+		{[]string{"100", "250", "1000"}, false, true, "x", []float64{100, 250, 1000}},
+		{[]string{"2", "4", "8"}, false, false, "x", []float64{2, 4, 8}},
+		{[]string{"1ms", "10ms", "1s"}, false, true, "x (s)", []float64{0.001, 0.01, 1}},
+		{[]string{"1", "fast"}, true, false, "x", []float64{0, 1}},
+		{[]string{"-1", "0", "100"}, false, false, "x", []float64{-1, 0, 100}},
+	} {
+		ax := newXAxis(experiment.SweepInfo{Name: "x", Key: "x", Values: tc.values})
+		if ax.nominal != tc.nominal || ax.log != tc.log || ax.label != tc.label || fmt.Sprint(ax.pos) != fmt.Sprint(tc.wantPos) {
+			t.Errorf("%v: axis %+v, want nominal %v log %v label %q at %v", tc.values, ax, tc.nominal, tc.log, tc.label, tc.wantPos)
+		}
+	}
+	// A nominal first sweep draws its values as tick labels.
+	page := string(render(t, sweepComparison(sweep("wheel.catchup", "catchup", "per_jiffy", "next_expiry"))))
+	sw := section(t, page, "sweep")
+	for _, want := range []string{">per_jiffy<", ">next_expiry<", "One line per variant"} {
+		if !strings.Contains(sw, want) {
+			t.Errorf("the sweep section over catch-up lacks %q", want)
+		}
+	}
+}
+
+// TestNoSweepUnchanged: without sweeps there is no sweep section and one
+// comparison table, as before sweeps.
+func TestNoSweepUnchanged(t *testing.T) {
+	page := string(render(t, sweepComparison()))
+	if strings.Contains(page, `id="sweep"`) || strings.Contains(page, "sweep point") {
+		t.Error("a report without sweeps has a sweep section")
+	}
+	if n := strings.Count(section(t, page, "compare"), "<table>"); n != 1 {
+		t.Errorf("%d comparison tables, want 1", n)
+	}
+	for _, want := range []string{"Comparison with a", "<h3>b, seed 1</h3>", "variant b, seed 3, cyclictest &#34;rt&#34; thread 0: Max 4 us"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+// section returns the page from <h2 id="ID"> to the next <h2.
+func section(t *testing.T, page, id string) string {
+	t.Helper()
+	i := strings.Index(page, `<h2 id="`+id+`">`)
+	if i < 0 {
+		t.Fatalf("no section %q", id)
+	}
+	rest := page[i+1:]
+	if j := regexp.MustCompile(`<h2 id="`).FindStringIndex(rest); j != nil {
+		return rest[:j[0]]
+	}
+	return rest
+}

@@ -1,0 +1,250 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"strconv"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/tickemu/tickemu/framework/experiment"
+)
+
+// sweepSection plots every metric against the first swept setting: one line
+// per series (a variant at a point of the other sweeps) through the medians
+// over the seeds, with whiskers from the smallest to the largest seed's
+// value. Metrics equal at every point, variant and seed are listed, not
+// plotted.
+type sweepSection struct {
+	X      string // the first sweep's name
+	Series []string
+	// ByVariant is set when the series are the variants (one sweep).
+	ByVariant bool
+	Plots     []template.HTML
+	Constant  []string // "Kernel hrtimer-hangs = 0"
+}
+
+// sweepMetric is one metric (Name and Unit) over the grid's points.
+type sweepMetric struct {
+	name, unit string
+	at         []*experiment.MetricComparison // per point; nil where no run had it
+}
+
+// sweepMetrics groups the comparison's metrics by Name and Unit, in order of
+// first appearance.
+func sweepMetrics(c *experiment.Comparison) []sweepMetric {
+	var out []sweepMetric
+	idx := map[[2]string]int{}
+	for i := range c.Metrics {
+		m := &c.Metrics[i]
+		k := [2]string{m.Name, m.Unit}
+		j, ok := idx[k]
+		if !ok {
+			j = len(out)
+			idx[k] = j
+			out = append(out, sweepMetric{name: m.Name, unit: m.Unit, at: make([]*experiment.MetricComparison, len(c.Grid.Points()))})
+		}
+		out[j].at[m.Point] = m
+	}
+	return out
+}
+
+// xAxis places the first sweep's values on the x axis: at their numbers
+// when every value is a number or a duration (seconds), else evenly, by
+// name. A numeric axis spanning a factor of 10 or more is logarithmic.
+type xAxis struct {
+	pos     []float64
+	nominal bool
+	log     bool
+	label   string
+}
+
+func newXAxis(sw experiment.SweepInfo) xAxis {
+	ax := xAxis{label: sw.Name}
+	seconds := false
+	for _, v := range sw.Values {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			d, derr := time.ParseDuration(v)
+			if derr != nil {
+				ax.nominal = true
+				break
+			}
+			f, seconds = d.Seconds(), true
+		}
+		ax.pos = append(ax.pos, f)
+	}
+	if ax.nominal {
+		ax.pos = ax.pos[:0]
+		for i := range sw.Values {
+			ax.pos = append(ax.pos, float64(i))
+		}
+		return ax
+	}
+	if seconds {
+		ax.label += " (s)"
+	}
+	lo, hi := minMax(ax.pos)
+	ax.log = lo > 0 && hi/lo >= 10
+	return ax
+}
+
+func minMax(xs []float64) (float64, float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
+}
+
+// sweepPlots draws the sweep section.
+func sweepPlots(c *experiment.Comparison) (*sweepSection, error) {
+	sr := newSeries(c)
+	ax := newXAxis(c.Sweeps[0])
+	sec := &sweepSection{X: c.Sweeps[0].Name, Series: sr.names, ByVariant: len(c.Sweeps) == 1}
+	for _, sm := range sweepMetrics(c) {
+		if v, ok := constant(sm); ok {
+			sec.Constant = append(sec.Constant, fmt.Sprintf("%s %s = %s", sm.name, sm.unit, num(v)))
+			continue
+		}
+		svg, err := sweepPlot(c, sr, ax, sm)
+		if err != nil {
+			return nil, err
+		}
+		sec.Plots = append(sec.Plots, template.HTML(svg))
+	}
+	return sec, nil
+}
+
+// constant reports whether every value of sm is the same (failed runs
+// aside).
+func constant(sm sweepMetric) (float64, bool) {
+	first, seen := 0.0, false
+	for _, m := range sm.at {
+		if m == nil {
+			return 0, false // missing at a point: worth a look
+		}
+		for _, vs := range m.Variants {
+			for _, x := range vs.Values {
+				if math.IsNaN(x) {
+					continue
+				}
+				if !seen {
+					first, seen = x, true
+				} else if x != first {
+					return 0, false
+				}
+			}
+		}
+	}
+	return first, seen
+}
+
+// spread is a series' median and seed range at each x.
+type spread struct {
+	plotter.XYs
+	low, high []float64
+}
+
+func (s spread) YError(i int) (float64, float64) { return s.low[i], s.high[i] }
+
+func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (string, error) {
+	p := plot.New()
+	p.Title.Text = sm.name + " " + sm.unit
+	p.X.Label.Text = ax.label
+	p.Y.Label.Text = sm.unit
+	if sm.at[0] != nil && sm.at[0].Better != "" {
+		p.Y.Label.Text += " (" + sm.at[0].Better + " is better)"
+	}
+	p.Legend.Top = true
+	var lines []spread
+	var all []float64
+	for i := range sr.names {
+		var sp spread
+		for x := range sr.nx {
+			m := sm.at[sr.point(i, x)]
+			if m == nil {
+				continue
+			}
+			vals := m.Variants[sr.variant(i)].Values.Present()
+			if len(vals) == 0 {
+				continue
+			}
+			med := m.Variants[sr.variant(i)].Summary.Median
+			lo, hi := minMax(vals)
+			sp.XYs = append(sp.XYs, plotter.XY{X: ax.pos[x], Y: med})
+			sp.low, sp.high = append(sp.low, med-lo), append(sp.high, hi-med)
+			all = append(all, vals...)
+		}
+		lines = append(lines, sp)
+	}
+	lo, hi := minMax(all)
+	logY := lo > 0 && hi/lo >= 100
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if ax.log {
+		p.X.Scale = plot.LogScale{}
+	}
+	for i, sp := range lines {
+		if len(sp.XYs) == 0 {
+			continue
+		}
+		l, pts, err := plotter.NewLinePoints(sp.XYs)
+		if err != nil {
+			return "", err
+		}
+		l.LineStyle.Color = colorOf(i)
+		l.LineStyle.Width = vg.Points(1.5)
+		if i > 0 {
+			l.LineStyle.Dashes = []vg.Length{vg.Points(float64(1 + 2*i)), vg.Points(float64(1 + i))}
+		}
+		pts.GlyphStyle.Color = colorOf(i)
+		pts.GlyphStyle.Radius = vg.Points(3)
+		pts.GlyphStyle.Shape = plotutil.Shape(i)
+		eb, err := plotter.NewYErrorBars(sp)
+		if err != nil {
+			return "", err
+		}
+		eb.LineStyle.Color = colorOf(i)
+		p.Add(l, pts, eb)
+		p.Legend.Add(sr.names[i], l, pts)
+	}
+	if ax.nominal {
+		p.NominalX(c.Sweeps[0].Values...)
+		p.X.Min, p.X.Max = -0.3, float64(sr.nx)-0.7
+	} else {
+		// A tick at every swept value, labelled as written.
+		ticks := make(plot.ConstantTicks, len(ax.pos))
+		for i, x := range ax.pos {
+			ticks[i] = plot.Tick{Value: x, Label: c.Sweeps[0].Values[i]}
+		}
+		p.X.Tick.Marker = ticks
+		// Room at the ends for the glyphs.
+		x0, x1 := minMax(ax.pos)
+		if ax.log {
+			p.X.Min, p.X.Max = x0/1.15, x1*1.15
+		} else if pad := (x1 - x0) * 0.05; pad > 0 {
+			p.X.Min, p.X.Max = x0-pad, x1+pad
+		} else {
+			p.X.Min, p.X.Max = x0-1, x1+1
+		}
+	}
+	// Room above the data for the legend.
+	switch {
+	case logY:
+		p.Y.Min, p.Y.Max = lo/1.5, hi*math.Pow(hi/lo, 0.15*float64(len(sr.names)+1))
+	case hi > lo:
+		p.Y.Min, p.Y.Max = math.Min(lo, 0), hi+(hi-math.Min(lo, 0))*0.12*float64(len(sr.names)+1)
+	default:
+		p.Y.Min, p.Y.Max = math.Min(lo, 0), math.Max(hi*1.5, 1)
+	}
+	p.Add(plotter.NewGrid())
+	return svgOf(p, 5.6*vg.Inch, 3.4*vg.Inch)
+}
