@@ -14,13 +14,18 @@ import (
 //	[13:14:15.123456789] (+0.000001234) host timer_hrtimer_start: { cpu_id = 1 }, { hrtimer = 0xFFFF..., function = 0xFFFFFFFF810C0A10, expires = 1000, softexpires = 1000, mode = ( "HRTIMER_MODE_ABS" : container = 0 ) }
 //
 // The timestamp is the time of day (wrapping at midnight), with
-// --clock-date a date and time, with --clock-seconds seconds; the host name
-// may be missing; the brace groups are the packet context (cpu_id), optional
-// contexts (pid, tid, procname) and the payload, merged. LTTng's event names
-// (lttng-modules include/instrumentation/events/timer.h, irq.h, sched.h,
-// power.h) map onto ftrace's: timer_hrtimer_start is hrtimer_start,
-// irq_softirq_entry softirq_entry, power_cpu_idle cpu_idle. Callbacks are raw
-// addresses (function = 0xFFFFFFFF810C0A10), kept as "0xffffffff810c0a10".
+// --clock-date a date and time, with --clock-seconds seconds, with
+// --clock-cycles the kernel clock's cycles (1 GHz: ns); the delta, the host
+// name and --fields all's trace path may be missing or there; --names all
+// prints "timestamp = ..., name = ..., scope = { ... }" instead. The brace
+// groups are the packet context (cpu_id), optional contexts (pid, tid,
+// procname) and the payload, merged. LTTng's event names (lttng-modules
+// include/instrumentation/events/timer.h, irq.h, sched.h, power.h) map onto
+// ftrace's: timer_hrtimer_start is hrtimer_start, irq_softirq_entry
+// softirq_entry, power_cpu_idle cpu_idle (lttng-modules before 2.7 used the
+// kernel's names). Callbacks are raw addresses (function =
+// 0xFFFFFFFF810C0A10, or in decimal before lttng-modules 2.8), kept as
+// "0xffffffff810c0a10".
 type BabeltraceReader struct {
 	sc    *bufio.Scanner
 	hdr   Header
@@ -42,6 +47,11 @@ var lttngKinds = map[string]Kind{
 	"irq_softirq_entry": SoftirqEntry, "irq_softirq_exit": SoftirqExit,
 	"x86_irq_vectors_local_timer_entry": LocalTimerEntry, "x86_irq_vectors_local_timer_exit": LocalTimerExit,
 	"sched_wakeup": SchedWakeup, "sched_switch": SchedSwitch, "power_cpu_idle": CPUIdle,
+	// lttng-modules before 2.7 kept the kernel's names (its commit 9bbf98da
+	// "Namespace all tracepoints" added the timer_ and irq_ prefixes).
+	"hrtimer_init": HRInit, "hrtimer_start": HRStart, "hrtimer_cancel": HRCancel,
+	"hrtimer_expire_entry": HRExpireEntry, "hrtimer_expire_exit": HRExpireExit,
+	"softirq_raise": SoftirqRaise, "softirq_entry": SoftirqEntry, "softirq_exit": SoftirqExit,
 }
 
 // NewBabeltrace returns a reader of babeltrace text from r.
@@ -71,38 +81,46 @@ func (r *BabeltraceReader) parseLine(line string) (bool, error) {
 	if s == "" || s[0] == '#' {
 		return false, nil
 	}
-	if s[0] != '[' {
-		return false, &ParseError{Line: n, Msg: "not a babeltrace event line (no [timestamp]): " + quoteShort(s)}
-	}
-	end := strings.IndexByte(s, ']')
-	if end < 0 {
-		return false, &ParseError{Line: n, Field: "timestamp", Msg: "unterminated [timestamp]"}
-	}
-	ts, ok := r.timestamp(s[1:end])
-	if !ok {
-		return false, &ParseError{Line: n, Field: "timestamp", Msg: "want [HH:MM:SS.NNNNNNNNN], [YYYY-MM-DD HH:MM:SS.N] or [SECONDS.N], got " + quoteShort(s[1:end])}
-	}
-	rest := strings.TrimLeft(s[end+1:], " ")
-	if strings.HasPrefix(rest, "(") { // the delta "(+0.000001234)" or "(+?.?????????)"
-		if i := strings.IndexByte(rest, ')'); i >= 0 {
-			rest = strings.TrimLeft(rest[i+1:], " ")
+	var stamp, name, groups string
+	switch {
+	case s[0] == '[':
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return false, &ParseError{Line: n, Field: "timestamp", Msg: "unterminated [timestamp]"}
 		}
-	}
-	// [host] name: { ... }, { ... }
-	brace := strings.Index(rest, ": {")
-	if brace < 0 {
-		if strings.HasSuffix(rest, ":") { // an event with no fields at all
+		stamp = s[1:end]
+		rest := strings.TrimLeft(s[end+1:], " ")
+		if strings.HasPrefix(rest, "(") { // the delta "(+0.000001234)" or "(+?.?????????)"
+			if i := strings.IndexByte(rest, ')'); i >= 0 {
+				rest = strings.TrimLeft(rest[i+1:], " ")
+			}
+		}
+		// [trace path] [host[:domain]] name: { ... }, { ... }
+		brace := strings.Index(rest, ": ")
+		if brace < 0 {
+			if !strings.HasSuffix(rest, ":") { // an event with no fields at all ends in ':'
+				return false, &ParseError{Line: n, Msg: "no \"name: { fields }\" after the timestamp: " + quoteShort(rest)}
+			}
 			brace = len(rest) - 1
-		} else {
-			return false, &ParseError{Line: n, Msg: "no \"name: { fields }\" after the timestamp: " + quoteShort(rest)}
 		}
+		name = rest[:brace]
+		if i := strings.LastIndexByte(name, ' '); i >= 0 {
+			name = name[i+1:]
+		}
+		groups = rest[brace+1:]
+	case strings.HasPrefix(s, "timestamp = "): // --names all / header
+		var msg string
+		if stamp, name, groups, msg = splitNamed(s); msg != "" {
+			return false, &ParseError{Line: n, Msg: msg}
+		}
+	default:
+		return false, &ParseError{Line: n, Msg: "not a babeltrace event line (no [timestamp] or \"timestamp = \"): " + quoteShort(s)}
 	}
-	head := rest[:brace]
-	name := head
-	if i := strings.LastIndexByte(head, ' '); i >= 0 {
-		name = head[i+1:]
+	ts, ok := r.timestamp(stamp)
+	if !ok {
+		return false, &ParseError{Line: n, Field: "timestamp", Msg: "want [HH:MM:SS.NNNNNNNNN], [YYYY-MM-DD HH:MM:SS.N], [SECONDS.N] or [CYCLES], got " + quoteShort(stamp)}
 	}
-	if i := strings.LastIndexByte(name, ':'); i >= 0 { // "kernel:sched_switch"
+	if i := strings.LastIndexByte(name, ':'); i >= 0 { // "host:kernel", "kernel:sched_switch"
 		name = name[i+1:]
 	}
 	kind, known := lttngKinds[name]
@@ -114,10 +132,8 @@ func (r *BabeltraceReader) parseLine(line string) (bool, error) {
 	*e = Event{Line: n, Kind: kind, Time: ts, CPU: -1, PID: -1}
 	f := &r.f
 	f.reset(n)
-	if brace+2 <= len(rest) {
-		if msg := splitBraces(f, rest[brace+1:]); msg != "" {
-			return false, &ParseError{Line: n, Msg: name + ": " + msg}
-		}
+	if msg := splitBraces(f, groups); msg != "" {
+		return false, &ParseError{Line: n, Msg: name + ": " + msg}
 	}
 	if v, ok := f.get("cpu_id"); ok {
 		if c, err := strconv.Atoi(v); err == nil && c >= 0 && c < 1<<20 {
@@ -143,10 +159,71 @@ func (r *BabeltraceReader) parseLine(line string) (bool, error) {
 	return true, nil
 }
 
+// splitNamed splits a line of `babeltrace --names all` (or header),
+//
+//	timestamp = 08:36:01.212746739, delta = +0.000001200, trace:hostname = lager, name = hrtimer_start, stream.packet.context = { cpu_id = 3 }, event.fields = { hrtimer = 3253925872, ... }
+//
+// into its timestamp, event name and the brace groups; --fields all adds
+// "trace = PATH, , trace:domain = kernel" items, which are skipped.
+func splitNamed(s string) (stamp, name, groups string, msg string) {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if c := s[i]; c == ' ' || c == ',' {
+			i++
+			continue
+		}
+		key := ""
+		if s[i] != '{' {
+			eq := strings.IndexAny(s[i:], "=,")
+			if eq < 0 || s[i+eq] != '=' {
+				return "", "", "", "item without \"=\" in a --names line: " + quoteShort(s[i:])
+			}
+			key = strings.TrimSpace(s[i : i+eq])
+			i += eq + 1
+			for i < len(s) && s[i] == ' ' {
+				i++
+			}
+			if i >= len(s) {
+				break
+			}
+		}
+		j, m := valueEnd(s, i)
+		if m != "" {
+			return "", "", "", key + ": " + m
+		}
+		v := strings.TrimSpace(s[i:j])
+		switch {
+		case key == "timestamp":
+			stamp = v
+		case key == "name":
+			name = v
+		case strings.HasPrefix(v, "{"):
+			b.WriteString(v)
+			b.WriteString(", ")
+		}
+		i = j
+	}
+	if stamp == "" || name == "" {
+		return "", "", "", "a --names line without timestamp = or name ="
+	}
+	return stamp, name, b.String(), ""
+}
+
 // lttngRename maps LTTng payload fields onto the ftrace names decode reads.
 func lttngRename(f *fieldSet, kind Kind) {
 	for i := range f.p {
 		p := &f.p[i]
+		switch p.k {
+		case "hrtimer", "timer", "function":
+			// lttng-modules declared addresses as plain integers before 2.8
+			// (its fa91fcac "format address fields as hexadecimal"), so
+			// babeltrace prints them in decimal: keep one spelling.
+			if kind != SchedWakeup && kind != SchedSwitch && digits(p.v) && p.v != "" {
+				if u, err := strconv.ParseUint(p.v, 10, 64); err == nil {
+					p.v = "0x" + strconv.FormatUint(u, 16)
+				}
+			}
+		}
 		switch kind {
 		case HRStart, HRInit:
 			if p.k == "mode" {
@@ -282,6 +359,15 @@ func lttngState(v string) string {
 func (r *BabeltraceReader) timestamp(s string) (int64, bool) {
 	s = strings.TrimSpace(s)
 	if !strings.Contains(s, ":") {
+		// --clock-seconds "1412670961.212746739", or --clock-cycles
+		// "00000007633690030289": the cycles of LTTng's kernel clock, whose
+		// frequency is 1 GHz (CLOCK_MONOTONIC in ns).
+		if !strings.Contains(s, ".") && len(s) > 1 {
+			s = strings.TrimLeft(s, "0")
+			if s == "" {
+				s = "0"
+			}
+		}
 		return parseTimestamp(s + ":")
 	}
 	var dayBase int64
@@ -336,12 +422,14 @@ func splitBraces(f *fieldSet, s string) string {
 			continue
 		}
 		// key = value
-		eq := strings.Index(s[i:], "=")
-		if eq < 0 {
-			return "field without \"=\": " + quoteShort(s[i:])
+		eq := strings.IndexAny(s[i:], "=,}")
+		if eq < 0 || s[i+eq] != '=' {
+			return "field without a name: " + quoteShort(s[i:]) + " (babeltrace --names none, scope or header leave names out; give the default output or --names all)"
 		}
-		key := strings.TrimSpace(s[i : i+eq])
-		if key == "" || strings.ContainsAny(key, "{}\",") {
+		// The CTF metadata of LTTng names the fields "_hrtimer", "_expires";
+		// babeltrace prints them without the underscore, older readers with.
+		key := strings.TrimPrefix(strings.TrimSpace(s[i:i+eq]), "_")
+		if key == "" || strings.ContainsAny(key, "{}\"") {
 			return "bad field name " + quoteShort(key)
 		}
 		i += eq + 1

@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// Detect picks the reader for r by its first non-blank lines: babeltrace
-// lines start with "[" and hold "{ cpu_id"; anything else is ftrace text.
+// Detect picks the reader for r by its first non-blank line: babeltrace
+// lines start with "[" and hold "] (" or ": { ", or (--names all) start
+// with "timestamp = "; anything else is ftrace text.
 // The returned reader reads r from its start.
 func Detect(r io.Reader) Reader {
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -26,7 +27,10 @@ func looksBabeltrace(s string) bool {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		return line[0] == '[' && strings.Contains(line, "] (") || line[0] == '[' && strings.Contains(line, ": { ")
+		if strings.HasPrefix(line, "timestamp = ") {
+			return true
+		}
+		return line[0] == '[' && (strings.Contains(line, "] (") || strings.Contains(line, ": { "))
 	}
 	return false
 }

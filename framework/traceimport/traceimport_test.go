@@ -296,6 +296,12 @@ func FuzzBabeltrace(f *testing.F) {
 	}
 	f.Add(string(b))
 	f.Add("[1.0] (+?) h timer_start: { cpu_id = 0 }, { timer = 0x1, function = 0x2, expires = 5, now = 1, flags = 3 }\n")
+	var all strings.Builder
+	for _, l := range realBabeltraceLines {
+		f.Add(l.line + "\n")
+		all.WriteString(l.line + "\n")
+	}
+	f.Add(all.String())
 	f.Fuzz(func(t *testing.T, s string) {
 		r := NewBabeltrace(strings.NewReader(s))
 		checkReader(t, r, s)
@@ -329,5 +335,156 @@ func checkReader(t *testing.T, r Reader, s string) {
 	}
 	if st := r.Stats(); st.Events != n || st.Lines > lines {
 		t.Fatalf("stats %+v after %d events, %d lines", st, n, lines)
+	}
+}
+
+// realBabeltraceLines are lines babeltrace 1.5.11 and babeltrace2 2.0.4
+// (Debian) print for real LTTng kernel traces of the Trace Compass test
+// traces (EPL-2.0, framework/replay/testdata/captures/README.md): bug446190
+// (lttng-modules 2.5, Linux 3.10 on a 32-bit ARM board: the kernel's event
+// names, addresses in decimal), uneven-streams (lttng-modules 2.10, Linux
+// 4.11: timer_ and irq_ prefixes, hex addresses, raw timer flags, cpu_id
+// in power_cpu_idle's payload too) and synctraces/scp_src (lttng-modules
+// 2.1, x86-64: 64-bit addresses in decimal), with the options that change
+// the line's layout.
+var realBabeltraceLines = []struct {
+	name, line string
+	check      func(e Event) bool
+}{
+	{"2.5 hrtimer_init", `[08:36:01.258754639] (+0.000000400) lager hrtimer_init: { cpu_id = 0 }, { hrtimer = 3444833056, clockid = 1, mode = 0 }`,
+		func(e Event) bool {
+			return e.Kind == HRInit && e.Timer == 3444833056 && e.Clock == "CLOCK_MONOTONIC" && e.Mode == "ABS"
+		}},
+	{"2.5 hrtimer_start", `[08:36:01.212746739] (+0.000001200) lager hrtimer_start: { cpu_id = 3 }, { hrtimer = 3253925872, function = 3221663248, expires = 7633700000000, softexpires = 7633700000000 }`,
+		func(e Event) bool {
+			return e.Kind == HRStart && e.CPU == 3 && e.Timer == 3253925872 && e.Function == "0xc006ae10" &&
+				e.Expires == 7633700000000 && e.SoftExpires == 7633700000000 && e.Mode == "" &&
+				e.Time == (8*3600+36*60+1)*1e9+212746739
+		}},
+	{"2.5 hrtimer_cancel", `[08:36:01.212724539] (+0.000003300) lager hrtimer_cancel: { cpu_id = 1 }, { hrtimer = 3253852144 }`,
+		func(e Event) bool { return e.Kind == HRCancel && e.CPU == 1 && e.Timer == 3253852144 }},
+	{"2.5 hrtimer_expire_entry", `[08:36:01.212727339] (+0.000001500) lager hrtimer_expire_entry: { cpu_id = 1 }, { hrtimer = 3253852144, now = 7633690007089, function = 3221663248 }`,
+		func(e Event) bool {
+			return e.Kind == HRExpireEntry && e.Now == 7633690007089 && e.Function == "0xc006ae10"
+		}},
+	{"2.5 hrtimer_expire_exit", `[08:36:01.212744639] (+0.000001800) lager hrtimer_expire_exit: { cpu_id = 3 }, { hrtimer = 3253925872 }`,
+		func(e Event) bool { return e.Kind == HRExpireExit && e.Timer == 3253925872 }},
+	{"2.5 timer_init", `[08:36:01.242797939] (+0.000013400) lager timer_init: { cpu_id = 0 }, { timer = 3465273052 }`,
+		func(e Event) bool { return e.Kind == TimerInit && e.Timer == 3465273052 }},
+	{"2.5 timer_start", `[08:36:01.242801039] (+0.000003100) lager timer_start: { cpu_id = 0 }, { timer = 3465273052, function = 3221435856, expires = 733375, now = 733372 }`,
+		func(e Event) bool {
+			return e.Kind == TimerStart && e.Timer == 3465273052 && e.Function == "0xc00335d0" && e.Expires == 733375 &&
+				e.HasTimeout && e.Timeout == 3 && e.TimerCPU == -1 && e.Flags == ""
+		}},
+	{"2.5 timer_cancel", `[08:36:01.212755139] (+0.000001800) lager timer_cancel: { cpu_id = 0 }, { timer = 3455664788 }`,
+		func(e Event) bool { return e.Kind == TimerCancel && e.Timer == 3455664788 }},
+	{"2.5 timer_expire_entry", `[08:36:01.212757139] (+0.000000800) lager timer_expire_entry: { cpu_id = 0 }, { timer = 3455664788, now = 733369, function = 3225779972 }`,
+		func(e Event) bool {
+			return e.Kind == TimerExpireEntry && e.Now == 733369 && e.Function == "0xc0457f04"
+		}},
+	{"2.5 timer_expire_exit", `[08:36:01.212761639] (+0.000001500) lager timer_expire_exit: { cpu_id = 0 }, { timer = 3455664788 }`,
+		func(e Event) bool { return e.Kind == TimerExpireExit && e.Timer == 3455664788 }},
+	{"2.5 softirq_raise", `[08:36:01.212731739] (+0.000003200) lager softirq_raise: { cpu_id = 0 }, { vec = 1 }`,
+		func(e Event) bool { return e.Kind == SoftirqRaise && e.Vec == 1 }},
+	{"2.5 softirq_entry", `[08:36:01.212752839] (+0.000002200) lager softirq_entry: { cpu_id = 0 }, { vec = 1 }`,
+		func(e Event) bool { return e.Kind == SoftirqEntry && e.Vec == 1 }},
+	{"2.5 irq_handler_entry", `[08:36:01.212720739] (+0.000005100) lager irq_handler_entry: { cpu_id = 1 }, { irq = 27, name = "arch_timer" }`,
+		func(e Event) bool { return e.Kind == IRQEntry && e.IRQ == 27 && e.Name == "arch_timer" }},
+	{"2.5 sched_wakeup", `[08:36:01.211287139] (+0.000005400) lager sched_wakeup: { cpu_id = 1 }, { comm = "lttng-consumerd", tid = 496, prio = 120, success = 1, target_cpu = 2 }`,
+		func(e Event) bool {
+			return e.Kind == SchedWakeup && e.WakeComm == "lttng-consumerd" && e.WakePID == 496 && e.TargetCPU == 2
+		}},
+	{"2.5 sched_switch", `[08:36:01.213514339] (+0.000001000) lager sched_switch: { cpu_id = 2 }, { prev_comm = "lttng-consumerd", prev_tid = 496, prev_prio = 20, prev_state = 2, next_comm = "kworker/2:1", next_tid = 44, next_prio = 20 }`,
+		func(e Event) bool {
+			return e.Kind == SchedSwitch && e.PrevPID == 496 && e.PrevState == "D" && e.NextComm == "kworker/2:1" && e.NextPID == 44
+		}},
+	{"first line's delta", `[08:36:01.211260539] (+?.?????????) lager hrtimer_cancel: { cpu_id = 1 }, { hrtimer = 3253852144 }`,
+		func(e Event) bool { return e.Kind == HRCancel && e.Time == (8*3600+36*60+1)*1e9+211260539 }},
+	{"babeltrace -f all: trace path and host:domain", `[08:36:01.242801039] (+0.000003100) ctf/src/main/resources/bug446190 lager:kernel timer_start: { cpu_id = 0 }, { timer = 3465273052, function = 3221435856, expires = 733375, now = 733372 }`,
+		func(e Event) bool { return e.Kind == TimerStart && e.Timer == 3465273052 && e.Timeout == 3 }},
+	{"babeltrace2 -f all: host printed twice", `[08:36:01.211296639] (+0.000001200) lagerlager:kernel sched_switch: { cpu_id = 2 }, { prev_comm = "swapper/2", prev_tid = 0, prev_prio = 20, prev_state = 0, next_comm = "lttng-consumerd", next_tid = 496, next_prio = 20 }`,
+		func(e Event) bool {
+			return e.Kind == SchedSwitch && e.CPU == 2 && e.PrevState == "R" && e.NextPID == 496
+		}},
+	{"--clock-seconds", `[1412670961.212727339] (+0.000001500) lager hrtimer_expire_entry: { cpu_id = 1 }, { hrtimer = 3253852144, now = 7633690007089, function = 3221663248 }`,
+		func(e Event) bool { return e.Kind == HRExpireEntry && e.Time == 1412670961212727339 }},
+	{"--clock-date --no-delta", `[2014-10-07 08:36:01.212724539] lager hrtimer_cancel: { cpu_id = 1 }, { hrtimer = 3253852144 }`,
+		func(e Event) bool { return e.Kind == HRCancel && e.Time == 1412670961212724539 }},
+	{"--clock-cycles", `[00000007633690010889] (+000000001500) lager hrtimer_expire_entry: { cpu_id = 1 }, { hrtimer = 3253852144, now = 7633690007089, function = 3221663248 }`,
+		func(e Event) bool {
+			return e.Kind == HRExpireEntry && e.Time == 7633690010889 && e.Now == 7633690007089
+		}},
+	{"--names all", `timestamp = 08:36:01.212746739, delta = +0.000001200, trace:hostname = lager, name = hrtimer_start, stream.packet.context = { cpu_id = 3 }, event.fields = { hrtimer = 3253925872, function = 3221663248, expires = 7633700000000, softexpires = 7633700000000 }`,
+		func(e Event) bool {
+			return e.Kind == HRStart && e.CPU == 3 && e.Function == "0xc006ae10" && e.Time == (8*3600+36*60+1)*1e9+212746739
+		}},
+	{"-f all --names all", `timestamp = 08:36:01.212720739, delta = +0.000005100, trace = lager, , trace:hostname = lager, trace:domain = kernel, name = irq_handler_entry, stream.packet.context = { cpu_id = 1 }, event.fields = { irq = 27, name = "arch_timer" }`,
+		func(e Event) bool { return e.Kind == IRQEntry && e.CPU == 1 && e.IRQ == 27 && e.Name == "arch_timer" }},
+	{"2.10 timer_hrtimer_start", `[18:18:55.351852628] (+0.000002976) calista timer_hrtimer_start: { cpu_id = 2 }, { hrtimer = 0xFFFF94222DC94600, function = 0xFFFFFFFF9E30CF00, expires = 832212000000, softexpires = 832212000000 }`,
+		func(e Event) bool {
+			return e.Kind == HRStart && e.Timer == 0xFFFF94222DC94600 && e.Function == "0xffffffff9e30cf00" && e.Expires == 832212000000
+		}},
+	{"2.10 timer_hrtimer_expire_entry", `[18:18:55.355853284] (+0.000000634) calista timer_hrtimer_expire_entry: { cpu_id = 2 }, { hrtimer = 0xFFFF94222DC94600, now = 832212003654, function = 0xFFFFFFFF9E30CF00 }`,
+		func(e Event) bool { return e.Kind == HRExpireEntry && e.Now == 832212003654 }},
+	{"2.10 timer_start raw flags", `[18:18:55.359246449] (+0.000002719) calista timer_start: { cpu_id = 2 }, { timer = 0xFFFFBE5E80D47790, function = 0xFFFFFFFF9E2FB050, expires = 4295100350, now = 4295100349, flags = 2 }`,
+		func(e Event) bool {
+			return e.Kind == TimerStart && e.TimerCPU == 2 && e.Flags == "" && e.Timeout == 1 && e.Function == "0xffffffff9e2fb050"
+		}},
+	{"2.10 power_cpu_idle", `[18:18:55.359609404] (+0.000001143) calista power_cpu_idle: { cpu_id = 2 }, { state = 7, cpu_id = 2 }`,
+		func(e Event) bool { return e.Kind == CPUIdle && e.CPU == 2 && e.State == 7 }},
+	{"2.10 irq_softirq_raise", `[18:18:55.351854166] (+0.000001538) calista irq_softirq_raise: { cpu_id = 2 }, { vec = 1 }`,
+		func(e Event) bool { return e.Kind == SoftirqRaise && e.Vec == 1 }},
+	{"2.10 sched_wakeup without success", `[18:18:55.348198143] (+0.000000681) calista sched_wakeup: { cpu_id = 2 }, { comm = "migration/2", tid = 21, prio = -100, target_cpu = 2 }`,
+		func(e Event) bool { return e.Kind == SchedWakeup && e.WakePID == 21 && e.TargetCPU == 2 }},
+	{"2.1 x86-64 decimal addresses", `[19:01:16.527992537] (+0.000000550) VM1 hrtimer_start: { cpu_id = 0 }, { hrtimer = 18446612132844857728, function = 18446744071579558096, expires = 10517198948280, softexpires = 10517198948280 }`,
+		func(e Event) bool {
+			return e.Kind == HRStart && e.Timer == 18446612132844857728 && e.Function == "0xffffffff810ae0d0"
+		}},
+	{"underscore field names", `[08:36:01.212724539] (+0.000003300) lager hrtimer_cancel: { cpu_id = 1 }, { _hrtimer = 3253852144 }`,
+		func(e Event) bool { return e.Kind == HRCancel && e.Timer == 3253852144 }},
+}
+
+func TestBabeltraceRealOutput(t *testing.T) {
+	for _, tc := range realBabeltraceLines {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewBabeltrace(strings.NewReader(tc.line + "\n"))
+			ev, err := readAll(t, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ev) != 1 || !tc.check(ev[0]) {
+				t.Fatalf("got %+v", ev)
+			}
+			if d := Detect(strings.NewReader(tc.line + "\n")); d.Header().Format != "babeltrace" {
+				t.Errorf("detected as %s", d.Header().Format)
+			}
+		})
+	}
+	// Unknown events are counted, whatever their layout.
+	text := "[08:36:01.211260539] (+?.?????????) lager kmem_kmalloc: { cpu_id = 1 }, { call_site = 0xBF083A6C, ptr = 0xCDEB5C00, bytes_req = 712, bytes_alloc = 1024, gfp_flags = 208 }\n" +
+		"[18:18:55.348197462] (+0.000000937) calista sched_waking: { cpu_id = 2 }, { comm = \"migration/2\", tid = 21, prio = -100, target_cpu = 2 }\n" +
+		"timestamp = 08:36:07.217750839, delta = +0.000002300, trace:hostname = lager, name = sys_ioctl, stream.packet.context = { cpu_id = 1 }, event.fields = { fd = 31, cmd = 63063, arg = 0 }\n"
+	r := NewBabeltrace(strings.NewReader(text))
+	if ev, err := readAll(t, r); err != nil || len(ev) != 0 {
+		t.Fatalf("%v %v", ev, err)
+	}
+	if u := r.Stats().Unknown; u["kmem_kmalloc"] != 1 || u["sched_waking"] != 1 || u["sys_ioctl"] != 1 {
+		t.Errorf("unknown %v", u)
+	}
+}
+
+// Output without field names (babeltrace --names none, payload, scope) is
+// refused with a message that says so.
+func TestBabeltraceUnnamedFields(t *testing.T) {
+	for _, line := range []string{
+		`[08:36:01.212724539] (+0.000003300) lager hrtimer_cancel: { 1 }, { hrtimer = 3253852144 }`,
+		`[08:36:01.212746739] (+0.000001200) lager hrtimer_start: { 3 }, { 3253925872, 3221663248, 7633700000000, 7633700000000 }`,
+		`[08:36:01.212746739] (+0.000001200) lager hrtimer_start: stream.packet.context = { 3 }, event.fields = { 3253925872, 3221663248, 7633700000000, 7633700000000 }`,
+		`timestamp = 08:36:01.212746739, delta = +0.000001200, trace:hostname = lager, name = hrtimer_start, { 3 }, { 3253925872, 3221663248, 7633700000000, 7633700000000 }`,
+	} {
+		_, err := readAll(t, NewBabeltrace(strings.NewReader(line+"\n")))
+		if err == nil || !strings.Contains(err.Error(), "line 1:") || !strings.Contains(err.Error(), "--names") {
+			t.Errorf("%s: error %v", line, err)
+		}
 	}
 }
