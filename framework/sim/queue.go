@@ -15,13 +15,15 @@ import (
 // with Queue.Schedule, as the kernel re-arms an embedded struct hrtimer; this keeps
 // the hot path free of allocations.
 //
-// Invariant: index is the event's position in the queue's heap, or -1 when it is
-// not queued (also while it fires: see Queue.firing). Only Queue writes at and index.
+// Invariant: index is the event's position in the heap far says (the queue's
+// near or far heap), or -1 when it is not queued (also while it fires: see
+// Queue.firing). Only Queue writes at, index and far.
 type Event struct {
 	Fire  func(now ktime.Time) // called when the event is popped
 	Name  string               // for invariant panics and debugging only
 	at    ktime.Time
 	index int
+	far   bool
 }
 
 // NewEvent returns an unqueued event that calls fire.
@@ -35,28 +37,41 @@ func (e *Event) Queued() bool { return e.index >= 0 }
 // When returns the time e is queued for; only meaningful while Queued.
 func (e *Event) When() ktime.Time { return e.at }
 
-// Queue is a min-heap of events keyed by (at, seq). Events at the same instant
-// fire in the order they were scheduled: seq is a global counter, so ties never
-// depend on heap layout or map order.
+// Queue is a priority queue of events keyed by (at, seq). Events at the same
+// instant fire in the order they were scheduled: seq is a global counter, so
+// ties never depend on heap layout or map order.
 //
-// The heap is 4-ary (half the levels of a binary heap, and a node's children
-// share a cache line or two) and holds each event's key next to its pointer,
-// so sifting compares without dereferencing events. The event being fired
-// stays at the root until it returns (firing): most events re-arm
+// It is two 4-ary min-heaps: near holds the events scheduled less than
+// NearSpan ahead of the clock, far the others. On a big machine most CPUs
+// sleep with one device event far ahead while a few run chains of short
+// steps (an activity, a task segment, the next); the steps churn a heap of a
+// handful of entries instead of sifting through every sleeper's event. An
+// event stays in the heap it was scheduled into until it fires, is moved
+// or cancelled; the earliest event is the smaller of the two roots, so the
+// split changes no order, only the cost.
+//
+// Each heap holds every event's key next to its pointer, so sifting compares
+// without dereferencing events, and is 4-ary (half the levels of a binary
+// heap; a node's children share a cache line or two). The event being fired
+// stays at its heap's root until it returns (firing): most events re-arm
 // themselves while they fire (a CPU's next activity, segment or device
 // interrupt), and re-keying the root is one sift instead of a pop and a push.
 type Queue struct {
-	heap []entry
-	seq  uint64
-	// firing: heap[0] is the event being fired, logically no longer queued
-	// (its index is -1) until it is scheduled again or Step removes it. Every
-	// other entry's key is larger than the root's, so nothing scheduled or
-	// cancelled meanwhile moves it.
-	firing bool
+	near, far heap4
+	seq       uint64
+	// firing: the root of this heap is the event being fired, logically
+	// no longer queued (its index is -1) until it is scheduled again or
+	// Step removes it. Every other entry's key is larger than the root's,
+	// so nothing scheduled or cancelled meanwhile moves it. nil when no
+	// event is firing.
+	firing *heap4
 	now    ktime.Time
 	pops   uint64
 	// stopped ends RunUntil after the event being fired (Stop).
 	stopped bool
+	// nearSpan, when not zero, replaces NearSpan (tests exercise both heaps
+	// with small times).
+	nearSpan ktime.Time
 	// The progress watchdog: same counts the events fired at now since the
 	// clock last advanced; recent holds the names of the last of them once
 	// same nears the limit (nothing is recorded before that).
@@ -67,6 +82,11 @@ type Queue struct {
 	// host's wall-clock bound and interrupts); it may Stop the queue.
 	poll func()
 }
+
+// NearSpan is how far ahead of the clock an event may be scheduled to go into
+// the near heap: longer than a wakeup's chain of steps (idle exit, interrupt,
+// switch, syscalls), shorter than a sleep or a tick.
+const NearSpan = ktime.Time(20 * ktime.Microsecond)
 
 // PollEvents is how often RunUntil calls the SetPoll function: about once a
 // millisecond of wall time in process, often enough for a wall-clock bound
@@ -187,19 +207,28 @@ type entry struct {
 	e   *Event
 }
 
-// arity is the heap's fan-out.
+// arity is the heaps' fan-out.
 const arity = 4
 
 // Len is the number of queued events.
 func (q *Queue) Len() int {
-	if q.firing {
-		return len(q.heap) - 1
+	n := len(q.near) + len(q.far)
+	if q.firing != nil {
+		n--
 	}
-	return len(q.heap)
+	return n
 }
 
 // Pops is the number of events fired so far.
 func (q *Queue) Pops() uint64 { return q.pops }
+
+// heapOf is the heap a queued (or firing) event is in.
+func (q *Queue) heapOf(e *Event) *heap4 {
+	if e.far {
+		return &q.far
+	}
+	return &q.near
+}
 
 // Schedule queues e at time at, or moves it there if it is already queued.
 // Scheduling in the past is an invariant violation: the simulation never goes back.
@@ -210,22 +239,33 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 	q.seq++
 	e.at = at
 	ent := entry{at, q.seq, e}
+	span := NearSpan
+	if q.nearSpan != 0 {
+		span = q.nearSpan
+	}
+	far := at-q.now >= span
 	if i := e.index; i >= 0 {
-		q.heap[i] = ent
-		q.fix(i)
-		return
+		h := q.heapOf(e)
+		if e.far == far {
+			(*h)[i] = ent
+			h.fix(i)
+			return
+		}
+		e.index = -1
+		h.removeAt(i)
+	} else if f := q.firing; f != nil && (*f)[0].e == e {
+		q.firing = nil
+		if e.far == far {
+			// The firing event re-arms itself in its heap: re-key the root.
+			e.index = 0
+			(*f)[0] = ent
+			f.down(0)
+			return
+		}
+		f.removeAt(0)
 	}
-	if q.firing && q.heap[0].e == e {
-		// The firing event re-arms itself: re-key the root.
-		q.firing = false
-		e.index = 0
-		q.heap[0] = ent
-		q.down(0)
-		return
-	}
-	e.index = len(q.heap)
-	q.heap = append(q.heap, ent)
-	q.up(e.index)
+	e.far = far
+	q.heapOf(e).push(ent)
 }
 
 // Cancel removes e from the queue if it is queued.
@@ -235,57 +275,67 @@ func (q *Queue) Cancel(e *Event) {
 		return
 	}
 	e.index = -1
-	q.removeAt(i)
+	q.heapOf(e).removeAt(i)
 }
 
-// removeAt removes the entry at i, whose event's index is already reset.
-func (q *Queue) removeAt(i int) {
-	last := len(q.heap) - 1
-	if i != last {
-		q.heap[i] = q.heap[last]
-		q.heap[i].e.index = i
+// peek is the earliest key of h, skipping its root when that is firing.
+func (q *Queue) peek(h *heap4) (ktime.Time, uint64, bool) {
+	s := *h
+	if q.firing != h {
+		if len(s) == 0 {
+			return 0, 0, false
+		}
+		return s[0].at, s[0].seq, true
 	}
-	q.heap[last] = entry{}
-	q.heap = q.heap[:last]
-	if i != last {
-		q.fix(i)
+	// The root is not queued: the earliest is one of its children.
+	m := -1
+	for c := 1; c <= arity && c < len(s); c++ {
+		if m < 0 || s[c].less(&s[m]) {
+			m = c
+		}
 	}
+	if m < 0 {
+		return 0, 0, false
+	}
+	return s[m].at, s[m].seq, true
 }
 
 // Peek returns the time of the earliest event, or ktime.Max when the queue is empty.
 func (q *Queue) Peek() ktime.Time {
-	if q.firing {
-		// The root is not queued: the earliest is one of its children.
-		t := ktime.Max
-		for c := 1; c <= arity && c < len(q.heap); c++ {
-			t = min(t, q.heap[c].at)
-		}
-		return t
+	t := ktime.Max
+	if at, _, ok := q.peek(&q.near); ok {
+		t = at
 	}
-	if len(q.heap) == 0 {
-		return ktime.Max
+	if at, _, ok := q.peek(&q.far); ok && at < t {
+		t = at
 	}
-	return q.heap[0].at
+	return t
 }
 
 // Step fires the earliest event if it is due no later than limit. It reports
 // whether an event fired. It panics with a *LivelockError when too many
 // events fire at one instant (SetLivelockLimit).
 func (q *Queue) Step(limit ktime.Time) bool {
-	if len(q.heap) == 0 || q.heap[0].at > limit {
+	// No event is firing here: each heap's root is its earliest.
+	h := &q.near
+	if len(q.far) > 0 && (len(q.near) == 0 || q.far[0].less(&q.near[0])) {
+		h = &q.far
+	}
+	s := *h
+	if len(s) == 0 || s[0].at > limit {
 		return false
 	}
-	e := q.heap[0].e
+	e := s[0].e
 	q.watch(e)
 	e.index = -1
-	q.firing = true
+	q.firing = h
 	q.now = e.at
 	q.pops++
 	e.Fire(e.at)
-	if q.firing {
+	if q.firing != nil {
 		// Not re-armed: take it out now.
-		q.firing = false
-		q.removeAt(0)
+		q.firing = nil
+		h.removeAt(0)
 	}
 	return true
 }
@@ -307,16 +357,40 @@ func (a *entry) less(b *entry) bool {
 	return a.at < b.at || a.at == b.at && a.seq < b.seq
 }
 
-func (q *Queue) fix(i int) {
-	if !q.down(i) {
-		q.up(i)
+// heap4 is a 4-ary min-heap of entries; each entry's event knows its index.
+type heap4 []entry
+
+// push adds ent, whose event's far already names this heap.
+func (h *heap4) push(ent entry) {
+	ent.e.index = len(*h)
+	*h = append(*h, ent)
+	h.up(ent.e.index)
+}
+
+// removeAt removes the entry at i, whose event's index is already reset.
+func (h *heap4) removeAt(i int) {
+	s := *h
+	last := len(s) - 1
+	if i != last {
+		s[i] = s[last]
+		s[i].e.index = i
+	}
+	s[last] = entry{}
+	*h = s[:last]
+	if i != last {
+		h.fix(i)
+	}
+}
+
+func (h heap4) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
 	}
 }
 
 // up moves the entry at j towards the root while it is smaller than its
 // parent (shifting parents down into the hole, writing it once at the end).
-func (q *Queue) up(j int) {
-	h := q.heap
+func (h heap4) up(j int) {
 	x := h[j]
 	for j > 0 {
 		i := (j - 1) / arity
@@ -333,8 +407,7 @@ func (q *Queue) up(j int) {
 
 // down moves the entry at i0 towards the leaves while a child is smaller; it
 // reports whether the entry moved.
-func (q *Queue) down(i0 int) bool {
-	h := q.heap
+func (h heap4) down(i0 int) bool {
 	n := len(h)
 	x := h[i0]
 	i := i0

@@ -49,13 +49,17 @@ func TestScheduleInThePastPanics(t *testing.T) {
 	q.Schedule(NewEvent("late", func(ktime.Time) {}), 5)
 }
 
-// FuzzQueueOrder checks the heap against a sort: events fire in (time,
-// schedule order), whatever the interleaving of schedules, moves and cancels.
+// FuzzQueueOrder checks the heaps against a sort: events fire in (time,
+// schedule order), whatever the interleaving of schedules, moves and cancels,
+// and wherever the near heap's span puts them (the first byte picks it).
 func FuzzQueueOrder(f *testing.F) {
 	f.Add([]byte{3, 1, 4, 1, 5, 9, 2, 6})
 	f.Add([]byte{0, 0, 0, 0, 255, 255, 1})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		var q Queue
+		if len(ops) > 0 {
+			q.nearSpan = ktime.Time(ops[0]%64) + 1
+		}
 		type rec struct {
 			at  ktime.Time
 			seq int
@@ -156,7 +160,8 @@ func TestLivelockWatchdog(t *testing.T) {
 
 // FuzzQueueWhileFiring checks the queue against a model when the firing
 // event itself schedules, re-arms and cancels events (the event being fired
-// stays at the heap's root until it returns): the firing order, Peek, Len and
+// stays at its heap's root until it returns, and moves to the other heap when
+// it re-arms beyond or within the near span): the firing order, Peek, Len and
 // Queued must be those of a plain sorted list.
 func FuzzQueueWhileFiring(f *testing.F) {
 	f.Add([]byte{0, 5, 1, 3, 2, 7, 0, 0, 3, 1, 1, 9})
@@ -166,6 +171,7 @@ func FuzzQueueWhileFiring(f *testing.F) {
 			return
 		}
 		var q Queue
+		q.nearSpan = ktime.Time(ops[0]%16) + 1 // both heaps in use
 		type rec struct {
 			at  ktime.Time
 			seq int
