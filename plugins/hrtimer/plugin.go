@@ -26,8 +26,11 @@ type Plugin struct {
 	// interval to it.
 	resolution int64
 
-	cpus   []*cpuBase
-	timers map[sdk.TimerID]*timer
+	cpus []*cpuBase
+	// The timers by id: a slice for the dense ids a host allocates from 1
+	// (the hot path's lookup is an index, not a hash), a map for any other.
+	byID   []*timer
+	sparse map[sdk.TimerID]*timer
 	free   []*timer
 	seq    uint64 // enqueue sequence for FIFO ties
 
@@ -81,7 +84,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	for i := range p.cpus {
 		p.cpus[i] = newCPUBase(i)
 	}
-	p.timers = make(map[sdk.TimerID]*timer)
+	p.byID, p.sparse = nil, nil
 	p.free = nil
 	p.seq = 0
 	p.tk, p.tkSeq, p.cwsMask = sdk.ClockOffsets{}, 0, 0
@@ -161,13 +164,47 @@ func (p *Plugin) cpu(cpu int) *cpuBase {
 	return p.cpus[cpu]
 }
 
+// denseIDs bounds the ids kept in Plugin.byID: a million pointers (8 MB) at
+// most, grown only as far as the largest id used.
+const denseIDs = 1 << 20
+
 // lookup returns the timer with id, or nil.
-func (p *Plugin) lookup(id sdk.TimerID) *timer { return p.timers[id] }
+func (p *Plugin) lookup(id sdk.TimerID) *timer {
+	if uint64(id) < uint64(len(p.byID)) {
+		return p.byID[id]
+	}
+	if uint64(id) < denseIDs {
+		return nil
+	}
+	return p.sparse[id]
+}
+
+// setTimer files t under id; nil removes the id.
+func (p *Plugin) setTimer(id sdk.TimerID, t *timer) {
+	if uint64(id) >= denseIDs {
+		if t == nil {
+			delete(p.sparse, id)
+			return
+		}
+		if p.sparse == nil {
+			p.sparse = make(map[sdk.TimerID]*timer)
+		}
+		p.sparse[id] = t
+		return
+	}
+	if n := int(id) + 1; n > len(p.byID) {
+		if t == nil {
+			return
+		}
+		p.byID = append(p.byID, make([]*timer, n-len(p.byID))...)
+	}
+	p.byID[id] = t
+}
 
 // timerFor returns the timer with id, creating it on cpu as __hrtimer_setup()
 // does (timer->base = this CPU's base) when it is new.
 func (p *Plugin) timerFor(id sdk.TimerID, cpu int) *timer {
-	if t := p.timers[id]; t != nil {
+	if t := p.lookup(id); t != nil {
 		return t
 	}
 	var t *timer
@@ -179,7 +216,7 @@ func (p *Plugin) timerFor(id sdk.TimerID, cpu int) *timer {
 		t = new(timer)
 	}
 	t.id, t.cpu, t.idx = id, cpu, -1
-	p.timers[id] = t
+	p.setTimer(id, t)
 	return t
 }
 
@@ -207,7 +244,7 @@ func (p *Plugin) reclaim(cb *cpuBase, now ktime.Time) {
 		case t.enqueued:
 			t.candidate = false // active again; re-listed when it goes inactive
 		case t.refs == 0 && t.runEnd <= now:
-			delete(p.timers, t.id)
+			p.setTimer(t.id, nil)
 			t.candidate = false
 			p.free = append(p.free, t)
 		default:

@@ -6,32 +6,50 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
+// tracked is how many timers p holds by id.
+func (p *Plugin) tracked() int {
+	n := len(p.sparse)
+	for _, t := range p.byID {
+		if t != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // TestReclaimBoundsTimerMap checks that timers the host never uses again are
 // recycled: a CPU that starts and cancels distinct IDs without interrupts,
-// and one that expires many one-shot timers, both keep the map small.
+// and one that expires many one-shot timers, both keep the timers tracked
+// few, for dense ids (the slice) and sparse ones (the map) alike.
 func TestReclaimBoundsTimerMap(t *testing.T) {
+	for _, base := range []sdk.TimerID{0, denseIDs} {
+		testReclaimBounds(t, base)
+	}
+}
+
+func testReclaimBounds(t *testing.T, base sdk.TimerID) {
 	p := configure(t, highRes(2), zeroCosts())
 	for i := range 10000 {
-		id := sdk.TimerID(i + 1)
+		id := base + sdk.TimerID(i+1)
 		p.Start(0, 0, hard(id), at(1*ms), 0)
 		if res := p.Cancel(0, 0, id); res.Ret != 1 {
 			t.Fatalf("Cancel(T%d) = %d, want 1", id, res.Ret)
 		}
 	}
-	if n := len(p.timers); n > reclaimBatch+1 {
+	if n := p.tracked(); n > reclaimBatch+1 {
 		t.Errorf("after 10000 start/cancel pairs the plugin tracks %d timers, want <= %d", n, reclaimBatch+1)
 	}
 	r := newRig(t, p)
 	for i := range 5000 {
-		r.start(1, 0, hard(sdk.TimerID(20000+i)), at(int64(i+1)*us), 0)
+		r.start(1, 0, hard(base+sdk.TimerID(20000+i)), at(int64(i+1)*us), 0)
 	}
 	r.advance(at(10 * ms))
 	if len(r.expired) != 5000 {
 		t.Fatalf("expired %d timers, want 5000", len(r.expired))
 	}
-	r.start(1, at(11*ms), hard(99999), at(12*ms), 0)
+	r.start(1, at(11*ms), hard(base+99999), at(12*ms), 0)
 	r.advance(at(13 * ms))
-	if n := len(p.timers); n > reclaimBatch+2 {
+	if n := p.tracked(); n > reclaimBatch+2 {
 		t.Errorf("after 5000 expiries the plugin tracks %d timers, want a handful", n)
 	}
 }
@@ -44,9 +62,9 @@ func TestReclaimKeepsReferencedTimer(t *testing.T) {
 	p.Start(0, 0, hard(1), at(1*ms), 0)
 	p.Start(0, 0, hard(2), at(2*ms), 0)
 	p.Cancel(1, 0, 1) // remote: cpu0's next_timer still points at T1
-	t1 := p.timers[1]
+	t1 := p.lookup(1)
 	p.reclaim(p.cpus[0], at(1*ms))
-	if p.timers[1] != t1 || p.CPUState(0).NextTimer != 1 {
+	if t1 == nil || p.lookup(1) != t1 || p.CPUState(0).NextTimer != 1 {
 		t.Fatalf("T1 recycled while cpu0's next_timer still points at it")
 	}
 	ir := p.Interrupt(0, at(1*ms)) // the stale event re-evaluates: next_timer = T2
@@ -54,7 +72,7 @@ func TestReclaimKeepsReferencedTimer(t *testing.T) {
 		t.Fatalf("stale interrupt = %+v, next_timer %d; want nothing expired and next_timer T2", ir, p.CPUState(0).NextTimer)
 	}
 	p.Interrupt(0, at(1500*us))
-	if _, ok := p.timers[1]; ok {
+	if p.lookup(1) != nil {
 		t.Errorf("T1 not recycled once unreferenced")
 	}
 	if res := p.Start(1, at(1500*us), hard(1), at(3*ms), 0); res.Ret != 0 || len(res.Program) != 1 {
