@@ -23,22 +23,43 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 var captures = []string{
 	"../replay/testdata/captures/kernel-doc-wakeup-rt-events.txt",
 	"../replay/testdata/captures/lkml-nohz-tick-stop-6.11.txt",
+	"../replay/testdata/captures/lttng-bug446190-3.10.txt",
 	"../workload/testdata/replay-small.txt",
 	"../traceimport/testdata/babeltrace.txt",
 }
 
+// versioned are real captures replayed a second time with the strategy
+// settings of the kernel that recorded them (`tickemu replay
+// --kernel-version`), into NAME.kVERSION.golden.
+var versioned = []struct{ capture, version string }{
+	{"../replay/testdata/captures/lttng-bug446190-3.10.txt", "3.10"},
+}
+
 // TestGolden replays every committed capture with the default machine and
-// plugins and compares `tickemu replay`'s output (capture and model side by
-// side) with NAME.golden next to the capture; -update rewrites them. The
-// same replay twice gives the same bytes.
+// plugins (and the versioned ones with their kernel's settings) and compares
+// `tickemu replay`'s output (capture and model side by side) with
+// NAME.golden next to the capture; -update rewrites them. The same replay
+// twice gives the same bytes.
 func TestGolden(t *testing.T) {
+	type run struct{ capture, version string }
+	var runs []run
 	for _, c := range captures {
-		t.Run(filepath.Base(c), func(t *testing.T) {
-			got := replayOnce(t, c)
-			if again := replayOnce(t, c); !bytes.Equal(got, again) {
+		runs = append(runs, run{c, ""})
+	}
+	for _, v := range versioned {
+		runs = append(runs, run{v.capture, v.version})
+	}
+	for _, r := range runs {
+		c := r.capture
+		golden := strings.TrimSuffix(c, ".txt") + ".golden"
+		if r.version != "" {
+			golden = strings.TrimSuffix(c, ".txt") + ".k" + r.version + ".golden"
+		}
+		t.Run(filepath.Base(golden), func(t *testing.T) {
+			got := replayOnce(t, c, r.version)
+			if again := replayOnce(t, c, r.version); !bytes.Equal(got, again) {
 				t.Fatalf("two replays differ:\n%s\n%s", got, again)
 			}
-			golden := strings.TrimSuffix(c, ".txt") + ".golden"
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
 					t.Fatal(err)
@@ -56,7 +77,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func replayOnce(t *testing.T, path string) []byte {
+func replayOnce(t *testing.T, path, kernelVersion string) []byte {
 	t.Helper()
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -70,7 +91,7 @@ func replayOnce(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, diags := config.LoadBytes(name, src, config.Options{})
+	spec, diags := config.LoadBytes(name, src, config.Options{KernelVersion: kernelVersion})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
