@@ -11,6 +11,10 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	k8sjson "sigs.k8s.io/json"
+	k8syaml "sigs.k8s.io/yaml"
 )
 
 func testJob() Job {
@@ -170,5 +174,89 @@ func TestJobName(t *testing.T) {
 	b.WriteString(shellJoin([]string{"a b", "it's", "plain/x=1"}))
 	if b.String() != `'a b' 'it'\''s' plain/x=1` {
 		t.Errorf("shellJoin = %s", b.String())
+	}
+}
+
+// decodeStrict decodes a YAML document into a Kubernetes API object as the
+// API server's strict field validation does (apimachinery's strict
+// serializer): YAML to JSON refusing duplicate keys (sigs.k8s.io/yaml), then
+// case-sensitive JSON refusing unknown and duplicate fields
+// (sigs.k8s.io/json). encoding/json alone would match field names
+// case-insensitively.
+func decodeStrict(doc string, v any) error {
+	js, err := k8syaml.YAMLToJSONStrict([]byte(doc))
+	if err != nil {
+		return err
+	}
+	strict, err := k8sjson.UnmarshalStrict(js, v)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strict...)
+}
+
+// TestKubernetesAPITypes decodes the manifest strictly into the Kubernetes
+// API's own types, core/v1 ConfigMap and batch/v1 Job, so that a misspelt
+// field, one at the wrong level or a value of the wrong type (a quantity,
+// an int32) fails here rather than at `kubectl apply`.
+func TestKubernetesAPITypes(t *testing.T) {
+	j := testJob()
+	out, err := Kubernetes(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(out, "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("%d documents, want 2:\n%s", len(docs), out)
+	}
+	docs[0] += "\n" // the separator took its last line's end
+	var cm corev1.ConfigMap
+	if err := decodeStrict(docs[0], &cm); err != nil {
+		t.Fatalf("ConfigMap: %v\n%s", err, docs[0])
+	}
+	var job batchv1.Job
+	if err := decodeStrict(docs[1], &job); err != nil {
+		t.Fatalf("Job: %v\n%s", err, docs[1])
+	}
+	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Data["nohz-catchup.hcl"] != string(j.Config) {
+		t.Errorf("ConfigMap %s %s %q", cm.APIVersion, cm.Kind, cm.Data)
+	}
+	s := job.Spec
+	if job.APIVersion != "batch/v1" || job.Kind != "Job" || job.Name != j.Name ||
+		s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion ||
+		s.Completions == nil || *s.Completions != 4 || s.Parallelism == nil || *s.Parallelism != 4 ||
+		s.BackoffLimit == nil || *s.BackoffLimit != 0 {
+		t.Errorf("Job %s %s %s spec %+v", job.APIVersion, job.Kind, job.Name, s)
+	}
+	ps := s.Template.Spec
+	if ps.RestartPolicy != corev1.RestartPolicyNever || len(ps.Containers) != 1 || len(ps.Volumes) != 2 {
+		t.Fatalf("pod spec %+v", ps)
+	}
+	c := ps.Containers[0]
+	if cpu := c.Resources.Requests[corev1.ResourceCPU]; cpu.String() != "2" {
+		t.Errorf("cpu request %s, want 2", cpu.String())
+	}
+	if v := ps.Volumes[0]; v.ConfigMap == nil || v.ConfigMap.Name != cm.Name {
+		t.Errorf("volume %+v is not the ConfigMap %s", v, cm.Name)
+	}
+	if v := ps.Volumes[1]; v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != j.Claim {
+		t.Errorf("volume %+v is not the claim %s", v, j.Claim)
+	}
+	// The check catches what it is for: a misspelt field and a wrong type.
+	for _, bad := range []struct{ from, to string }{
+		{"completionMode:", "completionmode:"},
+		{"backoffLimit: 0", "backoffLimit: none"},
+		{"claimName:", "claim:"},
+		{"cpu: \"2\"", "cpu: two"},
+		{"parallelism: 4", "parallelism: 4\n  parallelism: 4"},
+	} {
+		doc := strings.Replace(docs[1], bad.from, bad.to, 1)
+		if doc == docs[1] {
+			t.Fatalf("the Job has no %q", bad.from)
+		}
+		var job batchv1.Job
+		if err := decodeStrict(doc, &job); err == nil {
+			t.Errorf("a Job with %q for %q decodes", bad.to, bad.from)
+		}
 	}
 }

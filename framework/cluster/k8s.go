@@ -14,7 +14,7 @@ import (
 type (
 	// Meta is an object's metadata.
 	Meta struct {
-		Name   string            `yaml:"name"`
+		Name   string            `yaml:"name,omitempty"`
 		Labels map[string]string `yaml:"labels,omitempty"`
 	}
 	// ConfigMap holds the configuration file.
