@@ -396,7 +396,7 @@ func reportFailures(stderr io.Writer, cmp *experiment.Comparison) int {
 			configOnly = false
 			continue // counted once, below
 		}
-		fmt.Fprintf(stderr, "tickemu: variant %s seed %d failed: %s\n", r.Variant, r.Seed, oneLine(r.Err))
+		fmt.Fprintf(stderr, "tickemu: %s failed: %s\n", cmp.Grid.Label(experiment.Cell{Variant: r.Variant, Point: r.Point, Seed: r.Seed}), oneLine(r.Err))
 		var te *sdk.TransportError
 		if errors.As(r.Err, &te) && len(te.Stack) > 0 && !shown[te.Error()] {
 			shown[te.Error()] = true // one stack per distinct panic

@@ -55,6 +55,16 @@ func TestSweepBenchstat(t *testing.T) {
 	if err != nil {
 		t.Fatalf("benchstat: %v\n%s", err, out)
 	}
+	// Every metric, as README projects them: a row per line, thread and
+	// point pools nothing (benchstat would say "benchmarks vary in").
+	all, err := exec.Command(bin, "-col", "/catchup", "-row", ".name,/thread,/hz", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat: %v\n%s", err, all)
+	}
+	if strings.Contains(string(all), "benchmarks vary in") || !regexp.MustCompile(`(?m)^Cyclictest 0 1000 `).Match(all) ||
+		!regexp.MustCompile(`(?m)^Kernel 1000 `).Match(all) {
+		t.Errorf("benchstat -row .name,/thread,/hz does not give a row per line, thread and point:\n%s", all)
+	}
 	text := string(out)
 	if strings.Count(text, "per_jiffy") != 1 {
 		t.Fatalf("benchstat printed not exactly one wheel-iterations table:\n%s", text)

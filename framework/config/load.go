@@ -74,6 +74,7 @@ type loader struct {
 	sweptAttrs map[*hclsyntax.Attribute]bool
 	sweptVars  map[string]bool
 	sweptNames []string
+	hiddenVars []hiddenVar // read by attributes the point replaces
 }
 
 // Top-level block types that are not plugin kinds.

@@ -483,6 +483,15 @@ func (l *loader) applyPoint(sweeps []Sweep, idx []int) map[string]SweepValue {
 			continue
 		}
 		body := l.sweepBody(s.target.path, v.Range, true)
+		if prev := body.Attributes[s.target.attr]; prev != nil {
+			// The file's expression goes; a variable it read no longer
+			// matters here, so a variant setting it would be hidden.
+			for _, tr := range prev.Expr.Variables() {
+				if step, ok := varStep(tr); ok {
+					l.hiddenVars = append(l.hiddenVars, hiddenVar{name: step, sweep: s.Name, at: v.Range, attr: prev.SrcRange})
+				}
+			}
+		}
 		a := &hclsyntax.Attribute{Name: s.target.attr, Expr: &hclsyntax.LiteralValueExpr{Val: v.Value, SrcRange: v.Range},
 			SrcRange: v.Range, NameRange: v.Range, EqualsRange: v.Range}
 		body.Attributes[s.target.attr] = a
@@ -561,14 +570,27 @@ func (l *loader) swept(a *hclsyntax.Attribute) bool {
 		return true
 	}
 	for _, tr := range a.Expr.Variables() {
-		if tr.RootName() != "var" || len(tr) < 2 {
-			continue
-		}
-		if step, ok := tr[1].(hcl.TraverseAttr); ok && l.sweptVars[step.Name] {
+		if name, ok := varStep(tr); ok && l.sweptVars[name] {
 			return true
 		}
 	}
 	return false
+}
+
+// varStep returns the variable a traversal reads (var.NAME).
+func varStep(tr hcl.Traversal) (string, bool) {
+	if tr.RootName() != "var" || len(tr) < 2 {
+		return "", false
+	}
+	step, ok := tr[1].(hcl.TraverseAttr)
+	return step.Name, ok
+}
+
+// hiddenVar is a variable read by a file attribute that a sweep replaces at
+// the point being loaded.
+type hiddenVar struct {
+	name, sweep string
+	at, attr    hcl.Range // the sweep value; the replaced attribute
 }
 
 // sweptIn reports whether a sweep sets the attribute name of the top-level

@@ -196,6 +196,8 @@ func TestSweepErrors(t *testing.T) {
 			[]string{"--sweep:1,1-4", "want NAME=VALUE1,VALUE2"}},
 		{"variant sets the swept variable", "", []string{"catchup=per_jiffy"}, Options{Variant: "next", Point: []int{0}},
 			[]string{"--sweep:1,9-18", "which variant \"next\" sets too"}},
+		{"variant sets a variable the swept attribute reads", "", []string{"wheel.catchup=per_jiffy"}, Options{Variant: "next", Point: []int{0}},
+			[]string{"--sweep:1,15-24", "replaces the file's setting at s.hcl:8,3-24, which reads var.catchup, which variant \"next\" sets", "compare --no-variants"}},
 		{"--var sets the swept variable", "", []string{"catchup=per_jiffy"}, Options{Vars: map[string]string{"catchup": "x"}, Point: []int{0}},
 			[]string{"--var catchup=x", "a sweep sets at every point"}},
 	}

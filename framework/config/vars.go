@@ -203,6 +203,13 @@ func (l *loader) resolveVariables(swept map[string]SweepValue) {
 		}
 		vals[i], src[i] = sv.Value, VarFromSweep
 	}
+	for _, h := range l.hiddenVars {
+		if i, ok := l.varIndex[h.name]; ok && src[i] == VarFromVariant {
+			l.diags = append(l.diags, errorAt(h.at, "Sweep of a setting the variant sets",
+				"The sweep %s replaces the file's setting at %s, which reads var.%s, which variant %q sets: the sweep would hide the variant's value (every variant would run alike). Either compare the variants without this sweep, or sweep it without the variants (compare --no-variants).",
+				h.sweep, h.attr, h.name, l.opts.Variant))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(l.opts.Vars)) {
 		i, ok := l.varIndex[name]
 		if !ok {
