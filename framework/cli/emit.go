@@ -65,7 +65,7 @@ func (e *emitFlags) check(set map[string]bool, shard bool) error {
 	}
 	for _, f := range []string{"format", "report"} {
 		if set[f] {
-			return fmt.Errorf("--emit: --%s belongs to tickemu merge (the job's merge writes the text report)", f)
+			return fmt.Errorf("--emit: --%s belongs to tickemu merge (the job's merge writes compare.txt and compare.html)", f)
 		}
 	}
 	return nil

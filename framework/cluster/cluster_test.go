@@ -36,16 +36,19 @@ func TestKubernetesManifest(t *testing.T) {
 	dec := yaml.NewDecoder(strings.NewReader(out))
 	dec.KnownFields(true)
 	var cm ConfigMap
-	var job IndexedJob
+	var job, merge IndexedJob
 	if err := dec.Decode(&cm); err != nil {
 		t.Fatalf("first document: %v\n%s", err, out)
 	}
 	if err := dec.Decode(&job); err != nil {
 		t.Fatalf("second document: %v\n%s", err, out)
 	}
+	if err := dec.Decode(&merge); err != nil {
+		t.Fatalf("third document: %v\n%s", err, out)
+	}
 	var extra any
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		t.Errorf("a third document: %v", err)
+		t.Errorf("a fourth document: %v", err)
 	}
 	// The same documents as plain maps: the fields the API requires.
 	var docs []map[string]any
@@ -122,6 +125,30 @@ func TestKubernetesManifest(t *testing.T) {
 	want := "[compare][/config/nohz-catchup.hcl][--seeds][20][--sweep][hz=100,250][--var][duration=it's 2s][--jobs][2][--shard][2/4]"
 	if string(got) != want {
 		t.Errorf("pod 2 ran %s, want %s", got, want)
+	}
+
+	// The merge Job waits (suspended) and, resumed, merges every shard into
+	// compare.txt and compare.html, prints the comparison and exits with
+	// the merge's status.
+	ms := merge.Spec
+	if merge.Metadata.Name != MergeJobName(j.Name) || !ms.Suspend || ms.Completions != 1 || ms.BackoffLimit != 0 {
+		t.Errorf("merge Job %s spec %+v", merge.Metadata.Name, ms)
+	}
+	mc := ms.Template.Spec.Containers[0]
+	if len(ms.Template.Spec.Volumes) != 1 || ms.Template.Spec.Volumes[0].PersistentVolumeClaim == nil || mc.VolumeMounts[0].MountPath != j.Results {
+		t.Errorf("the merge pod does not mount the claim at %s: %+v", j.Results, ms.Template.Spec)
+	}
+	os.WriteFile(bin, []byte("#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done\nexit 1\n"), 0o755)
+	cmd = exec.Command("/bin/sh", "-c", strings.ReplaceAll(mc.Command[2], j.Results, dir))
+	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
+	logged, err := cmd.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("merge pod: %v, want the merge's exit status 1", err)
+	}
+	want = "[merge][--report][" + dir + "/compare.html][" + dir + "/shard-1.json][" + dir + "/shard-2.json][" + dir + "/shard-3.json][" + dir + "/shard-4.json]"
+	if txt, _ := os.ReadFile(filepath.Join(dir, "compare.txt")); string(txt) != want || string(logged) != want {
+		t.Errorf("the merge pod wrote %q and logged %q, want %s", txt, logged, want)
 	}
 }
 
@@ -206,10 +233,20 @@ func TestKubernetesAPITypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := strings.Split(out, "\n---\n")
-	if len(docs) != 2 {
-		t.Fatalf("%d documents, want 2:\n%s", len(docs), out)
+	if len(docs) != 3 {
+		t.Fatalf("%d documents, want 3:\n%s", len(docs), out)
 	}
-	docs[0] += "\n" // the separator took its last line's end
+	for i := range docs[:2] {
+		docs[i] += "\n" // the separator took its last line's end
+	}
+	var merge batchv1.Job
+	if err := decodeStrict(docs[2], &merge); err != nil {
+		t.Fatalf("merge Job: %v\n%s", err, docs[2])
+	}
+	if ms := merge.Spec; merge.Name != MergeJobName(j.Name) || ms.Suspend == nil || !*ms.Suspend ||
+		ms.CompletionMode == nil || *ms.CompletionMode != batchv1.NonIndexedCompletion || ms.Completions == nil || *ms.Completions != 1 {
+		t.Errorf("merge Job %s spec %+v", merge.Name, ms)
+	}
 	var cm corev1.ConfigMap
 	if err := decodeStrict(docs[0], &cm); err != nil {
 		t.Fatalf("ConfigMap: %v\n%s", err, docs[0])
