@@ -392,7 +392,12 @@ func (c *CPU) preemptSegment(now ktime.Time) {
 	if t.segRemaining < 0 {
 		t.segRemaining = 0
 	}
-	c.k.q.Cancel(c.runEv)
+	// runEv stays queued at the segment's old end: the interrupt activity
+	// that always follows (startInterrupts) re-keys it in place, one heap
+	// operation instead of a removal and an insertion. Nothing fires in
+	// between, and Cancel takes no sequence number, so every event keeps
+	// its order.
+	c.runTask = false
 	c.mode = modeFree
 }
 

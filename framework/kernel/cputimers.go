@@ -47,7 +47,7 @@ func (k *Kernel) runCPUTimers(c *CPU, now ktime.Time) {
 		}
 		k.sendSignal(now, c, p, nil, itimerSignal[which])
 	}
-	if len(p.timers) == 0 {
+	if p.cpuTimers == 0 {
 		return
 	}
 	for _, id := range p.timerIDs() {

@@ -234,6 +234,9 @@ func sysTimerDelete(t *Task, at ktime.Time, a TimerDelete) (Result, int64) {
 	cost := pt.delete(c, at)
 	c.heldLocks--
 	delete(t.Proc.timers, a.ID)
+	if pt.cpuClock {
+		t.Proc.cpuTimers--
+	}
 	return Result{}, cost
 }
 

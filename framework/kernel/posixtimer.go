@@ -209,6 +209,9 @@ func (t *Task) timerCreate(now ktime.Time, a TimerCreate) (*PosixTimer, Errno) {
 	pt.ID = p.nextTimerID
 	p.nextTimerID++
 	p.timers[pt.ID] = pt
+	if pt.cpuClock {
+		p.cpuTimers++
+	}
 	return pt, 0
 }
 

@@ -98,6 +98,9 @@ type Process struct {
 	actions [maxSignal + 1]sigAction
 	shared  sigQueue // signal->shared_pending
 	timers  map[int]*PosixTimer
+	// cpuTimers counts the CPU-time clock timers in timers: the tick's
+	// check (runCPUTimers) has nothing to look at without one.
+	cpuTimers int
 	// nextTimerID is signal->next_posix_timer_id: ids count up from 0.
 	nextTimerID int
 	itimers     [3]*itimer
