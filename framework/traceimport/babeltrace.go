@@ -35,6 +35,13 @@ type BabeltraceReader struct {
 	in    interner
 	// day is added to time-of-day stamps after they wrap at midnight.
 	day, lastTOD int64
+	// babeltrace 1.x prints strings raw, so a string holding a newline (a
+	// console event's msg = "...\n") runs on to the next line. held is a
+	// known event's line waiting for the rest of its string (heldLine its
+	// number); skipping is set while an unknown event's string runs on.
+	held     strings.Builder
+	heldLine int64
+	skipping bool
 }
 
 // lttngKinds maps LTTng kernel event names (without a "kernel:" prefix) to kinds.
@@ -70,6 +77,10 @@ func (r *BabeltraceReader) Stats() Stats { return r.stats }
 // Next implements Reader.
 func (r *BabeltraceReader) Next() (*Event, error) {
 	if err := nextLine(r.sc, &r.stats, r.parseLine); err != nil {
+		if err == io.EOF && r.held.Len() > 0 {
+			r.held.Reset()
+			return nil, &ParseError{Line: r.heldLine, Msg: "unterminated string at the end of the capture"}
+		}
 		return nil, err
 	}
 	return &r.ev, nil
@@ -78,9 +89,74 @@ func (r *BabeltraceReader) Next() (*Event, error) {
 func (r *BabeltraceReader) parseLine(line string) (bool, error) {
 	n := r.stats.Lines
 	s := strings.TrimSpace(line)
+	starts := strings.HasPrefix(s, "[") || strings.HasPrefix(s, "timestamp = ")
+	switch {
+	case r.held.Len() > 0:
+		if starts {
+			r.held.Reset()
+			return false, &ParseError{Line: r.heldLine, Msg: "unterminated string (the next line is a new event)"}
+		}
+		if r.held.Len()+len(line) > MaxLine {
+			r.held.Reset()
+			return false, &ParseError{Line: r.heldLine, Msg: "unterminated string running past 1 MiB"}
+		}
+		r.held.WriteByte('\n')
+		r.held.WriteString(line)
+		if !oddQuotes(line) {
+			return false, nil
+		}
+		n, s = r.heldLine, strings.TrimSpace(r.held.String())
+		r.held.Reset()
+		return r.parseEvent(n, s, false)
+	case r.skipping:
+		if !starts {
+			if oddQuotes(line) {
+				r.skipping = false
+			}
+			return false, nil
+		}
+		r.skipping = false
+	}
 	if s == "" || s[0] == '#' {
 		return false, nil
 	}
+	return r.parseEvent(n, s, true)
+}
+
+// runsOn starts joining line n (s, event name) with the lines that finish
+// its string: a known event's is held, an unknown one's skipped.
+func (r *BabeltraceReader) runsOn(n int64, s, name string) bool {
+	if i := strings.LastIndexByte(name, ':'); i >= 0 {
+		name = name[i+1:]
+	}
+	if _, known := lttngKinds[name]; !known {
+		r.stats.skip(otherName(name))
+		r.skipping = true
+		return false
+	}
+	r.held.WriteString(s)
+	r.heldLine = n
+	return false
+}
+
+// oddQuotes reports whether s holds an odd number of unescaped '"': a
+// string opened and not closed on this line, or closed from an earlier one.
+func oddQuotes(s string) bool {
+	odd := false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			odd = !odd
+		}
+	}
+	return odd
+}
+
+// parseEvent decodes the event line s (line n); whole is false for lines
+// joined after a string ran on, which cannot run on again.
+func (r *BabeltraceReader) parseEvent(n int64, s string, whole bool) (bool, error) {
 	var stamp, name, groups string
 	switch {
 	case s[0] == '[':
@@ -109,6 +185,10 @@ func (r *BabeltraceReader) parseLine(line string) (bool, error) {
 		}
 		groups = rest[brace+1:]
 	case strings.HasPrefix(s, "timestamp = "): // --names all / header
+		if whole && oddQuotes(s) { // a string runs on: hold or skip before splitting
+			name, _, _ = strings.Cut(s[strings.Index(s, ", name = ")+len(", name = "):], ",")
+			return r.runsOn(n, s, name), nil
+		}
 		var msg string
 		if stamp, name, groups, msg = splitNamed(s); msg != "" {
 			return false, &ParseError{Line: n, Msg: msg}
@@ -122,6 +202,9 @@ func (r *BabeltraceReader) parseLine(line string) (bool, error) {
 	}
 	if i := strings.LastIndexByte(name, ':'); i >= 0 { // "host:kernel", "kernel:sched_switch"
 		name = name[i+1:]
+	}
+	if whole && oddQuotes(groups) { // a string runs on to the next line
+		return r.runsOn(n, s, name), nil
 	}
 	kind, known := lttngKinds[name]
 	if !known {

@@ -302,6 +302,7 @@ func FuzzBabeltrace(f *testing.F) {
 		all.WriteString(l.line + "\n")
 	}
 	f.Add(all.String())
+	f.Add("[1.0] (+?) h console: { cpu_id = 1 }, { msg = \"a\n\" }\n[1.1] (+?) h irq_handler_entry: { cpu_id = 1 }, { irq = 27, name = \"a\nb\" }\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		r := NewBabeltrace(strings.NewReader(s))
 		checkReader(t, r, s)
@@ -485,6 +486,41 @@ func TestBabeltraceUnnamedFields(t *testing.T) {
 		_, err := readAll(t, NewBabeltrace(strings.NewReader(line+"\n")))
 		if err == nil || !strings.Contains(err.Error(), "line 1:") || !strings.Contains(err.Error(), "--names") {
 			t.Errorf("%s: error %v", line, err)
+		}
+	}
+}
+
+// babeltrace 1.x prints strings raw: the console event of the bug446190
+// trace (a printk message ending in a newline) takes two lines. A known
+// event's string running on is joined; one that never ends is an error
+// naming the line it started on.
+func TestBabeltraceStringRunsOn(t *testing.T) {
+	text := "[00000007633719707089] (+0.000012900) lager console: { cpu_id = 1 }, { _msg_length = 59, msg = \"LTTng: block device enumeration is not supported by kernel\n" +
+		"\" }\n" +
+		"[00000007633719707090] (+0.000000001) lager irq_handler_entry: { cpu_id = 1 }, { irq = 27, name = \"arch\n" +
+		"timer\" }\n" +
+		"[00000007633719707091] (+0.000000001) lager hrtimer_cancel: { cpu_id = 1 }, { hrtimer = 3253852144 }\n" +
+		"timestamp = 08:36:01.242423539, delta = +0.000012900, trace:hostname = lager, name = console, stream.packet.context = { cpu_id = 1 }, event.fields = { _msg_length = 59, msg = \"LTTng: block device enumeration is not supported by kernel\n" +
+		"\" }\n"
+	r := NewBabeltrace(strings.NewReader(text))
+	ev, err := readAll(t, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev) != 2 || ev[0].Kind != IRQEntry || ev[0].Name != "arch\ntimer" || ev[0].Line != 3 || ev[1].Kind != HRCancel || ev[1].Line != 5 {
+		t.Fatalf("events %+v", ev)
+	}
+	if r.Stats().Unknown["console"] != 2 {
+		t.Errorf("unknown %v", r.Stats().Unknown)
+	}
+	for _, bad := range []string{
+		"[1.0] (+?) h irq_handler_entry: { cpu_id = 1 }, { irq = 27, name = \"arch\n[2.0] (+?) h hrtimer_cancel: { cpu_id = 1 }, { hrtimer = 1 }\n",
+		"[1.0] (+?) h irq_handler_entry: { cpu_id = 1 }, { irq = 27, name = \"arch\nmore\n",
+	} {
+		_, err := readAll(t, NewBabeltrace(strings.NewReader(bad)))
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Line != 1 || !strings.Contains(err.Error(), "unterminated string") {
+			t.Errorf("%q: error %v", bad, err)
 		}
 	}
 }
