@@ -12,9 +12,10 @@
 #      touched;
 #   3. writes the job with `tickemu compare ... --emit slurm --shards 3`,
 #      submits it (`bash job.sbatch`: the array and the merge job), waits for
-#      it, and compares RESULTS/compare.txt with the local `tickemu compare`
-#      byte for byte, and the bench format of a merge of the cluster's shards
-#      with the local bench output;
+#      it, and compares RESULTS/compare.txt and the HTML report
+#      RESULTS/compare.html with the local `tickemu compare --report` byte
+#      for byte, and the bench format of a merge of the cluster's shards with
+#      the local bench output;
 #   4. stops the daemons (also on failure or interrupt) and prints how long
 #      the set-up and the run took.
 #
@@ -162,15 +163,16 @@ t_run=$(elapsed "$t_submit")
 log "job done in $t_run s (array of $shards shards and merge)"
 
 # The same comparison, locally.
-"$tickemu" compare "$config" "${experiment[@]}" >"$work/local.txt" || fail "local compare"
+"$tickemu" compare "$config" "${experiment[@]}" --report "$work/local.html" >"$work/local.txt" || fail "local compare"
 cmp "$work/local.txt" "$work/results/compare.txt" || {
 	diff "$work/local.txt" "$work/results/compare.txt" | head -40 >&2
 	fail "the cluster's merged comparison differs from the local one"
 }
+cmp "$work/local.html" "$work/results/compare.html" || fail "the cluster's HTML report differs from the local one"
 shard_files=()
 for i in $(seq $shards); do shard_files+=("$work/results/shard-$i.json"); done
 "$tickemu" merge --format bench "${shard_files[@]}" >"$work/cluster.bench" || fail "tickemu merge --format bench"
 "$tickemu" compare "$config" "${experiment[@]}" --format bench >"$work/local.bench" || fail "local compare --format bench"
 cmp "$work/local.bench" "$work/cluster.bench" || fail "the bench output of the cluster's shards differs from the local one"
-log "PASS: the merged comparison of $shards Slurm array tasks equals the local compare (text and bench), byte for byte"
+log "PASS: the merged comparison of $shards Slurm array tasks equals the local compare (text, HTML report and bench), byte for byte"
 log "timings: install $t_install s, set-up $t_setup s in all, job $t_run s, total $(elapsed "$t0") s"
