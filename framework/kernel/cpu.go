@@ -92,6 +92,8 @@ type CPU struct {
 
 	// spans is the log WakePath reads; nil unless a workload asked (RecordSpans).
 	spans *spanLog
+
+	cnt cpuCells // the hot path's counters
 }
 
 func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
@@ -103,6 +105,7 @@ func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
 	c.softirqFns[TimerSoftirq] = runTimerSoftirq
 	c.softirqFns[HRTimerSoftirq] = runHRTimerSoftirq
 	c.wheel = sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry}
+	c.cnt = newCPUCells(&k.Counters, id, k.idleNames)
 	return c
 }
 
@@ -173,7 +176,7 @@ func (c *CPU) accountUntil(t ktime.Time) {
 		c.ctxSince = t
 	}
 	if c.mode == modeIdle && c.idle.state >= 0 && t > c.idle.since {
-		c.k.Counters.Inc(c.k.idleNames.residency[c.idle.state], c.id, int64(t-c.idle.since))
+		c.cnt.idleResidency[c.idle.state].Add(int64(t - c.idle.since))
 		c.idle.since = t
 	}
 }
@@ -211,8 +214,8 @@ func (c *CPU) programDevice(now, at ktime.Time) int64 {
 func (c *CPU) programDeviceForce(now, at ktime.Time, force bool) (int64, bool) {
 	o := c.k.local.Program(c.id, now, at, force)
 	k := c.k
-	k.Counters.Inc(cntDevWrites, c.id, int64(o.Writes))
-	k.Counters.Inc(cntDevWriteCost, c.id, o.Cost)
+	c.cnt.devWrites.Add(int64(o.Writes))
+	c.cnt.devWriteCost.Add(o.Cost)
 	if o.Retries > 0 {
 		k.Counters.Inc(cntDevRetries, c.id, int64(o.Retries))
 	}
@@ -479,7 +482,7 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	k := c.k
 	start := now
-	k.Counters.Inc(cntLocalTimerIRQ, c.id, 1)
+	c.cnt.localTimerIRQ.Add(1)
 	if k.tr != nil {
 		k.tr.Event(now, c.traceCtx(), "local_timer_entry", "vector=236")
 	}
@@ -490,7 +493,7 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	}
 	if k.m.HighRes {
 		r := k.hrt.Interrupt(c.id, now)
-		k.Counters.Inc(cntHRInterrupts, c.id, 1)
+		c.cnt.hrInterrupts.Add(1)
 		hang := int64(0)
 		for {
 			if r.Hang {
@@ -498,7 +501,7 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 				k.Counters.MaxN(cntHRMaxHangNS, c.id, r.HangDelay)
 				hang = r.HangDelay
 			}
-			k.Counters.Inc(cntHRRetries, c.id, int64(r.Retries))
+			c.cnt.hrRetries.Add(int64(r.Retries))
 			// The pass's device write first: a callback's side effect that
 			// starts a timer on this CPU must see (and may pull in) it.
 			writes, try := r.Program, ktime.Time(-1)
@@ -551,7 +554,7 @@ func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 			if pending&(1<<vec) == 0 {
 				continue
 			}
-			k.Counters.Inc(cntSoftirq[vec], c.id, 1)
+			c.cnt.softirq[vec].Add(1)
 			if k.tr != nil {
 				k.tr.Event(now, c.traceCtx(), "softirq_entry", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
 			}

@@ -144,7 +144,7 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 		cost += c.nohzStopTickAt(now+ktime.Time(cost), expires, ktime.Max)
 	} else if !c.ts.tickStopped {
 		// tick_nohz_idle_retain_tick(): the tick keeps running.
-		k.Counters.Inc(cntTickRetains, c.id, 1)
+		c.cnt.tickRetains.Add(1)
 	}
 	return cost
 }

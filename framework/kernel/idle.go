@@ -76,9 +76,9 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 		c.mode = modeIdle
 		c.idle.since = now
 		if c.idle.state >= 0 {
-			k.Counters.Inc(k.idleNames.enter[c.idle.state], c.id, 1)
+			c.cnt.idleEnter[c.idle.state].Add(1)
 		} else {
-			k.Counters.Inc(cntIdleEnterPoll, c.id, 1)
+			c.cnt.idleEnterPoll.Add(1)
 		}
 		return
 	}
@@ -122,9 +122,9 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 	c.mode = modeIdle
 	c.idle.since = now
 	if c.idle.state >= 0 {
-		k.Counters.Inc(k.idleNames.enter[c.idle.state], c.id, 1)
+		c.cnt.idleEnter[c.idle.state].Add(1)
 	} else {
-		k.Counters.Inc(cntIdleEnterPoll, c.id, 1)
+		c.cnt.idleEnterPoll.Add(1)
 	}
 }
 
@@ -142,9 +142,9 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 		lat = s.ExitLatency
 		c.span(SpanIdleExit, now, now+ktime.Time(lat), int32(c.idle.state))
 		c.idle.wakeExit = lat
-		k.Counters.Inc(k.idleNames.residency[c.idle.state], c.id, int64(now-c.idle.since))
-		k.Counters.Inc(cntIdleExitLat, c.id, lat)
-		k.Counters.Inc(cntIdleExits, c.id, 1)
+		c.cnt.idleResidency[c.idle.state].Add(int64(now - c.idle.since))
+		c.cnt.idleExitLat.Add(lat)
+		c.cnt.idleExits.Add(1)
 	}
 	if c.cpuidle.entered {
 		c.cpuidleReflect(now, lat, c.tickWakesIdle(now))

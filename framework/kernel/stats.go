@@ -62,6 +62,37 @@ var (
 	cntTmigrRemoteCPUs          = metrics.Intern("tmigr_remote_cpus")
 )
 
+// cpuCells are a CPU's counters on the per-wakeup path, resolved once so
+// that counting is an add, not a lookup by name and CPU.
+type cpuCells struct {
+	devWrites, devWriteCost, localTimerIRQ, hrInterrupts, hrRetries *metrics.Cell
+	hrStart, hrCancel, hrExpire, ticks, ctxSwitches, wakeups        *metrics.Cell
+	idleExitLat, idleExits, idleEnterPoll                           *metrics.Cell
+	tickStops, tickRestarts, tickRetains                            *metrics.Cell
+	idleEnter, idleResidency                                        []*metrics.Cell // by idle state
+	softirq                                                         [nrSoftirqs]*metrics.Cell
+}
+
+func newCPUCells(c *metrics.Counters, cpu int, idle idleNames) cpuCells {
+	x := cpuCells{
+		devWrites: c.Cell(cntDevWrites, cpu), devWriteCost: c.Cell(cntDevWriteCost, cpu),
+		localTimerIRQ: c.Cell(cntLocalTimerIRQ, cpu), hrInterrupts: c.Cell(cntHRInterrupts, cpu),
+		hrRetries: c.Cell(cntHRRetries, cpu), hrStart: c.Cell(cntHRStart, cpu), hrCancel: c.Cell(cntHRCancel, cpu),
+		hrExpire: c.Cell(cntHRExpire, cpu), ticks: c.Cell(cntTicks, cpu), ctxSwitches: c.Cell(cntCtxSwitches, cpu),
+		wakeups: c.Cell(cntWakeups, cpu), idleExitLat: c.Cell(cntIdleExitLat, cpu), idleExits: c.Cell(cntIdleExits, cpu),
+		idleEnterPoll: c.Cell(cntIdleEnterPoll, cpu), tickStops: c.Cell(cntTickStops, cpu),
+		tickRestarts: c.Cell(cntTickRestarts, cpu), tickRetains: c.Cell(cntTickRetains, cpu),
+	}
+	for i := range idle.enter {
+		x.idleEnter = append(x.idleEnter, c.Cell(idle.enter[i], cpu))
+		x.idleResidency = append(x.idleResidency, c.Cell(idle.residency[i], cpu))
+	}
+	for v := range x.softirq {
+		x.softirq[v] = c.Cell(cntSoftirq[v], cpu)
+	}
+	return x
+}
+
 // idleNames are the interned per-state counter names of a machine.
 type idleNames struct{ enter, residency []metrics.Name }
 
