@@ -211,16 +211,16 @@ type timerBase struct {
 }
 
 // ModTimer implements sdk.TimerBase.
-func (c *timerBase) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) sdk.WheelOpResult {
+func (c *timerBase) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) (r sdk.WheelOpResult) {
 	c.known.add(t.ID)
-	r := c.tb.ModTimer(cpu, jiffies, t)
+	r = c.tb.ModTimer(cpu, jiffies, t)
 	c.wheelOp("ModTimer", &r)
 	return r
 }
 
 // DelTimer implements sdk.TimerBase.
-func (c *timerBase) DelTimer(cpu int, jiffies uint64, id sdk.TimerID) sdk.WheelOpResult {
-	r := c.tb.DelTimer(cpu, jiffies, id)
+func (c *timerBase) DelTimer(cpu int, jiffies uint64, id sdk.TimerID) (r sdk.WheelOpResult) {
+	r = c.tb.DelTimer(cpu, jiffies, id)
 	c.wheelOp("DelTimer", &r)
 	return r
 }
@@ -238,8 +238,8 @@ func (c *timerBase) state(call string, s *sdk.WheelState) {
 
 // RunTimers implements sdk.TimerBase: every expired timer is one the host
 // queued, and its callback starts within the softirq.
-func (c *timerBase) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
-	r := c.tb.RunTimers(cpu, jiffies)
+func (c *timerBase) RunTimers(cpu int, jiffies uint64) (r sdk.RunTimersResult) {
+	r = c.tb.RunTimers(cpu, jiffies)
 	c.cost("RunTimers", r.Cost)
 	c.state("RunTimers", &r.State)
 	c.list("RunTimers", "expired timers", len(r.Expired))
@@ -256,8 +256,8 @@ func (c *timerBase) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
 }
 
 // NextTimerInterrupt implements sdk.TimerBase.
-func (c *timerBase) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult {
-	r := c.tb.NextTimerInterrupt(cpu, jiffies)
+func (c *timerBase) NextTimerInterrupt(cpu int, jiffies uint64) (r sdk.NextTimerResult) {
+	r = c.tb.NextTimerInterrupt(cpu, jiffies)
 	c.cost("NextTimerInterrupt", r.Cost)
 	c.state("NextTimerInterrupt", &r.State)
 	return r
@@ -265,13 +265,13 @@ func (c *timerBase) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerRes
 
 // ExpireRemote implements sdk.RemoteTimerBase with RunTimers' checks; the
 // host calls it only when the plugin's state says Split.
-func (c *timerBase) ExpireRemote(cpu int, jiffies uint64) sdk.RunTimersResult {
+func (c *timerBase) ExpireRemote(cpu int, jiffies uint64) (r sdk.RunTimersResult) {
 	rb, ok := c.tb.(sdk.RemoteTimerBase)
 	if !ok {
 		c.violation("ExpireRemote", "the plugin reports split bases (WheelState.Split) but does not implement sdk.RemoteTimerBase")
 		return sdk.RunTimersResult{}
 	}
-	r := rb.ExpireRemote(cpu, jiffies)
+	r = rb.ExpireRemote(cpu, jiffies)
 	c.cost("ExpireRemote", r.Cost)
 	c.state("ExpireRemote", &r.State)
 	c.list("ExpireRemote", "expired timers", len(r.Expired))
@@ -295,9 +295,9 @@ type hrTimerBase struct {
 }
 
 // Start implements sdk.HRTimerBase.
-func (c *hrTimerBase) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
+func (c *hrTimerBase) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.Time, slack int64) (r sdk.HROpResult) {
 	c.known.add(t.ID)
-	r := c.hb.Start(cpu, now, t, expires, slack)
+	r = c.hb.Start(cpu, now, t, expires, slack)
 	c.op("Start", &r)
 	if r.Ret != 0 && r.Ret != 1 {
 		c.violation("Start", "returned %d, want 0 (was not queued) or 1 (was queued)", r.Ret)
@@ -306,8 +306,8 @@ func (c *hrTimerBase) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktim
 }
 
 // Cancel implements sdk.HRTimerBase.
-func (c *hrTimerBase) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult {
-	r := c.hb.Cancel(cpu, now, id)
+func (c *hrTimerBase) Cancel(cpu int, now ktime.Time, id sdk.TimerID) (r sdk.HROpResult) {
+	r = c.hb.Cancel(cpu, now, id)
 	c.op("Cancel", &r)
 	if r.Ret < -1 || r.Ret > 1 {
 		c.violation("Cancel", "returned %d, want -1, 0 or 1 (hrtimer_try_to_cancel)", r.Ret)
@@ -317,8 +317,8 @@ func (c *hrTimerBase) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpRe
 
 // ClockWasSet implements sdk.HRTimerBase: the answer is one of the three
 // masks, with no device write (the retrigger makes those).
-func (c *hrTimerBase) ClockWasSet(cpu int, now ktime.Time, off sdk.ClockOffsets) sdk.HROpResult {
-	r := c.hb.ClockWasSet(cpu, now, off)
+func (c *hrTimerBase) ClockWasSet(cpu int, now ktime.Time, off sdk.ClockOffsets) (r sdk.HROpResult) {
+	r = c.hb.ClockWasSet(cpu, now, off)
 	c.op("ClockWasSet", &r)
 	if r.Ret < 0 || r.Ret > sdk.ClockWasSetEachCPU || len(r.Program) > 0 {
 		c.violation("ClockWasSet", "returned %d with %d device writes, want 0, %d or %d and none",
@@ -328,8 +328,8 @@ func (c *hrTimerBase) ClockWasSet(cpu int, now ktime.Time, off sdk.ClockOffsets)
 }
 
 // RetriggerNextEvent implements sdk.HRTimerBase.
-func (c *hrTimerBase) RetriggerNextEvent(cpu int, now ktime.Time) sdk.HROpResult {
-	r := c.hb.RetriggerNextEvent(cpu, now)
+func (c *hrTimerBase) RetriggerNextEvent(cpu int, now ktime.Time) (r sdk.HROpResult) {
+	r = c.hb.RetriggerNextEvent(cpu, now)
 	c.op("RetriggerNextEvent", &r)
 	return r
 }
@@ -340,29 +340,29 @@ func (c *hrTimerBase) op(call string, r *sdk.HROpResult) {
 }
 
 // Interrupt implements sdk.HRTimerBase.
-func (c *hrTimerBase) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
-	r := c.hb.Interrupt(cpu, now)
+func (c *hrTimerBase) Interrupt(cpu int, now ktime.Time) (r sdk.InterruptResult) {
+	r = c.hb.Interrupt(cpu, now)
 	c.pass("Interrupt", now, &r)
 	return r
 }
 
 // InterruptETIME implements sdk.HRTimerBase.
-func (c *hrTimerBase) InterruptETIME(cpu int, now ktime.Time) sdk.InterruptResult {
-	r := c.hb.InterruptETIME(cpu, now)
+func (c *hrTimerBase) InterruptETIME(cpu int, now ktime.Time) (r sdk.InterruptResult) {
+	r = c.hb.InterruptETIME(cpu, now)
 	c.pass("InterruptETIME", now, &r)
 	return r
 }
 
 // RunSoftirq implements sdk.HRTimerBase.
-func (c *hrTimerBase) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptResult {
-	r := c.hb.RunSoftirq(cpu, now)
+func (c *hrTimerBase) RunSoftirq(cpu int, now ktime.Time) (r sdk.InterruptResult) {
+	r = c.hb.RunSoftirq(cpu, now)
 	c.pass("RunSoftirq", now, &r)
 	return r
 }
 
 // RunQueues implements sdk.HRTimerBase.
-func (c *hrTimerBase) RunQueues(cpu int, now ktime.Time) sdk.InterruptResult {
-	r := c.hb.RunQueues(cpu, now)
+func (c *hrTimerBase) RunQueues(cpu int, now ktime.Time) (r sdk.InterruptResult) {
+	r = c.hb.RunQueues(cpu, now)
 	c.pass("RunQueues", now, &r)
 	return r
 }
@@ -438,8 +438,8 @@ func (c *clockEvent) Spec() sdk.DeviceSpec {
 // after now. The core never programs less than min_delta_ns, which is at
 // least 1 us (clockevent_delta2ns()), so an interrupt at now is a lie, and the
 // host would take it, reprogram, and take it again at the same instant.
-func (c *clockEvent) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramResult {
-	r := c.d.SetNextEvent(ch, now, ticks)
+func (c *clockEvent) SetNextEvent(ch int, now ktime.Time, ticks uint64) (r sdk.ProgramResult) {
+	r = c.d.SetNextEvent(ch, now, ticks)
 	c.cost("SetNextEvent", r.Cost)
 	if !r.ETIME && r.FireAt <= now {
 		c.violation("SetNextEvent", "interrupt at %d, not after now %d (%d ticks)", r.FireAt, now, ticks)
@@ -489,8 +489,8 @@ func (c *governor) Enable(cpu int, states []sdk.CPUIdleState) {
 }
 
 // Select implements sdk.Governor.
-func (c *governor) Select(r sdk.IdleSelect) sdk.IdleChoice {
-	a := c.g.Select(r)
+func (c *governor) Select(r sdk.IdleSelect) (a sdk.IdleChoice) {
+	a = c.g.Select(r)
 	c.cost("Select", a.Cost)
 	n := 0
 	if r.CPU >= 0 && r.CPU < len(c.states) {
