@@ -187,7 +187,7 @@ func TestSweepAxes(t *testing.T) {
 		{[]string{"per_jiffy", "next_expiry"}, true, false, "x", []float64{0, 1}},
 		{[]string{"100", "250", "1000"}, false, true, "x", []float64{100, 250, 1000}},
 		{[]string{"2", "4", "8"}, false, false, "x", []float64{2, 4, 8}},
-		{[]string{"1ms", "10ms", "1s"}, false, true, "x (s)", []float64{0.001, 0.01, 1}},
+		{[]string{"1ms", "10ms", "1s"}, false, true, "x", []float64{0.001, 0.01, 1}},
 		{[]string{"1", "fast"}, true, false, "x", []float64{0, 1}},
 		{[]string{"-1", "0", "100"}, false, false, "x", []float64{-1, 0, 100}},
 	} {

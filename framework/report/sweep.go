@@ -55,8 +55,9 @@ func sweepMetrics(c *experiment.Comparison) []sweepMetric {
 }
 
 // xAxis places the first sweep's values on the x axis: at their numbers
-// when every value is a number or a duration (seconds), else evenly, by
-// name. A numeric axis spanning a factor of 10 or more is logarithmic.
+// when every value is a number or a duration (its ticks are labelled as the
+// values are written, "1ms"), else evenly, by name. A numeric axis spanning
+// a factor of 10 or more is logarithmic.
 type xAxis struct {
 	pos     []float64
 	nominal bool
@@ -66,7 +67,6 @@ type xAxis struct {
 
 func newXAxis(sw experiment.SweepInfo) xAxis {
 	ax := xAxis{label: sw.Name}
-	seconds := false
 	for _, v := range sw.Values {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
@@ -75,7 +75,7 @@ func newXAxis(sw experiment.SweepInfo) xAxis {
 				ax.nominal = true
 				break
 			}
-			f, seconds = d.Seconds(), true
+			f = d.Seconds()
 		}
 		ax.pos = append(ax.pos, f)
 	}
@@ -85,9 +85,6 @@ func newXAxis(sw experiment.SweepInfo) xAxis {
 			ax.pos = append(ax.pos, float64(i))
 		}
 		return ax
-	}
-	if seconds {
-		ax.label += " (s)"
 	}
 	lo, hi := minMax(ax.pos)
 	ax.log = lo > 0 && hi/lo >= 10
