@@ -69,6 +69,14 @@ type Options struct {
 	// before f2e388a019e4) or was_armed (since) needs none; tickemu's own trace, which
 	// records neither, does.
 	Restarts func(function string) bool
+	// ExplicitCancels says the trace records a cancel only where the timer
+	// was cancelled: tickemu's own trace, whose mod_timer() /
+	// hrtimer_start() of a queued timer and whose expiries trace no removal.
+	// A cancel is then a cancel at once, never paired with the next start
+	// or expiry of the timer (a del_timer(), setup and mod_timer() of a
+	// timer on the stack, as schedule_timeout() does, would else count as a
+	// re-arm).
+	ExplicitCancels bool
 }
 
 // timerState is what the classifier knows of a queued or just expired
@@ -130,7 +138,11 @@ func (c *Classifier) Feed(e *traceimport.Event) []Op {
 			op.Function = st.fn
 			st.queued = false
 		}
-		c.pending[e.CPU] = op
+		if c.o.ExplicitCancels {
+			c.cancelled(op)
+		} else {
+			c.pending[e.CPU] = op
+		}
 	case traceimport.HRExpireEntry, traceimport.TimerExpireEntry:
 		wheel := e.Kind == traceimport.TimerExpireEntry
 		k := tkey{e.Timer, wheel}

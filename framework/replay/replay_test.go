@@ -77,6 +77,16 @@ func TestCountingRules(t *testing.T) {
 				l("000", "1.250000", "timer_cancel", "timer=ffff2") +
 				l("000", "1.250001", "timer_expire_entry", "timer=ffff2 function=w now=1203 baseclk=1203"),
 			Options{}, 2, 1, 1, 0, 3_000_000},
+		{"tickemu's trace (ExplicitCancels): del_timer + mod_timer of a timer on the stack is a cancel and a start",
+			l("000", "1.000000", "timer_start", "timer=ffff3 function=process_timeout expires=1100 [timeout=3] cpu=0 idx=1 flags=") +
+				l("000", "1.010000", "timer_cancel", "timer=ffff3") +
+				l("000", "1.010004", "timer_start", "timer=ffff3 function=process_timeout expires=1103 [timeout=3] cpu=0 idx=1 flags="),
+			Options{ExplicitCancels: true}, 2, 0, 0, 1, 0},
+		{"the same lines without ExplicitCancels: a re-arm",
+			l("000", "1.000000", "timer_start", "timer=ffff3 function=process_timeout expires=1100 [timeout=3] cpu=0 idx=1 flags=") +
+				l("000", "1.010000", "timer_cancel", "timer=ffff3") +
+				l("000", "1.010004", "timer_start", "timer=ffff3 function=process_timeout expires=1103 [timeout=3] cpu=0 idx=1 flags="),
+			Options{}, 2, 0, 1, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

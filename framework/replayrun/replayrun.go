@@ -102,11 +102,12 @@ func Run(path string, cp *replay.Capture, spec *config.Spec, eo experiment.Optio
 	done := make(chan scored, 1)
 	go func() {
 		// tickemu's trace records neither the removal of a queued timer
-		// nor was_armed: callbacks that restart their timer are named.
+		// nor was_armed: callbacks that restart their timer are named, and
+		// every cancel it traces is a cancel.
 		sc := replay.NewScorer(func(fn string) bool { return replay.TickFunctions[fn] }, ktime.TickNsec(hz), 0,
 			replay.Options{Restarts: func(fn string) bool {
 				return cp.Periods[fn] > 0 || cp.WheelPeriods[fn] > 0 || replay.TickFunctions[fn]
-			}})
+			}, ExplicitCancels: true})
 		sc.Until = cp.Lead(ktime.TickNsec(hz)) + cp.Span() + 1
 		s, err := sc.ScoreReader(traceimport.NewFtrace(pr))
 		pr.CloseWithError(err)
