@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -193,4 +195,43 @@ func itoa(v int64) string {
 		return string(rune('0' + v))
 	}
 	return itoa(v/10) + string(rune('0'+v%10))
+}
+
+// A capture whose timer_start has no flags (before 4.2) shows a deferrable
+// timer only by its lateness: more than half of its expiries 2 jiffies or
+// more after its expires, over at least 3.
+func TestScanDeferrable(t *testing.T) {
+	capture := func(flags string, lateBy int) string {
+		var b strings.Builder
+		b.WriteString(hdr)
+		for i := 0; i < 4; i++ {
+			at := 1000 + 100*i
+			ts := func(j int) string { return strconv.Itoa(j/1000) + "." + fmt.Sprintf("%06d", j%1000*1000) }
+			b.WriteString(l("000", ts(at), "timer_start", fmt.Sprintf("timer=ffff1 function=vmstat expires=%d [timeout=50]%s", at+50, flags)))
+			b.WriteString(l("000", ts(at+50+lateBy), "timer_expire_entry", fmt.Sprintf("timer=ffff1 function=vmstat now=%d", at+50+lateBy)))
+			b.WriteString(l("001", ts(at+10), "timer_start", fmt.Sprintf("timer=ffff2 function=ontime expires=%d [timeout=5]%s", at+15, flags)))
+			b.WriteString(l("001", ts(at+15), "timer_expire_entry", fmt.Sprintf("timer=ffff2 function=ontime now=%d", at+15)))
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name  string
+		text  string
+		wantD bool
+	}{
+		{"3.x: no flags, late by 30 jiffies", capture("", 30), true},
+		{"3.x: no flags, late by 1 jiffy", capture("", 1), false},
+		{"flags traced: not inferred", capture(" cpu=0 idx=1 flags=", 30), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Scan(traceimport.Detect(strings.NewReader(tc.text)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Deferrable["vmstat"] != tc.wantD || c.Deferrable["ontime"] {
+				t.Errorf("deferrable %v, want vmstat %v", c.Deferrable, tc.wantD)
+			}
+		})
+	}
 }

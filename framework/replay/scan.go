@@ -41,6 +41,16 @@ type Capture struct {
 	// kernel traces every mod_timer(), so only tickemu's own trace (a
 	// declared re-arm period) has them.
 	WheelPeriods map[string]int64
+	// Deferrable holds the timer_list callbacks inferred deferrable in a
+	// capture whose timer_start has no flags (kernels before 4.2 kept
+	// TIMER_DEFERRABLE in the low bits of timer->base, which no event
+	// shows): at least 3 expiries with their start in the capture, more
+	// than half of them 2 jiffies or more late. A NO_HZ kernel programs the
+	// stopped tick for the next timer that is not deferrable
+	// (__next_timer_interrupt() skips tbase_get_deferrable() ones), so a
+	// deferrable timer on an idle CPU waits for the next tick the CPU takes
+	// anyway; an ordinary timer expires at its jiffy.
+	Deferrable map[string]bool
 	// PreArmed lists the timers whose first event is their expiry: armed
 	// before the capture began.
 	PreArmed []PreArmed
@@ -112,7 +122,15 @@ type scanTimer struct {
 	lastTime int64
 	expired  bool // last event was an expiry (no start since)
 	seen     bool
+	// armed: a wheel timer started in the capture and not expired since,
+	// to expire at startExp (jiffies).
+	armed    bool
+	startExp int64
 }
+
+// lateTally counts a wheel callback's expiries whose start is in the
+// capture, and those 2 jiffies or more late.
+type lateTally struct{ n, late int }
 
 const maxSpacings = 64
 
@@ -123,8 +141,10 @@ const maxScanTimers = 1 << 20
 // Scan reads a whole capture once (constant memory in the number of events;
 // the tables grow with the number of distinct timers and callbacks).
 func Scan(r traceimport.Reader) (*Capture, error) {
-	c := &Capture{Periods: map[string]int64{}, WheelPeriods: map[string]int64{}}
+	c := &Capture{Periods: map[string]int64{}, WheelPeriods: map[string]int64{}, Deferrable: map[string]bool{}}
 	wheelSpacings := map[string][]int64{}
+	late := map[string]*lateTally{}
+	flagsTraced := false
 	timers := map[tkey]*scanTimer{}
 	spacings := map[string][]int64{} // per callback, silent-restart spacings
 	votes := map[string]map[int]int{}
@@ -186,6 +206,10 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 				}
 			}
 			st.seen, st.expired = true, false
+			if e.Kind == traceimport.TimerStart {
+				st.armed, st.startExp = true, e.Expires
+				flagsTraced = flagsTraced || e.FlagsTraced
+			}
 			if e.Kind == traceimport.HRStart && e.Function == "hrtimer_wakeup" {
 				if ti := task(e.PID, e.CPU, e.Comm); ti != nil {
 					ti.Sleeps++
@@ -215,6 +239,20 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			}
 			if !st.seen && len(c.PreArmed) < MaxPreArmed {
 				c.PreArmed = append(c.PreArmed, PreArmed{Wheel: wheel, Timer: e.Timer, Function: e.Function, CPU: e.CPU, Time: e.Time, Now: e.Now})
+			}
+			if wheel && st.armed {
+				lt := late[e.Function]
+				if lt == nil && len(late) < 1<<12 {
+					lt = &lateTally{}
+					late[e.Function] = lt
+				}
+				if lt != nil {
+					lt.n++
+					if e.Now-st.startExp >= 2 {
+						lt.late++
+					}
+				}
+				st.armed = false
 			}
 			if wheel && st.expired && e.Now > st.lastNow {
 				if sp := wheelSpacings[e.Function]; len(sp) < maxSpacings {
@@ -299,6 +337,13 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 		if s := wheelSpacings[fn]; len(s) >= 2 {
 			sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 			c.WheelPeriods[fn] = s[len(s)/2]
+		}
+	}
+	if !flagsTraced {
+		for fn, lt := range late {
+			if lt.n >= 3 && 2*lt.late > lt.n {
+				c.Deferrable[fn] = true
+			}
 		}
 	}
 	if off, ok := firstOff[c.Tick]; ok && c.Tick != "" {

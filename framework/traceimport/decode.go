@@ -58,7 +58,8 @@ func decode(e *Event, f *fieldSet, in *interner) {
 		if v, ok := f.optInt("cpu"); ok {
 			e.TimerCPU = int(v)
 		}
-		e.Flags = timerFlags(f.optStr("flags"))
+		fl, traced := f.get("flags")
+		e.Flags, e.FlagsTraced = timerFlags(fl), traced
 	case TimerExpireEntry:
 		// "timer=%p function=%ps now=%lu" (+ " baseclk=%lu" since 5.2).
 		e.Timer = f.ptr("timer")

@@ -124,6 +124,11 @@ type Event struct {
 	// its cpu= (-1 when absent).
 	Flags    string
 	TimerCPU int
+	// FlagsTraced is set when timer_start has a flags field at all (kernels
+	// since 4.2, whose timer->flags replaced the flag bits kept in the base
+	// pointer; lttng-modules records it for them since its 32328e6c): an
+	// empty Flags then says the timer is not deferrable.
+	FlagsTraced bool
 	// Success and Dependency are tick_stop's fields (Success 1 when the
 	// tick was stopped).
 	Success    int

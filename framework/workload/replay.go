@@ -239,7 +239,7 @@ func (w *replayLoad) wheelTimer(ptr uint64, fn, flags string) *kernel.WheelTimer
 		return t
 	}
 	var fl sdk.TimerFlags
-	if strings.Contains(flags, "D") {
+	if strings.Contains(flags, "D") || w.cap.Deferrable[fn] {
 		fl |= sdk.TimerDeferrable
 	}
 	if strings.Contains(flags, "P") {
