@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -219,6 +220,27 @@ func TestNoSweepUnchanged(t *testing.T) {
 	for _, want := range []string{"Comparison with a", "<h3>b, seed 1</h3>", "variant b, seed 3, cyclictest &#34;rt&#34; thread 0: Max 4 us"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+// TestSweepExtremeValues: metrics of ±Inf, NaN, 1e300 and 1e-300 (a ratio
+// over nothing, an edited shard file) draw their plottable values and write
+// the page; an axis reaching infinity would never finish its ticks.
+func TestSweepExtremeValues(t *testing.T) {
+	for _, bad := range []float64{math.Inf(1), math.Inf(-1), math.NaN(), 1e300, 1e-300, -1e300} {
+		c := sweepComparison(sweep("hz", "hz", "100", "1000"))
+		for i := range c.Metrics {
+			m := &c.Metrics[i]
+			if m.Unit != "wheel-iterations" {
+				continue
+			}
+			m.Variants[0].Values[0] = bad
+			m.Variants[1].Summary.Median = bad
+		}
+		page := string(render(t, c))
+		if n := strings.Count(section(t, page, "sweep"), "<svg"); n != 2 {
+			t.Errorf("%v: %d sweep plots, want 2", bad, n)
 		}
 	}
 }

@@ -168,11 +168,13 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 			if m == nil {
 				continue
 			}
-			vals := m.Variants[sr.variant(i)].Values.Present()
-			if len(vals) == 0 {
+			// A metric may be ±Inf (a ratio over nothing) or absurdly large
+			// in an edited shard file: plot the values a plot can hold.
+			vals := plottable(m.Variants[sr.variant(i)].Values.Present())
+			med := m.Variants[sr.variant(i)].Summary.Median
+			if len(vals) == 0 || !inPlotRange(med) {
 				continue
 			}
-			med := m.Variants[sr.variant(i)].Summary.Median
 			lo, hi := minMax(vals)
 			sp.XYs = append(sp.XYs, plotter.XY{X: ax.pos[x], Y: med})
 			sp.low, sp.high = append(sp.low, med-lo), append(sp.high, hi-med)
@@ -236,7 +238,7 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 	// Room above the data for the legend.
 	switch {
 	case logY:
-		p.Y.Min, p.Y.Max = lo/1.5, hi*math.Pow(hi/lo, 0.15*float64(len(sr.names)+1))
+		p.Y.Min, p.Y.Max = lo/1.5, hi*math.Min(math.Pow(hi/lo, 0.15*float64(len(sr.names)+1)), 1e6)
 	case hi > lo:
 		p.Y.Min, p.Y.Max = math.Min(lo, 0), hi+(hi-math.Min(lo, 0))*0.12*float64(len(sr.names)+1)
 	default:
@@ -244,4 +246,25 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 	}
 	p.Add(plotter.NewGrid())
 	return svgOf(p, 5.6*vg.Inch, 3.4*vg.Inch)
+}
+
+// maxPlotted bounds the values a sweep plot draws: far beyond any metric, and
+// far enough below the largest float64 that the axis' room for the legend
+// stays finite (an infinite axis would never finish its ticks).
+const maxPlotted = 1e200
+
+func inPlotRange(v float64) bool {
+	a := math.Abs(v)
+	return v == 0 || a >= 1/maxPlotted && a <= maxPlotted // NaN fails both
+}
+
+// plottable keeps the values a plot can draw.
+func plottable(vs []float64) []float64 {
+	var out []float64
+	for _, v := range vs {
+		if inPlotRange(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
