@@ -58,13 +58,15 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 {{template "table" (tableOf $.Variants .Rows)}}{{end}}{{else}}{{template "table" (tableOf .Variants .Table)}}{{end}}
 
 <h2 id="cpus">Counters per CPU</h2>
+{{if .Sweeps}}<p class="note">One table per variant and sweep point (its first seed's run); open one to see it.</p>{{end}}
 {{range .CPUs}}
-<h3>{{.Label}}, seed {{.Seed}}</h3>
+{{if $.Sweeps}}<details><summary>{{.Label}}, seed {{.Seed}}</summary>{{else}}<h3>{{.Label}}, seed {{.Seed}}</h3>{{end}}
 <table>
 <tr><th>CPU</th><th>timer irqs</th><th>hrtimer irqs</th><th>device writes</th><th>write us</th><th>ticks</th><th>tick stops</th><th>idle %</th><th>task %</th><th>irq %</th><th>softirq %</th></tr>
 {{range .Rows}}{{$t := busy .}}<tr><td>{{.CPU}}</td><td>{{.LocalTimerIRQs}}</td><td>{{.HRTimerIRQs}}</td><td>{{.DeviceWrites}}</td><td>{{us .DeviceWriteCostNS}}</td><td>{{.Ticks}}</td><td>{{.TickStops}}</td><td>{{pct .IdleNS $t}}</td><td>{{pct .TaskNS $t}}</td><td>{{pct .IRQNS $t}}</td><td>{{pct .SoftirqNS $t}}</td></tr>
 {{end}}</table>
 {{if .Hidden}}<p class="note">{{.Hidden}} CPUs that stayed idle (at most one timer interrupt and device write, no task or softirq time) are not shown.</p>{{end}}
+{{if $.Sweeps}}</details>{{end}}
 {{end}}
 
 {{if .Worst}}<h2 id="worst">Worst cases</h2>

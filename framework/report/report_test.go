@@ -161,7 +161,7 @@ func TestSweepSections(t *testing.T) {
 		"hz = 100, 250, 1000</b> × <b>wheel.catchup = per_jiffy, next_expiry</b> (6 points)",
 		"<li>hz=1000/catchup=next_expiry variant b seed 2: plugin wheel exited: signal: killed</li>",
 		`Latency: cyclictest &#34;rt&#34; at hz=1000`,
-		"<h3>hz=250/catchup=per_jiffy/variant=b, seed 1</h3>",                             // CPU counters per column
+		"<details><summary>hz=250/catchup=per_jiffy/variant=b, seed 1</summary>",          // CPU counters per column
 		"<h3>hz=1000/catchup=next_expiry/variant=b: cyclictest &#34;rt&#34;, seed 3</h3>", // seed 2 failed
 		// The largest Max of all: b at the last point, seed 3.
 		"hz=1000/catchup=next_expiry/variant=b, seed 3, cyclictest &#34;rt&#34; thread 0: Max 9 us",
