@@ -235,3 +235,43 @@ func TestScanDeferrable(t *testing.T) {
 		})
 	}
 }
+
+// A timer armed before the capture shows as cancel + expiry on kernels
+// before f2e388a019e4 (__run_hrtimer()'s debug_deactivate()): it is still
+// pre-armed, and its arming by the replay is a setup start, not a start.
+func TestPreArmedAfterExpiryCancel(t *testing.T) {
+	text := hdr +
+		l("000", "1.000000", "hrtimer_cancel", "hrtimer=ffff000000000009") +
+		l("000", "1.000001", "hrtimer_expire_entry", "hrtimer=ffff000000000009 function=posix_timer_fn now=1000001000") +
+		l("001", "1.000002", "timer_cancel", "timer=ffff8") +
+		l("001", "1.000003", "timer_expire_entry", "timer=ffff8 function=delayed_work_timer_fn now=4294937296") +
+		l("001", "1.000004", "hrtimer_cancel", "hrtimer=ffff00000000000a")
+	c, err := Scan(traceimport.Detect(strings.NewReader(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.PreArmed) != 2 || c.PreArmed[0].Function != "posix_timer_fn" || !c.PreArmed[1].Wheel {
+		t.Fatalf("pre-armed %+v", c.PreArmed)
+	}
+	setup := SetupStarts(c, 2)
+	if setup["posix_timer_fn"] != 1 || setup["timer:delayed_work_timer_fn"] != 1 || len(setup) != 2 {
+		t.Errorf("setup %v", setup)
+	}
+	if s := SetupStarts(c, 1); len(s) != 1 {
+		t.Errorf("on 1 CPU: %v", s)
+	}
+	// The model's arming at time 0 is not a start; a later one is.
+	sc := NewScorer(func(string) bool { return false }, 1e6, 0, Options{ExplicitCancels: true})
+	sc.Setup = setup
+	model := "# tracer: nop\n" +
+		l("000", "0.000000", "hrtimer_start", "hrtimer=ffff0000000000a1 function=posix_timer_fn expires=1000001000 softexpires=1000001000 mode=ABS") +
+		l("000", "1.000001", "hrtimer_expire_entry", "hrtimer=ffff0000000000a1 function=posix_timer_fn now=1000001000") +
+		l("000", "1.000050", "hrtimer_start", "hrtimer=ffff0000000000a1 function=posix_timer_fn expires=2000001000 softexpires=2000001000 mode=ABS")
+	s, err := sc.ScoreReader(traceimport.Detect(strings.NewReader(model)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := s.Funcs["posix_timer_fn"]; f == nil || f.Starts != 1 || f.Expiries != 1 || f.Rearms != 0 {
+		t.Errorf("model score %+v", f)
+	}
+}

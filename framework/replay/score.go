@@ -48,6 +48,30 @@ type Scorer struct {
 	// Until, when positive, ignores events after it (trace clock): a model
 	// run lasts a little longer than the capture it replays.
 	Until int64
+	// Setup counts, per callback ("timer:" before a timer_list one's), the
+	// starts at time 0 that are the replay's arming of timers armed before
+	// the capture (Capture.PreArmed, SetupStarts): the capture shows no
+	// start for them, so the model's are not counted either.
+	Setup map[string]int
+}
+
+// SetupStarts is Scorer.Setup for a replay of c on a machine of cpus CPUs:
+// the timers the replay workload arms at time 0 because the capture first
+// shows them expiring (not the tick, not hrtimer_wakeup sleepers, not on a
+// CPU the machine lacks).
+func SetupStarts(c *Capture, cpus int) map[string]int {
+	m := map[string]int{}
+	for _, pa := range c.PreArmed {
+		if pa.CPU >= cpus || c.IsTick(pa.Function) || pa.Function == "hrtimer_wakeup" {
+			continue
+		}
+		k := pa.Function
+		if pa.Wheel {
+			k = "timer:" + k
+		}
+		m[k]++
+	}
+	return m
 }
 
 // NewScorer returns a scorer: isTick names the tick's callback, tickNsec is
@@ -113,6 +137,16 @@ func (sc *Scorer) op(o *Op) {
 	}
 	if o.Kind == OpCancel && o.Function == "" {
 		return // a timer the capture never showed started or expired
+	}
+	if o.Kind == OpStart && o.Time == 0 && len(sc.Setup) > 0 {
+		k := o.Function
+		if o.Wheel {
+			k = "timer:" + k
+		}
+		if sc.Setup[k] > 0 {
+			sc.Setup[k]--
+			return
+		}
 	}
 	f := sc.fn(o.Function, o.Wheel)
 	switch o.Kind {

@@ -94,6 +94,10 @@ func Run(path string, cp *replay.Capture, spec *config.Spec, eo experiment.Optio
 	if !spec.Machine.HZSet && cp.HZ != 0 {
 		hz = cp.HZ
 	}
+	cpus := spec.Machine.CPUs // the workload's Machine hook raised it to the capture's
+	if !spec.Machine.CPUsSet {
+		cpus = max(cpus, cp.CPUs)
+	}
 	pr, pw := io.Pipe()
 	type scored struct {
 		s   *replay.Score
@@ -109,6 +113,7 @@ func Run(path string, cp *replay.Capture, spec *config.Spec, eo experiment.Optio
 				return cp.Periods[fn] > 0 || cp.WheelPeriods[fn] > 0 || replay.TickFunctions[fn]
 			}, ExplicitCancels: true})
 		sc.Until = cp.Lead(ktime.TickNsec(hz)) + cp.Span() + 1
+		sc.Setup = replay.SetupStarts(cp, cpus)
 		s, err := sc.ScoreReader(traceimport.NewFtrace(pr))
 		pr.CloseWithError(err)
 		done <- scored{s, err}

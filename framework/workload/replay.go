@@ -205,7 +205,8 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 		at := w.sim(pa.Time)
 		if pa.Wheel {
 			t := w.wheelTimer(pa.Timer, pa.Function, "")
-			k.ModTimer(pa.CPU, 0, t, k.Jiffies()+uint64(int64(at)/k.TickNsec())+1)
+			// The jiffy of the tick the capture shows it expiring in.
+			k.ModTimer(pa.CPU, 0, t, k.Jiffies()+uint64(int64(at)/k.TickNsec()))
 		} else {
 			t := w.hrTimer(pa.Timer, pa.Function, sdk.HRModeAbs|sdk.HRModeHard)
 			w.hrExp[t] = at
