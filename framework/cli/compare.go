@@ -54,7 +54,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs simulated in parallel")
 	format := fs.String("format", "text", "output format: text, json, bench or csv")
 	alpha := fs.Float64("alpha", 0.05, "significance level of the tests (benchstat -alpha)")
-	reportFile := fs.String("report", "", "also write an HTML report (latency plots, the table with confidence intervals, counters, worst cases) to FILE")
+	reportFile := fs.String("report", "", "also write an HTML report (latency plots, the table with confidence intervals, counters, worst cases; with sweeps every metric plotted against the first swept setting and a table per point) to FILE")
 	maxWall := fs.Duration("max-wall", 0, "bound each run's wall-clock time (overrides run.max_wall; -1s: no bound); a run stopped there counts as failed")
 	shardFlag := fs.String("shard", "", "run shard I of N (I/N) of the grid of runs and write their raw results as JSON to stdout, for tickemu merge")
 	var em emitFlags
