@@ -1,6 +1,7 @@
 package kernel_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/kernel"
@@ -382,6 +383,49 @@ func TestCPUTimeTimer(t *testing.T) {
 					if h.info.Overrun < 8 || h.info.Overrun > 10 || h.overrun != h.info.Overrun {
 						t.Errorf("signal %d: si_overrun %d, timer_getoverrun() %d, want equal, 8..10", i+1, h.info.Overrun, h.overrun)
 					}
+				}
+			})
+		}
+	}
+}
+
+// TestCPUTimeTimerAfterDelete checks that the tick keeps expiring a process's
+// CPU-time timer whatever timers it created and deleted before
+// (run_posix_cpu_timers() walks the timers still armed): with a deleted
+// CPU-time timer, a deleted CLOCK_REALTIME timer and a live CPU-time timer,
+// the live one fires once a tick; with the live one deleted too, nothing does.
+func TestCPUTimeTimerAfterDelete(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		for _, era := range eras {
+			t.Run(fmt.Sprintf("keep=%v/%s", keep, era), func(t *testing.T) {
+				r := newRig(t, era, 1)
+				var log []handled
+				gone, live, real := -1, -1, -1
+				steps := []step{do(kernel.Sigaction{Signo: kernel.SIGRTMIN, Handler: recorder(&log, false, 0)})}
+				steps = append(steps, createTimer(&gone, kernel.ClockProcessCPUTime)...)
+				steps = append(steps, func(kernel.Result) kernel.Action { return kernel.TimerDelete{ID: gone} })
+				steps = append(steps, createTimer(&live, kernel.ClockProcessCPUTime)...)
+				steps = append(steps, createTimer(&real, sdk.ClockRealtime)...)
+				steps = append(steps,
+					func(kernel.Result) kernel.Action { return kernel.TimerDelete{ID: real} },
+					func(kernel.Result) kernel.Action {
+						return kernel.TimerSettime{ID: live, Value: 100 * us, Interval: 100 * us}
+					},
+					func(kernel.Result) kernel.Action {
+						if keep {
+							return kernel.Compute{NS: 1}
+						}
+						return kernel.TimerDelete{ID: live}
+					},
+					do(kernel.Compute{NS: 30 * ms}))
+				r.spawn("p", "spin", 0, kernel.SchedOther, 0, &script{steps: steps})
+				r.run(20 * ms)
+				n := len(log)
+				if keep && (n < 18 || n > 20) {
+					t.Fatalf("handler runs in 20 ms = %d, want 18..20 (one per tick)", n)
+				}
+				if !keep && n != 0 {
+					t.Fatalf("handler runs with every timer deleted = %d, want 0", n)
 				}
 			})
 		}
