@@ -30,15 +30,14 @@ type Input struct {
 	File   string
 	Source []byte
 	// Comparison holds the runs (variant-major) and their statistics; a
-	// single run is a comparison of one variant and one seed.
+	// single run is a comparison of one variant and one seed. The report
+	// reads the runs only through their RunOutcome.Detail and the metrics,
+	// which shard files carry, so `tickemu merge --report` writes the page
+	// the unsharded comparison writes.
 	Comparison *experiment.Comparison
 	// Version is the tickemu version that made the runs.
 	Version string
 }
-
-// A report reads runs only through their RunOutcome.Detail, Header and
-// Metrics, which shard files carry, so `tickemu merge --report` writes the
-// page the unsharded comparison writes.
 
 // page is the template's data.
 type page struct {

@@ -155,8 +155,11 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 	p.Title.Text = sm.name + " " + sm.unit
 	p.X.Label.Text = ax.label
 	p.Y.Label.Text = sm.unit
-	if sm.at[0] != nil && sm.at[0].Better != "" {
-		p.Y.Label.Text += " (" + sm.at[0].Better + " is better)"
+	for _, m := range sm.at {
+		if m != nil && m.Better != "" {
+			p.Y.Label.Text += " (" + m.Better + " is better)"
+			break
+		}
 	}
 	p.Legend.Top = true
 	var lines []spread
@@ -177,7 +180,7 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 			}
 			lo, hi := minMax(vals)
 			sp.XYs = append(sp.XYs, plotter.XY{X: ax.pos[x], Y: med})
-			sp.low, sp.high = append(sp.low, med-lo), append(sp.high, hi-med)
+			sp.low, sp.high = append(sp.low, max(med-lo, 0)), append(sp.high, max(hi-med, 0))
 			all = append(all, vals...)
 		}
 		lines = append(lines, sp)
