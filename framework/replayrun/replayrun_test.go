@@ -3,8 +3,10 @@ package replayrun_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -224,5 +226,39 @@ func TestCatchupExample(t *testing.T) {
 	}
 	if !(maxLat["per_jiffy"] > 20_000 && maxLat["next_expiry"] < 10_000) {
 		t.Errorf("max wakeup latency per_jiffy %v ns, next_expiry %v ns: want > 20 us and < 10 us", maxLat["per_jiffy"], maxLat["next_expiry"])
+	}
+}
+
+// TestRearmFollowsExpiry replays a timer_list timer whose callback re-arms
+// it 3 us into its expiry, on the default (4.8+) wheel, which expires it one
+// jiffy later than the capture: the replayed re-arm waits for the model's
+// expiry instead of re-arming a timer still queued, so the model shows no
+// re-arm, like the capture.
+func TestRearmFollowsExpiry(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# tracer: nop\n#\n# entries-in-buffer/entries-written: 21/21   #P:1\n")
+	line := func(us int64, ev, fields string) {
+		fmt.Fprintf(&b, "          <idle>-0       [000] d.s1.   %d.%06d: %s: %s\n", us/1e6, us%1e6, ev, fields)
+	}
+	const j0 = 4295000000
+	line(1_000_000, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=20] cpu=0 idx=20 flags=", j0+20))
+	for i := int64(1); i <= 10; i++ {
+		line(1_000_000+20_000*i+2, "timer_expire_entry", fmt.Sprintf("timer=ffff1 function=poll_fn now=%d baseclk=%d", j0+20*i, j0+20*i))
+		line(1_000_000+20_000*i+5, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=20] cpu=0 idx=20 flags=", j0+20*i+20))
+	}
+	path := filepath.Join(t.TempDir(), "rearm.txt")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := replayOnce(t, path, "")
+	var capture, model int64 = -1, -1
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 5 && f[0] == "timer:poll_fn" && f[1] == "re-arms" {
+			capture, _ = strconv.ParseInt(f[2], 10, 64)
+			model, _ = strconv.ParseInt(f[3], 10, 64)
+		}
+	}
+	if capture != 0 || model != 0 {
+		t.Errorf("re-arms: capture %d, model %d, want 0 and 0:\n%s", capture, model, out)
 	}
 }

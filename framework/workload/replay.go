@@ -44,6 +44,13 @@ type replayLoad struct {
 	hrExp map[*kernel.HRTimer]ktime.Time // each replayed hrtimer's hard expiry
 	wt    map[tkey]*kernel.WheelTimer
 	tasks map[[2]int]*replayTask
+	// expiredWheel marks the timer_list timers whose last operation in the
+	// capture is their expiry; a start of one of them that comes while the
+	// model's copy is still pending (it expires later in the model) waits
+	// in rearm for that expiry, so a callback's or work function's re-arm
+	// follows the expiry that caused it instead of re-arming a queued timer.
+	expiredWheel map[tkey]bool
+	rearm        map[*kernel.WheelTimer]wheelRearm
 
 	applied, skipped int64
 	lateness         replay.Hist // model expiry lateness of replayed hrtimers (ns)
@@ -53,6 +60,13 @@ type replayLoad struct {
 type tkey struct {
 	ptr uint64
 	fn  string
+}
+
+// wheelRearm is a start held until the model's copy of the timer expires:
+// mod_timer(jiffies + timeout) on cpu, as the capture made it.
+type wheelRearm struct {
+	cpu     int
+	timeout uint64
 }
 
 // item is one thing to do at a capture time: a classified timer operation
@@ -174,6 +188,7 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.f = f
 	w.cls = replay.NewClassifier(replay.Options{})
 	w.hr, w.wt, w.tasks = map[tkey]*kernel.HRTimer{}, map[tkey]*kernel.WheelTimer{}, map[[2]int]*replayTask{}
+	w.expiredWheel, w.rearm = map[tkey]bool{}, map[*kernel.WheelTimer]wheelRearm{}
 	w.hrExp = map[*kernel.HRTimer]ktime.Time{}
 	if w.tasksOn {
 		for _, ti := range w.cap.Tasks {
@@ -248,6 +263,12 @@ func (w *replayLoad) wheelTimer(ptr uint64, fn, flags string) *kernel.WheelTimer
 	}
 	// A period only tickemu's own trace shows (Capture.WheelPeriods).
 	t := w.k.NewWheelTimer(fn, fl, w.wheelCost, uint64(w.cap.WheelPeriods[fn]), nil)
+	t.Callback = func(c *kernel.CPU, now ktime.Time) {
+		if r, ok := w.rearm[t]; ok {
+			delete(w.rearm, t)
+			w.k.ModTimer(r.cpu, now, t, w.k.Jiffies()+r.timeout)
+		}
+	}
 	w.wt[key] = t
 	return t
 }
@@ -317,12 +338,21 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 		}
 		return
 	}
+	if op.Kind == replay.OpExpire && op.Wheel {
+		w.expiredWheel[tkey{op.Timer, op.Function}] = true
+	}
 	if op.Kind == replay.OpTickStop || op.Kind == replay.OpExpire || (!op.Wheel && w.cap.IsTick(op.Function)) {
 		return // the model's own tick and expiries
 	}
 	w.applied++
 	if op.Wheel {
-		t := w.wt[tkey{op.Timer, op.Function}]
+		key := tkey{op.Timer, op.Function}
+		t := w.wt[key]
+		expired := w.expiredWheel[key]
+		delete(w.expiredWheel, key)
+		if t != nil {
+			delete(w.rearm, t) // this operation supersedes a held one
+		}
 		switch op.Kind {
 		case replay.OpStart:
 			t = w.wheelTimer(op.Timer, op.Function, op.Flags)
@@ -333,6 +363,10 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 			timeout := int64(1)
 			if op.HasTimeout {
 				timeout = max(op.Timeout, 0)
+			}
+			if expired && t.Pending() {
+				w.rearm[t] = wheelRearm{cpu, uint64(timeout)}
+				return
 			}
 			k.ModTimer(cpu, now, t, k.Jiffies()+uint64(timeout))
 		case replay.OpCancel:
