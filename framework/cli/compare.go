@@ -185,6 +185,9 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		}
 		exp.ConfigHashes = append(exp.ConfigHashes, h)
 	}
+	if !loadsSomewhere(stderr, grid, load) {
+		return 2
+	}
 	if em.target != "" {
 		return em.write(stdout, stderr, fs, set, file, grid)
 	}
@@ -290,6 +293,34 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return signalStatus(s)
 	}
 	return status
+}
+
+// loadsSomewhere loads every variant at every sweep point (the first seed)
+// before anything runs or a cluster job is written. When none loads, every
+// run would fail on a configuration error: it prints each distinct error
+// once and reports false. Otherwise the runs go ahead; those that fail are
+// reported with the others' results.
+func loadsSomewhere(stderr io.Writer, g experiment.Grid, load func(experiment.Cell) (*config.Spec, error)) bool {
+	var errs []*experiment.DiagError
+	for v := range g.Variants {
+		for p := range g.Points() {
+			_, err := load(g.Cell(g.Index(v, p, 0)))
+			var de *experiment.DiagError
+			if !errors.As(err, &de) {
+				return true // it loads (or fails later, in the run)
+			}
+			errs = append(errs, de)
+		}
+	}
+	shown := map[string]bool{}
+	for _, de := range errs {
+		if !shown[de.Error()] {
+			shown[de.Error()] = true
+			config.WriteDiagnostics(stderr, de.Diags, de.Files, false)
+		}
+	}
+	fmt.Fprintf(stderr, "tickemu: no variant loads at any sweep point (%d variants × %d points): nothing was run\n", len(g.Variants), len(g.Points()))
+	return false
 }
 
 // writeComparison writes a comparison in one of compare's formats.
