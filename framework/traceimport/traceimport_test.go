@@ -524,3 +524,17 @@ func TestBabeltraceStringRunsOn(t *testing.T) {
 		}
 	}
 }
+
+// A trace whose metadata has no env.hostname (lttng-modules 2.0's) gets no
+// host column from babeltrace.
+func TestBabeltraceNoHost(t *testing.T) {
+	text := "[08:36:01.212724539] (+0.000003300) hrtimer_cancel: { cpu_id = 1 }, { hrtimer = 3253852144 }\n" +
+		"[08:36:01.212727339] hrtimer_expire_entry: { cpu_id = 1 }, { hrtimer = 3253852144, now = 7633690007089, function = 3221663248 }\n"
+	ev, err := readAll(t, NewBabeltrace(strings.NewReader(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev) != 2 || ev[0].Kind != HRCancel || ev[1].Kind != HRExpireEntry || ev[1].Function != "0xc006ae10" {
+		t.Fatalf("%+v", ev)
+	}
+}
