@@ -3,6 +3,7 @@ package lapic
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/clockmath"
@@ -210,16 +211,15 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 	return r
 }
 
-// mulAdd returns a*b+c and whether it overflowed 64 bits.
+// mulAdd returns a*b+c and whether it overflowed 64 bits (a 128-bit
+// product and a carry: no division on the per-write path).
 func mulAdd(a, b, c uint64) (uint64, bool) {
-	if a != 0 && b > math.MaxUint64/a {
+	hi, lo := bits.Mul64(a, b)
+	sum, carry := bits.Add64(lo, c, 0)
+	if hi != 0 || carry != 0 {
 		return 0, true
 	}
-	m := a * b
-	if m > math.MaxUint64-c {
-		return 0, true
-	}
-	return m + c, false
+	return sum, false
 }
 
 // SetState is lapic_timer_shutdown() (shutdown, detached, oneshot_stopped),
