@@ -77,6 +77,7 @@ type Queue struct {
 	// same nears the limit (nothing is recorded before that).
 	same   uint64
 	limit  uint64
+	warnAt uint64 // same beyond it: nearLimit (limit - livelockWindow)
 	recent []string
 	// poll, when set, is called by RunUntil every PollEvents events (the
 	// host's wall-clock bound and interrupts); it may Stop the queue.
@@ -109,7 +110,12 @@ const DefaultLivelockLimit = 1 << 20
 const livelockWindow = 64
 
 // SetLivelockLimit sets the watchdog's limit; 0 restores the default.
-func (q *Queue) SetLivelockLimit(n uint64) { q.limit = n }
+func (q *Queue) SetLivelockLimit(n uint64) {
+	q.limit, q.warnAt = n, 0
+	if n > livelockWindow {
+		q.warnAt = n - livelockWindow
+	}
+}
 
 // The limit is DefaultLivelockLimit until set: nearLimit sets it on first
 // use, which keeps the zero Queue ready to use and watch a single compare.
@@ -144,13 +150,21 @@ func (e *LivelockError) Error() string {
 }
 
 // watch counts e, about to fire, and panics with a LivelockError when it is
-// one event too many at the current instant.
+// one event too many at the current instant. Step inlines the test of
+// whether time advanced.
 func (q *Queue) watch(e *Event) {
 	if e.at != q.now || q.pops == 0 {
 		q.same = 0
 		return
 	}
-	if q.same++; q.same+livelockWindow > q.limit {
+	q.sameInstant(e)
+}
+
+// sameInstant counts e, about to fire at the instant of the last event.
+//
+//go:noinline
+func (q *Queue) sameInstant(e *Event) {
+	if q.same++; q.same > q.warnAt {
 		q.nearLimit(e)
 	}
 }
@@ -159,7 +173,9 @@ func (q *Queue) watch(e *Event) {
 // watch.
 func (q *Queue) nearLimit(e *Event) {
 	if q.limit == 0 {
-		q.limit = DefaultLivelockLimit
+		q.SetLivelockLimit(DefaultLivelockLimit)
+	}
+	if q.same+livelockWindow <= q.limit {
 		return
 	}
 	if q.same+livelockWindow == q.limit+1 {
