@@ -10,12 +10,18 @@ import (
 // overriding the schema defaults.
 func newWheel(t testing.TB, hz, cpus int, kv ...string) *Wheel {
 	t.Helper()
+	return newWheelSetup(t, sdk.Setup{CPUs: cpus, HZ: hz, Seed: 1}, kv...)
+}
+
+// newWheelSetup is newWheel on machine s.
+func newWheelSetup(t testing.TB, s sdk.Setup, kv ...string) *Wheel {
+	t.Helper()
 	w := New().(*Wheel)
 	cfg := sdk.Config{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		cfg[kv[i]] = kv[i+1]
 	}
-	if d := w.Configure(sdk.Setup{CPUs: cpus, HZ: hz, Seed: 1}, cfg); d.HasErrors() {
+	if d := w.Configure(s, cfg); d.HasErrors() {
 		t.Fatalf("Configure(%v) = %v", kv, d)
 	}
 	return w

@@ -23,6 +23,24 @@ const nextTimerMaxDelta = 1<<30 - 1
 type Wheel struct {
 	c   *common
 	eng engine
+	// gen counts the calls that change any base (ModTimer, DelTimer,
+	// RunTimers, ExpireRemote); next caches each CPU's last
+	// NextTimerInterrupt answer as a repeat of it would give: with the
+	// levels layout a second call at the same jiffies with no change in
+	// between recalculates nothing (the first stored next_expiry and
+	// moved the clocks) and answers the same at no cost. The idle entries
+	// of a CPU woken more often than the tick ask it so.
+	gen  uint64
+	next []nextCache
+}
+
+// nextCache is a CPU's last NextTimerInterrupt: at jiffies with gen, and
+// the answer a repeat gets.
+type nextCache struct {
+	valid   bool
+	jiffies uint64
+	gen     uint64
+	res     sdk.NextTimerResult
 }
 
 // engine is one wheel layout. Every method works on the state in common and
@@ -81,11 +99,15 @@ func (w *Wheel) Configure(s sdk.Setup, cfg sdk.Config) sdk.Diagnostics {
 	}
 	c := &common{opt: opt, timers: newTimerSet(), stats: make([]cpuStats, s.CPUs)}
 	w.c = c
+	w.gen, w.next = 0, nil
 	switch opt.layout {
 	case LayoutCascade:
+		// Its scan may run again on a repeat (a cached next_timer still
+		// behind timer_jiffies): no cache.
 		w.eng = newCascadeWheel(c, s.CPUs)
 	default:
 		w.eng = newLevelWheel(c, s.CPUs, s.HZ)
+		w.next = make([]nextCache, s.CPUs)
 	}
 	return diags
 }
@@ -97,6 +119,7 @@ func (w *Wheel) Configure(s sdk.Setup, cfg sdk.Config) sdk.Diagnostics {
 // early, never late (as the kernel's next_expiry after a dequeue).
 func (w *Wheel) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) sdk.WheelOpResult {
 	w.checkCPU(cpu)
+	w.gen++
 	m := &w.c.m
 	*m = meter{}
 	was := w.eng.modTimer(cpu, jiffies, t, m)
@@ -127,6 +150,7 @@ func (c *common) targetCPU(cpu int, t sdk.WheelTimer) int {
 // call expires nothing.
 func (w *Wheel) ExpireRemote(cpu int, jiffies uint64) sdk.RunTimersResult {
 	w.checkCPU(cpu)
+	w.gen++
 	c := w.c
 	r := &c.r
 	*r = run{cpu: cpu, jiffies: jiffies, expired: r.expired[:0]}
@@ -148,6 +172,7 @@ func (w *Wheel) ExpireRemote(cpu int, jiffies uint64) sdk.RunTimersResult {
 // whichever CPU holds it; the returned State is cpu's.
 func (w *Wheel) DelTimer(cpu int, jiffies uint64, id sdk.TimerID) sdk.WheelOpResult {
 	w.checkCPU(cpu)
+	w.gen++
 	m := &w.c.m
 	*m = meter{}
 	was := w.eng.delTimer(cpu, jiffies, id, m)
@@ -161,6 +186,7 @@ func (w *Wheel) DelTimer(cpu int, jiffies uint64, id sdk.TimerID) sdk.WheelOpRes
 // included.
 func (w *Wheel) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
 	w.checkCPU(cpu)
+	w.gen++
 	c := w.c
 	r := &c.r
 	*r = run{cpu: cpu, jiffies: jiffies, expired: r.expired[:0]}
@@ -188,10 +214,21 @@ func (w *Wheel) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
 // (the 3.10 form; the host converts to ns as 4.2+ does with basem).
 func (w *Wheel) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult {
 	w.checkCPU(cpu)
+	if w.next != nil {
+		if nc := &w.next[cpu]; nc.valid && nc.jiffies == jiffies && nc.gen == w.gen {
+			return nc.res
+		}
+	}
 	m := &w.c.m
 	*m = meter{}
 	next := w.eng.nextTimerInterrupt(cpu, jiffies, m)
-	return sdk.NextTimerResult{Next: next, Cost: m.ns(), State: w.eng.state(cpu)}
+	r := sdk.NextTimerResult{Next: next, Cost: m.ns(), State: w.eng.state(cpu)}
+	if w.next != nil {
+		rep := r
+		rep.Cost = 0 // levelWheel.nextOfBase charges only a recalculation
+		w.next[cpu] = nextCache{valid: true, jiffies: jiffies, gen: w.gen, res: rep}
+	}
+	return r
 }
 
 // counterNames lists the per-CPU counters in report order.
