@@ -5,6 +5,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -373,6 +374,16 @@ func (a *entry) less(b *entry) bool {
 	return a.at < b.at || a.at == b.at && a.seq < b.seq
 }
 
+// lessBit is less as 1 or 0 without a branch: the borrow of the 128-bit
+// subtraction (at, seq) - (b.at, b.seq), at's sign bit flipped so that it
+// orders as unsigned. Picking a heap node's smallest child with it is
+// arithmetic, not three unpredictable branches per level.
+func (a *entry) lessBit(b *entry) uint64 {
+	_, borrow := bits.Sub64(a.seq, b.seq, 0)
+	_, borrow = bits.Sub64(uint64(a.at)^1<<63, uint64(b.at)^1<<63, borrow)
+	return borrow
+}
+
 // heap4 is a 4-ary min-heap of entries; each entry's event knows its index.
 type heap4 []entry
 
@@ -433,9 +444,16 @@ func (h heap4) down(i0 int) bool {
 			break
 		}
 		m := c
-		for k, end := c+1, min(c+arity, n); k < end; k++ {
-			if h[k].less(&h[m]) {
-				m = k
+		if c+arity <= n {
+			// All four children: a tournament of conditional moves.
+			a := c + int(h[c+1].lessBit(&h[c]))
+			b := c + 2 + int(h[c+3].lessBit(&h[c+2]))
+			m = a ^ (a^b)&-int(h[b].lessBit(&h[a]))
+		} else {
+			for k := c + 1; k < n; k++ {
+				if h[k].less(&h[m]) {
+					m = k
+				}
 			}
 		}
 		if !h[m].less(&x) {
