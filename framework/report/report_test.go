@@ -96,11 +96,26 @@ func render(t *testing.T, c *experiment.Comparison) []byte {
 // byte. Regenerate with go test ./framework/report -run TestSweepGolden
 // -update, and look at the page in a browser before committing it.
 func TestSweepGolden(t *testing.T) {
-	got := render(t, sweepComparison(sweep("hz", "hz", "100", "250", "1000"), sweep("wheel.catchup", "catchup", "per_jiffy", "next_expiry")))
-	if again := render(t, sweepComparison(sweep("hz", "hz", "100", "250", "1000"), sweep("wheel.catchup", "catchup", "per_jiffy", "next_expiry"))); !bytes.Equal(got, again) {
+	golden(t, "sweep.html", func() *experiment.Comparison {
+		return sweepComparison(sweep("hz", "hz", "100", "250", "1000"), sweep("wheel.catchup", "catchup", "per_jiffy", "next_expiry"))
+	})
+}
+
+// TestCompareGolden: the report of the same variants without sweeps is
+// testdata/compare.html byte for byte (-update rewrites it).
+func TestCompareGolden(t *testing.T) {
+	golden(t, "compare.html", func() *experiment.Comparison { return sweepComparison() })
+}
+
+// golden compares the report of mk() with testdata/name, and checks that
+// two reports of the same comparison are the same bytes.
+func golden(t *testing.T, name string, mk func() *experiment.Comparison) {
+	t.Helper()
+	got := render(t, mk())
+	if again := render(t, mk()); !bytes.Equal(got, again) {
 		t.Fatal("two reports of the same comparison differ")
 	}
-	path := filepath.Join("testdata", "sweep.html")
+	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
