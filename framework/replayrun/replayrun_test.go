@@ -26,6 +26,7 @@ var captures = []string{
 	"../replay/testdata/captures/kernel-doc-wakeup-rt-events.txt",
 	"../replay/testdata/captures/lkml-nohz-tick-stop-6.11.txt",
 	"../replay/testdata/captures/lttng-bug446190-3.10.txt",
+	"../replay/testdata/captures/lttng-scp-vm-3.6.txt",
 	"../workload/testdata/replay-small.txt",
 	"../traceimport/testdata/babeltrace.txt",
 }
@@ -35,6 +36,7 @@ var captures = []string{
 // --kernel-version`), into NAME.kVERSION.golden.
 var versioned = []struct{ capture, version string }{
 	{"../replay/testdata/captures/lttng-bug446190-3.10.txt", "3.10"},
+	{"../replay/testdata/captures/lttng-scp-vm-3.6.txt", "3.10"}, // 3.10: the oldest release modelled
 }
 
 // TestGolden replays every committed capture with the default machine and
