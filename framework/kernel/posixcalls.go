@@ -177,7 +177,15 @@ func runPosixCall[A Action](t *Task, now ktime.Time, a A, d *posixCall[A]) {
 
 // timerOf is the caller's timer id, nil for an id it does not have (EINVAL).
 func (t *Task) timerOf(id int) (*PosixTimer, Errno) {
-	if pt := t.Proc.timers[id]; pt != nil {
+	p := t.Proc
+	// The last timer looked up first (a handler calls timer_getoverrun()
+	// and timer_settime() on its one timer): ids are never reused and a
+	// deleted timer is no longer valid, so a hit is what the map holds.
+	if pt := p.lastTimer; pt != nil && pt.ID == id && pt.valid {
+		return pt, 0
+	}
+	if pt := p.timers[id]; pt != nil {
+		p.lastTimer = pt
 		return pt, 0
 	}
 	return nil, EINVAL

@@ -101,6 +101,8 @@ type Process struct {
 	// cpuTimers counts the CPU-time clock timers in timers: the tick's
 	// check (runCPUTimers) has nothing to look at without one.
 	cpuTimers int
+	// lastTimer is the timer timerOf found last (a cache of timers).
+	lastTimer *PosixTimer
 	// nextTimerID is signal->next_posix_timer_id: ids count up from 0.
 	nextTimerID int
 	itimers     [3]*itimer
