@@ -264,3 +264,45 @@ func TestRearmFollowsExpiry(t *testing.T) {
 		t.Errorf("re-arms: capture %d, model %d, want 0 and 0:\n%s", capture, model, out)
 	}
 }
+
+// TestSelfRearmEarlyExpiry replays a timer_list timer whose callback
+// re-arms it for the next jiffy, in a capture whose timer softirq ran 60 us
+// after each tick (a VM) and whose CPU went idle at +30 us: the model expires
+// it 2 us after its tick, and its callback re-arms it at once as the real
+// one did, instead of leaving the CPU with no timer until the replayed
+// re-arm at +60 us, so the 3.10 tick is not stopped at +30 us and armed far
+// ahead.
+func TestSelfRearmEarlyExpiry(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# tracer: nop\n#\n# entries-in-buffer/entries-written: 101/101   #P:1\n")
+	line := func(us int64, ev, fields string) {
+		fmt.Fprintf(&b, "          <idle>-0       [000] d.s1.   %d.%06d: %s: %s\n", us/1e6, us%1e6, ev, fields)
+	}
+	const j0 = 4295000000
+	line(1_000_000, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=1]", j0+1))
+	for i := int64(1); i <= 50; i++ {
+		// A task runs 10-30 us after the tick: the CPU goes idle before the re-arm.
+		line(1_000_000+1_000*i+10, "sched_switch", "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=poller next_pid=100 next_prio=120")
+		line(1_000_000+1_000*i+30, "sched_switch", "prev_comm=poller prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120")
+		line(1_000_000+1_000*i+60, "timer_expire_entry", fmt.Sprintf("timer=ffff1 function=poll_fn now=%d", j0+i))
+		line(1_000_000+1_000*i+61, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=1]", j0+i+1))
+	}
+	path := filepath.Join(t.TempDir(), "self.txt")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := replayOnce(t, path, "3.10")
+	far := int64(-1)
+	for _, l := range strings.Split(string(out), "\n") {
+		// "tick arms > 1 tick ahead  n/a  N": the capture has no clock offset.
+		if f := strings.Fields(l); len(f) == 8 && strings.Join(f[:6], " ") == "tick arms > 1 tick ahead" {
+			far, _ = strconv.ParseInt(f[7], 10, 64)
+		}
+	}
+	if far < 0 || far > 1 {
+		t.Errorf("model tick arms > 1 tick ahead: %d, want at most 1:\n%s", far, out)
+	}
+	if !strings.Contains(string(out), "timer:poll_fn re-arms                  0             0") {
+		t.Errorf("re-arms differ:\n%s", out)
+	}
+}

@@ -51,6 +51,15 @@ type replayLoad struct {
 	// follows the expiry that caused it instead of re-arming a queued timer.
 	expiredWheel map[tkey]bool
 	rearm        map[*kernel.WheelTimer]wheelRearm
+	// For the callbacks that re-arm their own timer (Capture.SelfRearm):
+	// when the model expires one before the capture does, its callback
+	// re-arms it at once with the timeout of its last start (wheelTimeout),
+	// as the real callback did, and selfArmed marks it so the capture's own
+	// re-arm, replayed later, is not applied a second time (wheelExp is the
+	// expiry last asked for).
+	selfArmed    map[*kernel.WheelTimer]bool
+	wheelTimeout map[*kernel.WheelTimer]uint64
+	wheelExp     map[*kernel.WheelTimer]uint64
 
 	applied, skipped int64
 	lateness         replay.Hist // model expiry lateness of replayed hrtimers (ns)
@@ -189,6 +198,7 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.cls = replay.NewClassifier(replay.Options{})
 	w.hr, w.wt, w.tasks = map[tkey]*kernel.HRTimer{}, map[tkey]*kernel.WheelTimer{}, map[[2]int]*replayTask{}
 	w.expiredWheel, w.rearm = map[tkey]bool{}, map[*kernel.WheelTimer]wheelRearm{}
+	w.selfArmed, w.wheelTimeout, w.wheelExp = map[*kernel.WheelTimer]bool{}, map[*kernel.WheelTimer]uint64{}, map[*kernel.WheelTimer]uint64{}
 	w.hrExp = map[*kernel.HRTimer]ktime.Time{}
 	if w.tasksOn {
 		for _, ti := range w.cap.Tasks {
@@ -266,7 +276,12 @@ func (w *replayLoad) wheelTimer(ptr uint64, fn, flags string) *kernel.WheelTimer
 	t.Callback = func(c *kernel.CPU, now ktime.Time) {
 		if r, ok := w.rearm[t]; ok {
 			delete(w.rearm, t)
-			w.k.ModTimer(r.cpu, now, t, w.k.Jiffies()+r.timeout)
+			w.modTimer(r.cpu, now, t, r.timeout)
+			return
+		}
+		if to, ok := w.wheelTimeout[t]; ok && w.cap.SelfRearm[fn] && !w.expiredWheel[key] {
+			w.modTimer(c.ID(), now, t, to)
+			w.selfArmed[t] = true
 		}
 	}
 	w.wt[key] = t
@@ -364,13 +379,19 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 			if op.HasTimeout {
 				timeout = max(op.Timeout, 0)
 			}
-			if expired && t.Pending() {
+			if w.selfArmed[t] {
+				delete(w.selfArmed, t)
+				if t.Pending() && w.wheelExp[t] == k.Jiffies()+uint64(timeout) {
+					return // the model's callback made this re-arm already
+				}
+			} else if expired && t.Pending() {
 				w.rearm[t] = wheelRearm{cpu, uint64(timeout)}
 				return
 			}
-			k.ModTimer(cpu, now, t, k.Jiffies()+uint64(timeout))
+			w.modTimer(cpu, now, t, uint64(timeout))
 		case replay.OpCancel:
 			if t != nil {
+				delete(w.selfArmed, t)
 				k.DelTimer(op.CPU, now, t)
 			}
 		}
@@ -404,6 +425,14 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 			k.CancelHRTimer(op.CPU, now, t)
 		}
 	}
+}
+
+// modTimer is mod_timer(t, jiffies + timeout) on cpu, remembered for the
+// callback's own re-arm.
+func (w *replayLoad) modTimer(cpu int, now ktime.Time, t *kernel.WheelTimer, timeout uint64) {
+	w.wheelTimeout[t] = timeout
+	w.wheelExp[t] = w.k.Jiffies() + timeout
+	w.k.ModTimer(cpu, now, t, w.wheelExp[t])
 }
 
 // parseMode reads hrtimer_start's mode ("ABS|PINNED|HARD") as an absolute
