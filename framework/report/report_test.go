@@ -107,7 +107,7 @@ func TestCompareGolden(t *testing.T) {
 	golden(t, "compare.html", func() *experiment.Comparison { return sweepComparison() })
 }
 
-// golden compares the report of mk() with testdata/name, and checks that
+// golden compares the report of mk() with the golden file of that name under testdata, and checks that
 // two reports of the same comparison are the same bytes.
 func golden(t *testing.T, name string, mk func() *experiment.Comparison) {
 	t.Helper()
