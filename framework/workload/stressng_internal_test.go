@@ -139,3 +139,49 @@ func TestInstanceCPUs(t *testing.T) {
 		}
 	}
 }
+
+// TestStressNgTimerProcReadPerInstance: each instance reads /proc/self/timers
+// at its own 65536th bogo op (stress_bogo_get(s_args) is the instance's
+// counter), not when the sum over all instances reaches a multiple of 65536.
+func TestStressNgTimerProcReadPerInstance(t *testing.T) {
+	w := newOfType(t, "stress_ng_timer", "instances = 2\n", kernel.Machine{CPUs: 2, HZ: 1000}).(*stressNgTimer)
+	// A signal starts the handler afresh: Sigaction's Handler gives its
+	// program from the first step, as the host calls it per delivery.
+	var handlers [2]func(*kernel.Task, kernel.SigInfo) kernel.Program
+	for i := range handlers {
+		p := w.program()
+		p.Next(nil, kernel.Result{}) // sigprocmask
+		sa := p.Next(nil, kernel.Result{}).(kernel.Sigaction)
+		p.Next(nil, kernel.Result{})                  // timer_create
+		p.Next(nil, kernel.Result{Ret: int64(i + 1)}) // timer_settime
+		handlers[i] = sa.Handler
+	}
+	// run is one handler run of instance i; it reports whether it read /proc.
+	run := func(i int) bool {
+		h := handlers[i](nil, kernel.SigInfo{})
+		h.Next(nil, kernel.Result{}) // sigpending()
+		read := false
+		for {
+			a := h.Next(nil, kernel.Result{})
+			if s, ok := a.(kernel.Syscall); ok && s.Name == "read" {
+				read = true
+			}
+			if _, ok := a.(kernel.Return); ok {
+				return read
+			}
+		}
+	}
+	var reads [2][]int
+	for op := 1; op <= 65536; op++ {
+		for i := range handlers {
+			if run(i) {
+				reads[i] = append(reads[i], op)
+			}
+		}
+	}
+	for i, r := range reads {
+		if len(r) != 1 || r[0] != 65536 {
+			t.Errorf("instance %d read /proc/self/timers at its ops %v, want only at its 65536th", i, r)
+		}
+	}
+}
