@@ -17,15 +17,23 @@ import (
 // the hot path free of allocations.
 //
 // Invariant: index is the event's position in the heap far says (the queue's
-// near or far heap), or -1 when it is not queued (also while it fires: see
-// Queue.firing). Only Queue writes at, index and far.
+// near or far heap) when it heads a chain, chained when it follows another
+// event of the same time in one (prev, next), or -1 when it is not queued
+// (also while it fires: see Queue.firing). Only Queue writes the fields
+// after Name.
 type Event struct {
-	Fire  func(now ktime.Time) // called when the event is popped
-	Name  string               // for invariant panics and debugging only
-	at    ktime.Time
-	index int
-	far   bool
+	Fire       func(now ktime.Time) // called when the event is popped
+	Name       string               // for invariant panics and debugging only
+	at         ktime.Time
+	seq        uint64
+	index      int
+	far        bool
+	prev, next *Event
 }
+
+// chained is the index of a queued event that is not a heap entry but
+// follows the head of its chain.
+const chained = -2
 
 // NewEvent returns an unqueued event that calls fire.
 func NewEvent(name string, fire func(now ktime.Time)) *Event {
@@ -33,7 +41,7 @@ func NewEvent(name string, fire func(now ktime.Time)) *Event {
 }
 
 // Queued reports whether e is waiting in a queue.
-func (e *Event) Queued() bool { return e.index >= 0 }
+func (e *Event) Queued() bool { return e.index != -1 }
 
 // When returns the time e is queued for; only meaningful while Queued.
 func (e *Event) When() ktime.Time { return e.at }
@@ -51,6 +59,17 @@ func (e *Event) When() ktime.Time { return e.at }
 // or cancelled; the earliest event is the smaller of the two roots, so the
 // split changes no order, only the cost.
 //
+// Events of one time form chains: an event scheduled for the time of the
+// last event appended for that time (tails, by a hash of the time) follows
+// it instead of entering a heap. Its sequence number is the largest so far,
+// so a chain is in (time, sequence) order, and every newer event of that
+// time joins the chain until another head for the time is created (tails
+// only ever holds the newest); the head's key is the smallest of its
+// chain and below every other heap entry's of that time, so when it fires,
+// its successor takes its slot without a sift. CPUs stepping in lockstep
+// (every CPU's interrupt at the same nanosecond) then cost O(1) per event
+// instead of a sift past every other CPU's event of that instant.
+//
 // Each heap holds every event's key next to its pointer, so sifting compares
 // without dereferencing events, and is 4-ary (half the levels of a binary
 // heap; a node's children share a cache line or two). The event being fired
@@ -60,6 +79,10 @@ func (e *Event) When() ktime.Time { return e.at }
 type Queue struct {
 	near, far heap4
 	seq       uint64
+	n         int // queued events, chained ones included
+	// tails[tailSlot(t)] is the last event appended for time t, if it is
+	// still queued and still at t: where the next event for t is chained.
+	tails [tailSlots]*Event
 	// firing: the root of this heap is the event being fired, logically
 	// no longer queued (its index is -1) until it is scheduled again or
 	// Step removes it. Every other entry's key is larger than the root's,
@@ -71,8 +94,10 @@ type Queue struct {
 	// stopped ends RunUntil after the event being fired (Stop).
 	stopped bool
 	// nearSpan, when not zero, replaces NearSpan (tests exercise both heaps
-	// with small times).
+	// with small times); bigRekey, when smallHeap, makes every re-arm of the
+	// firing event look for a chain (tests exercise both paths).
 	nearSpan ktime.Time
+	bigRekey int
 	// The progress watchdog: same counts the events fired at now since the
 	// clock last advanced; recent holds the names of the last of them once
 	// same nears the limit (nothing is recorded before that).
@@ -228,12 +253,25 @@ type entry struct {
 const arity = 4
 
 // Len is the number of queued events.
-func (q *Queue) Len() int {
-	n := len(q.near) + len(q.far)
-	if q.firing != nil {
-		n--
+func (q *Queue) Len() int { return q.n }
+
+// smallHeap is the size up to which re-keying a heap's root is cheaper than
+// looking up a chain to join.
+const smallHeap = 8
+
+// tailSlots is the size of Queue.tails: more than the distinct instants a
+// machine's events crowd at.
+const tailSlots = 64
+
+// tailSlot hashes a time into Queue.tails (Fibonacci hashing).
+func tailSlot(at ktime.Time) int { return int(uint64(at) * 0x9e3779b97f4a7c15 >> 58) }
+
+// tailFor is the event a new event at at is chained after, or nil.
+func (q *Queue) tailFor(at ktime.Time) *Event {
+	if t := q.tails[tailSlot(at)]; t != nil && t.index != -1 && t.at == at {
+		return t
 	}
-	return n
+	return nil
 }
 
 // Pops is the number of events fired so far.
@@ -254,45 +292,113 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 		panic(fmt.Sprintf("sim: event %q scheduled in the past: at=%v now=%v", e.Name, at, q.now))
 	}
 	q.seq++
-	e.at = at
-	ent := entry{at, q.seq, e}
 	span := NearSpan
 	if q.nearSpan != 0 {
 		span = q.nearSpan
 	}
 	far := at-q.now >= span
-	if i := e.index; i >= 0 {
-		h := q.heapOf(e)
-		if e.far == far {
+	ent := entry{at, q.seq, e}
+	if f := q.firing; f != nil && (*f)[0].e == e && e.far == far && len(*f) <= smallHeap-q.bigRekey {
+		// The firing event re-arms itself in a small heap: re-keying the
+		// root costs less than looking for a chain. It is the newest event
+		// of its time, so it heads any later ones.
+		q.firing = nil
+		q.n++
+		e.at, e.seq, e.index = at, q.seq, 0
+		(*f)[0] = ent
+		f.down(0)
+		q.tails[tailSlot(at)] = e
+		return
+	}
+	tail := q.tailFor(at)
+	if tail == nil || tail == e {
+		if i := e.index; i >= 0 && e.next == nil && e.far == far {
+			// A lone head moves within its heap: re-key it.
+			q.dropTail(e)
+			e.at, e.seq = at, q.seq
+			h := q.heapOf(e)
 			(*h)[i] = ent
 			h.fix(i)
+			q.tails[tailSlot(at)] = e
 			return
 		}
-		e.index = -1
-		h.removeAt(i)
-	} else if f := q.firing; f != nil && (*f)[0].e == e {
-		q.firing = nil
-		if e.far == far {
+		if f := q.firing; f != nil && (*f)[0].e == e && e.far == far {
 			// The firing event re-arms itself in its heap: re-key the root.
-			e.index = 0
+			q.firing = nil
+			q.n++
+			e.at, e.seq, e.index = at, q.seq, 0
 			(*f)[0] = ent
 			f.down(0)
+			q.tails[tailSlot(at)] = e
 			return
 		}
+	}
+	if e.index != -1 {
+		q.unlink(e)
+		if tail == e {
+			tail = q.tailFor(at) // e was its time's tail: its predecessor is now
+		}
+	} else if f := q.firing; f != nil && (*f)[0].e == e {
+		q.firing = nil
 		f.removeAt(0)
 	}
-	e.far = far
-	q.heapOf(e).push(ent)
+	q.insert(e, at, q.seq, tail)
+}
+
+// insert queues the unqueued e at (at, seq): after tail in its chain, or as
+// a new head.
+func (q *Queue) insert(e *Event, at ktime.Time, seq uint64, tail *Event) {
+	q.n++
+	e.at, e.seq, e.next = at, seq, nil
+	q.tails[tailSlot(at)] = e
+	if tail != nil {
+		e.prev, e.index = tail, chained
+		tail.next = e
+		return
+	}
+	span := NearSpan
+	if q.nearSpan != 0 {
+		span = q.nearSpan
+	}
+	e.prev, e.far = nil, at-q.now >= span
+	q.heapOf(e).push(entry{at, seq, e})
+}
+
+// dropTail forgets e as the tail of its time before it leaves its place.
+func (q *Queue) dropTail(e *Event) {
+	if sl := &q.tails[tailSlot(e.at)]; *sl == e {
+		*sl = e.prev // the chain's tail now, or nil with e the head
+	}
+}
+
+// unlink takes the queued e out of its chain or heap.
+func (q *Queue) unlink(e *Event) {
+	q.n--
+	q.dropTail(e)
+	if e.index == chained {
+		e.prev.next = e.next
+		if e.next != nil {
+			e.next.prev = e.prev
+		}
+	} else if s := e.next; s != nil {
+		// A head leaves: its successor heads the chain in its slot.
+		h, i := q.heapOf(e), e.index
+		s.prev, s.index, s.far = nil, i, e.far
+		(*h)[i] = entry{s.at, s.seq, s}
+		h.fix(i)
+	} else {
+		i := e.index
+		e.index = -1
+		q.heapOf(e).removeAt(i)
+	}
+	e.index, e.prev, e.next = -1, nil, nil
 }
 
 // Cancel removes e from the queue if it is queued.
 func (q *Queue) Cancel(e *Event) {
-	i := e.index
-	if i < 0 {
-		return
+	if e.index != -1 {
+		q.unlink(e)
 	}
-	e.index = -1
-	q.heapOf(e).removeAt(i)
 }
 
 // peek is the earliest key of h, skipping its root when that is firing.
@@ -344,10 +450,19 @@ func (q *Queue) Step(limit ktime.Time) bool {
 	}
 	e := s[0].e
 	q.watch(e)
-	e.index = -1
-	q.firing = h
 	q.now = e.at
 	q.pops++
+	q.n--
+	if succ := e.next; succ != nil {
+		// Its successor's key is the smallest left: it takes the root.
+		succ.prev, succ.index, succ.far = nil, 0, e.far
+		s[0] = entry{succ.at, succ.seq, succ}
+		e.index, e.next = -1, nil
+		e.Fire(e.at)
+		return true
+	}
+	e.index = -1
+	q.firing = h
 	e.Fire(e.at)
 	if q.firing != nil {
 		// Not re-armed: take it out now.

@@ -59,6 +59,9 @@ func FuzzQueueOrder(f *testing.F) {
 		var q Queue
 		if len(ops) > 0 {
 			q.nearSpan = ktime.Time(ops[0]%64) + 1
+			if ops[0]&64 != 0 {
+				q.bigRekey = smallHeap
+			}
 		}
 		type rec struct {
 			at  ktime.Time
@@ -172,6 +175,9 @@ func FuzzQueueWhileFiring(f *testing.F) {
 		}
 		var q Queue
 		q.nearSpan = ktime.Time(ops[0]%16) + 1 // both heaps in use
+		if ops[0]&16 != 0 {
+			q.bigRekey = smallHeap // every re-arm looks for a chain to join
+		}
 		type rec struct {
 			at  ktime.Time
 			seq int
@@ -253,4 +259,55 @@ func FuzzQueueWhileFiring(f *testing.F) {
 			t.Fatalf("queue empty with %d events left in the model", len(live))
 		}
 	})
+}
+
+// TestQueueChains checks events of one time in lockstep: chained in
+// scheduling order, a chain closed when another time with the same tails
+// slot takes the slot (the next event of the first time heads a new chain),
+// and the head, a middle event and the tail cancelled or moved.
+func TestQueueChains(t *testing.T) {
+	var q Queue
+	at := ktime.Time(1000)
+	other := at + 1 // a time sharing at's tails slot
+	for tailSlot(other) != tailSlot(at) {
+		other++
+	}
+	var got []string
+	ev := map[string]*Event{}
+	add := func(name string, when ktime.Time) {
+		e := ev[name]
+		if e == nil {
+			e = NewEvent(name, func(ktime.Time) { got = append(got, name) })
+			ev[name] = e
+		}
+		q.Schedule(e, when)
+	}
+	for _, n := range []string{"a1", "a2", "a3", "a4"} {
+		add(n, at)
+	}
+	add("o1", other) // takes the slot: a5 starts a new chain of at
+	add("a5", at)
+	add("a6", at)
+	q.Cancel(ev["a1"]) // a head: a2 heads the chain
+	q.Cancel(ev["a3"]) // a middle one
+	q.Cancel(ev["a6"]) // the tail of the newest chain: a7 follows a5
+	add("a7", at)
+	add("a2", at) // moved to the end of the time
+	add("e0", at-1)
+	if q.Len() != 6 {
+		t.Fatalf("Len = %d, want 6", q.Len())
+	}
+	q.RunUntil(ktime.Max)
+	want := []string{"e0", "a4", "a5", "a7", "a2", "o1"}
+	if at > other {
+		want = []string{"e0", "o1", "a4", "a5", "a7", "a2"}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("fired %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("fired %v, want %v", got, want)
+		}
+	}
 }
