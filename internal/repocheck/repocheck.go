@@ -39,9 +39,12 @@ type Problem struct {
 
 func (p Problem) String() string { return fmt.Sprintf("%s:%d: %q: %s", p.File, p.Line, p.Ref, p.Why) }
 
-// skipDirs are never scanned: VCS data, build output, fuzz corpora (random
+// skipDirs are never scanned, and a path into one is not a repository path:
+// VCS data, build output and the tests' screenshots (test-artifacts: written
+// while other packages' tests run, so whether a file is there yet depends on
+// the order the packages ran in). Fuzz corpora are skipped in Check (random
 // bytes, not prose).
-var skipDirs = []string{".git", "bin"}
+var skipDirs = []string{".git", "bin", "test-artifacts"}
 
 // outside matches references that leave the repository whatever the context:
 // the sibling directory the design notes live in, and absolute home or

@@ -39,6 +39,9 @@ func TestCheck(t *testing.T) {
 		"framework/x/testdata/t.hcl": {Data: []byte("# missing/file.md is not checked in testdata\n")},
 		".git/config":                {Data: []byte("[remote]\n\turl = " + work + "\n")}, // a clone's own metadata is not scanned
 		"configs/a.hcl":              {Data: []byte("# see docs/reference/gone.md and ./configs/a.hcl; run ./built-binary, not ./gone.md\n")},
+		// A test's output directory, half written: the cited screenshot is not there yet.
+		"test-artifacts/one.png": {Data: []byte("png")},
+		"cmd/t/r_test.go":        {Data: []byte("// The screenshot is kept in test-artifacts/two.png.\npackage t\n")},
 	}
 	problems, err := Check(fsys)
 	if err != nil {
