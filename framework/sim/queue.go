@@ -274,6 +274,20 @@ func (q *Queue) tailFor(at ktime.Time) *Event {
 	return nil
 }
 
+// rekeyFiring queues the firing event again, at the root of f (the heap it
+// fires from) with the key of ent: one sift down instead of a removal and an
+// insertion. It becomes its time's tail, so later events of that time chain
+// behind it.
+func (q *Queue) rekeyFiring(f *heap4, ent entry) {
+	e := ent.e
+	q.firing = nil
+	q.n++
+	e.at, e.seq, e.index = ent.at, ent.seq, 0
+	(*f)[0] = ent
+	f.down(0)
+	q.tails[tailSlot(ent.at)] = e
+}
+
 // Pops is the number of events fired so far.
 func (q *Queue) Pops() uint64 { return q.pops }
 
@@ -302,12 +316,7 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 		// The firing event re-arms itself in a small heap: re-keying the
 		// root costs less than looking for a chain. It is the newest event
 		// of its time, so it heads any later ones.
-		q.firing = nil
-		q.n++
-		e.at, e.seq, e.index = at, q.seq, 0
-		(*f)[0] = ent
-		f.down(0)
-		q.tails[tailSlot(at)] = e
+		q.rekeyFiring(f, ent)
 		return
 	}
 	tail := q.tailFor(at)
@@ -324,12 +333,7 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 		}
 		if f := q.firing; f != nil && (*f)[0].e == e && e.far == far {
 			// The firing event re-arms itself in its heap: re-key the root.
-			q.firing = nil
-			q.n++
-			e.at, e.seq, e.index = at, q.seq, 0
-			(*f)[0] = ent
-			f.down(0)
-			q.tails[tailSlot(at)] = e
+			q.rekeyFiring(f, ent)
 			return
 		}
 	}
