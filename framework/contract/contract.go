@@ -242,17 +242,23 @@ func (c *timerBase) RunTimers(cpu int, jiffies uint64) (r sdk.RunTimersResult) {
 	r = c.tb.RunTimers(cpu, jiffies)
 	c.cost("RunTimers", r.Cost)
 	c.state("RunTimers", &r.State)
-	c.list("RunTimers", "expired timers", len(r.Expired))
+	c.expired("RunTimers", "the softirq's", &r)
+	return r
+}
+
+// expired checks a wheel run's expired timers (RunTimers, ExpireRemote):
+// each is one the host queued, and its callback starts within the run.
+func (c *timerBase) expired(call, run string, r *sdk.RunTimersResult) {
+	c.list(call, "expired timers", len(r.Expired))
 	for i := range r.Expired {
 		e := &r.Expired[i]
 		if !c.known.has(e.ID) {
-			c.violation("RunTimers", "expired timer id %d, which the host never queued", e.ID)
+			c.violation(call, "expired timer id %d, which the host never queued", e.ID)
 		}
 		if e.Offset < 0 || e.Offset > r.Cost {
-			c.violation("RunTimers", "timer %d's callback starts at offset %d ns, outside the softirq's [0, %d] ns", e.ID, e.Offset, r.Cost)
+			c.violation(call, "timer %d's callback starts at offset %d ns, outside %s [0, %d] ns", e.ID, e.Offset, run, r.Cost)
 		}
 	}
-	return r
 }
 
 // NextTimerInterrupt implements sdk.TimerBase.
@@ -274,16 +280,7 @@ func (c *timerBase) ExpireRemote(cpu int, jiffies uint64) (r sdk.RunTimersResult
 	r = rb.ExpireRemote(cpu, jiffies)
 	c.cost("ExpireRemote", r.Cost)
 	c.state("ExpireRemote", &r.State)
-	c.list("ExpireRemote", "expired timers", len(r.Expired))
-	for i := range r.Expired {
-		e := &r.Expired[i]
-		if !c.known.has(e.ID) {
-			c.violation("ExpireRemote", "expired timer id %d, which the host never queued", e.ID)
-		}
-		if e.Offset < 0 || e.Offset > r.Cost {
-			c.violation("ExpireRemote", "timer %d's callback starts at offset %d ns, outside the run's [0, %d] ns", e.ID, e.Offset, r.Cost)
-		}
-	}
+	c.expired("ExpireRemote", "the run's", &r)
 	return r
 }
 

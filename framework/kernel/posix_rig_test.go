@@ -3,7 +3,6 @@ package kernel_test
 import (
 	"bytes"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -83,35 +82,10 @@ func configure(t testing.TB, p sdk.Plugin, s sdk.Setup) sdk.Plugin {
 }
 
 // configureWith configures p with its schema defaults and the canonical
-// values in over.
+// values in over (kernel.ConfigureWith, shared with the timelines).
 func configureWith(t testing.TB, p sdk.Plugin, s sdk.Setup, over sdk.Config) sdk.Plugin {
 	t.Helper()
-	c := sdk.Config{}
-	for _, a := range p.Schema().Attributes {
-		v := a.Default
-		switch a.Type {
-		case sdk.TypeDuration:
-			ns, err := ktime.ParseDuration(v)
-			if err != nil {
-				t.Fatalf("%s default %q: %v", a.Name, v, err)
-			}
-			v = strconv.FormatInt(ns, 10)
-		case sdk.TypeFrequency:
-			hz, err := ktime.ParseFrequency(v)
-			if err != nil {
-				t.Fatalf("%s default %q: %v", a.Name, v, err)
-			}
-			v = strconv.FormatFloat(hz, 'g', -1, 64)
-		}
-		c[a.Name] = v
-	}
-	for k, v := range over {
-		c[k] = v
-	}
-	if d := p.Configure(s, c); d.HasErrors() {
-		t.Fatalf("Configure %s: %v", p.Info().Name, d)
-	}
-	return p
+	return kernel.ConfigureWith(t, p, s, over)
 }
 
 // spawn starts a thread of process proc (created on first use) on cpu.

@@ -105,10 +105,10 @@ func newTimeline(t *testing.T, d *datadriven.TestData) *timeline {
 	d.MaybeScanArgs(t, "nohz", &nohz)
 	highRes := !d.HasArg("lowres")
 	setup := sdk.Setup{CPUs: cpus, HZ: hz, HighRes: highRes, Seed: 1}
-	wb := timelinePlugin(t, wheel.New(), setup).(sdk.TimerBase)
-	hb := timelinePlugin(t, hrtimer.New(), setup).(sdk.HRTimerBase)
+	wb := ConfigureWith(t, wheel.New(), setup, nil).(sdk.TimerBase)
+	hb := ConfigureWith(t, hrtimer.New(), setup, nil).(sdk.HRTimerBase)
 	setup.Role = "local"
-	dev := timelinePlugin(t, lapic.New(), setup).(sdk.ClockEventDevice)
+	dev := ConfigureWith(t, lapic.New(), setup, nil).(sdk.ClockEventDevice)
 	local, err := clockevents.New(dev, clockevents.Options{HZ: hz})
 	if err != nil {
 		d.Fatalf(t, "clockevents.New: %v", err)
@@ -126,34 +126,6 @@ func newTimeline(t *testing.T, d *datadriven.TestData) *timeline {
 	k.Boot()
 	return &timeline{k: k, hr: map[string]*HRTimer{}, wt: map[string]*WheelTimer{}, proc: k.NewProcess("timeline"),
 		seen: map[timelineEvent]bool{}}
-}
-
-// timelinePlugin configures p with its schema defaults.
-func timelinePlugin(t *testing.T, p sdk.Plugin, s sdk.Setup) sdk.Plugin {
-	t.Helper()
-	c := sdk.Config{}
-	for _, a := range p.Schema().Attributes {
-		v := a.Default
-		switch a.Type {
-		case sdk.TypeDuration:
-			ns, err := ktime.ParseDuration(v)
-			if err != nil {
-				t.Fatalf("%s default %q: %v", a.Name, v, err)
-			}
-			v = strconv.FormatInt(ns, 10)
-		case sdk.TypeFrequency:
-			hz, err := ktime.ParseFrequency(v)
-			if err != nil {
-				t.Fatalf("%s default %q: %v", a.Name, v, err)
-			}
-			v = strconv.FormatFloat(hz, 'g', -1, 64)
-		}
-		c[a.Name] = v
-	}
-	if diags := p.Configure(s, c); diags.HasErrors() {
-		t.Fatalf("Configure %s: %v", p.Info().Name, diags)
-	}
-	return p
 }
 
 // step runs one command and returns what it printed.

@@ -94,14 +94,7 @@ func RunGovernor(t *testing.T, newPlugin func(t *testing.T) sdk.Governor) {
 func govFresh(t *testing.T, newPlugin func(*testing.T) sdk.Governor) sdk.Governor {
 	t.Helper()
 	g := newPlugin(t)
-	cfg := sdk.Config{}
-	for _, a := range g.Schema().Attributes {
-		v, err := tbCanonical(a.Type, a.Default)
-		if err != nil {
-			t.Fatalf("schema default of %q: %v", a.Name, err)
-		}
-		cfg[a.Name] = v
-	}
+	cfg := schemaDefaults(t, g.Schema())
 	if d := g.Configure(sdk.Setup{CPUs: govCPUs, HZ: 1000, HighRes: true, Seed: 1}, cfg); d.HasErrors() {
 		t.Fatalf("Configure(defaults) = %v", d)
 	}

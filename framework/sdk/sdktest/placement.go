@@ -18,14 +18,7 @@ const tbPlaceCPUs = 4
 func tbPlaceFresh(t *testing.T, newPlugin func(*testing.T) sdk.TimerBase) sdk.TimerBase {
 	t.Helper()
 	p := newPlugin(t)
-	cfg := sdk.Config{}
-	for _, a := range p.Schema().Attributes {
-		v, err := tbCanonical(a.Type, a.Default)
-		if err != nil {
-			t.Fatalf("schema default of %q: %v", a.Name, err)
-		}
-		cfg[a.Name] = v
-	}
+	cfg := schemaDefaults(t, p.Schema())
 	hk := sdk.CPUSet{0b0111}
 	s := sdk.Setup{CPUs: tbPlaceCPUs, HZ: 1000, HighRes: true, Seed: 1, TimerMigration: true, TimerHousekeeping: &hk}
 	if d := p.Configure(s, cfg); d.HasErrors() {

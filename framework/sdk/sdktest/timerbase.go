@@ -94,18 +94,26 @@ func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 func tbFresh(t *testing.T, newPlugin func(*testing.T) sdk.TimerBase, hz int) sdk.TimerBase {
 	t.Helper()
 	p := newPlugin(t)
+	cfg := schemaDefaults(t, p.Schema())
+	if d := p.Configure(sdk.Setup{CPUs: tbCPUs, HZ: hz, HighRes: true, Seed: 1}, cfg); d.HasErrors() {
+		t.Fatalf("Configure(defaults) = %v", d)
+	}
+	return p
+}
+
+// schemaDefaults is the configuration of every attribute of s at its
+// default, in the host's canonical text form.
+func schemaDefaults(t *testing.T, s sdk.Schema) sdk.Config {
+	t.Helper()
 	cfg := sdk.Config{}
-	for _, a := range p.Schema().Attributes {
+	for _, a := range s.Attributes {
 		v, err := tbCanonical(a.Type, a.Default)
 		if err != nil {
 			t.Fatalf("schema default of %q: %v", a.Name, err)
 		}
 		cfg[a.Name] = v
 	}
-	if d := p.Configure(sdk.Setup{CPUs: tbCPUs, HZ: hz, HighRes: true, Seed: 1}, cfg); d.HasErrors() {
-		t.Fatalf("Configure(defaults) = %v", d)
-	}
-	return p
+	return cfg
 }
 
 // tbCanonical converts a schema default to the host's canonical text form.
