@@ -63,6 +63,30 @@ func (k *Kernel) enableGovernor() {
 	}
 }
 
+// utilDecay is the decay factor 2^(-dt/utilHalfLife) of an interval of dt
+// ns, the math.Exp2 result itself. Idle entries recur at a few distinct
+// intervals (a periodic task's; on CPUs in lockstep the same one on every
+// CPU), so the values are kept in a small direct-mapped table keyed by the
+// exact interval: a hit is the very float64 math.Exp2 returned for that dt.
+// The kernel's PELT (kernel/sched/pelt.c:decay_load()) decays in 1024 us
+// periods with an integer table; the model's average is continuous in time.
+type utilDecay [1 << utilDecayBits]struct {
+	dt int64 // 0: empty (intervals are positive)
+	y  float64
+}
+
+// utilDecayBits sizes utilDecay: 1024 slots of 16 bytes.
+const utilDecayBits = 10
+
+// of returns 2^(-dt/utilHalfLife) for dt > 0.
+func (d *utilDecay) of(dt int64) float64 {
+	e := &d[uint64(dt)*0x9e3779b97f4a7c15>>(64-utilDecayBits)] // Fibonacci hashing
+	if e.dt != dt {
+		e.dt, e.y = dt, math.Exp2(-float64(dt)/float64(utilHalfLife))
+	}
+	return e.y
+}
+
 // updateUtil folds the CPU's task time since the last call into its
 // PELT-like utilisation (SCHED_CAPACITY_SCALE units), the task time being
 // spread evenly over the interval; it returns the new value.
@@ -72,7 +96,7 @@ func (c *CPU) updateUtil(now ktime.Time) int64 {
 		task := c.k.rs.ctxNS[c.id][ctxTask]
 		frac := float64(task-c.cpuidle.utilTaskNS) / float64(dt)
 		frac = math.Min(math.Max(frac, 0), 1)
-		y := math.Exp2(-float64(dt) / float64(utilHalfLife))
+		y := c.k.utilDecay.of(dt)
 		c.cpuidle.util = c.cpuidle.util*y + frac*sdk.CapacityScale*(1-y)
 		c.cpuidle.utilAt, c.cpuidle.utilTaskNS = now, task
 	}
@@ -95,7 +119,7 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 	}
 	sleep := deltaNext
 	var expires ktime.Time // ts->timer_expires; 0: keep the tick
-	canStop := k.m.NoHZ != "off" && c.canStopIdleTick()
+	canStop := k.nohz && c.canStopIdleTick()
 	if canStop {
 		var qc int64
 		// hrtimer_next_event_without(&ts->sched_timer): the device's next

@@ -48,7 +48,7 @@ func (c *CPU) enterIdle(now ktime.Time) {
 		// cpuidle_idle_call(): the governor decides the state and the tick.
 		cost += c.cpuidleSelect(now + ktime.Time(cost))
 		c.cpuidle.pending = true
-	} else if k.m.NoHZ != "off" && c.canStopIdleTick() {
+	} else if k.nohz && c.canStopIdleTick() {
 		// No cpuidle driver (or no governor plugin): stop the tick.
 		cost += c.nohzStopTick(now+ktime.Time(cost), ktime.Max)
 	}

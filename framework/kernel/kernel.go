@@ -91,6 +91,9 @@ type Kernel struct {
 	tr       *trace.Writer
 	// concurrent: Options.ConcurrentPlugins.
 	concurrent bool
+	// nohz: NO_HZ is on (Machine.NoHZ "idle" or "full"), so an idle CPU may
+	// stop its tick; read on every idle entry.
+	nohz bool
 	// migrate: TimerMigrationActive; place is placement()'s answer. tm is
 	// the 6.9+ timer-migration hierarchy (used once the wheel reports split
 	// bases: split), nil on one CPU or without NO_HZ.
@@ -125,6 +128,7 @@ type Kernel struct {
 
 	qosLatency *int64
 	idleNames  idleNames
+	utilDecay  utilDecay // updateUtil's decay factors by interval
 
 	// Stats.
 	Counters    metrics.Counters
@@ -179,6 +183,7 @@ func New(o Options) (*Kernel, error) {
 		tickNsec: ktime.TickNsec(m.HZ),
 		nextPid:  1000, tk: timekeeping{tickDoTimerCPU: 0},
 	}
+	k.nohz = m.NoHZ != "off"
 	k.signals = newSignalEra(o.Settings.PosixTimerSignals)
 	k.migrate = TimerMigrationActive(o.Settings, m)
 	if m.NoHZ != "off" && m.CPUs > 1 {

@@ -104,13 +104,14 @@ func (c *CPU) tmigrGlobal() ktime.Time {
 // tmigrNextEvent is the next event tick_nohz_next_event() gets from
 // get_next_timer_interrupt(): with the hierarchy in use, the first
 // BASE_LOCAL timer (tevt.local), unless the first timer of both bases is at
-// most a jiffy away; the global timer is the hierarchy's.
-func (c *CPU) tmigrNextEvent(r sdk.NextTimerResult) ktime.Time {
+// most a jiffy away; the global timer is the hierarchy's. next and local are
+// the wheel's answer (NextTimerResult.Next and State.LocalNext).
+func (c *CPU) tmigrNextEvent(next, local uint64) ktime.Time {
 	k := c.k
-	if !c.tmigrOn() || r.Next == sdk.NoExpiry || int64(r.Next-(k.tk.jiffies+1)) <= 0 {
-		return k.jiffyTime(r.Next)
+	if !c.tmigrOn() || next == sdk.NoExpiry || int64(next-(k.tk.jiffies+1)) <= 0 {
+		return k.jiffyTime(next)
 	}
-	return k.jiffyTime(r.State.LocalNext)
+	return k.jiffyTime(local)
 }
 
 // tmigrStopTick is timer_base_try_to_set_idle() -> tmigr_cpu_deactivate()

@@ -197,7 +197,7 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		}
 		c.wheel = r.State
 		cost += r.Cost
-		next = c.tmigrNextEvent(r)
+		next = c.tmigrNextEvent(r.Next, r.State.LocalNext)
 		if !k.m.HighRes {
 			next = cmpNextHrtimerEvent(basemono, next, h, tick)
 		}
