@@ -2,6 +2,7 @@ package governor
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tickemu/tickemu/framework/sdk"
 )
@@ -15,9 +16,11 @@ type base struct {
 	name, desc string
 	cost       int64
 	states     [][]sdk.CPUIdleState // by CPU, nil until Enable
-	selects    []int64              // by CPU
-	retains    []int64              // selections with stop_tick = false, by CPU
+	counts     []selectCounts       // by CPU
 }
+
+// selectCounts are a CPU's selections, and those with stop_tick = false.
+type selectCounts struct{ selects, retains int64 }
 
 func (b *base) Info() sdk.Info {
 	return sdk.Info{Kind: sdk.KindGovernor, Name: b.name, Version: Version, Description: b.desc}
@@ -42,8 +45,7 @@ func (b *base) configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		d = d.Errorf("select_cost", "must not be negative")
 	}
 	b.states = make([][]sdk.CPUIdleState, s.CPUs)
-	b.selects = make([]int64, s.CPUs)
-	b.retains = make([]int64, s.CPUs)
+	b.counts = make([]selectCounts, s.CPUs)
 	return d
 }
 
@@ -56,31 +58,47 @@ func (b *base) enable(cpu int, states []sdk.CPUIdleState) {
 	if len(states) == 0 {
 		panic(fmt.Sprintf("governor %s: Enable on cpu %d with no states", b.name, cpu))
 	}
+	// CPUs of one driver get the same table (cpuidle_register_driver()):
+	// they share one copy, so that every CPU's idle entry reads the same
+	// cache lines. Nothing writes into a copy once it is made.
+	for _, o := range b.states {
+		if slices.Equal(o, states) {
+			b.states[cpu] = o
+			return
+		}
+	}
 	b.states[cpu] = append([]sdk.CPUIdleState(nil), states...)
 }
 
-// cpuStates returns cpu's states, panicking if Enable was not called.
+// cpuStates returns cpu's states, panicking if Enable was not called. The
+// check inlines into the callers; the panic stays out of line.
 func (b *base) cpuStates(cpu int) []sdk.CPUIdleState {
-	if cpu < 0 || cpu >= len(b.states) || b.states[cpu] == nil {
-		panic(fmt.Sprintf("governor %s: Select on cpu %d before Enable", b.name, cpu))
+	if uint(cpu) >= uint(len(b.states)) || b.states[cpu] == nil {
+		b.notEnabled(cpu)
 	}
 	return b.states[cpu]
 }
 
+//go:noinline
+func (b *base) notEnabled(cpu int) {
+	panic(fmt.Sprintf("governor %s: Select on cpu %d before Enable", b.name, cpu))
+}
+
 // answer counts a selection and returns it with the configured cost.
 func (b *base) answer(cpu, state int, stop bool) sdk.IdleChoice {
-	b.selects[cpu]++
+	n := &b.counts[cpu]
+	n.selects++
 	if !stop {
-		b.retains[cpu]++
+		n.retains++
 	}
 	return sdk.IdleChoice{State: state, StopTick: stop, Cost: b.cost}
 }
 
 func (b *base) counters() []sdk.Counter {
 	var out []sdk.Counter
-	for cpu := range b.selects {
-		out = append(out, sdk.Counter{Name: "selects", CPU: cpu, Value: b.selects[cpu]},
-			sdk.Counter{Name: "tick_retained", CPU: cpu, Value: b.retains[cpu]})
+	for cpu, n := range b.counts {
+		out = append(out, sdk.Counter{Name: "selects", CPU: cpu, Value: n.selects},
+			sdk.Counter{Name: "tick_retained", CPU: cpu, Value: n.retains})
 	}
 	return out
 }
