@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -25,6 +26,7 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	var tf traceFlags
 	tf.register(fs)
 	reportFile := fs.String("report", "", "also write an HTML report (plots, counters, worst cases) to FILE")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run (pprof format, for go tool pprof) to FILE")
 	maxWall := fs.Duration("max-wall", 0, "stop the run after this much wall-clock time, printing the results so far marked incomplete (overrides run.max_wall; -1s: no bound)")
 	if wantsHelp(fs, "tickemu run FILE [flags]", "run a scenario once and print its summary (or JSON, or benchmark lines)", args, stdout) {
 		return 0
@@ -54,8 +56,8 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if sweeps := spec.Sweeps(); len(sweeps) > 0 {
 		if len(config.Points(sweeps)) > 1 {
-			if tf.file != "" || tf.breakUS != 0 {
-				fmt.Fprintln(stderr, "tickemu: --trace and --breaktrace take one run: pick one sweep point (--sweep NAME=VALUE for each swept setting)")
+			if tf.file != "" || tf.breakUS != 0 || *cpuProfile != "" {
+				fmt.Fprintln(stderr, "tickemu: --trace, --breaktrace and --cpuprofile take one run: pick one sweep point (--sweep NAME=VALUE for each swept setting)")
 				return 2
 			}
 			return a.runSweep(stdout, stderr, &c, opts, log, file, spec, *format, *reportFile, *maxWall)
@@ -82,8 +84,16 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	if prog != nil {
 		eo.Progress = prog.update
 	}
+	stop, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
 	run := func() (*experiment.Result, error) {
 		res, err := experiment.Run(spec, eo)
+		if perr := stop(); perr != nil { // the run's results still count
+			fmt.Fprintf(stderr, "tickemu: %v\n", perr)
+		}
 		prog.finish()
 		return res, err
 	}
@@ -250,4 +260,28 @@ func (a *App) runSweep(stdout, stderr io.Writer, c *common, opts config.Options,
 		}
 	}
 	return status
+}
+
+// startCPUProfile starts a CPU profile into file (none: ""); stop ends it and
+// closes the file. The profile covers the run alone, not the start-up or the
+// printing, so it is the engine's.
+func startCPUProfile(file string) (stop func() error, err error) {
+	if file == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
