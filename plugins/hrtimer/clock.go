@@ -97,10 +97,9 @@ func (p *Plugin) ClockWasSet(cpu int, now ktime.Time, off sdk.ClockOffsets) sdk.
 // offsets and reprogram; Cost is clock_was_set_ns.
 func (p *Plugin) RetriggerNextEvent(cpu int, now ktime.Time) sdk.HROpResult {
 	cb := p.cpu(cpu)
-	cb.opProg = cb.opProg[:0]
-	cb.prog = &cb.opProg
-	defer func() { cb.prog = nil }()
+	p.beginOp(cb)
 	p.retriggerNextEvent(cb)
+	p.endCall()
 	return sdk.HROpResult{Cost: p.cfg.Costs.ClockWasSet, Program: cb.opProg}
 }
 

@@ -87,9 +87,8 @@ type cpuBase struct {
 
 	stats stats
 
-	// prog is the Program buffer of the call in progress; device writes are
-	// only ever made by the CPU the call runs on.
-	prog    *[]ktime.Time
+	// opProg and irqProg are the Program buffers of the operations and of
+	// the interrupt family (Plugin.prog points at the one in use).
 	opProg  []ktime.Time
 	irqProg []ktime.Time
 	irqExp  []sdk.HRExpiry
@@ -235,14 +234,20 @@ func (cb *cpuBase) nextEventBase(exclude *timer, active uint8, expiresNext int64
 func (cb *cpuBase) getNextEvent(mask uint8) ktime.Time {
 	var next *timer
 	e := never
+	// A mask with no active base leaves e as it is (never, or an already
+	// clamped soft minimum): __hrtimer_next_event_base() loops over nothing.
 	if !cb.softirqActivated && mask&activeSoft != 0 {
 		cb.setSoftirqNextTimer(nil)
-		e = cb.nextEventBase(nil, cb.activeBases&activeSoft, never, true)
+		if a := cb.activeBases & activeSoft; a != 0 {
+			e = cb.nextEventBase(nil, a, never, true)
+		}
 		next = cb.softirqNextTimer
 	}
 	if mask&activeHard != 0 {
 		cb.setNextTimer(next)
-		e = cb.nextEventBase(nil, cb.activeBases&activeHard, e, true)
+		if a := cb.activeBases & activeHard; a != 0 {
+			e = cb.nextEventBase(nil, a, e, true)
+		}
 	}
 	return ktime.Time(e)
 }

@@ -12,8 +12,10 @@ import (
 func (p *Plugin) beginIRQ(cb *cpuBase, now ktime.Time) {
 	cb.irqProg = cb.irqProg[:0]
 	cb.irqExp = cb.irqExp[:0]
-	cb.prog = &cb.irqProg
-	p.reclaim(cb, now)
+	p.progCB, p.prog = cb, &cb.irqProg
+	if len(cb.reclaim) > 0 {
+		p.reclaim(cb, now)
+	}
 }
 
 // updateBase models hrtimer_update_base(): read the time and, when the
@@ -95,7 +97,11 @@ func (p *Plugin) runQueues(cb *cpuBase, passNow, t ktime.Time, mask uint8) ktime
 			t = t.Add(p.cfg.Costs.Expiry)
 			// base->running = timer; __remove_hrtimer(..., reprogram=0).
 			p.removeTimer(cb, tm, false)
-			exp := sdk.HRExpiry{ID: tm.id, Now: t, BaseNow: ktime.Time(addSafe(int64(t), off)), Soft: tm.soft}
+			// The expiry is written in place, field by field (every field:
+			// the slot may hold an earlier call's record).
+			exp := cb.nextExpiry()
+			exp.ID, exp.Now, exp.BaseNow, exp.Soft = tm.id, t, ktime.Time(addSafe(int64(t), off)), tm.soft
+			exp.Overruns, exp.Restarted, exp.NewExpires = 0, false, 0
 			if tm.period > 0 {
 				// The declared callback starts with hrtimer_forward_now().
 				exp.Overruns = p.forward(tm, int64(exp.BaseNow), tm.period)
@@ -115,10 +121,21 @@ func (p *Plugin) runQueues(cb *cpuBase, passNow, t ktime.Time, mask uint8) ktime
 			} else {
 				cb.stats.expiriesHard++
 			}
-			cb.irqExp = append(cb.irqExp, exp)
 		}
 	}
 	return t
+}
+
+// nextExpiry appends a slot to cb.irqExp and returns it; the caller sets
+// every field.
+func (cb *cpuBase) nextExpiry() *sdk.HRExpiry {
+	n := len(cb.irqExp)
+	if n == cap(cb.irqExp) {
+		cb.irqExp = append(cb.irqExp, sdk.HRExpiry{})
+	} else {
+		cb.irqExp = cb.irqExp[:n+1]
+	}
+	return &cb.irqExp[n]
 }
 
 // raiseIfDue is the softirq check at the top of every interrupt pass and of
@@ -162,15 +179,13 @@ func (p *Plugin) raiseIfDue(cb *cpuBase, now ktime.Time) bool {
 // write (in_hrtirq) and fold it into the end-of-interrupt evaluation, the model
 // may make one extra write. Clearing dev->next_event at entry is the host's
 // (clockevents) part.
-func (p *Plugin) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
+func (p *Plugin) Interrupt(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 	cb := p.cpu(cpu)
 	if !p.highRes {
 		panic(fmt.Sprintf("hrtimer: Interrupt on cpu %d in low-res mode (hrtimer_interrupt BUG_ON(!hres_active)); use RunQueues", cpu))
 	}
 	p.beginIRQ(cb, now)
-	defer func() { cb.prog = nil }()
 
-	res := sdk.InterruptResult{}
 	cb.nrEvents++
 	t := now.Add(p.cfg.Costs.Entry)
 	entry := p.updateBase(cb, t)
@@ -244,6 +259,7 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
 		res.Retries = 2
 	}
 	cb.stats.retryPasses += int64(res.Retries)
+	p.endCall()
 	res.End = t
 	res.Expired = cb.irqExp
 	res.Program = cb.irqProg
@@ -256,15 +272,13 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
 // (hrtimer_update_base()), count nr_retries, and make another pass, up to 3;
 // after the third failure declare the hang and program now + min(now -
 // entry_time, 100 ms) with force = 1.
-func (p *Plugin) InterruptETIME(cpu int, now ktime.Time) sdk.InterruptResult {
+func (p *Plugin) InterruptETIME(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 	cb := p.cpu(cpu)
 	if !cb.tryPending {
 		panic(fmt.Sprintf("hrtimer: InterruptETIME on cpu %d without a pending tick_program_event(expires_next, 0)", cpu))
 	}
 	cb.tryPending = false
 	p.beginIRQ(cb, now)
-	defer func() { cb.prog = nil }()
-	res := sdk.InterruptResult{}
 	entry, retries := cb.irqEntry, cb.irqRetries
 	t := now
 	passNow := p.updateBase(cb, t)
@@ -298,6 +312,7 @@ func (p *Plugin) InterruptETIME(cpu int, now ktime.Time) sdk.InterruptResult {
 		p.write(cb, t.Add(res.HangDelay))
 	}
 	cb.stats.retryPasses += int64(res.Retries)
+	p.endCall()
 	res.End = t
 	res.Expired = cb.irqExp
 	res.Program = cb.irqProg
@@ -307,10 +322,9 @@ func (p *Plugin) InterruptETIME(cpu int, now ktime.Time) sdk.InterruptResult {
 // RunSoftirq models hrtimer_run_softirq() (HRTIMER_SOFTIRQ) entered at now:
 // expire the soft bases, clear softirq_activated and re-arm the soft expiry
 // with hrtimer_update_softirq_timer(cpu_base, reprogram=true).
-func (p *Plugin) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptResult {
+func (p *Plugin) RunSoftirq(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 	cb := p.cpu(cpu)
 	p.beginIRQ(cb, now)
-	defer func() { cb.prog = nil }()
 
 	t := now.Add(p.cfg.Costs.Softirq)
 	passNow := p.updateBase(cb, t)
@@ -322,7 +336,9 @@ func (p *Plugin) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptResult {
 	if cb.getNextEvent(activeSoft) != ktime.Max {
 		p.hrtimerReprogram(cb, cb.softirqNextTimer, true)
 	}
-	return sdk.InterruptResult{End: t, Expired: cb.irqExp, Program: cb.irqProg}
+	p.endCall()
+	res.End, res.Expired, res.Program = t, cb.irqExp, cb.irqProg
+	return res
 }
 
 // RunQueues models hrtimer_run_queues(), called from the tick in low-res mode:
@@ -331,18 +347,19 @@ func (p *Plugin) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptResult {
 //
 // Divergence: the periodic tick_check_oneshot_change() switch to high-res mode
 // is not modelled; the mode is fixed by Setup.HighRes for the whole run.
-func (p *Plugin) RunQueues(cpu int, now ktime.Time) sdk.InterruptResult {
+func (p *Plugin) RunQueues(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 	cb := p.cpu(cpu)
 	if p.highRes {
-		return sdk.InterruptResult{End: now}
+		res.End = now
+		return res
 	}
 	p.beginIRQ(cb, now)
-	defer func() { cb.prog = nil }()
 
 	passNow := p.updateBase(cb, now)
 	t := now.Add(p.cfg.Costs.Pass)
-	res := sdk.InterruptResult{RaiseSoftirq: p.raiseIfDue(cb, passNow)}
+	res.RaiseSoftirq = p.raiseIfDue(cb, passNow)
 	t = p.runQueues(cb, passNow, t, activeHard)
+	p.endCall()
 	res.End = t
 	res.Expired = cb.irqExp
 	res.Program = cb.irqProg

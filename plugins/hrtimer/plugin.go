@@ -39,7 +39,25 @@ type Plugin struct {
 	tk      sdk.ClockOffsets
 	tkSeq   uint64
 	cwsMask uint8
+
+	// progCB is the CPU whose call is in progress and prog that call's
+	// Program buffer: device writes are only ever made by the CPU the call
+	// runs on. Set at each writing call's entry and cleared at its return
+	// (no defer: a call that panics leaves it set, and the next writing call
+	// sets it afresh before it can write).
+	progCB *cpuBase
+	prog   *[]ktime.Time
 }
+
+// beginOp starts an operation (Start, Cancel, RetriggerNextEvent) on cb:
+// its writes go to cb.opProg.
+func (p *Plugin) beginOp(cb *cpuBase) {
+	cb.opProg = cb.opProg[:0]
+	p.progCB, p.prog = cb, &cb.opProg
+}
+
+// endCall ends the writing call in progress.
+func (p *Plugin) endCall() { p.progCB = nil }
 
 var _ sdk.HRTimerBase = (*Plugin)(nil)
 
@@ -158,10 +176,17 @@ func (p *Plugin) CPUState(cpu int) CPUState {
 
 // cpu returns cpu's base; an out-of-range CPU is a host bug.
 func (p *Plugin) cpu(cpu int) *cpuBase {
-	if cpu < 0 || cpu >= len(p.cpus) {
-		panic(fmt.Sprintf("hrtimer: cpu %d out of range [0,%d) (Configure not called?)", cpu, len(p.cpus)))
+	if uint(cpu) >= uint(len(p.cpus)) {
+		p.badCPU(cpu)
 	}
 	return p.cpus[cpu]
+}
+
+// badCPU is cpu's panic, out of line so that cpu inlines.
+//
+//go:noinline
+func (p *Plugin) badCPU(cpu int) {
+	panic(fmt.Sprintf("hrtimer: cpu %d out of range [0,%d) (Configure not called?)", cpu, len(p.cpus)))
 }
 
 // denseIDs bounds the ids kept in Plugin.byID: a million pointers (8 MB) at
@@ -204,6 +229,17 @@ func (p *Plugin) setTimer(id sdk.TimerID, t *timer) {
 // timerFor returns the timer with id, creating it on cpu as __hrtimer_setup()
 // does (timer->base = this CPU's base) when it is new.
 func (p *Plugin) timerFor(id sdk.TimerID, cpu int) *timer {
+	if uint64(id) < uint64(len(p.byID)) {
+		if t := p.byID[id]; t != nil {
+			return t // the common case, inlined
+		}
+	}
+	return p.newTimer(id, cpu)
+}
+
+// newTimer is timerFor's path for an id not in byID: a sparse id's timer, or
+// a new one.
+func (p *Plugin) newTimer(id sdk.TimerID, cpu int) *timer {
 	if t := p.lookup(id); t != nil {
 		return t
 	}
@@ -215,7 +251,7 @@ func (p *Plugin) timerFor(id sdk.TimerID, cpu int) *timer {
 	} else {
 		t = new(timer)
 	}
-	t.id, t.cpu, t.idx = id, cpu, -1
+	t.id, t.cpu, t.idx = id, int32(cpu), -1
 	p.setTimer(id, t)
 	return t
 }
@@ -238,8 +274,9 @@ func (p *Plugin) markInactive(t *timer) {
 // (one per nanosleep, say); without this the timer map would grow for the
 // whole run. A recycled ID simply starts afresh if the host uses it again.
 func (p *Plugin) reclaim(cb *cpuBase, now ktime.Time) {
-	kept := cb.reclaim[:0]
-	for _, t := range cb.reclaim {
+	all := cb.reclaim
+	kept := all[:0]
+	for _, t := range all {
 		switch {
 		case t.enqueued:
 			t.candidate = false // active again; re-listed when it goes inactive
@@ -251,6 +288,8 @@ func (p *Plugin) reclaim(cb *cpuBase, now ktime.Time) {
 			kept = append(kept, t)
 		}
 	}
-	clear(cb.reclaim[len(kept):])
+	for i := len(kept); i < len(all); i++ {
+		all[i] = nil // a few entries: no call of the runtime's clear
+	}
 	cb.reclaim = kept
 }

@@ -8,11 +8,16 @@ import (
 
 // write records one tick_program_event(expires, force=1) by cb's CPU.
 func (p *Plugin) write(cb *cpuBase, expires ktime.Time) {
-	if cb.prog == nil {
-		panic(fmt.Sprintf("hrtimer: device write on cpu %d outside a call on that cpu (remote reprogramming)", cb.cpu))
+	if p.progCB != cb {
+		remoteWrite(cb)
 	}
-	*cb.prog = append(*cb.prog, expires)
+	*p.prog = append(*p.prog, expires)
 	cb.stats.deviceWrites++
+}
+
+//go:noinline
+func remoteWrite(cb *cpuBase) {
+	panic(fmt.Sprintf("hrtimer: device write on cpu %d outside a call on that cpu (remote reprogramming)", cb.cpu))
 }
 
 // reprogram models __hrtimer_reprogram() (v6.15): record the new
@@ -59,7 +64,7 @@ func (p *Plugin) interruptNextEvent(cb *cpuBase) ktime.Time {
 // CPU after t became the leftmost timer of its base.
 func (p *Plugin) hrtimerReprogram(this *cpuBase, t *timer, reprogram bool) {
 	tcb := p.cpus[t.cpu]
-	expires := clampTime(toMono(t.expires, tcb.offset(t.base)))
+	expires := clampTime(toMono(t.expires, tcb.offset(int(t.base))))
 	if t.soft {
 		// A soft timer may sit on a remote CPU: its softirq_expires_next is
 		// updated there; the remote hardware is not touched.

@@ -50,11 +50,12 @@ func (p *Plugin) clockNow(now ktime.Time, idx int) int64 {
 // enqueue models enqueue_hrtimer(): mark the base active, queue t, and report
 // whether it became the base's leftmost timer. It never touches the hardware.
 func (p *Plugin) enqueue(cb *cpuBase, t *timer) bool {
-	cb.activeBases |= 1 << t.base
+	b := t.base & (maxClockBases - 1)
+	cb.activeBases |= 1 << b
 	t.enqueued = true
 	p.seq++
 	t.seq = p.seq
-	return cb.bases[t.base].push(t)
+	return cb.bases[b].push(t)
 }
 
 // removeTimer models __remove_hrtimer(timer, base, newstate, reprogram):
@@ -65,8 +66,9 @@ func (p *Plugin) removeTimer(cb *cpuBase, t *timer, reprogram bool) {
 		return
 	}
 	t.enqueued = false
-	if !cb.bases[t.base].remove(t) {
-		cb.activeBases &^= 1 << t.base
+	b := t.base & (maxClockBases - 1)
+	if !cb.bases[b].remove(t) {
+		cb.activeBases &^= 1 << b
 	}
 	// With reprogram false next_timer is left pointing at t, as in the
 	// kernel ("No harm as we never dereference cpu_base->next_timer").
@@ -89,11 +91,9 @@ func (p *Plugin) removeTimer(cb *cpuBase, t *timer, reprogram bool) {
 // HRTIMER_MODE_HARD only matters on PREEMPT_RT, which is not modelled.
 // CONFIG_TIME_LOW_RES (one extra hrtimer_resolution for REL timers) is not
 // modelled either.
-func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
+func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Time, slack int64) (r sdk.HROpResult) {
 	this := p.cpu(cpu)
-	this.opProg = this.opProg[:0]
-	this.prog = &this.opProg
-	defer func() { this.prog = nil }()
+	p.beginOp(this)
 	this.stats.starts++
 
 	t := p.timerFor(ht.ID, cpu)
@@ -112,12 +112,12 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 		p.removeTimer(old, t, old == this && !forceLocal)
 	}
 
-	t.base = baseIndex(ht.Clock, ht.Mode)
+	t.base = uint8(baseIndex(ht.Clock, ht.Mode))
 	t.soft = t.base >= baseMonotonicSoft
 
 	tim := int64(expires)
 	if ht.Mode&sdk.HRModeRel != 0 {
-		tim = addSafe(tim, p.clockNow(now, t.base))
+		tim = addSafe(tim, p.clockNow(now, int(t.base)))
 	}
 	if slack < 0 {
 		slack = 0 // delta_ns is u64 in the kernel; a negative slack is a host bug
@@ -130,7 +130,7 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 	if !forceLocal && !(now < t.runEnd) {
 		target = p.targetBase(this, t, ht)
 	}
-	t.cpu = target.cpu
+	t.cpu = int32(target.cpu)
 	if target != this {
 		target.stats.migrated++
 	}
@@ -141,10 +141,11 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 	} else if first {
 		p.hrtimerReprogram(this, t, true)
 	}
-	r := sdk.HROpResult{
-		Cost: p.cfg.Costs.Start, Program: this.opProg, Ret: ret,
-		Expires: t.expires, SoftExpires: t.softexpires,
-	}
+	p.endCall()
+	// The answer is written in place (a named result, no defer): no copy of
+	// a struct assembled on the stack.
+	r.Cost, r.Program, r.Ret = p.cfg.Costs.Start, this.opProg, ret
+	r.Expires, r.SoftExpires = t.expires, t.softexpires
 	if target != this {
 		r.Moved, r.CPU = true, target.cpu
 	}
@@ -165,7 +166,7 @@ func (p *Plugin) targetBase(this *cpuBase, t *timer, ht sdk.HRTimer) *cpuBase {
 		return this
 	}
 	// hrtimer_check_target(): expires = hrtimer_get_expires(timer) - offset.
-	if exp := toMono(t.expires, cand.offset(t.base)); exp < int64(cand.expiresNext) {
+	if exp := toMono(t.expires, cand.offset(int(t.base))); exp < int64(cand.expiresNext) {
 		return this
 	}
 	return cand
@@ -175,13 +176,11 @@ func (p *Plugin) targetBase(this *cpuBase, t *timer, ht sdk.HRTimer) *cpuBase {
 // nor running, -1 while its callback runs (now before the callback's end),
 // otherwise remove_hrtimer(restart=false) and 1. Removal from another CPU's
 // base never reprograms that CPU; its stale interrupt re-evaluates.
-func (p *Plugin) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult {
+func (p *Plugin) Cancel(cpu int, now ktime.Time, id sdk.TimerID) (res sdk.HROpResult) {
 	this := p.cpu(cpu)
-	this.opProg = this.opProg[:0]
-	this.prog = &this.opProg
-	defer func() { this.prog = nil }()
+	p.beginOp(this)
 
-	res := sdk.HROpResult{Cost: p.cfg.Costs.Cancel}
+	res.Cost = p.cfg.Costs.Cancel
 	t := p.lookup(id)
 	switch {
 	case t == nil || (!t.enqueued && !(now < t.runEnd)):
@@ -200,6 +199,7 @@ func (p *Plugin) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult 
 		this.stats.cancels++
 		res.Ret = 1
 	}
+	p.endCall()
 	res.Program = this.opProg
 	return res
 }
