@@ -492,7 +492,7 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 		c.syncDev(now)
 	}
 	if k.m.HighRes {
-		r := k.hrt.Interrupt(c.id, now)
+		r := k.hrtInterrupt(c.id, now)
 		c.cnt.hrInterrupts.Add(1)
 		hang := int64(0)
 		for {

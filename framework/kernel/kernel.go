@@ -104,11 +104,16 @@ type Kernel struct {
 
 	wheel sdk.TimerBase
 	hrt   sdk.HRTimerBase
-	local *clockevents.Device
-	bcDev *clockevents.Device
-	bcast *clockevents.Broadcast
-	bcEv  *sim.Event
-	gov   sdk.Governor
+	// hrtRaw and hrtChk split a checked hrtimer plugin (framework/contract)
+	// for the hot Start and Interrupt calls: the call goes to hrtRaw and its
+	// answer's fields to hrtChk. Without a checker hrtRaw is hrt, hrtChk nil.
+	hrtRaw sdk.HRTimerBase
+	hrtChk hrtimerChecks
+	local  *clockevents.Device
+	bcDev  *clockevents.Device
+	bcast  *clockevents.Broadcast
+	bcEv   *sim.Event
+	gov    sdk.Governor
 
 	govStates []sdk.CPUIdleState // the cpuidle driver's states, POLL first
 	govName   string
@@ -184,6 +189,10 @@ func New(o Options) (*Kernel, error) {
 		nextPid:  1000, tk: timekeeping{tickDoTimerCPU: 0},
 	}
 	k.nohz = m.NoHZ != "off"
+	k.hrtRaw = k.hrt
+	if c, ok := k.hrt.(checkedHRTimer); ok {
+		k.hrtRaw, k.hrtChk = c.Unchecked(), c
+	}
 	k.signals = newSignalEra(o.Settings.PosixTimerSignals)
 	k.migrate = TimerMigrationActive(o.Settings, m)
 	if m.NoHZ != "off" && m.CPUs > 1 {
@@ -402,6 +411,28 @@ func (k *Kernel) ContextTimes() [][4]int64 {
 // awaited.
 type nextEventStarter interface {
 	StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) (wait func() ktime.Time)
+}
+
+// hrtimerChecks are the checks framework/contract's hrtimer checker makes
+// on Start's and Interrupt's answers, taking the answers' fields.
+type hrtimerChecks interface {
+	CheckStart(id sdk.TimerID, cost int64, writes int, ret int)
+	CheckInterrupt(now, end ktime.Time, expired []sdk.HRExpiry, writes, retries int, hangDelay int64)
+}
+
+// checkedHRTimer is an hrtimer plugin behind framework/contract's checker.
+type checkedHRTimer interface {
+	hrtimerChecks
+	Unchecked() sdk.HRTimerBase
+}
+
+// hrtInterrupt is Interrupt through hrtRaw, then hrtChk's checks.
+func (k *Kernel) hrtInterrupt(cpu int, now ktime.Time) (r sdk.InterruptResult) {
+	r = k.hrtRaw.Interrupt(cpu, now)
+	if k.hrtChk != nil {
+		k.hrtChk.CheckInterrupt(now, r.End, r.Expired, len(r.Program), r.Retries, r.HangDelay)
+	}
+	return r
 }
 
 // startNextEvent sends the hrtimer's NextEvent ahead of another plugin's

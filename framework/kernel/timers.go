@@ -46,8 +46,15 @@ func (k *Kernel) NewHRTimer(function string, clock sdk.ClockID, mode sdk.HRMode,
 // writes the plugin asks for and returns the total cost.
 func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time, slack int64, mode sdk.HRMode) int64 {
 	t.Mode = mode
-	r := k.hrt.Start(c.id, now, sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period,
-		Placement: k.placement()}, expires, slack)
+	var place *sdk.Placement
+	if k.migrate {
+		place = k.placement()
+	}
+	r := k.hrtRaw.Start(c.id, now, sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period,
+		Placement: place}, expires, slack)
+	if k.hrtChk != nil {
+		k.hrtChk.CheckStart(t.ID, r.Cost, len(r.Program), r.Ret)
+	}
 	t.queued, t.cpu, t.expires = true, c.id, r.Expires
 	if r.Moved {
 		// switch_hrtimer_base() queued it on another CPU's base.
