@@ -517,8 +517,12 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 	}
 	t.sleep.sleepDone = false
 	cost += k.hrStart(c, now+ktime.Time(cost), t.sleep.sleeper, ktime.Time(a.T), slack, mode)
-	t.ns = nanosleep{name: name, a: a, restart: restart, clock: clock, absExpires: int64(t.sleep.sleeper.expires)} // the hard expiry, in the sleeper's clock
-	t.lastHardExpiry = ktime.Time(t.ns.absExpires - k.clockOffset(clock))
+	// Field by field: a composite literal would be built on the stack and
+	// copied in 16-byte moves that stall on the 8-byte stores just made.
+	ns := &t.ns
+	ns.name, ns.a, ns.restart, ns.clock = name, a, restart, clock
+	ns.absExpires = int64(t.sleep.sleeper.expires) // the hard expiry, in the sleeper's clock
+	t.lastHardExpiry = ktime.Time(ns.absExpires - k.clockOffset(clock))
 	t.segment(cost, false, t.cont.nsSleepFn)
 }
 
