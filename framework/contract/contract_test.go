@@ -23,6 +23,7 @@ type hooks struct {
 	configure func(d sdk.Diagnostics) sdk.Diagnostics
 	runTimers func(r *sdk.RunTimersResult)
 	interrupt func(now ktime.Time, r *sdk.InterruptResult)
+	start     func(r *sdk.HROpResult)
 	sel       func(r *sdk.IdleChoice)
 }
 
@@ -93,6 +94,14 @@ func (l lyingHRTimer) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
 	r := l.HRTimerBase.Interrupt(cpu, now)
 	if l.h.interrupt != nil {
 		l.h.interrupt(now, &r)
+	}
+	return r
+}
+
+func (l lyingHRTimer) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
+	r := l.HRTimerBase.Start(cpu, now, t, expires, slack)
+	if l.h.start != nil {
+		l.h.start(&r)
 	}
 	return r
 }
@@ -267,6 +276,15 @@ func TestViolations(t *testing.T) {
 		{name: "governor picks a negative state", highres: true,
 			h:    hooks{sel: func(a *sdk.IdleChoice) { a.State = -1 }},
 			kind: sdk.KindGovernor, plugin: "menu", call: "Select", problems: []string{"state -1"}},
+		// The kernel calls Start and Interrupt on the plugin behind the
+		// checker and hands the answers to its checks (CheckStart,
+		// CheckInterrupt): these cases show the checks still run there.
+		{name: "hrtimer start returns 2", highres: true,
+			h:    hooks{start: func(r *sdk.HROpResult) { r.Ret = 2 }},
+			kind: sdk.KindHRTimer, plugin: "hrtimer", call: "Start", problems: []string{"returned 2"}},
+		{name: "hrtimer start costs -1 ns", highres: true,
+			h:    hooks{start: func(r *sdk.HROpResult) { r.Cost = -1 }},
+			kind: sdk.KindHRTimer, plugin: "hrtimer", call: "Start", problems: []string{"cost -1 ns"}},
 		{name: "hrtimer interrupt ends before it starts", highres: true,
 			h:    hooks{interrupt: func(now ktime.Time, r *sdk.InterruptResult) { r.End = now - 5 }},
 			kind: sdk.KindHRTimer, plugin: "hrtimer", call: "Interrupt", problems: []string{"ends at"}},
