@@ -52,7 +52,8 @@ func Wrap(kind sdk.Kind, name string, p sdk.Plugin, l Limits) sdk.Plugin {
 	switch kind {
 	case sdk.KindTimerBase:
 		if tb, ok := p.(sdk.TimerBase); ok {
-			return &timerBase{plugin: plugin{checker: c, p: p}, tb: tb}
+			ip, _ := tb.(sdk.InPlaceNextTimer)
+			return &timerBase{plugin: plugin{checker: c, p: p}, tb: tb, inPlace: ip}
 		}
 	case sdk.KindHRTimer:
 		if hb, ok := p.(sdk.HRTimerBase); ok {
@@ -206,8 +207,9 @@ func (p *plugin) text(call, what, s string, max int, multiline bool) {
 // timerBase checks a sdk.TimerBase.
 type timerBase struct {
 	plugin
-	tb    sdk.TimerBase
-	known ids
+	tb      sdk.TimerBase
+	inPlace sdk.InPlaceNextTimer // tb's, if it has it
+	known   ids
 }
 
 // ModTimer implements sdk.TimerBase.
@@ -263,10 +265,21 @@ func (c *timerBase) expired(call, run string, r *sdk.RunTimersResult) {
 
 // NextTimerInterrupt implements sdk.TimerBase.
 func (c *timerBase) NextTimerInterrupt(cpu int, jiffies uint64) (r sdk.NextTimerResult) {
-	r = c.tb.NextTimerInterrupt(cpu, jiffies)
+	c.NextTimerInterruptInto(cpu, jiffies, &r)
+	return r
+}
+
+// NextTimerInterruptInto implements sdk.InPlaceNextTimer with
+// NextTimerInterrupt's checks, through the plugin's own in-place call when it
+// has one.
+func (c *timerBase) NextTimerInterruptInto(cpu int, jiffies uint64, r *sdk.NextTimerResult) {
+	if c.inPlace != nil {
+		c.inPlace.NextTimerInterruptInto(cpu, jiffies, r)
+	} else {
+		*r = c.tb.NextTimerInterrupt(cpu, jiffies)
+	}
 	c.cost("NextTimerInterrupt", r.Cost)
 	c.state("NextTimerInterrupt", &r.State)
-	return r
 }
 
 // ExpireRemote implements sdk.RemoteTimerBase with RunTimers' checks; the

@@ -22,6 +22,10 @@ type hooks struct {
 	counters  func(cs []sdk.Counter) []sdk.Counter
 	configure func(d sdk.Diagnostics) sdk.Diagnostics
 	runTimers func(r *sdk.RunTimersResult)
+	next      func(r *sdk.NextTimerResult)
+	// inPlace: the lying wheel answers NextTimerInterrupt in place too
+	// (sdk.InPlaceNextTimer), and next alters that answer.
+	inPlace   bool
 	interrupt func(now ktime.Time, r *sdk.InterruptResult)
 	start     func(r *sdk.HROpResult)
 	sel       func(r *sdk.IdleChoice)
@@ -85,6 +89,24 @@ func (l lyingWheel) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
 	return r
 }
 
+func (l lyingWheel) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult {
+	r := l.TimerBase.NextTimerInterrupt(cpu, jiffies)
+	if l.h.next != nil {
+		l.h.next(&r)
+	}
+	return r
+}
+
+// lyingInPlaceWheel is a lying wheel whose in-place NextTimerInterrupt lies.
+type lyingInPlaceWheel struct{ lyingWheel }
+
+func (l lyingInPlaceWheel) NextTimerInterruptInto(cpu int, jiffies uint64, r *sdk.NextTimerResult) {
+	l.TimerBase.(sdk.InPlaceNextTimer).NextTimerInterruptInto(cpu, jiffies, r)
+	if l.h.next != nil {
+		l.h.next(r)
+	}
+}
+
 type lyingHRTimer struct {
 	sdk.HRTimerBase
 	h *hooks
@@ -128,7 +150,13 @@ func factories(h *hooks) []sdk.Factory {
 		case "lapic":
 			fs[i].New = func() sdk.Plugin { return lyingDevice{newReal().(sdk.ClockEventDevice), h} }
 		case "wheel":
-			fs[i].New = func() sdk.Plugin { return lyingWheel{newReal().(sdk.TimerBase), h} }
+			fs[i].New = func() sdk.Plugin {
+				w := lyingWheel{newReal().(sdk.TimerBase), h}
+				if h.inPlace {
+					return lyingInPlaceWheel{w}
+				}
+				return w
+			}
 		case "hrtimer":
 			fs[i].New = func() sdk.Plugin { return lyingHRTimer{newReal().(sdk.HRTimerBase), h} }
 		case "menu":
@@ -191,11 +219,14 @@ func run(t *testing.T, h *hooks, highres bool) error {
 	}
 }
 
-// TestHonestPluginsPass: the checker accepts the builtins' own answers.
+// TestHonestPluginsPass: the checker accepts the builtins' own answers,
+// the wheel's in place or not.
 func TestHonestPluginsPass(t *testing.T) {
 	for _, highres := range []bool{true, false} {
-		if err := run(t, &hooks{}, highres); err != nil {
-			t.Errorf("highres=%v: %v", highres, err)
+		for _, inPlace := range []bool{false, true} {
+			if err := run(t, &hooks{inPlace: inPlace}, highres); err != nil {
+				t.Errorf("highres=%v inPlace=%v: %v", highres, inPlace, err)
+			}
 		}
 	}
 }
@@ -265,6 +296,15 @@ func TestViolations(t *testing.T) {
 				r.Expired = append(r.Expired, sdk.WheelExpiry{ID: 1 << 40})
 			}},
 			kind: sdk.KindTimerBase, plugin: "wheel", call: "RunTimers", problems: []string{"expired timer id 1099511627776"}},
+		{name: "wheel's next timer costs -1 ns", highres: true,
+			h:    hooks{next: func(r *sdk.NextTimerResult) { r.Cost = -1 }},
+			kind: sdk.KindTimerBase, plugin: "wheel", call: "NextTimerInterrupt", problems: []string{"cost -1 ns"}},
+		{name: "wheel's next timer costs -1 ns in place", highres: true,
+			h:    hooks{inPlace: true, next: func(r *sdk.NextTimerResult) { r.Cost = -1 }},
+			kind: sdk.KindTimerBase, plugin: "wheel", call: "NextTimerInterrupt", problems: []string{"cost -1 ns"}},
+		{name: "wheel's next timer with -3 timers pending in place", highres: false,
+			h:    hooks{inPlace: true, next: func(r *sdk.NextTimerResult) { r.State.Pending = -3 }},
+			kind: sdk.KindTimerBase, plugin: "wheel", call: "NextTimerInterrupt", problems: []string{"-3 timers pending"}},
 		{name: "hrtimer expires an unknown timer", highres: true,
 			h: hooks{interrupt: func(now ktime.Time, r *sdk.InterruptResult) {
 				r.Expired = append(r.Expired, sdk.HRExpiry{ID: 1 << 40, Now: now})

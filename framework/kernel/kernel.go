@@ -103,7 +103,11 @@ type Kernel struct {
 	split   bool
 
 	wheel sdk.TimerBase
-	hrt   sdk.HRTimerBase
+	// wheelInPlace is wheel's in-place NextTimerInterrupt, if it has one;
+	// nextTimer is the answer it writes.
+	wheelInPlace sdk.InPlaceNextTimer
+	nextTimer    sdk.NextTimerResult
+	hrt          sdk.HRTimerBase
 	// hrtRaw and hrtChk split a checked hrtimer plugin (framework/contract)
 	// for the hot Start and Interrupt calls: the call goes to hrtRaw and its
 	// answer's fields to hrtChk. Without a checker hrtRaw is hrt, hrtChk nil.
@@ -189,6 +193,7 @@ func New(o Options) (*Kernel, error) {
 		nextPid:  1000, tk: timekeeping{tickDoTimerCPU: 0},
 	}
 	k.nohz = m.NoHZ != "off"
+	k.wheelInPlace, _ = k.wheel.(sdk.InPlaceNextTimer)
 	k.hrtRaw = k.hrt
 	if c, ok := k.hrt.(checkedHRTimer); ok {
 		k.hrtRaw, k.hrtChk = c.Unchecked(), c

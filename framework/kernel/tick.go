@@ -183,17 +183,17 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		// (get_next_timer_interrupt() -> cmp_next_hrtimer_event()); the two
 		// plugins are asked together.
 		h := ktime.Max
-		var r sdk.NextTimerResult
+		r := &k.nextTimer
 		switch {
 		case !k.m.HighRes && k.concurrent:
 			wait := k.startNextEvent(c.id, now, 0)
-			r = k.wheel.NextTimerInterrupt(c.id, basejiff)
+			k.nextTimerInterrupt(c.id, basejiff, r)
 			h = wait()
 		case !k.m.HighRes:
 			h = k.hrt.NextEvent(c.id, now, 0)
 			fallthrough
 		default:
-			r = k.wheel.NextTimerInterrupt(c.id, basejiff)
+			k.nextTimerInterrupt(c.id, basejiff, r)
 		}
 		c.wheel = r.State
 		cost += r.Cost
@@ -222,6 +222,17 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		expires = 1 // basemono 0 at boot: still a stop, not "keep ticking"
 	}
 	return expires, cost
+}
+
+// nextTimerInterrupt asks the wheel's get_next_timer_interrupt() for cpu at
+// jiffies, into *r: in place when the wheel (its contract checker, in an
+// experiment) can answer so (sdk.InPlaceNextTimer).
+func (k *Kernel) nextTimerInterrupt(cpu int, jiffies uint64, r *sdk.NextTimerResult) {
+	if k.wheelInPlace != nil {
+		k.wheelInPlace.NextTimerInterruptInto(cpu, jiffies, r)
+		return
+	}
+	*r = k.wheel.NextTimerInterrupt(cpu, jiffies)
 }
 
 // nohzStopTickAt is tick_nohz_stop_tick() with ts->timer_expires = expires:

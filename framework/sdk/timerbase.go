@@ -116,6 +116,18 @@ type TimerBase interface {
 	NextTimerInterrupt(cpu int, jiffies uint64) NextTimerResult
 }
 
+// InPlaceNextTimer is an optional TimerBase extension for plugins linked in
+// process: NextTimerInterruptInto is NextTimerInterrupt writing its answer
+// into *r instead of returning it, the same call with the same effects and
+// answer. A host that asks through it (framework/kernel does, on every idle
+// entry) skips copying the 64-byte answer through each layer between the
+// plugin and the caller: Go returns it in registers, and each layer's copy of
+// freshly stored registers stalls store forwarding. Out of process the plain
+// call is made.
+type InPlaceNextTimer interface {
+	NextTimerInterruptInto(cpu int, jiffies uint64, r *NextTimerResult)
+}
+
 // NextTimerModel declares how NextTimerInterrupt answers on one CPU, so that a
 // host computes the answer itself instead of waiting for an out-of-process
 // wheel; the call is still made, in order, later (sent with the plugin's next

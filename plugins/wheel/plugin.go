@@ -212,23 +212,31 @@ func (w *Wheel) RunTimers(cpu int, jiffies uint64) sdk.RunTimersResult {
 
 // NextTimerInterrupt is get_next_timer_interrupt() at idle entry, in jiffies
 // (the 3.10 form; the host converts to ns as 4.2+ does with basem).
-func (w *Wheel) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult {
+func (w *Wheel) NextTimerInterrupt(cpu int, jiffies uint64) (r sdk.NextTimerResult) {
+	w.NextTimerInterruptInto(cpu, jiffies, &r)
+	return r
+}
+
+// NextTimerInterruptInto implements sdk.InPlaceNextTimer: NextTimerInterrupt
+// with the answer written into *r.
+func (w *Wheel) NextTimerInterruptInto(cpu int, jiffies uint64, r *sdk.NextTimerResult) {
 	w.checkCPU(cpu)
 	if w.next != nil {
 		if nc := &w.next[cpu]; nc.valid && nc.jiffies == jiffies && nc.gen == w.gen {
-			return nc.res
+			*r = nc.res
+			return
 		}
 	}
 	m := &w.c.m
 	*m = meter{}
-	next := w.eng.nextTimerInterrupt(cpu, jiffies, m)
-	r := sdk.NextTimerResult{Next: next, Cost: m.ns(), State: w.eng.state(cpu)}
+	r.Next = w.eng.nextTimerInterrupt(cpu, jiffies, m)
+	r.Cost = m.ns()
+	r.State = w.eng.state(cpu)
 	if w.next != nil {
-		rep := r
-		rep.Cost = 0 // levelWheel.nextOfBase charges only a recalculation
-		w.next[cpu] = nextCache{valid: true, jiffies: jiffies, gen: w.gen, res: rep}
+		nc := &w.next[cpu]
+		*nc = nextCache{valid: true, jiffies: jiffies, gen: w.gen, res: *r}
+		nc.res.Cost = 0 // levelWheel.nextOfBase charges only a recalculation
 	}
-	return r
 }
 
 // counterNames lists the per-CPU counters in report order.

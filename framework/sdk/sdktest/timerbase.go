@@ -33,7 +33,8 @@ const tbCPUs = 2
 // appear in NextExpiry but still run; a declared Period re-arms the timer
 // from the softirq's jiffies; offsets and costs are ordered and never
 // negative; Counters are stable; two fresh instances given the same calls
-// answer identically; a plugin that declares sdk.NextTimerModel answers
+// answer identically; a plugin with sdk.InPlaceNextTimer answers in place
+// what NextTimerInterrupt answers (every field written); a plugin that declares sdk.NextTimerModel answers
 // every NextTimerInterrupt its model covers as the model says; and, on a
 // 4-CPU machine with kernel.timer_migration on
 // and a nohz_full CPU, timers are placed as the kernel may place them
@@ -71,6 +72,18 @@ func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 				b := tbScript(t, fresh(t), j0)
 				if !reflect.DeepEqual(a, b) {
 					t.Errorf("two fresh instances answered differently:\n%v\n%v", a, b)
+				}
+			})
+			t.Run("InPlace", func(t *testing.T) {
+				p := fresh(t)
+				ip, ok := p.(sdk.InPlaceNextTimer)
+				if !ok {
+					return // no in-place call: nothing to check
+				}
+				a := tbScript(t, fresh(t), j0)
+				b := tbScript(t, inPlaceAsked{p, ip}, j0)
+				if !reflect.DeepEqual(a, b) {
+					t.Errorf("NextTimerInterruptInto answered otherwise than NextTimerInterrupt:\n%v\n%v", b, a)
 				}
 			})
 			t.Run("Counters", func(t *testing.T) {
@@ -423,6 +436,21 @@ func tbCheckPerCPU(t *testing.T, p sdk.TimerBase, j0 uint64) {
 	if r := tbRun(t, p, 1, j0+50); len(r.Expired) != 1 || r.Expired[0].ID != 1 {
 		t.Errorf("RunTimers(1, %d) = %+v, want timer 1", j0+50, r.Expired)
 	}
+}
+
+// inPlaceAsked is a TimerBase whose NextTimerInterrupt asks the plugin's
+// in-place call, into an answer filled with garbage first (so that a field the
+// plugin leaves unwritten shows).
+type inPlaceAsked struct {
+	sdk.TimerBase
+	ip sdk.InPlaceNextTimer
+}
+
+func (p inPlaceAsked) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult {
+	r := sdk.NextTimerResult{Next: 0xdead, Cost: 12345, State: sdk.WheelState{RaiseAt: 1, NextExpiry: 2, Pending: 77,
+		Split: true, LocalNext: 3, GlobalNext: 4}}
+	p.ip.NextTimerInterruptInto(cpu, jiffies, &r)
+	return r
 }
 
 // tbScript feeds p a fixed pseudo-random sequence of every call and returns
