@@ -61,14 +61,32 @@ type Options struct {
 // channel is one struct clock_event_device: a CPU's local timer or one HPET
 // comparator. Each has its own state, next_event and min_delta_ns (the kernel
 // raises min_delta_ns per device, so per CPU for per-CPU devices).
+//
+// Layout: what every programming and interrupt reads or bumps comes first
+// and fills one 64-byte line; the rest pads the record to two lines, so that
+// in a slice of them (one per CPU, unvisited for a whole sleep) an interrupt
+// and its reprogramming touch one line of the channel, not three.
 type channel struct {
-	state      sdk.DeviceState
 	next       ktime.Time // dev->next_event
 	fireAt     ktime.Time // when the hardware will raise its interrupt
 	minDeltaNs uint64     // dev->min_delta_ns (may grow under MinAdjust)
-	forced     bool       // dev->next_event_forced (StarvationGuard)
-	period     int64      // ns, while periodic
-	stats      ChannelStats
+	// The counters of the hot path (ChannelStats Programs, Writes, Cost,
+	// Interrupt).
+	programs, writes, cost, interrupts int64
+	state                              uint8 // an sdk.DeviceState
+	forced                             bool  // dev->next_event_forced (StarvationGuard)
+
+	period int64 // ns, while periodic
+	// The other ChannelStats counters.
+	etime, failures, retries, raises, giveUps, skipped, states int64
+}
+
+func (c *channel) st() sdk.DeviceState { return sdk.DeviceState(c.state) }
+
+// stats assembles the channel's counters.
+func (c *channel) stats() ChannelStats {
+	return ChannelStats{Programs: c.programs, Writes: c.writes, Cost: c.cost, ETIME: c.etime, Failures: c.failures,
+		Retries: c.retries, Raises: c.raises, GiveUps: c.giveUps, Skipped: c.skipped, States: c.states, Interrupt: c.interrupts}
 }
 
 // ChannelStats are the per-channel counters.
@@ -97,6 +115,8 @@ type Device struct {
 	// minDeltaLimitNs is MIN_DELTA_LIMIT (NSEC_PER_SEC / HZ).
 	minDeltaLimitNs uint64
 	ch              []channel
+	// full is Reprogram's outcome when it was not the common case.
+	full ProgramResult
 }
 
 // New wraps a configured device plugin. It computes mult/shift and the delta
@@ -133,7 +153,7 @@ func New(dev sdk.ClockEventDevice, opts Options) (*Device, error) {
 		ch:              make([]channel, spec.Channels),
 	}
 	for i := range d.ch {
-		d.ch[i] = channel{state: sdk.StateDetached, next: ktime.Max, fireAt: ktime.Max, minDeltaNs: scale.MinDeltaNs}
+		d.ch[i] = channel{state: uint8(sdk.StateDetached), next: ktime.Max, fireAt: ktime.Max, minDeltaNs: scale.MinDeltaNs}
 	}
 	return d, nil
 }
@@ -154,7 +174,7 @@ func (d *Device) Channels() int { return len(d.ch) }
 func (d *Device) Has(f sdk.DeviceFeatures) bool { return d.spec.Features&f == f }
 
 // State is the channel's clock_event_state.
-func (d *Device) State(ch int) sdk.DeviceState { return d.ch[ch].state }
+func (d *Device) State(ch int) sdk.DeviceState { return d.ch[ch].st() }
 
 // NextEvent is the channel's dev->next_event (ktime.Max for none).
 func (d *Device) NextEvent(ch int) ktime.Time { return d.ch[ch].next }
@@ -174,7 +194,7 @@ func (d *Device) MaxDeltaNs() uint64 { return d.scale.MaxDeltaNs }
 func (d *Device) Forced(ch int) bool { return d.ch[ch].forced }
 
 // Stats returns the channel's counters.
-func (d *Device) Stats(ch int) ChannelStats { return d.ch[ch].stats }
+func (d *Device) Stats(ch int) ChannelStats { return d.ch[ch].stats() }
 
 // StateResult is the outcome of a state change.
 type StateResult struct {
@@ -199,7 +219,7 @@ type StateResult struct {
 // (4096fd0e8eae).
 func (d *Device) SetState(ch int, now ktime.Time, st sdk.DeviceState, period int64) StateResult {
 	c := &d.ch[ch]
-	if c.state == st {
+	if c.st() == st {
 		return StateResult{OK: true, FireAt: c.fireAt}
 	}
 	switch st {
@@ -212,7 +232,7 @@ func (d *Device) SetState(ch int, now ktime.Time, st sdk.DeviceState, period int
 			return StateResult{FireAt: c.fireAt}
 		}
 	case sdk.StateOneshotStopped:
-		if c.state != sdk.StateOneshot {
+		if c.st() != sdk.StateOneshot {
 			return StateResult{FireAt: c.fireAt}
 		}
 	case sdk.StateDetached, sdk.StateShutdown:
@@ -223,15 +243,15 @@ func (d *Device) SetState(ch int, now ktime.Time, st sdk.DeviceState, period int
 		c.forced = false
 	}
 	cost, fire := d.dev.SetState(ch, now, st, period)
-	c.state = st
+	c.state = uint8(st)
 	c.fireAt = fire
 	if st == sdk.StatePeriodic {
 		c.period = period
 	} else {
 		c.period = 0
 	}
-	c.stats.States++
-	c.stats.Cost += cost
+	c.states++
+	c.cost += cost
 	return StateResult{OK: true, Cost: cost, FireAt: fire}
 }
 
@@ -271,14 +291,14 @@ func (d *Device) Ack(ch int, now ktime.Time) AckResult {
 	c := &d.ch[ch]
 	cost, next := d.dev.Ack(ch, now)
 	r := AckResult{Cost: cost, Event: c.next, FireAt: next}
-	if c.state != sdk.StatePeriodic {
+	if c.st() != sdk.StatePeriodic {
 		c.next = ktime.Max
 		r.FireAt = ktime.Max
 	}
 	c.forced = false
 	c.fireAt = r.FireAt
-	c.stats.Interrupt++
-	c.stats.Cost += cost
+	c.interrupts++
+	c.cost += cost
 	return r
 }
 
@@ -304,13 +324,13 @@ func (d *Device) Counters() []sdk.Counter {
 	if d.Has(sdk.FeatPerCPU) {
 		out := make([]sdk.Counter, 0, 11*len(d.ch))
 		for i := range d.ch {
-			out = emit(out, i, d.ch[i].stats)
+			out = emit(out, i, d.ch[i].stats())
 		}
 		return out
 	}
 	var sum ChannelStats
-	for _, c := range d.ch {
-		s := c.stats
+	for i := range d.ch {
+		s := d.ch[i].stats()
 		sum.Programs += s.Programs
 		sum.Writes += s.Writes
 		sum.Cost += s.Cost

@@ -7,7 +7,7 @@
 // Start with [New], which wraps a configured device plugin in a [Device]:
 //
 //	kernel/time/clockevents.c:clockevents_config()          -> New (mult/shift, delta limits)
-//	kernel/time/tick-oneshot.c:tick_program_event()         -> Device.Program
+//	kernel/time/tick-oneshot.c:tick_program_event()         -> Device.Program (Device.Reprogram: its common case in registers)
 //	kernel/time/clockevents.c:clockevents_program_event()   -> Device.ProgramEvent
 //	kernel/time/clockevents.c:clockevents_switch_state()    -> Device.SetState
 //	kernel/time/clockevents.c:clockevents_shutdown()        -> Device.Shutdown

@@ -71,20 +71,60 @@ func raiseMinDelta(v, limit uint64) uint64 {
 // channel (ONESHOT_STOPPED, next_event = KTIME_MAX, no write); a stopped channel
 // is switched back to ONESHOT first; then ProgramEvent.
 func (d *Device) Program(ch int, now, expires ktime.Time, force bool) ProgramResult {
+	cost, fireAt, full := d.Reprogram(ch, now, expires, force)
+	if full != nil {
+		return *full
+	}
+	m := d.ch[ch].minDeltaNs
+	return ProgramResult{FireAt: fireAt, Cost: cost, Writes: 1, MinDeltaFrom: m, MinDeltaNs: m}
+}
+
+// Reprogram is Program for the engine, which reprograms a CPU's device on
+// every tick and hrtimer expiry and wants the answer in registers, not as a
+// ProgramResult copied through each call. In the common case, one write the
+// device accepted, it returns that write's cost and the fire time, and full
+// is nil. Otherwise full is the call's whole outcome (cost and fireAt are
+// its Cost and FireAt); it stays valid until the device's next Reprogram or
+// Program.
+func (d *Device) Reprogram(ch int, now, expires ktime.Time, force bool) (cost int64, fireAt ktime.Time, full *ProgramResult) {
+	c := &d.ch[ch]
+	if delta := expires.Sub(now); c.st() == sdk.StateOneshot && !d.opts.StarvationGuard && expires != ktime.Max && expires >= 0 && delta > 0 {
+		// The common case, what program does for it without its general
+		// state: a future event on a ONESHOT channel, one write of the
+		// clamped delta (clockevents_program_event()).
+		c.next = expires
+		c.programs++
+		res := d.dev.SetNextEvent(ch, now, d.scale.NsToTicks(uint64(clampDelta(delta, c.minDeltaNs, d.scale.MaxDeltaNs))))
+		c.writes++
+		c.cost += res.Cost
+		if !res.ETIME {
+			c.fireAt = res.FireAt
+			return res.Cost, res.FireAt, nil
+		}
+		d.writeFailed(&d.full, ch, now, res.Cost, force)
+	} else {
+		d.program(&d.full, ch, now, expires, force)
+	}
+	return d.full.Cost, d.full.FireAt, &d.full
+}
+
+// program is tick_program_event() in general: Reprogram without its
+// shortcut, into *r.
+func (d *Device) program(r *ProgramResult, ch int, now, expires ktime.Time, force bool) {
 	c := &d.ch[ch]
 	if expires == ktime.Max {
 		sr := d.SetState(ch, now, sdk.StateOneshotStopped, 0)
 		c.next = ktime.Max
-		return ProgramResult{FireAt: c.fireAt, Cost: sr.Cost, MinDeltaFrom: c.minDeltaNs, MinDeltaNs: c.minDeltaNs}
+		*r = ProgramResult{FireAt: c.fireAt, Cost: sr.Cost, MinDeltaFrom: c.minDeltaNs, MinDeltaNs: c.minDeltaNs}
+		return
 	}
 	var cost int64
-	if c.state == sdk.StateOneshotStopped {
+	if c.st() == sdk.StateOneshotStopped {
 		sr := d.SetState(ch, now, sdk.StateOneshot, 0)
 		cost = sr.Cost
 	}
-	r := d.ProgramEvent(ch, now.Add(cost), expires, force)
+	d.programEvent(r, ch, now.Add(cost), expires, force)
 	r.Cost += cost
-	return r
 }
 
 // ProgramEvent models kernel/time/clockevents.c:clockevents_program_event()
@@ -102,42 +142,72 @@ func (d *Device) Program(ch int, now, expires ktime.Time, force bool) ProgramRes
 // Divergence: a state other than ONESHOT (the kernel's WARN) is programmed
 // anyway, as the kernel does after warning.
 func (d *Device) ProgramEvent(ch int, now, expires ktime.Time, force bool) ProgramResult {
+	var r ProgramResult
+	d.programEvent(&r, ch, now, expires, force)
+	return r
+}
+
+// writeFailed continues Reprogram's common case after its write, made at
+// now and costing cost, returned -ETIME: the rest of programEvent from there
+// (programming.write's failure, then the min-delta loop when forced).
+//
+//go:noinline
+func (d *Device) writeFailed(r *ProgramResult, ch int, now ktime.Time, cost int64, force bool) {
 	c := &d.ch[ch]
-	p := programming{d: d, c: c, ch: ch, t: now}
-	p.r.MinDeltaFrom = c.minDeltaNs
+	*r = ProgramResult{Cost: cost, Writes: 1, ETIMEs: 1, MinDeltaFrom: c.minDeltaNs}
+	c.etime++
+	c.fireAt = ktime.Max
+	p := programming{d: d, c: c, ch: ch, t: now.Add(cost), r: r}
+	if force {
+		p.minDelta()
+	} else {
+		r.ETIME = true
+	}
+	p.done()
+}
+
+// programEvent is ProgramEvent into *r.
+func (d *Device) programEvent(r *ProgramResult, ch int, now, expires ktime.Time, force bool) {
+	c := &d.ch[ch]
+	*r = ProgramResult{MinDeltaFrom: c.minDeltaNs}
+	p := programming{d: d, c: c, ch: ch, t: now, r: r}
 	if expires < 0 {
-		p.r.ETIME = true
-		return p.done()
+		r.ETIME = true
+		p.done()
+		return
 	}
 	c.next = expires
-	if c.state == sdk.StateShutdown {
-		p.r.FireAt = ktime.Max
+	if c.st() == sdk.StateShutdown {
 		c.fireAt = ktime.Max
-		return p.done()
+		p.done()
+		return
 	}
-	c.stats.Programs++
+	c.programs++
 	delta := expires.Sub(now)
 	if d.opts.StarvationGuard {
-		return p.guarded(delta, force)
+		p.guarded(delta, force)
+		return
 	}
 	if delta <= 0 {
 		if force {
 			p.minDelta()
 		} else {
-			p.r.ETIME = true
+			r.ETIME = true
 		}
-		return p.done()
+		p.done()
+		return
 	}
 	delta = clampDelta(delta, c.minDeltaNs, d.scale.MaxDeltaNs)
 	if p.write(d.scale.NsToTicks(uint64(delta))) {
-		return p.done()
+		p.done()
+		return
 	}
 	if force {
 		p.minDelta()
 	} else {
-		p.r.ETIME = true
+		r.ETIME = true
 	}
-	return p.done()
+	p.done()
 }
 
 func clampDelta(delta int64, minNs, maxNs uint64) int64 {
@@ -156,7 +226,7 @@ type programming struct {
 	c  *channel
 	ch int
 	t  ktime.Time // the simulated clock inside the call
-	r  ProgramResult
+	r  *ProgramResult
 	ok bool // the last write succeeded
 }
 
@@ -166,12 +236,12 @@ func (p *programming) write(ticks uint64) bool {
 	res := p.d.dev.SetNextEvent(p.ch, p.t, ticks)
 	p.r.Writes++
 	p.r.Cost += res.Cost
-	p.c.stats.Writes++
-	p.c.stats.Cost += res.Cost
+	p.c.writes++
+	p.c.cost += res.Cost
 	p.t = p.t.Add(res.Cost)
 	if res.ETIME {
 		p.r.ETIMEs++
-		p.c.stats.ETIME++
+		p.c.etime++
 		// Divergence: the comparator value of a failed HPET write is
 		// assumed to be overwritten before it can match; every caller
 		// reprograms after -ETIME.
@@ -214,14 +284,14 @@ func (p *programming) minDelta() bool {
 			// clockevents_increase_min_delta()
 			if p.c.minDeltaNs >= p.d.minDeltaLimitNs {
 				p.r.GaveUp = true
-				p.c.stats.GiveUps++
+				p.c.giveUps++
 				p.c.next = ktime.Max
 				p.r.ETIME = true
 				return false
 			}
 			p.c.minDeltaNs = raiseMinDelta(p.c.minDeltaNs, p.d.minDeltaLimitNs)
 			p.r.Raises++
-			p.c.stats.Raises++
+			p.c.raises++
 			i = 0
 		}
 	}
@@ -232,11 +302,11 @@ func (p *programming) minDelta() bool {
 // meanwhile. It reports whether the loop is done.
 func (p *programming) tryDelta(delta uint64) bool {
 	p.c.next = p.t.Add(int64(delta))
-	if p.c.state == sdk.StateShutdown {
+	if p.c.st() == sdk.StateShutdown {
 		return true
 	}
 	p.r.Retries++
-	p.c.stats.Retries++
+	p.c.retries++
 	return p.write(p.d.scale.NsToTicks(delta))
 }
 
@@ -245,43 +315,46 @@ func (p *programming) tryDelta(delta uint64) bool {
 // next_event_forced; otherwise, or if that write failed, a pending forced
 // event absorbs the call; else min_delta_ticks is written once, with the
 // min-delta loop behind it when force is set, and next_event_forced is set.
-func (p *programming) guarded(delta int64, force bool) ProgramResult {
+func (p *programming) guarded(delta int64, force bool) {
 	d, c := p.d, p.c
 	if delta <= 0 && !force {
 		p.r.ETIME = true
-		return p.done()
+		p.done()
+		return
 	}
 	if delta > int64(c.minDeltaNs) {
 		delta = clampDelta(delta, 0, d.scale.MaxDeltaNs)
 		if p.write(d.scale.NsToTicks(uint64(delta))) {
 			c.forced = false
-			return p.done()
+			p.done()
+			return
 		}
 	}
 	if c.forced {
 		p.r.Skipped = true
-		c.stats.Skipped++
-		return p.done()
+		c.skipped++
+		p.done()
+		return
 	}
 	if !p.write(d.spec.MinDeltaTicks) {
 		if !force || !p.minDelta() {
 			p.r.ETIME = true
-			return p.done()
+			p.done()
+			return
 		}
 	}
 	c.forced = true
-	return p.done()
+	p.done()
 }
 
 // done fills the result's final fields and counts a failed call.
-func (p *programming) done() ProgramResult {
+func (p *programming) done() {
 	p.r.MinDeltaNs = p.c.minDeltaNs
 	if p.r.ETIME {
-		p.c.stats.Failures++
+		p.c.failures++
 		if p.r.Writes > 0 && !p.ok {
 			p.c.fireAt = ktime.Max
 		}
 	}
 	p.r.FireAt = p.c.fireAt
-	return p.r
 }

@@ -3,6 +3,7 @@ package clockevents
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
@@ -393,5 +394,17 @@ func TestCounters(t *testing.T) {
 	l, _ := newDevice(lapicSpec, 60, Options{})
 	if got := l.Counters(); len(got) != 44 || got[11].CPU != 1 || got[11].Name != "programs" {
 		t.Errorf("per-CPU Counters() = %+v", got)
+	}
+}
+
+// TestChannelLayout: a channel record is two cache lines, the fields of the
+// hot path in the first.
+func TestChannelLayout(t *testing.T) {
+	var c channel
+	if n := unsafe.Sizeof(c); n != 128 {
+		t.Errorf("channel is %d bytes, want 128", n)
+	}
+	if off := unsafe.Offsetof(c.forced); off >= 64 {
+		t.Errorf("forced at offset %d, want it in the first 64 bytes", off)
 	}
 }

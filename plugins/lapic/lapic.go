@@ -32,8 +32,10 @@ const (
 type Plugin struct {
 	setup sdk.Setup
 	mode  string
-	arat  bool
-	spec  sdk.DeviceSpec
+	// deadline is mode == ModeDeadline, the test every write makes.
+	deadline bool
+	arat     bool
+	spec     sdk.DeviceSpec
 
 	tsc  clockmath.Clock // the TSC, at its true rate
 	apic clockmath.Clock // the divided bus clock the count-down timer counts
@@ -46,12 +48,15 @@ type Plugin struct {
 	ch []channel
 }
 
-// channel is one CPU's timer.
+// channel is one CPU's timer. It is padded to 64 bytes: in the slice of
+// them (one per CPU, unvisited while the CPU sleeps) an interrupt's ack and
+// the writes after it then touch one cache line, not two.
 type channel struct {
 	periodic   bool
 	startTick  uint64 // counter value when the periodic count was loaded
 	ticksFired uint64 // periods elapsed
 	stats      stats
+	_          [8]byte
 }
 
 type stats struct {
@@ -107,6 +112,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	}
 	p.setup = s
 	p.mode = r.String("mode")
+	p.deadline = p.mode == ModeDeadline
 	p.arat = r.Bool("arat")
 	p.deadlineCost = r.Duration("deadline_write_cost")
 	p.regCost = r.Duration("oneshot_write_cost")
@@ -184,7 +190,7 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 	c := &p.ch[ch]
 	c.periodic = false
 	var r sdk.ProgramResult
-	if p.mode == ModeDeadline {
+	if p.deadline {
 		// tsc = rdtsc(); wrmsr(TSC_DEADLINE, tsc + delta*TSC_DIVISOR)
 		r.Cost = p.deadlineCost
 		deadline, overflow := mulAdd(ticks, tscDivisor, p.tsc.TicksAt(now))

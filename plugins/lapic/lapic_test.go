@@ -3,6 +3,7 @@ package lapic
 import (
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/tickemu/tickemu/framework/clockevents"
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -222,5 +223,12 @@ func TestCounters(t *testing.T) {
 	got := p.Counters()
 	if len(got) != 10 || got[5] != (sdk.Counter{Name: "writes", CPU: 1, Value: 1}) || got[7] != (sdk.Counter{Name: "cost_ns", CPU: 1, Value: 100 + 60 + 50}) || got[8].Value != 1 {
 		t.Errorf("Counters() = %+v", got)
+	}
+}
+
+// TestChannelSize: a CPU's timer state is one cache line.
+func TestChannelSize(t *testing.T) {
+	if n := unsafe.Sizeof(channel{}); n != 64 {
+		t.Errorf("channel is %d bytes, want 64", n)
 	}
 }
