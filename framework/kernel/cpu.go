@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 
+	"github.com/tickemu/tickemu/framework/clockevents"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sim"
@@ -83,15 +84,20 @@ type CPU struct {
 	// Accounting.
 	ctx      ctxKind
 	ctxSince ktime.Time
-	irqNest  bool // inside an activity: trace flags
-	inSoft   bool
+	// ctxNS is the time spent by context (ContextTimes), kept with ctx and
+	// ctxSince: setCtx runs several times per wakeup and reads all three.
+	ctxNS   [numCtx]int64
+	irqNest bool // inside an activity: trace flags
+	inSoft  bool
 	// heldLocks counts the locks the code running on the CPU holds beyond
 	// the one a traced function takes itself (e.g. a POSIX timer's it_lock
 	// around hrtimer_start()): the preempt-depth column of trace lines.
 	heldLocks int
 
-	// spans is the log WakePath reads; nil unless a workload asked (RecordSpans).
-	spans *spanLog
+	// spans is the log WakePath reads, &spanBuf; nil unless a workload asked
+	// (RecordSpans).
+	spans   *spanLog
+	spanBuf spanLog
 
 	cnt cpuCells // the hot path's counters
 }
@@ -160,7 +166,7 @@ func (c *CPU) traceCtxLocks(locks int) trace.Ctx {
 func (c *CPU) setCtx(now ktime.Time, ctx ctxKind) {
 	if now > c.ctxSince {
 		d := int64(now - c.ctxSince)
-		c.k.rs.ctxNS[c.id][c.ctx] += d
+		c.ctxNS[c.ctx] += d
 		if c.ctx == ctxTask && c.rq.curr != nil {
 			c.rq.curr.cpuTime += d
 			c.rq.curr.Proc.cpuTime += d
@@ -172,7 +178,7 @@ func (c *CPU) setCtx(now ktime.Time, ctx ctxKind) {
 
 func (c *CPU) accountUntil(t ktime.Time) {
 	if t > c.ctxSince {
-		c.k.rs.ctxNS[c.id][c.ctx] += int64(t - c.ctxSince)
+		c.ctxNS[c.ctx] += int64(t - c.ctxSince)
 		c.ctxSince = t
 	}
 	if c.mode == modeIdle && c.idle.state >= 0 && t > c.idle.since {
@@ -212,7 +218,19 @@ func (c *CPU) programDevice(now, at ktime.Time) int64 {
 // programDeviceForce is tick_program_event(at, force); it returns the cost
 // and whether the call returned -ETIME (only without force).
 func (c *CPU) programDeviceForce(now, at ktime.Time, force bool) (int64, bool) {
-	o := c.k.local.Program(c.id, now, at, force)
+	cost, fireAt, full := c.k.local.Reprogram(c.id, now, at, force)
+	if full != nil {
+		return c.programmed(now, full)
+	}
+	// One write, accepted.
+	c.cnt.devWrites.Add(1)
+	c.cnt.devWriteCost.Add(cost)
+	c.syncDevTo(now, fireAt)
+	return cost, false
+}
+
+// programmed accounts a programming other than one accepted write.
+func (c *CPU) programmed(now ktime.Time, o *clockevents.ProgramResult) (int64, bool) {
 	k := c.k
 	c.cnt.devWrites.Add(int64(o.Writes))
 	c.cnt.devWriteCost.Add(o.Cost)
@@ -227,13 +245,16 @@ func (c *CPU) programDeviceForce(now, at ktime.Time, force bool) (int64, bool) {
 			k.log.Warn().Int("cpu", c.id).Int64("sim_ns", int64(now)).Msg(l)
 		}
 	}
-	c.syncDev(now)
+	c.syncDevTo(now, o.FireAt)
 	return o.Cost, o.ETIME
 }
 
 // syncDev keeps the local-timer event at the channel's fire time.
-func (c *CPU) syncDev(now ktime.Time) {
-	fa := c.k.local.FireAt(c.id)
+func (c *CPU) syncDev(now ktime.Time) { c.syncDevTo(now, c.k.local.FireAt(c.id)) }
+
+// syncDevTo is syncDev with the channel's fire time fa in hand (the result
+// of the call that just set it).
+func (c *CPU) syncDevTo(now, fa ktime.Time) {
 	if fa == ktime.Max {
 		c.k.q.Cancel(c.devEv)
 		return
@@ -489,7 +510,7 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	if ack {
 		a := k.local.Ack(c.id, now)
 		now += ktime.Time(a.Cost)
-		c.syncDev(now)
+		c.syncDevTo(now, a.FireAt)
 	}
 	if k.m.HighRes {
 		r := k.hrtInterrupt(c.id, now)
@@ -528,7 +549,7 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 			r = k.hrt.InterruptETIME(c.id, now)
 		}
 		if c.spans != nil {
-			c.spans.add(spanRec{kind: SpanHRTimer, start: start, end: now, hang: hang})
+			c.spans.add(spanRec{kind: SpanHRTimer, start: start, end: now, arg: uint64(hang)})
 		}
 	} else {
 		now = c.lowresTick(now)
@@ -566,7 +587,7 @@ func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 			if c.spans != nil {
 				sp := spanRec{kind: SpanSoftirq, start: s, end: now, code: int32(vec)}
 				if vec == TimerSoftirq {
-					sp.gap = c.spans.gap
+					sp.arg = c.spans.gap
 				}
 				c.spans.add(sp)
 			}

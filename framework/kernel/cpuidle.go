@@ -93,7 +93,7 @@ func (d *utilDecay) of(dt int64) float64 {
 func (c *CPU) updateUtil(now ktime.Time) int64 {
 	dt := int64(now - c.cpuidle.utilAt)
 	if dt > 0 {
-		task := c.k.rs.ctxNS[c.id][ctxTask]
+		task := c.ctxNS[ctxTask]
 		frac := float64(task-c.cpuidle.utilTaskNS) / float64(dt)
 		frac = math.Min(math.Max(frac, 0), 1)
 		y := c.k.utilDecay.of(dt)

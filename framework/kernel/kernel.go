@@ -159,10 +159,10 @@ type timekeeping struct {
 	clockSeq          uint64 // clock_was_set sequence
 }
 
-// runState is what a run leaves besides the counters: time per context, where
-// and why it ended, the --breaktrace threshold and the progress callback.
+// runState is what a run leaves besides the counters and the time per
+// context (CPU.ctxNS): where and why it ended, the --breaktrace threshold and
+// the progress callback.
 type runState struct {
-	ctxNS    [][numCtx]int64 // per CPU, time spent by context
 	end      ktime.Time
 	fault    error
 	stopErr  error
@@ -215,7 +215,6 @@ func New(o Options) (*Kernel, error) {
 	k.tk.jiffiesBase = ktime.InitialJiffies(m.HZ)
 	k.tk.jiffies = k.tk.jiffiesBase
 	k.tk.tickNextPeriod = ktime.Time(k.tickNsec)
-	k.rs.ctxNS = make([][numCtx]int64, m.CPUs)
 	k.idleNames = newIdleNames(m.IdleStates)
 	nohzFull := map[int]bool{}
 	if m.NoHZ == "full" {
@@ -403,7 +402,7 @@ func (k *Kernel) ContextTimes() [][4]int64 {
 	out := make([][4]int64, len(k.cpus))
 	for i := range k.cpus {
 		for j := 0; j < 4; j++ {
-			out[i][j] = k.rs.ctxNS[i][j]
+			out[i][j] = k.cpus[i].ctxNS[j]
 		}
 	}
 	return out
