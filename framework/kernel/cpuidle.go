@@ -168,7 +168,7 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 		cost += c.nohzStopTickAt(now+ktime.Time(cost), expires, ktime.Max)
 	} else if !c.ts.tickStopped {
 		// tick_nohz_idle_retain_tick(): the tick keeps running.
-		c.cnt.tickRetains.Add(1)
+		c.cnt.b.Add(cTickRetains, 1)
 	}
 	return cost
 }

@@ -143,8 +143,8 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 		c.span(SpanIdleExit, now, now+ktime.Time(lat), int32(c.idle.state))
 		c.idle.wakeExit = lat
 		c.cnt.idleResidency[c.idle.state].Add(int64(now - c.idle.since))
-		c.cnt.idleExitLat.Add(lat)
-		c.cnt.idleExits.Add(1)
+		c.cnt.b.Add(cIdleExitLat, lat)
+		c.cnt.b.Add(cIdleExits, 1)
 	}
 	if c.cpuidle.entered {
 		c.cpuidleReflect(now, lat, c.tickWakesIdle(now))

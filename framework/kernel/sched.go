@@ -133,7 +133,7 @@ func (c *CPU) switchTo(now ktime.Time, next *Task) {
 	next.runSince = now
 	if c.rq.lastRan != next {
 		next.segRemaining += c.k.costs.ContextSwitch
-		c.cnt.ctxSwitches.Add(1)
+		c.cnt.b.Add(cCtxSwitches, 1)
 		c.k.traceSwitch(now, c, c.rq.lastRan, next)
 		c.rq.lastRan = next
 	}
@@ -165,7 +165,7 @@ func (k *Kernel) Wake(now ktime.Time, t *Task, from *CPU) int64 {
 		t.wakeIdleExit, t.wakeBroadcast = target.idle.wakeExit, target.idle.wakeBroadcast
 	}
 	target.rq.queue.push(t, false)
-	target.cnt.wakeups.Add(1)
+	target.cnt.b.Add(cWakeups, 1)
 	if k.tr.Enabled("sched_wakeup") {
 		ctx := target.traceCtx()
 		if from != nil {

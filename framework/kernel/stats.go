@@ -62,27 +62,58 @@ var (
 	cntTmigrRemoteCPUs          = metrics.Intern("tmigr_remote_cpus")
 )
 
-// cpuCells are a CPU's counters on the per-wakeup path, resolved once so
-// that counting is an add, not a lookup by name and CPU.
-type cpuCells struct {
-	devWrites, devWriteCost, localTimerIRQ, hrInterrupts, hrRetries *metrics.Cell
-	hrStart, hrCancel, hrExpire, ticks, ctxSwitches, wakeups        *metrics.Cell
-	idleExitLat, idleExits, idleEnterPoll                           *metrics.Cell
-	tickStops, tickRestarts, tickRetains                            *metrics.Cell
-	idleEnter, idleResidency                                        []*metrics.Cell // by idle state
-	softirq                                                         [nrSoftirqs]*metrics.Cell
+// Slots of a CPU's counter block (cpuCells.b), the counters of the
+// per-wakeup path, hottest first: the first seven share the block's first
+// cache line with its written flags (an interrupt's), the next eight the
+// second (a task's sleep, the idle entry and exit). idle_enter:poll stays a
+// cell: an idle state named "poll" shares it (idleNames).
+const (
+	cDevWrites = iota
+	cDevWriteCost
+	cLocalTimerIRQ
+	cHRInterrupts
+	cHRRetries
+	cHRExpire
+	cWakeups
+	cCtxSwitches
+	cHRStart
+	cTickRetains
+	cIdleExits
+	cIdleExitLat
+	cTickStops
+	cTickRestarts
+	cHRCancel
+	cTicks
+	cIPIResched
+	numBlockCounters
+)
+
+// blockNames names the slots.
+var blockNames = [numBlockCounters]metrics.Name{
+	cDevWrites: cntDevWrites, cDevWriteCost: cntDevWriteCost, cLocalTimerIRQ: cntLocalTimerIRQ,
+	cHRInterrupts: cntHRInterrupts, cHRRetries: cntHRRetries, cHRExpire: cntHRExpire, cWakeups: cntWakeups,
+	cCtxSwitches: cntCtxSwitches, cHRStart: cntHRStart, cTickRetains: cntTickRetains,
+	cIdleExits: cntIdleExits, cIdleExitLat: cntIdleExitLat, cTickStops: cntTickStops, cTickRestarts: cntTickRestarts,
+	cHRCancel: cntHRCancel, cTicks: cntTicks, cIPIResched: cntIPIResched,
 }
 
-func newCPUCells(c *metrics.Counters, cpu int, idle idleNames) cpuCells {
-	x := cpuCells{
-		devWrites: c.Cell(cntDevWrites, cpu), devWriteCost: c.Cell(cntDevWriteCost, cpu),
-		localTimerIRQ: c.Cell(cntLocalTimerIRQ, cpu), hrInterrupts: c.Cell(cntHRInterrupts, cpu),
-		hrRetries: c.Cell(cntHRRetries, cpu), hrStart: c.Cell(cntHRStart, cpu), hrCancel: c.Cell(cntHRCancel, cpu),
-		hrExpire: c.Cell(cntHRExpire, cpu), ticks: c.Cell(cntTicks, cpu), ctxSwitches: c.Cell(cntCtxSwitches, cpu),
-		wakeups: c.Cell(cntWakeups, cpu), idleExitLat: c.Cell(cntIdleExitLat, cpu), idleExits: c.Cell(cntIdleExits, cpu),
-		idleEnterPoll: c.Cell(cntIdleEnterPoll, cpu), tickStops: c.Cell(cntTickStops, cpu),
-		tickRestarts: c.Cell(cntTickRestarts, cpu), tickRetains: c.Cell(cntTickRetains, cpu),
-	}
+// cpuCells are a CPU's counters on the per-wakeup path, resolved once so
+// that counting is an add, not a lookup by name and CPU. The fixed ones are
+// a metrics.Block at the start of the CPU (so on a 64-byte boundary: the
+// CPU is one allocation of a size class that is a multiple of 64): an
+// event's counts touch one or two of its lines instead of a 16-byte cell
+// and a pointer each.
+type cpuCells struct {
+	b                        metrics.Block // by slot (c* constants)
+	idleEnterPoll            *metrics.Cell
+	idleEnter, idleResidency []*metrics.Cell // by idle state
+	softirq                  [nrSoftirqs]*metrics.Cell
+}
+
+// init binds x's block and resolves its cells, on cpu of c.
+func (x *cpuCells) init(c *metrics.Counters, cpu int, idle idleNames) {
+	c.Bind(&x.b, cpu, blockNames[:]...)
+	x.idleEnterPoll = c.Cell(cntIdleEnterPoll, cpu)
 	for i := range idle.enter {
 		x.idleEnter = append(x.idleEnter, c.Cell(idle.enter[i], cpu))
 		x.idleResidency = append(x.idleResidency, c.Cell(idle.residency[i], cpu))
@@ -90,7 +121,6 @@ func newCPUCells(c *metrics.Counters, cpu int, idle idleNames) cpuCells {
 	for v := range x.softirq {
 		x.softirq[v] = c.Cell(cntSoftirq[v], cpu)
 	}
-	return x
 }
 
 // idleNames are the interned per-state counter names of a machine.

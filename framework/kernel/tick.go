@@ -94,7 +94,7 @@ func (c *CPU) tickSchedDoTimer(now ktime.Time) {
 // raises TIMER_SOFTIRQ when the wheel says so; CPU-time timers are checked.
 func (c *CPU) tickHandle(now ktime.Time) {
 	k := c.k
-	c.cnt.ticks.Add(1)
+	c.cnt.b.Add(cTicks, 1)
 	if c.ts.tickStopped {
 		// tick_sched_handle(): a stopped tick that fired clears ts->next_tick,
 		// so the next tick_nohz_stop_tick() reprograms even the same expiry
@@ -258,7 +258,7 @@ func (c *CPU) nohzStopTickAt(now, expires, capAt ktime.Time) int64 {
 	cost := walk + k.costs.NohzStop
 	if !c.ts.tickStopped {
 		c.ts.tickStopped = true
-		c.cnt.tickStops.Add(1)
+		c.cnt.b.Add(cTickStops, 1)
 		k.tr.Event(now, c.traceCtx(), "tick_stop", "success=1 dependency=NONE")
 	}
 	c.ts.nextTick = expires
@@ -322,7 +322,7 @@ func (c *CPU) idleExit(now ktime.Time) int64 {
 		c.ts.lowresNext = next
 		cost += c.programDevice(at, next)
 	}
-	c.cnt.tickRestarts.Add(1)
+	c.cnt.b.Add(cTickRestarts, 1)
 	return cost
 }
 

@@ -61,7 +61,7 @@ func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time,
 		t.cpu = r.CPU
 		k.timerMoved(c.id)
 	}
-	c.cnt.hrStart.Add(1)
+	c.cnt.b.Add(cHRStart, 1)
 	if k.tr.Enabled("hrtimer_start") {
 		k.tr.Event(now, c.traceCtxLocks(1+c.heldLocks), "hrtimer_start", fmt.Sprintf("hrtimer=%s function=%s expires=%d softexpires=%d mode=%s",
 			trace.Ptr(uint64(t.ID)), t.Function, int64(r.Expires), int64(r.SoftExpires), mode))
@@ -77,7 +77,7 @@ func (k *Kernel) hrCancel(c *CPU, now ktime.Time, t *HRTimer) int64 {
 	r := k.hrt.Cancel(c.id, now, t.ID)
 	if r.Ret == 1 {
 		t.queued = false
-		c.cnt.hrCancel.Add(1)
+		c.cnt.b.Add(cHRCancel, 1)
 		if k.tr != nil {
 			k.tr.Event(now, c.traceCtxLocks(1+c.heldLocks), "hrtimer_cancel", "hrtimer="+trace.Ptr(uint64(t.ID)))
 		}
@@ -101,7 +101,7 @@ func (k *Kernel) runHRExpiries(c *CPU, res *sdk.InterruptResult) {
 		if e.Soft {
 			k.Counters.Inc(cntHRExpireSoft, c.id, 1)
 		} else {
-			c.cnt.hrExpire.Add(1)
+			c.cnt.b.Add(cHRExpire, 1)
 		}
 		if k.tr.Enabled("hrtimer_expire_entry") {
 			k.tr.Event(e.Now, c.traceCtx(), "hrtimer_expire_entry", fmt.Sprintf("hrtimer=%s function=%s now=%d",

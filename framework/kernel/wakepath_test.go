@@ -4,6 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/tickemu/tickemu/framework/metrics"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
@@ -33,5 +34,24 @@ func TestSpanRecord(t *testing.T) {
 		if s.Kind != tt.rec.kind || s.Start != tt.wantStart || s.End != tt.rec.end || s.Gap != tt.gap || s.Hang != tt.hang || s.Detail != tt.detail {
 			t.Errorf("public(%+v) = %+v, want gap %d hang %d detail %q", tt.rec, s, tt.gap, tt.hang, tt.detail)
 		}
+	}
+}
+
+// TestCounterBlockFirst: the CPU's counter block is its first field, so it
+// starts a cache line, it holds every slot, and each slot has its own name.
+func TestCounterBlockFirst(t *testing.T) {
+	var c CPU
+	if off := unsafe.Offsetof(c.cnt); off != 0 {
+		t.Errorf("CPU.cnt at offset %d, want 0", off)
+	}
+	if numBlockCounters > metrics.BlockCap {
+		t.Errorf("%d block counters, a Block holds %d", numBlockCounters, metrics.BlockCap)
+	}
+	seen := map[metrics.Name]int{}
+	for i, n := range blockNames {
+		if j, ok := seen[n]; ok {
+			t.Errorf("block slots %d and %d are both %s", j, i, n)
+		}
+		seen[n] = i
 	}
 }

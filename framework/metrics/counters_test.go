@@ -62,3 +62,51 @@ func TestDist(t *testing.T) {
 		t.Errorf("Count, Max, median, Sum = %d, %d, %d, %d", d.Count(), d.Max(), d.Quantile(0.5), d.Sum())
 	}
 }
+
+// TestCountersBlock: a bound Block's slots are reported like cells (Get,
+// Total, and Samples the written ones, in the same order), and a pair lives
+// in one place only: counting a bound pair by name panics.
+func TestCountersBlock(t *testing.T) {
+	var c Counters
+	var b Block
+	x, y, z := Intern("blk_x"), Intern("blk_y"), Intern("blk_z")
+	c.Inc(x, 0, 1) // a cell on cpu 0
+	c.Bind(&b, 1, x, y, z)
+	b.Add(0, 5)
+	b.Add(1, 0) // written, though 0: reported
+	b.Add(0, 2)
+	b.Max(2, -4) // an unset slot takes a negative maximum
+	b.Max(2, -9)
+	if got := c.Get("blk_x", 1); got != 7 {
+		t.Errorf("Get(blk_x, 1) = %d, want 7", got)
+	}
+	if got := c.Total("blk_x"); got != 8 {
+		t.Errorf("Total(blk_x) = %d, want 8", got)
+	}
+	want := []Sample{{"blk_x", 0, 1}, {"blk_x", 1, 7}, {"blk_y", 1, 0}, {"blk_z", 1, -4}}
+	if got := c.Samples(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Samples() = %v, want %v", got, want)
+	}
+	var fresh Block
+	var d Counters
+	d.Bind(&fresh, 0, x)
+	if got := d.Samples(); len(got) != 0 {
+		t.Errorf("an unwritten slot is reported: %v", got)
+	}
+	for name, f := range map[string]func(){
+		"Cell of a bound pair": func() { c.Cell(x, 1) },
+		"Inc of a bound pair":  func() { c.Inc(y, 1, 1) },
+		"MaxN of a bound pair": func() { c.MaxN(z, 1, 1) },
+		"Bind of a used pair":  func() { c.Bind(&Block{}, 0, x) },
+		"Bind of a bound pair": func() { c.Bind(&Block{}, 1, y) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
