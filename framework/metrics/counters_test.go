@@ -3,6 +3,7 @@ package metrics
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 func TestCounters(t *testing.T) {
@@ -108,5 +109,19 @@ func TestCountersBlock(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// TestLatencyLayout: a histogram's header is one cache line, and a
+// histogram without buckets counts every sample as overflow.
+func TestLatencyLayout(t *testing.T) {
+	if n := unsafe.Sizeof(Latency{}); n != 64 {
+		t.Errorf("Latency is %d bytes, want 64", n)
+	}
+	h := NewLatency(0)
+	h.Add(0)
+	h.Add(5000)
+	if b, over := h.Buckets(); len(b) != 0 || over != 2 {
+		t.Errorf("NewLatency(0): buckets %v overflow %d, want none and 2", b, over)
 	}
 }
