@@ -37,8 +37,14 @@ type Plugin struct {
 	arat     bool
 	spec     sdk.DeviceSpec
 
-	tsc  clockmath.Clock // the TSC, at its true rate
-	apic clockmath.Clock // the divided bus clock the count-down timer counts
+	tsc clockmath.Clock // the TSC, at its true rate
+	// tscPerNs is the TSC's ticks per ns when that is a whole number (a
+	// tsc_freq of whole GHz, as the default 3 GHz), else 0: the deadline
+	// write then reads the TSC with a multiply and converts the deadline
+	// back with one 64-bit division instead of two 128-bit ones (tscAt,
+	// tscTime; the same values as tsc.TicksAt and tsc.TimeOf).
+	tscPerNs uint64
+	apic     clockmath.Clock // the divided bus clock the count-down timer counts
 	// perJiffy is lapic_timer_period / divide: the count reloaded every
 	// jiffy in periodic mode.
 	perJiffy uint64
@@ -134,6 +140,10 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 			d = d.Errorf("tsc_freq", "tsc_freq %g Hz out of range: tsc_khz*125 must be a non-zero u32", tscHz)
 		}
 		p.tsc = clockmath.ClockHz(uint64(math.Round(tscHz)))
+		p.tscPerNs = 0
+		if p.tsc.Num%p.tsc.Den == 0 {
+			p.tscPerNs = p.tsc.Num / p.tsc.Den
+		}
 		p.spec = sdk.DeviceSpec{Name: "lapic-deadline", Features: feat, FreqHz: float64(freq),
 			MinDeltaTicks: minDeltaTicks, MaxDeltaTicks: ^uint64(0), Rating: rating, Channels: s.CPUs}
 	case ModeOneshot:
@@ -193,12 +203,12 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 	if p.deadline {
 		// tsc = rdtsc(); wrmsr(TSC_DEADLINE, tsc + delta*TSC_DIVISOR)
 		r.Cost = p.deadlineCost
-		deadline, overflow := mulAdd(ticks, tscDivisor, p.tsc.TicksAt(now))
+		deadline, overflow := mulAdd(ticks, tscDivisor, p.tscAt(now))
 		r.FireAt = ktime.Max
 		if !overflow {
 			// The interrupt comes when the TSC reaches the deadline, or
 			// as soon as the write lands if it already has.
-			r.FireAt = max(p.tsc.TimeOf(deadline), now.Add(r.Cost)).Add(p.latency)
+			r.FireAt = max(p.tscTime(deadline), now.Add(r.Cost)).Add(p.latency)
 		}
 	} else {
 		// apic_write(APIC_TMICT, delta): the 32-bit count starts at the
@@ -215,6 +225,38 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 	c.stats.writes++
 	c.stats.cost += r.Cost
 	return r
+}
+
+// tscAt is p.tsc.TicksAt(t): floor(t*tscPerNs) when the rate is whole (0
+// for t <= 0, ^0 past 64 bits).
+func (p *Plugin) tscAt(t ktime.Time) uint64 {
+	if p.tscPerNs == 0 {
+		return p.tsc.TicksAt(t)
+	}
+	if t <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(t), p.tscPerNs)
+	if hi != 0 {
+		return ^uint64(0)
+	}
+	return lo
+}
+
+// tscTime is p.tsc.TimeOf(tick): ceil(tick/tscPerNs) when the rate is
+// whole, saturating at ktime.Max.
+func (p *Plugin) tscTime(tick uint64) ktime.Time {
+	if p.tscPerNs == 0 {
+		return p.tsc.TimeOf(tick)
+	}
+	q, r := tick/p.tscPerNs, tick%p.tscPerNs
+	if r != 0 {
+		q++
+	}
+	if q > uint64(ktime.Max) {
+		return ktime.Max
+	}
+	return ktime.Time(q)
 }
 
 // mulAdd returns a*b+c and whether it overflowed 64 bits (a 128-bit

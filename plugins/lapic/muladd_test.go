@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/big"
 	"testing"
+
+	"github.com/tickemu/tickemu/framework/sdk/clockmath"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // TestMulAdd checks mulAdd against big-integer arithmetic at the edges of
@@ -23,4 +26,30 @@ func TestMulAdd(t *testing.T) {
 			t.Errorf("mulAdd(%d, %d, %d) = %d, %v; want %v, overflow %v", c.a, c.b, c.c, got, gotOver, want, overflow)
 		}
 	}
+}
+
+// FuzzTSCConversions: at a whole number of GHz the TSC read and the
+// deadline's time (tscAt, tscTime) are the general counter clock's
+// (clockmath.Clock TicksAt and TimeOf), at the edges of 64 bits too.
+func FuzzTSCConversions(f *testing.F) {
+	for _, s := range []struct {
+		ghz  uint8
+		t    int64
+		tick uint64
+	}{{3, 1_000_000, 3_000_007}, {1, math.MaxInt64, math.MaxUint64}, {3, math.MaxInt64 / 3, math.MaxUint64 - 1},
+		{4, -5, 0}, {2, 0, 1}, {7, math.MaxInt64/7 + 1, 1 << 63}} {
+		f.Add(s.ghz, s.t, s.tick)
+	}
+	f.Fuzz(func(t *testing.T, ghz uint8, at int64, tick uint64) {
+		if ghz == 0 {
+			return
+		}
+		p := &Plugin{tsc: clockmath.ClockHz(uint64(ghz) * 1_000_000_000), tscPerNs: uint64(ghz)}
+		if got, want := p.tscAt(ktime.Time(at)), p.tsc.TicksAt(ktime.Time(at)); got != want {
+			t.Errorf("%d GHz: tscAt(%d) = %d, TicksAt %d", ghz, at, got, want)
+		}
+		if got, want := p.tscTime(tick), p.tsc.TimeOf(tick); got != want {
+			t.Errorf("%d GHz: tscTime(%d) = %d, TimeOf %d", ghz, tick, got, want)
+		}
+	})
 }
