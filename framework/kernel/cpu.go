@@ -74,18 +74,8 @@ type CPU struct {
 	pendBroadcast bool // the broadcast device's interrupt is routed here
 	pendIPI       int
 	softirqs      uint32
-	softirqFns    [nrSoftirqs]func(c *CPU, now ktime.Time) ktime.Time
 
-	ts           tickSched     // tick-sched state (tick.go)
-	nohzFull     bool          // tick_nohz_full_cpu(): in the nohz_full= mask
-	idle         cpuIdle       // idle state and the last wakeup's cost (idle.go)
-	cpuidle      cpuidleDevice // the governor's view (cpuidle.go)
-	wheel        sdk.WheelState
-	wheelIsDirty bool
-
-	rq rq // the scheduler's runqueue (sched.go)
-
-	// Accounting.
+	// Accounting, next to the dispatch state above: most events touch both.
 	ctx      ctxKind
 	ctxSince ktime.Time
 	// ctxNS is the time spent by context (ContextTimes), kept with ctx and
@@ -102,6 +92,19 @@ type CPU struct {
 	// (RecordSpans).
 	spans   *spanLog
 	spanBuf spanLog
+
+	ts           tickSched     // tick-sched state (tick.go)
+	nohzFull     bool          // tick_nohz_full_cpu(): in the nohz_full= mask
+	idle         cpuIdle       // idle state and the last wakeup's cost (idle.go)
+	cpuidle      cpuidleDevice // the governor's view (cpuidle.go)
+	wheel        sdk.WheelState
+	wheelIsDirty bool
+
+	rq rq // the scheduler's runqueue (sched.go)
+
+	// softirqFns are the handlers (open_softirq()), read only when a
+	// softirq runs: last, out of the lines every event touches.
+	softirqFns [nrSoftirqs]func(c *CPU, now ktime.Time) ktime.Time
 }
 
 func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
