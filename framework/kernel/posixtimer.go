@@ -350,7 +350,7 @@ func (pt *PosixTimer) remaining(now ktime.Time) int64 {
 // the signal is dequeued, not here.
 func (pt *PosixTimer) fire(c *CPU, now ktime.Time, baseNow int64) {
 	k := pt.proc.k
-	k.Counters.Inc(cntPosixTimerFires, c.id, 1)
+	c.cnt.b.Add(cPosixTimerFires, 1)
 	if pt.Notify == SigevNone {
 		return
 	}

@@ -393,9 +393,9 @@ func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info
 		top.resumeCompute = t.segRemaining
 		t.segRemaining = 0
 	}
-	k.Counters.Inc(cntSignalsDelivered, t.cpu.id, 1)
+	t.cpu.cnt.b.Add(cSignalsDelivered, 1)
 	if info.Code == siTimer {
-		k.Counters.Inc(cntPosixTimerOverruns, t.cpu.id, info.Overrun)
+		t.cpu.cnt.b.Add(cPosixTimerOverruns, info.Overrun)
 	}
 	if k.tr.Enabled("signal_deliver") {
 		k.tr.Event(now, t.cpu.traceCtxLocks(1), "signal_deliver", "sig="+strconv.Itoa(signo)+" errno=0 code="+strconv.Itoa(info.Code)+

@@ -96,7 +96,7 @@ func (pt *PosixTimer) sendSigqueue(c *CPU, now ktime.Time) {
 		}
 	case q.queued():
 		res = traceSignalAlreadyPending
-		k.Counters.Inc(cntPosixTimerAlreadyPending, c.id, 1)
+		c.cnt.b.Add(cPosixTimerAlreadyPending, 1)
 	default:
 		pt.unpark()
 		q.overrun = 0

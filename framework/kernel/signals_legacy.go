@@ -75,7 +75,7 @@ func (legacySignals) deliver(pt *PosixTimer, t *Task, now ktime.Time, e *sigEntr
 	c := t.cpu
 	var cost int64
 	if pt.stale() {
-		k.Counters.Inc(cntSignalsStaleDelivered, c.id, 1)
+		c.cnt.b.Add(cSignalsStaleDelivered, 1)
 	}
 	if pt.valid && e.sysPriv != 0 {
 		k.traceFunction(now, c, "posixtimer_rearm <-dequeue_signal")
@@ -132,7 +132,7 @@ func (pt *PosixTimer) sendSigqueueLegacy(c *CPU, now ktime.Time) (ignored bool) 
 		pt.queue(c, now, t)
 	}
 	if res == traceSignalAlreadyPending {
-		k.Counters.Inc(cntPosixTimerAlreadyPending, c.id, 1)
+		c.cnt.b.Add(cPosixTimerAlreadyPending, 1)
 	}
 	k.traceSignalGenerate(now, c, pt.Signo, siTimer, t, pt.thread == nil, res)
 	return ignored

@@ -85,6 +85,12 @@ const (
 	cHRCancel
 	cTicks
 	cIPIResched
+	// A POSIX timer's expiry and its signal (posix-signals: every one).
+	cPosixTimerFires
+	cSignalsDelivered
+	cPosixTimerOverruns
+	cPosixTimerAlreadyPending
+	cSignalsStaleDelivered
 	numBlockCounters
 )
 
@@ -95,6 +101,8 @@ var blockNames = [numBlockCounters]metrics.Name{
 	cCtxSwitches: cntCtxSwitches, cHRStart: cntHRStart, cTickRetains: cntTickRetains,
 	cIdleExits: cntIdleExits, cIdleExitLat: cntIdleExitLat, cTickStops: cntTickStops, cTickRestarts: cntTickRestarts,
 	cHRCancel: cntHRCancel, cTicks: cntTicks, cIPIResched: cntIPIResched,
+	cPosixTimerFires: cntPosixTimerFires, cSignalsDelivered: cntSignalsDelivered, cPosixTimerOverruns: cntPosixTimerOverruns,
+	cPosixTimerAlreadyPending: cntPosixTimerAlreadyPending, cSignalsStaleDelivered: cntSignalsStaleDelivered,
 }
 
 // cpuCells are a CPU's counters on the per-wakeup path, resolved once so
