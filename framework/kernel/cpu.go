@@ -431,17 +431,50 @@ func (c *CPU) preemptSegment(now ktime.Time) {
 }
 
 // segmentDone: the current task finished its segment; run its continuation.
+// While the task simply goes on with its next segment and that segment ends
+// before anything queued (sim.Queue.FireNext), the segment's end runs here
+// too, as the next event would: one event instead of a re-arm and a trip
+// through the queue per segment.
 func (c *CPU) segmentDone(now ktime.Time) {
-	t := c.rq.curr
-	if c.spans != nil {
-		c.spans.add(spanRec{kind: SpanTask, start: c.rq.segStart, end: now, code: int32(t.Pid)})
+	for {
+		t := c.rq.curr
+		if c.spans != nil {
+			c.spans.add(spanRec{kind: SpanTask, start: c.rq.segStart, end: now, code: int32(t.Pid)})
+		}
+		c.mode = modeFree
+		t.segRemaining = 0
+		done := t.segDone
+		t.segDone = nil
+		done(now)
+		t = c.rq.curr
+		if !c.continuesTask(t) {
+			c.kick(now)
+			return
+		}
+		// kick with nothing pending and t still the best: switchTo(t) and
+		// runCurr, whose re-arm is replaced by running the end now.
+		c.rq.needResched = false
+		c.setCtx(now, ctxTask)
+		c.mode = modeTask
+		c.rq.segStart = now
+		end := now + ktime.Time(t.segRemaining)
+		if !c.k.q.FireNext(c.runEv, end) {
+			c.armRun(true, end)
+			return
+		}
+		now = end
 	}
-	c.mode = modeFree
-	t.segRemaining = 0
-	done := t.segDone
-	t.segDone = nil
-	done(now)
-	c.kick(now)
+}
+
+// continuesTask reports whether kick would do no more than let t, the
+// current task, run its next segment: the CPU is free, no interrupt or
+// softirq is pending, t is runnable and still the best task, the idle loop
+// is not being left, the tick needs no nohz_full update and no signal
+// interrupts the segment (Task.interruptedCompute).
+func (c *CPU) continuesTask(t *Task) bool {
+	return t != nil && c.mode == modeFree && !c.pendTimerIRQ && c.pendIPI == 0 && !c.pendBroadcast &&
+		c.softirqs == 0 && !c.ts.inidle && !c.nohzFull && !(t.segUser && t.segRemaining > 0 && t.sigpending) &&
+		c.pickNext() == t
 }
 
 // handleInterrupts is one hard interrupt activity starting at now (after any

@@ -5,6 +5,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"sort"
 	"strings"
@@ -93,6 +94,12 @@ type Queue struct {
 	pops   uint64
 	// stopped ends RunUntil after the event being fired (Stop).
 	stopped bool
+	// stepLimit is the limit of the Step in progress; bound, when boundSet,
+	// is at most the time of every queued event but the firing one (so far
+	// in its Step): what FireNext compares with.
+	stepLimit ktime.Time
+	bound     ktime.Time
+	boundSet  bool
 	// nearSpan, when not zero, replaces NearSpan (tests exercise both heaps
 	// with small times); bigRekey, when smallHeap, makes every re-arm of the
 	// firing event look for a chain (tests exercise both paths).
@@ -178,8 +185,8 @@ func (e *LivelockError) Error() string {
 // watch counts e, about to fire, and panics with a LivelockError when it is
 // one event too many at the current instant. Step inlines the test of
 // whether time advanced.
-func (q *Queue) watch(e *Event) {
-	if e.at != q.now || q.pops == 0 {
+func (q *Queue) watch(e *Event, at ktime.Time) {
+	if at != q.now || q.pops == 0 {
 		q.same = 0
 		return
 	}
@@ -306,6 +313,9 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 		panic(fmt.Sprintf("sim: event %q scheduled in the past: at=%v now=%v", e.Name, at, q.now))
 	}
 	q.seq++
+	if at < q.bound {
+		q.bound = at // what FireNext sees until the Step ends
+	}
 	span := NearSpan
 	if q.nearSpan != 0 {
 		span = q.nearSpan
@@ -427,6 +437,51 @@ func (q *Queue) peek(h *heap4) (ktime.Time, uint64, bool) {
 	return s[m].at, s[m].seq, true
 }
 
+// FireNext is for the firing event's owner when its handler would re-arm
+// it at at (a CPU's next task segment): it reports whether the owner may run
+// that step now, within this handler, instead. That is when it is exactly
+// what the next Step would fire: e is firing and not re-armed, at is
+// earlier than every queued event (a queued event at at was scheduled
+// first and goes first), within the Step's limit, the queue is not stopped
+// and no poll is due. The queue then counts the step as fired (watchdog,
+// Pops) and its clock stands at at. Skipping the Schedule skips a sequence
+// number: every later one is still larger than every earlier one, so no
+// order changes.
+func (q *Queue) FireNext(e *Event, at ktime.Time) bool {
+	f := q.firing
+	if f == nil || (*f)[0].e != e || at > q.stepLimit || q.stopped || q.poll != nil && (q.pops+1)%PollEvents == 0 {
+		return false
+	}
+	if !q.boundSet {
+		// The earliest queued event: the firing root's children or the
+		// other heap's root; Schedule lowers it from now on.
+		b := ktime.Max
+		s := *f
+		for c := 1; c <= arity && c < len(s); c++ {
+			b = min(b, s[c].at)
+		}
+		o := &q.near
+		if f == o {
+			o = &q.far
+		}
+		if len(*o) > 0 {
+			b = min(b, (*o)[0].at)
+		}
+		q.bound, q.boundSet = b, true
+	}
+	if at >= q.bound {
+		return false
+	}
+	q.watch(e, at)
+	q.now = at
+	q.pops++
+	return true
+}
+
+// noBound is Queue.bound outside a Step: below every time, so Schedule
+// never lowers it.
+const noBound = ktime.Time(math.MinInt64)
+
 // Peek returns the time of the earliest event, or ktime.Max when the queue is empty.
 func (q *Queue) Peek() ktime.Time {
 	t := ktime.Max
@@ -453,7 +508,7 @@ func (q *Queue) Step(limit ktime.Time) bool {
 		return false
 	}
 	e := s[0].e
-	q.watch(e)
+	q.watch(e, e.at)
 	q.now = e.at
 	q.pops++
 	q.n--
@@ -467,7 +522,9 @@ func (q *Queue) Step(limit ktime.Time) bool {
 	}
 	e.index = -1
 	q.firing = h
+	q.stepLimit, q.boundSet, q.bound = limit, false, noBound
 	e.Fire(e.at)
+	q.bound = noBound
 	if q.firing != nil {
 		// Not re-armed: take it out now.
 		q.firing = nil

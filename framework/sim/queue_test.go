@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"sort"
 	"testing"
 
@@ -164,11 +165,14 @@ func TestLivelockWatchdog(t *testing.T) {
 // FuzzQueueWhileFiring checks the queue against a model when the firing
 // event itself schedules, re-arms and cancels events (the event being fired
 // stays at its heap's root until it returns, and moves to the other heap when
-// it re-arms beyond or within the near span): the firing order, Peek, Len and
-// Queued must be those of a plain sorted list.
+// it re-arms beyond or within the near span) or runs its next step in place
+// (FireNext, allowed when nothing queued comes first): the firing order,
+// Peek, Len, Queued, Now and Pops must be those of a plain sorted list.
 func FuzzQueueWhileFiring(f *testing.F) {
 	f.Add([]byte{0, 5, 1, 3, 2, 7, 0, 0, 3, 1, 1, 9})
 	f.Add([]byte{1, 0, 1, 0, 1, 0, 2, 2, 3, 3, 0, 255})
+	f.Add([]byte{3, 200, 3, 2, 3, 5, 1, 9, 3, 0, 2, 7, 3, 1, 0, 3})
+	f.Add([]byte{0, 3, 3, 0, 3, 7, 3, 1, 3, 2, 3, 3})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) < 2 {
 			return
@@ -232,8 +236,19 @@ func FuzzQueueWhileFiring(f *testing.F) {
 				}
 				delete(live, i)
 				check("firing")
+				rearmed := false // FireNext is for an event not re-armed
+				// loose: an event left or moved in this Step, which
+				// FireNext may still see at its old time (it then says no
+				// where the model says yes: never the reverse).
+				loose := false
 				for k := 0; k < 3; k++ {
 					op, v := next()
+					if op%4 == 0 || op%4 == 1 && int(v)%n == i {
+						rearmed = true
+					}
+					if _, ok := live[int(v)%n]; ok && (op%4 == 1 || op%4 == 2) {
+						loose = true
+					}
 					switch op % 4 {
 					case 0: // re-arm itself
 						schedule(i, now+ktime.Time(v%16))
@@ -243,6 +258,24 @@ func FuzzQueueWhileFiring(f *testing.F) {
 						j := int(v) % n
 						q.Cancel(events[j])
 						delete(live, j)
+					case 3: // run its own next step now if nothing comes first
+						if fires >= 200 {
+							break // the test's bound on fired events
+						}
+						at := now + ktime.Time(v%8)
+						w, r := earliest()
+						want := !rearmed && (w < 0 || at < r.at)
+						got := q.FireNext(events[i], at)
+						if got != want && (got || !loose) {
+							t.Fatalf("FireNext(%d, %v) = %v, model %v (earliest %d at %v)", i, at, got, want, w, r.at)
+						}
+						if got {
+							fires++
+							now = at
+						}
+						if q.Now() != now || q.Pops() != uint64(fires) {
+							t.Fatalf("after FireNext: Now %v Pops %d, model %v %d", q.Now(), q.Pops(), now, fires)
+						}
 					}
 					check("after an op while firing")
 				}
@@ -309,5 +342,95 @@ func TestQueueChains(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("fired %v, want %v", got, want)
 		}
+	}
+}
+
+// BenchmarkQueueWakeups drives the queue the way the 64-CPU cyclictest
+// drives it: each CPU sleeps with a device event about 200 us ahead (the
+// far heap), and on each wakeup runs a chain of short steps of one re-armed
+// run event (the near heap) before it arms the device again.
+func BenchmarkQueueWakeups(b *testing.B) {
+	const cpus, steps = 64, 9
+	var q Queue
+	rng := uint64(1)
+	rnd := func(n uint64) ktime.Time {
+		rng = rng*6364136223846793005 + 1442695040888963407
+		return ktime.Time(rng >> 33 % n)
+	}
+	fired := 0
+	for c := 0; c < cpus; c++ {
+		var dev, run *Event
+		left := 0
+		run = NewEvent("run", func(now ktime.Time) {
+			fired++
+			if left--; left > 0 {
+				q.Schedule(run, now+300+rnd(700))
+				return
+			}
+			q.Schedule(dev, now+200_000+rnd(2000))
+		})
+		dev = NewEvent("dev", func(now ktime.Time) {
+			fired++
+			left = steps - 1
+			q.Schedule(run, now+2000)
+		})
+		q.Schedule(dev, rnd(200_000))
+	}
+	b.ResetTimer()
+	for fired < b.N {
+		q.Step(ktime.Max)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(fired), "ns/event")
+}
+
+// TestFireNext checks when the firing event may run its next step in place:
+// not at or after a queued event's time, not past the Step's limit, not
+// after Stop or when a poll is due, not once re-armed; and that it counts as
+// a fired event.
+func TestFireNext(t *testing.T) {
+	var q Queue
+	var e, o *Event
+	var got []bool
+	e = NewEvent("e", func(now ktime.Time) {
+		got = append(got,
+			q.FireNext(e, 20), // o is queued at 20, scheduled first
+			q.FireNext(e, 19), // earlier than o
+			q.FireNext(e, 19), // again at the same instant
+		)
+		if q.Now() != 19 || q.Pops() != 3 {
+			t.Errorf("after two FireNext: Now %v Pops %d, want 19 3", q.Now(), q.Pops())
+		}
+		// o moves to 19: it comes first now; 26 is past the limit.
+		q.Schedule(o, 19)
+		got = append(got, q.FireNext(e, 19), q.FireNext(e, 18), q.FireNext(e, 26))
+		q.Stop()
+		got = append(got, q.FireNext(e, 18))
+		q.stopped = false
+		q.Schedule(e, 30)
+		got = append(got, q.FireNext(e, 18)) // re-armed
+	})
+	o = NewEvent("o", func(ktime.Time) {})
+	q.Schedule(e, 10)
+	q.Schedule(o, 20)
+	q.Step(25)
+	want := []bool{false, true, true, false, true, false, false, false}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("FireNext answers %v, want %v", got, want)
+	}
+	// A poll due at the next event: that step goes back through RunUntil.
+	var p Queue
+	p.SetPoll(func() {})
+	p.pops = PollEvents - 2
+	var f *Event
+	var answers []bool
+	f = NewEvent("f", func(now ktime.Time) {
+		answers = append(answers, p.FireNext(f, now+1))
+	})
+	p.Schedule(f, 1)
+	p.Step(ktime.Max)
+	p.Schedule(f, 2)
+	p.Step(ktime.Max)
+	if fmt.Sprint(answers) != "[false true]" {
+		t.Errorf("FireNext with a poll due at the next event, then not: %v, want [false true]", answers)
 	}
 }
