@@ -38,3 +38,29 @@ func TestUtilDecayIsExp2(t *testing.T) {
 		}
 	}
 }
+
+// TestUtilShare: utilShare is the clamped quotient updateUtil used to
+// compute, math.Min(math.Max(float64(d)/float64(dt), 0), 1), bit for bit:
+// no task time, all of it, more (a clamp), negative, and everything between,
+// for intervals from 1 ns to 10 s and task times near the interval and near
+// the int64-to-float64 rounding steps.
+func TestUtilShare(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var pairs [][2]int64
+	for _, dt := range []int64{1, 2, 3, 7, 1000, 199999, 200001, 1 << 53, 1<<53 + 1, 1<<62 + 12345, math.MaxInt64} {
+		for _, d := range []int64{math.MinInt64, -1, 0, 1, dt / 3, dt/2 + 1, dt - 1, dt, dt + 1, 2 * dt, math.MaxInt64} {
+			pairs = append(pairs, [2]int64{d, dt})
+		}
+	}
+	for range 200000 {
+		dt := 1 + rng.Int64N(10_000_000_000)
+		pairs = append(pairs, [2]int64{rng.Int64N(dt + dt/4 + 1), dt}, [2]int64{dt - rng.Int64N(64), dt})
+	}
+	for _, p := range pairs {
+		d, dt := p[0], p[1]
+		got, want := utilShare(d, dt), math.Min(math.Max(float64(d)/float64(dt), 0), 1)
+		if math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("utilShare(%d, %d) = %v (%#x), want %v (%#x)", d, dt, got, math.Float64bits(got), want, math.Float64bits(want))
+		}
+	}
+}
