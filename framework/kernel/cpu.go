@@ -173,8 +173,7 @@ func (c *CPU) setCtx(now ktime.Time, ctx ctxKind) {
 		d := int64(now - c.ctxSince)
 		c.ctxNS[c.ctx] += d
 		if c.ctx == ctxTask && c.rq.curr != nil {
-			c.rq.curr.cpuTime += d
-			c.rq.curr.Proc.cpuTime += d
+			c.rq.curr.cpuTime += d // and so its process's (Process.cpuTime)
 		}
 		c.ctxSince = now
 	}

@@ -33,7 +33,7 @@ func (k *Kernel) runCPUTimers(c *CPU, now ktime.Time) {
 	p := t.Proc
 	for _, which := range [2]int{ItimerProf, ItimerVirtual} {
 		it := p.itimers[which]
-		if it == nil || it.expires == 0 || p.cpuTime < it.expires {
+		if it == nil || it.expires == 0 || p.cpuTime() < it.expires {
 			continue
 		}
 		if it.incr != 0 {
@@ -43,7 +43,7 @@ func (k *Kernel) runCPUTimers(c *CPU, now ktime.Time) {
 		}
 		if k.tr.Enabled("itimer_expire") {
 			k.tr.Event(now, c.traceCtx(), "itimer_expire", "which="+strconv.Itoa(which)+" pid="+strconv.Itoa(p.Tgid)+
-				" now="+strconv.FormatInt(p.cpuTime, 10))
+				" now="+strconv.FormatInt(p.cpuTime(), 10))
 		}
 		k.sendSignal(now, c, p, nil, itimerSignal[which])
 	}

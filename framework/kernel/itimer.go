@@ -65,7 +65,7 @@ func (p *Process) setitimer(c *CPU, now ktime.Time, which int, value, interval i
 		it.incr = interval
 		it.expires = 0
 		if value > 0 {
-			it.expires = p.cpuTime + value + k.tickNsec
+			it.expires = p.cpuTime() + value + k.tickNsec
 			expires = it.expires
 		}
 	}

@@ -307,7 +307,7 @@ func (pt *PosixTimer) cpuNow() int64 {
 	if pt.clockTask != nil {
 		return pt.clockTask.cpuTime
 	}
-	return pt.proc.cpuTime
+	return pt.proc.cpuTime()
 }
 
 // clockNow is kclock->clock_get_ktime() of the clock the timer runs on.

@@ -109,7 +109,19 @@ type Process struct {
 	// ignoredTimers is signal->ignored_posix_timers (6.13+): periodic timers
 	// whose signal was ignored, parked until a handler is installed.
 	ignoredTimers []*PosixTimer
-	cpuTime       int64 // process CPU time in ns
+}
+
+// cpuTime is the process's CPU time in ns (thread_group_cputime()): the sum
+// of its threads' (a task stays in its process for good, so nothing is
+// lost). Summed when read, rarely (CPU-time timers and itimers), instead
+// of added to on every context change of every thread: with a process per
+// CPU that was a cold cache line per event.
+func (p *Process) cpuTime() int64 {
+	var s int64
+	for _, t := range p.tasks {
+		s += t.cpuTime
+	}
+	return s
 }
 
 // sigEntry is one queued signal (struct sigqueue).
