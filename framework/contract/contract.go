@@ -311,11 +311,12 @@ func (c *hrTimerBase) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktim
 	return r
 }
 
-// Unchecked, CheckStart and CheckInterrupt take Start and Interrupt apart
-// for a host's hot path (the kernel's hrtimer_start_range_ns() and
-// hrtimer_interrupt()): the host calls Unchecked's Start or Interrupt itself
-// and hands the answer's fields to the check, which makes exactly the checks
-// of the wrapper's Start or Interrupt. The answer (80 bytes) then reaches the
+// Unchecked, CheckStart, CheckCancel and CheckInterrupt take Start, Cancel
+// and Interrupt apart for a host's hot path (the kernel's
+// hrtimer_start_range_ns(), hrtimer_try_to_cancel() and hrtimer_interrupt()):
+// the host calls Unchecked's Start, Cancel or Interrupt itself and hands the
+// answer's fields to the check, which makes exactly the checks of the
+// wrapper's call. The answer (80 bytes) then reaches the
 // host without being copied through this wrapper.
 
 // Unchecked returns the plugin behind the checker.
@@ -342,11 +343,18 @@ func (c *hrTimerBase) CheckInterrupt(now, end ktime.Time, expired []sdk.HRExpiry
 // Cancel implements sdk.HRTimerBase.
 func (c *hrTimerBase) Cancel(cpu int, now ktime.Time, id sdk.TimerID) (r sdk.HROpResult) {
 	r = c.hb.Cancel(cpu, now, id)
-	c.op("Cancel", &r)
-	if r.Ret < -1 || r.Ret > 1 {
-		c.violation("Cancel", "returned %d, want -1, 0 or 1 (hrtimer_try_to_cancel)", r.Ret)
-	}
+	c.CheckCancel(r.Cost, len(r.Program), r.Ret)
 	return r
+}
+
+// CheckCancel checks Cancel's answer: its cost, device writes and return
+// value (the hot-path split of Cancel, as CheckStart is of Start).
+func (c *hrTimerBase) CheckCancel(cost int64, writes int, ret int) {
+	c.cost("Cancel", cost)
+	c.list("Cancel", "device writes", writes)
+	if ret < -1 || ret > 1 {
+		c.violation("Cancel", "returned %d, want -1, 0 or 1 (hrtimer_try_to_cancel)", ret)
+	}
 }
 
 // ClockWasSet implements sdk.HRTimerBase: the answer is one of the three

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/contract"
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
@@ -28,6 +29,7 @@ type hooks struct {
 	inPlace   bool
 	interrupt func(now ktime.Time, r *sdk.InterruptResult)
 	start     func(r *sdk.HROpResult)
+	cancel    func(r *sdk.HROpResult)
 	sel       func(r *sdk.IdleChoice)
 }
 
@@ -124,6 +126,14 @@ func (l lyingHRTimer) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktim
 	r := l.HRTimerBase.Start(cpu, now, t, expires, slack)
 	if l.h.start != nil {
 		l.h.start(&r)
+	}
+	return r
+}
+
+func (l lyingHRTimer) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult {
+	r := l.HRTimerBase.Cancel(cpu, now, id)
+	if l.h.cancel != nil {
+		l.h.cancel(&r)
 	}
 	return r
 }
@@ -349,5 +359,47 @@ func TestViolations(t *testing.T) {
 				t.Errorf("Error() = %q carries a raw control character", msg)
 			}
 		})
+	}
+}
+
+// TestHRTimerCancelChecked: the wrapper's Cancel and the split check the
+// kernel calls (CheckCancel) refuse the same lie. (The scenarios above never
+// cancel a queued hrtimer.)
+func TestHRTimerCancelChecked(t *testing.T) {
+	h := &hooks{cancel: func(r *sdk.HROpResult) { r.Ret = 3 }}
+	var real sdk.HRTimerBase
+	for _, f := range builtin.Factories() {
+		if f.Name == "hrtimer" {
+			real = f.New().(sdk.HRTimerBase)
+		}
+	}
+	p := contract.Wrap(sdk.KindHRTimer, "hrtimer", lyingHRTimer{real, h}, contract.Limits{CPUs: 1})
+	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{}); d.HasErrors() {
+		t.Fatal(d)
+	}
+	hb := p.(sdk.HRTimerBase)
+	split := p.(interface {
+		Unchecked() sdk.HRTimerBase
+		CheckCancel(cost int64, writes, ret int)
+	})
+	for name, call := range map[string]func(){
+		"wrapper": func() {
+			hb.Start(0, 0, sdk.HRTimer{ID: 1, Clock: sdk.ClockMonotonic}, 1000, 0)
+			hb.Cancel(0, 0, 1)
+		},
+		"split": func() {
+			r := split.Unchecked().Cancel(0, 0, 1)
+			split.CheckCancel(r.Cost, len(r.Program), r.Ret)
+		},
+	} {
+		func() {
+			defer func() {
+				ce, ok := recover().(*sdk.ContractError)
+				if !ok || ce.Call != "Cancel" || !strings.Contains(ce.Error(), "returned 3") {
+					t.Errorf("%s: recovered %v, want a ContractError for Cancel returning 3", name, ce)
+				}
+			}()
+			call()
+		}()
 	}
 }

@@ -418,9 +418,10 @@ type nextEventStarter interface {
 }
 
 // hrtimerChecks are the checks framework/contract's hrtimer checker makes
-// on Start's and Interrupt's answers, taking the answers' fields.
+// on Start's, Cancel's and Interrupt's answers, taking the answers' fields.
 type hrtimerChecks interface {
 	CheckStart(id sdk.TimerID, cost int64, writes int, ret int)
+	CheckCancel(cost int64, writes int, ret int)
 	CheckInterrupt(now, end ktime.Time, expired []sdk.HRExpiry, writes, retries int, hangDelay int64)
 }
 

@@ -74,7 +74,10 @@ func (k *Kernel) hrCancel(c *CPU, now ktime.Time, t *HRTimer) int64 {
 	if !t.queued {
 		return 0 // the lockless hrtimer_active() fast path: nothing to do
 	}
-	r := k.hrt.Cancel(c.id, now, t.ID)
+	r := k.hrtRaw.Cancel(c.id, now, t.ID)
+	if k.hrtChk != nil {
+		k.hrtChk.CheckCancel(r.Cost, len(r.Program), r.Ret)
+	}
 	if r.Ret == 1 {
 		t.queued = false
 		c.cnt.b.Add(cHRCancel, 1)
