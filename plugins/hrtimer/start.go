@@ -128,7 +128,10 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 	// switch_hrtimer_base(): move unless the callback runs.
 	target := old
 	if !forceLocal && !(now < t.runEnd) {
-		target = p.targetBase(this, t, ht)
+		target = this
+		if p.setup.TimerMigration && ht.Mode&sdk.HRModePinned == 0 {
+			target = p.targetBase(this, t, ht)
+		}
 	}
 	t.cpu = int32(target.cpu)
 	if target != this {
