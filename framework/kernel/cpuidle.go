@@ -195,7 +195,7 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 func (c *CPU) enterGovernedState(now ktime.Time) {
 	k := c.k
 	idx := c.cpuidle.state
-	st := k.govStates[idx]
+	st := &k.govStates[idx]
 	if st.StopsLocalTimer && k.local.Has(sdk.FeatC3Stop) {
 		if ok, _ := k.broadcastEnter(c, now); !ok {
 			fb := 0

@@ -107,7 +107,7 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 	c.idle.state = -1
 	qos := k.pmQoS()
 	for i := len(k.m.IdleStates) - 1; i >= 0; i-- {
-		s := k.m.IdleStates[i]
+		s := &k.m.IdleStates[i]
 		if s.TargetResidency > predicted || s.ExitLatency > qos {
 			continue
 		}
@@ -138,7 +138,7 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 		c.spans.add(spanRec{kind: SpanIdle, start: c.idle.since, end: now, code: int32(c.idle.state)})
 	}
 	if c.idle.state >= 0 {
-		s := k.m.IdleStates[c.idle.state]
+		s := &k.m.IdleStates[c.idle.state]
 		lat = s.ExitLatency
 		c.span(SpanIdleExit, now, now+ktime.Time(lat), int32(c.idle.state))
 		c.idle.wakeExit = lat

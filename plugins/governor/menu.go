@@ -181,7 +181,7 @@ func (g *Menu) Select(r sdk.IdleSelect) sdk.IdleChoice {
 
 	idx := -1
 	for i := range st {
-		s := st[i]
+		s := &st[i]
 		if idx == -1 {
 			idx = i
 		}
