@@ -7,19 +7,23 @@ BIN     := bin/tickemu
 CONFIG  ?= configs/default.hcl
 PKGS    := ./...
 BENCHTIME ?= 1x
+# The CPU profile the shipped binary and the benchmarks are built with
+# (profile-guided optimisation); `make pgo` rebuilds it. The tests build
+# without it, so their build cache is the plain one.
+PGO     := $(CURDIR)/cmd/tickemu/tickemu.pgo
 
 # Every Go module in the repository besides the main one (each is vetted and
 # tested on its own: `go test ./...` does not cross module boundaries).
 MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 
 .PHONY: api-check api-baseline
-.PHONY: all build run test test-deps test-short test-modules test-cluster bench lint fmt-check tidy-check ci fuzz clean help calibration
+.PHONY: all build run test test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration
 
 all: build
 
-build: ## Build bin/tickemu.
-	@echo "==> go build -o $(BIN) ./cmd/tickemu"
-	$(GO) build -o $(BIN) ./cmd/tickemu
+build: ## Build bin/tickemu (with the PGO profile).
+	@echo "==> go build -pgo=cmd/tickemu/tickemu.pgo -o $(BIN) ./cmd/tickemu"
+	$(GO) build -pgo=$(PGO) -o $(BIN) ./cmd/tickemu
 
 run: build ## Build and run the default scenario (CONFIG=...).
 	@echo "==> $(BIN) run $(CONFIG)"
@@ -49,9 +53,12 @@ test-cluster: build ## Install Slurm (Debian packages, as root) if missing, star
 	@echo "==> bash scripts/test-cluster.sh"
 	bash scripts/test-cluster.sh
 
-bench: ## Engine and transport benchmarks (simulated expiries per wall second).
-	@echo "==> go test -run '^$$' -bench . ./cmd/tickemu ./framework/... ./plugins/..."
-	$(GO) test -run '^$$' -bench . -benchmem ./cmd/tickemu ./framework/... ./plugins/...
+bench: ## Engine and transport benchmarks (simulated expiries per wall second), built as the shipped binary is (PGO).
+	@echo "==> go test -pgo=cmd/tickemu/tickemu.pgo -run '^$$' -bench . ./cmd/tickemu ./framework/... ./plugins/..."
+	$(GO) test -pgo=$(PGO) -run '^$$' -bench . -benchmem ./cmd/tickemu ./framework/... ./plugins/...
+
+pgo: ## Rebuild cmd/tickemu/tickemu.pgo: CPU profiles of every shipped scenario and of BenchmarkEngine64.
+	bash scripts/pgo.sh
 
 lint: ## go vet and staticcheck (pinned in tools/go.mod).
 	@echo "==> go vet ./... && staticcheck ./..."
