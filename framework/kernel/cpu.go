@@ -575,7 +575,7 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 				cost, etime = c.programDeviceForce(end, try, false)
 				end += ktime.Time(cost)
 			}
-			k.runHRExpiries(c, r)
+			k.runHRExpiries(c, &r)
 			if r.RaiseSoftirq {
 				c.RaiseSoftirq(end, HRTimerSoftirq)
 			}
@@ -583,7 +583,7 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 			if !etime {
 				break
 			}
-			*r = k.hrt.InterruptETIME(c.id, now)
+			r = k.hrt.InterruptETIME(c.id, now)
 		}
 		if c.spans != nil {
 			c.spans.add(spanRec{kind: SpanHRTimer, start: start, end: now, arg: uint64(hang)})

@@ -113,11 +113,6 @@ type Kernel struct {
 	// answer's fields to hrtChk. Without a checker hrtRaw is hrt, hrtChk nil.
 	hrtRaw sdk.HRTimerBase
 	hrtChk hrtimerChecks
-	// hrtIP is hrtRaw's in-place calls (sdk.InPlaceHRTimer), nil without;
-	// hrOps and hrIRQs are each CPU's answers to them, reused.
-	hrtIP  sdk.InPlaceHRTimer
-	hrOps  []sdk.HROpResult
-	hrIRQs []sdk.InterruptResult
 	local  *clockevents.Device
 	bcDev  *clockevents.Device
 	bcast  *clockevents.Broadcast
@@ -203,9 +198,6 @@ func New(o Options) (*Kernel, error) {
 	if c, ok := k.hrt.(checkedHRTimer); ok {
 		k.hrtRaw, k.hrtChk = c.Unchecked(), c
 	}
-	k.hrtIP, _ = k.hrtRaw.(sdk.InPlaceHRTimer)
-	k.hrOps = make([]sdk.HROpResult, m.CPUs)
-	k.hrIRQs = make([]sdk.InterruptResult, m.CPUs)
 	k.signals = newSignalEra(o.Settings.PosixTimerSignals)
 	k.migrate = TimerMigrationActive(o.Settings, m)
 	if m.NoHZ != "off" && m.CPUs > 1 {
@@ -439,16 +431,9 @@ type checkedHRTimer interface {
 	Unchecked() sdk.HRTimerBase
 }
 
-// hrtInterrupt is Interrupt through hrtRaw (in place when it can), then
-// hrtChk's checks. The answer is cpu's reused one: valid until its next
-// interrupt.
-func (k *Kernel) hrtInterrupt(cpu int, now ktime.Time) *sdk.InterruptResult {
-	r := &k.hrIRQs[cpu]
-	if k.hrtIP != nil {
-		k.hrtIP.InterruptInto(cpu, now, r)
-	} else {
-		*r = k.hrtRaw.Interrupt(cpu, now)
-	}
+// hrtInterrupt is Interrupt through hrtRaw, then hrtChk's checks.
+func (k *Kernel) hrtInterrupt(cpu int, now ktime.Time) (r sdk.InterruptResult) {
+	r = k.hrtRaw.Interrupt(cpu, now)
 	if k.hrtChk != nil {
 		k.hrtChk.CheckInterrupt(now, r.End, r.Expired, len(r.Program), r.Retries, r.HangDelay)
 	}

@@ -50,13 +50,8 @@ func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time,
 	if k.migrate {
 		place = k.placement()
 	}
-	ht := sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period, Placement: place}
-	r := &k.hrOps[c.id] // c's reused answer: nothing below starts another timer on c before it is read
-	if k.hrtIP != nil {
-		k.hrtIP.StartInto(c.id, now, ht, expires, slack, r)
-	} else {
-		*r = k.hrtRaw.Start(c.id, now, ht, expires, slack)
-	}
+	r := k.hrtRaw.Start(c.id, now, sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period,
+		Placement: place}, expires, slack)
 	if k.hrtChk != nil {
 		k.hrtChk.CheckStart(t.ID, r.Cost, len(r.Program), r.Ret)
 	}

@@ -176,20 +176,6 @@ type HRTimerBase interface {
 	NextEvent(cpu int, now ktime.Time, exclude TimerID) ktime.Time
 }
 
-// InPlaceHRTimer is an optional HRTimerBase extension for plugins linked in
-// process: StartInto and InterruptInto are Start and Interrupt writing every
-// field of their answer into *r instead of returning it, the same calls with
-// the same effects and answers. A host that asks through them
-// (framework/kernel does, for every hrtimer_start() and hrtimer_interrupt())
-// skips copying the 72- and 80-byte answers out of the call: Go spills an
-// answer to the stack and copies it in 16-byte moves, which stall store
-// forwarding on the 8-byte stores just made. Out of process the plain calls
-// are made.
-type InPlaceHRTimer interface {
-	StartInto(cpu int, now ktime.Time, t HRTimer, expires ktime.Time, slack int64, r *HROpResult)
-	InterruptInto(cpu int, now ktime.Time, r *InterruptResult)
-}
-
 // HRTimerModelMaxQueue bounds HRTimerModel.Queue: a CPU with more timers
 // queued has no model (its answers are asked for).
 const HRTimerModelMaxQueue = 16

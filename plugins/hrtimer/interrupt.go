@@ -180,19 +180,11 @@ func (p *Plugin) raiseIfDue(cb *cpuBase, now ktime.Time) bool {
 // may make one extra write. Clearing dev->next_event at entry is the host's
 // (clockevents) part.
 func (p *Plugin) Interrupt(cpu int, now ktime.Time) (res sdk.InterruptResult) {
-	p.InterruptInto(cpu, now, &res)
-	return res
-}
-
-// InterruptInto implements sdk.InPlaceHRTimer: Interrupt writing every
-// field of its answer into *res.
-func (p *Plugin) InterruptInto(cpu int, now ktime.Time, res *sdk.InterruptResult) {
 	cb := p.cpu(cpu)
 	if !p.highRes {
 		panic(fmt.Sprintf("hrtimer: Interrupt on cpu %d in low-res mode (hrtimer_interrupt BUG_ON(!hres_active)); use RunQueues", cpu))
 	}
 	p.beginIRQ(cb, now)
-	res.RaiseSoftirq, res.TryProgram, res.Hang, res.HangDelay = false, false, false, 0
 
 	cb.nrEvents++
 	t := now.Add(p.cfg.Costs.Entry)
@@ -271,6 +263,7 @@ func (p *Plugin) InterruptInto(cpu int, now ktime.Time, res *sdk.InterruptResult
 	res.End = t
 	res.Expired = cb.irqExp
 	res.Program = cb.irqProg
+	return res
 }
 
 // InterruptETIME continues hrtimer_interrupt() of the proportional era on

@@ -59,10 +59,7 @@ func (p *Plugin) beginOp(cb *cpuBase) {
 // endCall ends the writing call in progress.
 func (p *Plugin) endCall() { p.progCB = nil }
 
-var (
-	_ sdk.HRTimerBase    = (*Plugin)(nil)
-	_ sdk.InPlaceHRTimer = (*Plugin)(nil)
-)
+var _ sdk.HRTimerBase = (*Plugin)(nil)
 
 // New returns an unconfigured hrtimer plugin (the sdk.Factory constructor).
 func New() sdk.Plugin { return &Plugin{} }

@@ -92,13 +92,6 @@ func (p *Plugin) removeTimer(cb *cpuBase, t *timer, reprogram bool) {
 // CONFIG_TIME_LOW_RES (one extra hrtimer_resolution for REL timers) is not
 // modelled either.
 func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Time, slack int64) (r sdk.HROpResult) {
-	p.StartInto(cpu, now, ht, expires, slack, &r)
-	return r
-}
-
-// StartInto implements sdk.InPlaceHRTimer: Start writing every field of its
-// answer into *r.
-func (p *Plugin) StartInto(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Time, slack int64, r *sdk.HROpResult) {
 	this := p.cpu(cpu)
 	p.beginOp(this)
 	this.stats.starts++
@@ -152,14 +145,14 @@ func (p *Plugin) StartInto(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktim
 		p.hrtimerReprogram(this, t, true)
 	}
 	p.endCall()
-	// The answer is written in place (no defer): no copy of a struct
-	// assembled on the stack.
+	// The answer is written in place (a named result, no defer): no copy of
+	// a struct assembled on the stack.
 	r.Cost, r.Program, r.Ret = p.cfg.Costs.Start, this.opProg, ret
 	r.Expires, r.SoftExpires = t.expires, t.softexpires
-	r.Moved, r.CPU = false, 0
 	if target != this {
 		r.Moved, r.CPU = true, target.cpu
 	}
+	return r
 }
 
 // targetBase is get_target_base() plus switch_hrtimer_base()'s

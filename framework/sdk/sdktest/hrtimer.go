@@ -96,24 +96,6 @@ func RunHRTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.HRTimerBase) 
 					t.Errorf("two fresh instances answered the same calls differently:\n%s", hrFirstDiff(a.log.String(), b.log.String()))
 				}
 			})
-			t.Run("InPlace", func(t *testing.T) {
-				p := newPlugin(t)
-				inner := p
-				if o, ok := p.(hrOverride); ok {
-					inner = o.HRTimerBase // HRTimerWithConfig: the calls go to the plugin it wraps
-				}
-				ip, ok := inner.(sdk.InPlaceHRTimer)
-				if !ok {
-					return // no in-place calls: nothing to check
-				}
-				a, b := fresh(t), hrNewRig(t, hrInPlaceAsked{p, ip}, hres)
-				a.log, b.log = &strings.Builder{}, &strings.Builder{}
-				hrRunScript(t, a, 98, false)
-				hrRunScript(t, b, 98, false)
-				if a.log.String() != b.log.String() {
-					t.Errorf("StartInto/InterruptInto answered otherwise than Start/Interrupt:\n%s", hrFirstDiff(a.log.String(), b.log.String()))
-				}
-			})
 			t.Run("Counters", func(t *testing.T) {
 				r := fresh(t)
 				hrRunScript(t, r, 5, false)
@@ -129,27 +111,6 @@ func RunHRTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.HRTimerBase) 
 			})
 		})
 	}
-}
-
-// hrInPlaceAsked is an HRTimerBase whose Start and Interrupt ask the
-// plugin's in-place calls, into answers filled with garbage first (so that a
-// field the plugin leaves unwritten shows).
-type hrInPlaceAsked struct {
-	sdk.HRTimerBase
-	ip sdk.InPlaceHRTimer
-}
-
-func (p hrInPlaceAsked) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
-	r := sdk.HROpResult{Cost: 12345, Program: []ktime.Time{7}, Ret: 9, Expires: 1, SoftExpires: 2, Moved: true, CPU: 77}
-	p.ip.StartInto(cpu, now, t, expires, slack, &r)
-	return r
-}
-
-func (p hrInPlaceAsked) Interrupt(cpu int, now ktime.Time) sdk.InterruptResult {
-	r := sdk.InterruptResult{Expired: []sdk.HRExpiry{{ID: 5}}, End: 3, Program: []ktime.Time{8}, Retries: 4, HangDelay: 6,
-		RaiseSoftirq: true, TryProgram: true, Hang: true}
-	p.ip.InterruptInto(cpu, now, &r)
-	return r
 }
 
 // HRTimerWithConfig wraps p so that Configure applies over on top of the
