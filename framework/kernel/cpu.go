@@ -403,11 +403,16 @@ func (c *CPU) kick(now ktime.Time) {
 
 // runCurr (re)starts the current task's segment.
 func (c *CPU) runCurr(now ktime.Time) {
-	t := c.rq.curr
+	c.armRun(true, c.startSegment(now))
+}
+
+// startSegment starts the current task's next segment at now and returns
+// when it ends.
+func (c *CPU) startSegment(now ktime.Time) ktime.Time {
 	c.setCtx(now, ctxTask)
 	c.mode = modeTask
 	c.rq.segStart = now
-	c.armRun(true, now+ktime.Time(t.segRemaining))
+	return now + ktime.Time(c.rq.curr.segRemaining)
 }
 
 // preemptSegment stops the current task segment at now, keeping what is left.
@@ -453,10 +458,7 @@ func (c *CPU) segmentDone(now ktime.Time) {
 		// kick with nothing pending and t still the best: switchTo(t) and
 		// runCurr, whose re-arm is replaced by running the end now.
 		c.rq.needResched = false
-		c.setCtx(now, ctxTask)
-		c.mode = modeTask
-		c.rq.segStart = now
-		end := now + ktime.Time(t.segRemaining)
+		end := c.startSegment(now)
 		if !c.k.q.FireNext(c.runEv, end) {
 			c.armRun(true, end)
 			return

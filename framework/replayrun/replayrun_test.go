@@ -237,21 +237,14 @@ func TestCatchupExample(t *testing.T) {
 // expiry instead of re-arming a timer still queued, so the model shows no
 // re-arm, like the capture.
 func TestRearmFollowsExpiry(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("# tracer: nop\n#\n# entries-in-buffer/entries-written: 21/21   #P:1\n")
-	line := func(us int64, ev, fields string) {
-		fmt.Fprintf(&b, "          <idle>-0       [000] d.s1.   %d.%06d: %s: %s\n", us/1e6, us%1e6, ev, fields)
-	}
+	var c oneCPUCapture
 	const j0 = 4295000000
-	line(1_000_000, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=20] cpu=0 idx=20 flags=", j0+20))
+	c.line(1_000_000, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=20] cpu=0 idx=20 flags=", j0+20))
 	for i := int64(1); i <= 10; i++ {
-		line(1_000_000+20_000*i+2, "timer_expire_entry", fmt.Sprintf("timer=ffff1 function=poll_fn now=%d baseclk=%d", j0+20*i, j0+20*i))
-		line(1_000_000+20_000*i+5, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=20] cpu=0 idx=20 flags=", j0+20*i+20))
+		c.line(1_000_000+20_000*i+2, "timer_expire_entry", fmt.Sprintf("timer=ffff1 function=poll_fn now=%d baseclk=%d", j0+20*i, j0+20*i))
+		c.line(1_000_000+20_000*i+5, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=20] cpu=0 idx=20 flags=", j0+20*i+20))
 	}
-	path := filepath.Join(t.TempDir(), "rearm.txt")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := c.write(t, "rearm.txt")
 	out := replayOnce(t, path, "")
 	var capture, model int64 = -1, -1
 	for _, l := range strings.Split(string(out), "\n") {
@@ -273,24 +266,17 @@ func TestRearmFollowsExpiry(t *testing.T) {
 // re-arm at +60 us, so the 3.10 tick is not stopped at +30 us and armed far
 // ahead.
 func TestSelfRearmEarlyExpiry(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("# tracer: nop\n#\n# entries-in-buffer/entries-written: 101/101   #P:1\n")
-	line := func(us int64, ev, fields string) {
-		fmt.Fprintf(&b, "          <idle>-0       [000] d.s1.   %d.%06d: %s: %s\n", us/1e6, us%1e6, ev, fields)
-	}
+	var c oneCPUCapture
 	const j0 = 4295000000
-	line(1_000_000, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=1]", j0+1))
+	c.line(1_000_000, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=1]", j0+1))
 	for i := int64(1); i <= 50; i++ {
 		// A task runs 10-30 us after the tick: the CPU goes idle before the re-arm.
-		line(1_000_000+1_000*i+10, "sched_switch", "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=poller next_pid=100 next_prio=120")
-		line(1_000_000+1_000*i+30, "sched_switch", "prev_comm=poller prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120")
-		line(1_000_000+1_000*i+60, "timer_expire_entry", fmt.Sprintf("timer=ffff1 function=poll_fn now=%d", j0+i))
-		line(1_000_000+1_000*i+61, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=1]", j0+i+1))
+		c.line(1_000_000+1_000*i+10, "sched_switch", "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=poller next_pid=100 next_prio=120")
+		c.line(1_000_000+1_000*i+30, "sched_switch", "prev_comm=poller prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120")
+		c.line(1_000_000+1_000*i+60, "timer_expire_entry", fmt.Sprintf("timer=ffff1 function=poll_fn now=%d", j0+i))
+		c.line(1_000_000+1_000*i+61, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=1]", j0+i+1))
 	}
-	path := filepath.Join(t.TempDir(), "self.txt")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := c.write(t, "self.txt")
 	out := replayOnce(t, path, "3.10")
 	far := int64(-1)
 	for _, l := range strings.Split(string(out), "\n") {
@@ -305,4 +291,26 @@ func TestSelfRearmEarlyExpiry(t *testing.T) {
 	if !strings.Contains(string(out), "timer:poll_fn re-arms                  0             0") {
 		t.Errorf("re-arms differ:\n%s", out)
 	}
+}
+
+// oneCPUCapture builds a one-CPU ftrace text capture for a replay test.
+type oneCPUCapture struct {
+	lines []string
+}
+
+// line adds event ev with its fields at us microseconds.
+func (c *oneCPUCapture) line(us int64, ev, fields string) {
+	c.lines = append(c.lines, fmt.Sprintf("          <idle>-0       [000] d.s1.   %d.%06d: %s: %s\n", us/1e6, us%1e6, ev, fields))
+}
+
+// write writes the capture, with its header, to name in a temporary
+// directory and returns the path.
+func (c *oneCPUCapture) write(t *testing.T, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	text := fmt.Sprintf("# tracer: nop\n#\n# entries-in-buffer/entries-written: %d/%d   #P:1\n%s", len(c.lines), len(c.lines), strings.Join(c.lines, ""))
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
