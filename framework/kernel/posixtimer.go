@@ -217,7 +217,14 @@ func (t *Task) timerCreate(now ktime.Time, a TimerCreate) (*PosixTimer, Errno) {
 
 // traceHRInit writes the hrtimer_init event of hrtimer_setup() (named
 // hrtimer_setup from v6.15; the fields are the same).
+// Only the nil test is inlined into the syscalls.
 func (k *Kernel) traceHRInit(now ktime.Time, c *CPU, t *HRTimer, clock sdk.ClockID, mode sdk.HRMode) {
+	if k.tr != nil {
+		k.writeHRInit(now, c, t, clock, mode)
+	}
+}
+
+func (k *Kernel) writeHRInit(now ktime.Time, c *CPU, t *HRTimer, clock sdk.ClockID, mode sdk.HRMode) {
 	if k.tr.Enabled("hrtimer_init") {
 		k.tr.Event(now, c.traceCtx(), "hrtimer_init", "hrtimer="+ptrOf(t)+" clockid="+clock.String()+" mode="+mode.String())
 	}
@@ -417,6 +424,12 @@ func (pt *PosixTimer) rearm(c *CPU, now ktime.Time) int64 {
 // traceFunction writes a function tracer line ("callee <-caller"), as the
 // report's traces show the dequeue path.
 func (k *Kernel) traceFunction(now ktime.Time, c *CPU, text string) {
+	if k.tr != nil {
+		k.writeFunction(now, c, text)
+	}
+}
+
+func (k *Kernel) writeFunction(now ktime.Time, c *CPU, text string) {
 	if k.tr.Enabled("function") {
 		k.tr.Raw(now, c.traceCtxLocks(1), "function", text)
 	}

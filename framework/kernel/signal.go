@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"math/bits"
 	"strconv"
 
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -57,6 +58,10 @@ func SigMask(signos ...int) uint64 {
 }
 
 func sigmask(signo int) uint64 { return 1 << uint(signo-1) }
+
+// unblockable is SIGKILL and SIGSTOP: sigprocmask() takes them out of every
+// new mask (sigdelsetmask()).
+const unblockable = 1<<(SIGKILL-1) | 1<<(SIGSTOP-1)
 
 // SigInfo is what a handler receives (the fields of siginfo_t the model fills).
 type SigInfo struct {
@@ -136,50 +141,42 @@ type sigEntry struct {
 
 func (e *sigEntry) queued() bool { return e.on != nil }
 
-// sigQueue is a pending list (struct sigpending), in queueing order.
-type sigQueue struct{ q []*sigEntry }
+// sigQueue is a pending list (struct sigpending), in queueing order, with
+// its pending set (sigpending.signal: a bit for each signal with at least one
+// entry) kept as entries come and go, so that the checks made on every
+// return to user space (recalc_sigpending(), next_signal()) are mask tests
+// instead of walks of the list.
+type sigQueue struct {
+	q   []*sigEntry
+	set uint64
+}
 
 func (s *sigQueue) add(e *sigEntry) {
 	e.on = s
 	s.q = append(s.q, e)
+	s.set |= sigmask(e.signo)
 }
 
-func (s *sigQueue) has(signo int) bool {
-	for _, e := range s.q {
-		if e.signo == signo {
-			return true
-		}
-	}
-	return false
-}
+func (s *sigQueue) has(signo int) bool { return s.set&sigmask(signo) != 0 }
 
 // mask is the pending set (sigpending.signal).
-func (s *sigQueue) mask() uint64 {
-	var m uint64
-	for _, e := range s.q {
-		m |= sigmask(e.signo)
-	}
-	return m
-}
+func (s *sigQueue) mask() uint64 { return s.set }
 
 // take is __dequeue_signal(): next_signal() picks the lowest-numbered
 // unblocked signal, collect_signal() its first queued entry.
 func (s *sigQueue) take(blocked uint64) *sigEntry {
-	best := -1
-	for i, e := range s.q {
-		if blocked&sigmask(e.signo) != 0 {
-			continue
-		}
-		if best < 0 || e.signo < s.q[best].signo {
-			best = i
-		}
-	}
-	if best < 0 {
+	m := s.set &^ blocked
+	if m == 0 {
 		return nil
 	}
-	e := s.q[best]
-	s.removeAt(best)
-	return e
+	signo := bits.TrailingZeros64(m) + 1
+	for i, e := range s.q {
+		if e.signo == signo {
+			s.removeAt(i)
+			return e
+		}
+	}
+	panic("kernel: pending set names a signal that is not queued")
 }
 
 func (s *sigQueue) removeAt(i int) {
@@ -188,16 +185,18 @@ func (s *sigQueue) removeAt(i int) {
 	s.q[len(s.q)-1] = nil
 	s.q = s.q[:len(s.q)-1]
 	e.on = nil
-}
-
-func (s *sigQueue) pendingUnblocked(blocked uint64) bool {
-	for _, e := range s.q {
-		if blocked&sigmask(e.signo) == 0 {
-			return true
+	// collect_signal(): the bit stays while another entry of the signal
+	// is queued (real-time signals queue several).
+	s.set &^= sigmask(e.signo)
+	for _, o := range s.q {
+		if o.signo == e.signo {
+			s.set |= sigmask(e.signo)
+			break
 		}
 	}
-	return false
 }
+
+func (s *sigQueue) pendingUnblocked(blocked uint64) bool { return s.set&^blocked != 0 }
 
 // recalcSigpending is recalc_sigpending(): TIF_SIGPENDING is set while an
 // unblocked signal waits in the thread's or the process's pending list.
@@ -207,7 +206,7 @@ func (t *Task) recalcSigpending() {
 
 // setBlocked is set_current_blocked(): change the mask and recalculate.
 func (t *Task) setBlocked(m uint64) {
-	t.blocked = m &^ SigMask(SIGKILL, SIGSTOP) // they cannot be blocked (sigdelsetmask() in sigprocmask())
+	t.blocked = m &^ unblockable
 	t.recalcSigpending()
 }
 
@@ -312,6 +311,12 @@ func (k *Kernel) sendSignal(now ktime.Time, from *CPU, p *Process, thread *Task,
 }
 
 func (k *Kernel) traceSignalGenerate(now ktime.Time, from *CPU, signo, code int, t *Task, group bool, res int) {
+	if k.tr != nil {
+		k.writeSignalGenerate(now, from, signo, code, t, group, res)
+	}
+}
+
+func (k *Kernel) writeSignalGenerate(now ktime.Time, from *CPU, signo, code int, t *Task, group bool, res int) {
 	if !k.tr.Enabled("signal_generate") {
 		return
 	}

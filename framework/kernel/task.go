@@ -423,10 +423,14 @@ func sysRet(r Result) int64 {
 // traceSysEnter writes the sys_enter_NAME event the way the syscall tracer
 // prints it (kernel/trace/trace_syscalls.c:print_syscall_enter()):
 // "sys_NAME(arg: hex, ...)".
+// The nil test is all an untraced run pays: it is inlined at every call site.
 func (t *Task) traceSysEnter(now ktime.Time, name, args string) {
-	if t.k.tr == nil {
-		return
+	if t.k.tr != nil {
+		t.writeSysEnter(now, name, args)
 	}
+}
+
+func (t *Task) writeSysEnter(now ktime.Time, name, args string) {
 	if ev := "sys_enter_" + name; t.k.tr.Enabled(ev) {
 		t.k.tr.Raw(now, t.cpu.traceCtx(), ev, "sys_"+name+"("+args+")")
 	}
@@ -434,9 +438,12 @@ func (t *Task) traceSysEnter(now ktime.Time, name, args string) {
 
 // traceSysExit writes sys_exit_NAME: "sys_NAME -> 0xRET" (print_syscall_exit()).
 func (t *Task) traceSysExit(now ktime.Time, name string, ret int64) {
-	if t.k.tr == nil {
-		return
+	if t.k.tr != nil {
+		t.writeSysExit(now, name, ret)
 	}
+}
+
+func (t *Task) writeSysExit(now ktime.Time, name string, ret int64) {
 	if ev := "sys_exit_" + name; t.k.tr.Enabled(ev) {
 		t.k.tr.Raw(now, t.cpu.traceCtx(), ev, "sys_"+name+" -> 0x"+hex(ret))
 	}
