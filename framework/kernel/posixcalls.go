@@ -68,22 +68,6 @@ type Setitimer struct {
 	Value, Interval int64
 }
 
-func (TimerCreate) isAction()     {}
-func (TimerSettime) isAction()    {}
-func (TimerGettime) isAction()    {}
-func (TimerGetoverrun) isAction() {}
-func (TimerDelete) isAction()     {}
-func (Setitimer) isAction()       {}
-func (Sigaction) isAction()       {}
-func (Sigpending) isAction()      {}
-func (Sigprocmask) isAction()     {}
-
-// posixCallAction is an action whose syscall is described in the table below.
-type posixCallAction interface {
-	Action
-	runPosixCall(t *Task, now ktime.Time)
-}
-
 // posixCall describes one syscall of the table.
 type posixCall[A Action] struct {
 	// name is the syscall as sys_enter_NAME and sys_exit_NAME print it.
@@ -136,21 +120,21 @@ var (
 		}}
 )
 
-func (a TimerCreate) runPosixCall(t *Task, now ktime.Time) { runPosixCall(t, now, a, &timerCreateCall) }
-func (a TimerSettime) runPosixCall(t *Task, now ktime.Time) {
+func (a TimerCreate) start(t *Task, now ktime.Time) { runPosixCall(t, now, a, &timerCreateCall) }
+func (a TimerSettime) start(t *Task, now ktime.Time) {
 	runPosixCall(t, now, a, &timerSettimeCall)
 }
-func (a TimerGettime) runPosixCall(t *Task, now ktime.Time) {
+func (a TimerGettime) start(t *Task, now ktime.Time) {
 	runPosixCall(t, now, a, &timerGettimeCall)
 }
-func (a TimerGetoverrun) runPosixCall(t *Task, now ktime.Time) {
+func (a TimerGetoverrun) start(t *Task, now ktime.Time) {
 	runPosixCall(t, now, a, &timerGetoverrunCall)
 }
-func (a TimerDelete) runPosixCall(t *Task, now ktime.Time) { runPosixCall(t, now, a, &timerDeleteCall) }
-func (a Setitimer) runPosixCall(t *Task, now ktime.Time)   { runPosixCall(t, now, a, &setitimerCall) }
-func (a Sigaction) runPosixCall(t *Task, now ktime.Time)   { runPosixCall(t, now, a, &sigactionCall) }
-func (a Sigpending) runPosixCall(t *Task, now ktime.Time)  { runPosixCall(t, now, a, &sigpendingCall) }
-func (a Sigprocmask) runPosixCall(t *Task, now ktime.Time) { runPosixCall(t, now, a, &sigprocmaskCall) }
+func (a TimerDelete) start(t *Task, now ktime.Time) { runPosixCall(t, now, a, &timerDeleteCall) }
+func (a Setitimer) start(t *Task, now ktime.Time)   { runPosixCall(t, now, a, &setitimerCall) }
+func (a Sigaction) start(t *Task, now ktime.Time)   { runPosixCall(t, now, a, &sigactionCall) }
+func (a Sigpending) start(t *Task, now ktime.Time)  { runPosixCall(t, now, a, &sigpendingCall) }
+func (a Sigprocmask) start(t *Task, now ktime.Time) { runPosixCall(t, now, a, &sigprocmaskCall) }
 
 // runPosixCall executes a of descriptor d: the handler runs after the entry
 // cost, then sys_enter is traced (at now) and the syscall returns after the

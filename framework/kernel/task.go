@@ -45,8 +45,9 @@ type Result struct {
 	Now ktime.Time
 }
 
-// Action is something a task does: user computation or a syscall.
-type Action interface{ isAction() }
+// Action is something a task does: user computation or a syscall. Only the
+// kernel's action types implement it: start begins the action for t at now.
+type Action interface{ start(t *Task, now ktime.Time) }
 
 // Compute is user-space work of NS nanoseconds.
 type Compute struct{ NS int64 }
@@ -98,17 +99,6 @@ type Exit struct{}
 
 // Return ends a signal handler (rt_sigreturn).
 type Return struct{}
-
-func (Compute) isAction()        {}
-func (ClockNanosleep) isAction() {}
-func (ClockGettime) isAction()   {}
-func (ClockSettime) isAction()   {}
-func (SchedYield) isAction()     {}
-func (Syscall) isAction()        {}
-func (KernelWork) isAction()     {}
-func (Wait) isAction()           {}
-func (Exit) isAction()           {}
-func (Return) isAction()         {}
 
 // frame is one level of a task's user-space execution: the main program, or a
 // signal handler pushed on top of it.
@@ -335,55 +325,59 @@ func (t *Task) restartOrReturn(now ktime.Time, r Result) {
 	t.exec(now, f.prog.Next(t, r))
 }
 
-// exec starts action a at now.
+// exec starts action a at now: one dynamic call (every return to user
+// space makes one) instead of a type switch over the action kinds.
 func (t *Task) exec(now ktime.Time, a Action) {
-	k := t.k
-	c := t.cpu
-	switch a := a.(type) {
-	case Compute:
-		t.segment(a.NS, true, t.cont.userFn)
-	case *Compute:
-		t.segment(a.NS, true, t.cont.userFn)
-	case ClockNanosleep:
-		t.doNanosleep(now, a, false)
-	case *ClockNanosleep:
-		t.doNanosleep(now, *a, false)
-	case ClockGettime:
-		t.clockGettime(now, a.Clock)
-	case *ClockGettime:
-		t.clockGettime(now, a.Clock)
-	case ClockSettime:
-		t.traceSysEnter(now, "clock_settime", "which_clock: "+hex(int64(a.Clock))+", tp: "+t.userAddr(9))
-		cost := k.costs.Syscall + k.clockSettime(c, now, a.Clock, a.T)
-		t.segment(cost, false, func(now ktime.Time) { t.sysReturn(now, "clock_settime", Result{}) })
-	case SchedYield:
-		t.traceSysEnter(now, "sched_yield", "")
-		t.segment(k.costs.Syscall, false, func(now ktime.Time) {
-			c.rq.needResched = true
-			t.sysReturn(now, "sched_yield", Result{})
-		})
-	case Syscall:
-		t.traceSysEnter(now, a.Name, "")
-		t.finishSyscall(k.costs.Syscall+a.Cost, a.Name, Result{})
-	case KernelWork:
-		cost := a.Fn(c, now)
-		t.segment(cost, false, func(now ktime.Time) { t.toUser(now, Result{}) })
-	case Wait:
-		t.traceSysEnter(now, a.Name, "")
-		t.segment(k.costs.Syscall, false, func(now ktime.Time) {
-			t.block(func(now ktime.Time) { t.sysReturn(now, a.Name, Result{}) })
-		})
-	case Exit:
-		t.state = taskDead
-		c.rq.curr = nil
-	case Return:
-		t.sigreturn(now)
-	case posixCallAction:
-		a.runPosixCall(t, now)
-	default:
-		panic(fmt.Sprintf("kernel: task %s: unknown action %T", t.Comm, a))
+	if a == nil {
+		panic("kernel: task " + t.Comm + ": the program returned no action")
 	}
+	a.start(t, now)
 }
+
+func (a Compute) start(t *Task, _ ktime.Time) { t.segment(a.NS, true, t.cont.userFn) }
+
+func (a ClockNanosleep) start(t *Task, now ktime.Time) { t.doNanosleep(now, a, false) }
+
+func (a ClockGettime) start(t *Task, now ktime.Time) { t.clockGettime(now, a.Clock) }
+
+func (a ClockSettime) start(t *Task, now ktime.Time) {
+	k := t.k
+	t.traceSysEnter(now, "clock_settime", "which_clock: "+hex(int64(a.Clock))+", tp: "+t.userAddr(9))
+	cost := k.costs.Syscall + k.clockSettime(t.cpu, now, a.Clock, a.T)
+	t.segment(cost, false, func(now ktime.Time) { t.sysReturn(now, "clock_settime", Result{}) })
+}
+
+func (SchedYield) start(t *Task, now ktime.Time) {
+	t.traceSysEnter(now, "sched_yield", "")
+	t.segment(t.k.costs.Syscall, false, func(now ktime.Time) {
+		t.cpu.rq.needResched = true
+		t.sysReturn(now, "sched_yield", Result{})
+	})
+}
+
+func (a Syscall) start(t *Task, now ktime.Time) {
+	t.traceSysEnter(now, a.Name, "")
+	t.finishSyscall(t.k.costs.Syscall+a.Cost, a.Name, Result{})
+}
+
+func (a KernelWork) start(t *Task, now ktime.Time) {
+	cost := a.Fn(t.cpu, now)
+	t.segment(cost, false, func(now ktime.Time) { t.toUser(now, Result{}) })
+}
+
+func (a Wait) start(t *Task, now ktime.Time) {
+	t.traceSysEnter(now, a.Name, "")
+	t.segment(t.k.costs.Syscall, false, func(now ktime.Time) {
+		t.block(func(now ktime.Time) { t.sysReturn(now, a.Name, Result{}) })
+	})
+}
+
+func (Exit) start(t *Task, _ ktime.Time) {
+	t.state = taskDead
+	t.cpu.rq.curr = nil
+}
+
+func (Return) start(t *Task, now ktime.Time) { t.sigreturn(now) }
 
 // clockGettime reads clock at now; the value reaches user space after the
 // read's cost.
