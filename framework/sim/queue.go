@@ -105,10 +105,12 @@ type Queue struct {
 	// firing event look for a chain (tests exercise both paths).
 	nearSpan ktime.Time
 	bigRekey int
-	// The progress watchdog: same counts the events fired at now since the
-	// clock last advanced; recent holds the names of the last of them once
-	// same nears the limit (nothing is recorded before that).
-	same   uint64
+	// The progress watchdog: the events fired at now since the clock last
+	// advanced are pops-instant (counted without a store per event); same
+	// is that count once it nears the limit, and recent holds the names of
+	// the last of them (nothing is recorded before that).
+	instant uint64
+	same    uint64
 	limit  uint64
 	warnAt uint64 // same beyond it: nearLimit (limit - livelockWindow)
 	recent []string
@@ -183,21 +185,13 @@ func (e *LivelockError) Error() string {
 }
 
 // watch counts e, about to fire, and panics with a LivelockError when it is
-// one event too many at the current instant. Step inlines the test of
-// whether time advanced.
+// one event too many at the current instant. Step and FireNext inline it:
+// two compares per event, the rest in nearLimit. The first event, at
+// pops 0, starts an instant whatever its time (instant is 0).
 func (q *Queue) watch(e *Event, at ktime.Time) {
-	if at != q.now || q.pops == 0 {
-		q.same = 0
-		return
-	}
-	q.sameInstant(e)
-}
-
-// sameInstant counts e, about to fire at the instant of the last event.
-//
-//go:noinline
-func (q *Queue) sameInstant(e *Event) {
-	if q.same++; q.same > q.warnAt {
+	if at != q.now {
+		q.instant = q.pops
+	} else if q.pops-q.instant > q.warnAt {
 		q.nearLimit(e)
 	}
 }
@@ -205,6 +199,7 @@ func (q *Queue) sameInstant(e *Event) {
 // nearLimit records e's name and panics at the limit; the slow path of
 // watch.
 func (q *Queue) nearLimit(e *Event) {
+	q.same = q.pops - q.instant
 	if q.limit == 0 {
 		q.SetLivelockLimit(DefaultLivelockLimit)
 	}
@@ -309,6 +304,27 @@ func (q *Queue) heapOf(e *Event) *heap4 {
 // Schedule queues e at time at, or moves it there if it is already queued.
 // Scheduling in the past is an invariant violation: the simulation never goes back.
 func (q *Queue) Schedule(e *Event, at ktime.Time) {
+	sl := &q.tails[tailSlot(at)]
+	if t := *sl; t != nil && t.at == at && t.index != -1 && e.index == -1 && at >= q.now &&
+		(q.firing == nil || (*q.firing)[0].e != e) {
+		// The common case of CPUs in lockstep: an event in no heap or chain
+		// (not queued, and not the firing root) joins the chain of its
+		// time; e is not t, which is queued.
+		q.seq++
+		if at < q.bound {
+			q.bound = at
+		}
+		q.n++
+		e.at, e.seq, e.index, e.prev, e.next = at, q.seq, chained, t, nil
+		t.next = e
+		*sl = e
+		return
+	}
+	q.schedule(e, at)
+}
+
+// schedule is Schedule's general case.
+func (q *Queue) schedule(e *Event, at ktime.Time) {
 	if at < q.now {
 		panic(fmt.Sprintf("sim: event %q scheduled in the past: at=%v now=%v", e.Name, at, q.now))
 	}
@@ -447,9 +463,20 @@ func (q *Queue) peek(h *heap4) (ktime.Time, uint64, bool) {
 // Pops) and its clock stands at at. Skipping the Schedule skips a sequence
 // number: every later one is still larger than every earlier one, so no
 // order changes.
+//
+// Its first test is inlined at the call: CPUs in lockstep fire from chains,
+// with no firing root, and take the answer no from it.
 func (q *Queue) FireNext(e *Event, at ktime.Time) bool {
+	if q.firing == nil {
+		return false
+	}
+	return q.fireNext(e, at)
+}
+
+// fireNext is FireNext while an event fires from a heap root.
+func (q *Queue) fireNext(e *Event, at ktime.Time) bool {
 	f := q.firing
-	if f == nil || (*f)[0].e != e || at > q.stepLimit || q.stopped || q.poll != nil && (q.pops+1)%PollEvents == 0 {
+	if (*f)[0].e != e || at > q.stepLimit || q.stopped || q.poll != nil && (q.pops+1)%PollEvents == 0 {
 		return false
 	}
 	if !q.boundSet {
