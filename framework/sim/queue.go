@@ -111,9 +111,9 @@ type Queue struct {
 	// the last of them (nothing is recorded before that).
 	instant uint64
 	same    uint64
-	limit  uint64
-	warnAt uint64 // same beyond it: nearLimit (limit - livelockWindow)
-	recent []string
+	limit   uint64
+	warnAt  uint64 // same beyond it: nearLimit (limit - livelockWindow)
+	recent  []string
 	// poll, when set, is called by RunUntil every PollEvents events (the
 	// host's wall-clock bound and interrupts); it may Stop the queue.
 	poll func()
