@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"unsafe"
@@ -51,6 +52,21 @@ func TestLatency(t *testing.T) {
 	}
 	if p := h.PercentileUS(0.5); p != 2 {
 		t.Errorf("PercentileUS(0.5) = %d, want 2", p)
+	}
+	// A histogram kept by value: Init makes it empty (a used one too).
+	var v Latency
+	empty := Latency{Min: math.MaxInt64, counts: make([]int64, 11)}
+	for round := 0; round < 2; round++ {
+		v.Init(10)
+		if !reflect.DeepEqual(v, empty) {
+			t.Fatalf("round %d: Init(10) = %+v, want %+v", round, v, empty)
+		}
+		for _, ns := range []int64{1500, 2500, 2600, -4, 25000} {
+			v.Add(ns)
+		}
+		if !reflect.DeepEqual(v, *h) {
+			t.Errorf("round %d: after the same samples %+v, want %+v", round, v, *h)
+		}
 	}
 }
 

@@ -25,7 +25,15 @@ type Latency struct {
 
 // NewLatency returns a histogram with microsecond buckets 0..maxUS-1.
 func NewLatency(maxUS int) *Latency {
-	return &Latency{Min: math.MaxInt64, counts: make([]int64, maxUS+1)}
+	h := new(Latency)
+	h.Init(maxUS)
+	return h
+}
+
+// Init makes h an empty histogram with microsecond buckets 0..maxUS-1 (for
+// a Latency kept inside the object that records into it).
+func (h *Latency) Init(maxUS int) {
+	*h = Latency{Min: math.MaxInt64, counts: make([]int64, maxUS+1)}
 }
 
 // Add records one sample. Negative samples (a wakeup before its target, which the

@@ -35,29 +35,38 @@ type cyclictest struct {
 	// idleStates: the machine has idle states, so wakeups can pay exit latency.
 	idleStates bool
 	stats      []*ctThread
+	k          *kernel.Kernel
+	// The loop's two fixed actions, boxed once.
+	gettime, work kernel.Action
 	// broke is the thread whose wakeup crossed --breaktrace, with its latency.
 	broke      *ctThread
 	breakValue int64
 }
 
+// ctThread is one measurement thread: its timerthread() loop (a
+// kernel.Program of its own, so that a wakeup reads no closure object) and
+// its statistics. A wakeup reads and writes the loop's state, the
+// histogram's counters and the sleep it rewrites, in this order: the
+// object is 192 bytes (a size class whose objects start on 64-byte
+// boundaries), three cache lines, the cold fields last.
 type ctThread struct {
-	start    int64 // when the thread starts its loop
-	tid      int
-	pid      int
-	cpu      int
-	interval int64
-	lat      *metrics.Latency
+	w *cyclictest
+	// The loop's state (Next): its step, the next target, the last clock
+	// read.
+	step      int
+	next, now int64
+	interval  int64
 	// worst explains the Max (kernel.WakePath of the slowest wakeup).
 	worst *kernel.WakePath
 	// Sums over the measured wakeups of the part spent leaving idle.
 	idleExit, broadcast int64
-	// The timerthread() loop's state (program): its step, the next target,
-	// the last clock read and the sleep it rewrites. Kept in the thread, not
-	// in variables the loop's closure captures one allocation each, so that
-	// a wakeup's bookkeeping reads one object of two cache lines.
-	step      int
-	next, now int64
-	sleep     kernel.ClockNanosleep
+	lat                 metrics.Latency
+	// sleep is the clock_nanosleep() the loop rewrites and returns.
+	sleep kernel.ClockNanosleep
+	start int64 // when the thread starts its loop
+	tid   int
+	pid   int
+	cpu   int
 }
 
 func init() {
@@ -141,14 +150,18 @@ func (w *cyclictest) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 		buckets = defaultHistBuckets
 	}
 	k.RecordSpans()
+	w.k = k
+	w.gettime = kernel.ClockGettime{Clock: w.clock}
+	w.work = kernel.Compute{NS: w.userWork}
 	rng := k.Rand("cyclictest/" + w.name)
 	for i := 0; i < w.threads; i++ {
-		st := &ctThread{tid: i, cpu: w.cpus[i%len(w.cpus)], interval: w.interval + int64(i)*w.distance, lat: metrics.NewLatency(buckets)}
+		st := &ctThread{w: w, tid: i, cpu: w.cpus[i%len(w.cpus)], interval: w.interval + int64(i)*w.distance}
+		st.lat.Init(buckets)
 		if w.jitter > 0 {
 			st.start = w.start + rng.Int63n(w.jitter)
 		}
 		w.stats = append(w.stats, st)
-		t, err := k.Spawn(p, "cyclictest", st.cpu, pol, w.prio, w.program(k, st))
+		t, err := k.Spawn(p, "cyclictest", st.cpu, pol, w.prio, st)
 		if err != nil {
 			return err
 		}
@@ -157,65 +170,61 @@ func (w *cyclictest) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	return nil
 }
 
-// program is cyclictest's timerthread() loop (now, next: st.now, st.next).
-// Its actions are boxed once per thread (the sleep as a pointer the loop
-// rewrites), so the loop allocates nothing.
-func (w *cyclictest) program(k *kernel.Kernel, st *ctThread) kernel.Program {
-	gettime := kernel.Action(kernel.ClockGettime{Clock: w.clock})
-	work := kernel.Action(kernel.Compute{NS: w.userWork})
-	sleep := &st.sleep
-	return kernel.ProgramFunc(func(t *kernel.Task, r kernel.Result) kernel.Action {
-		switch st.step {
-		case 0: // cyclictest is started later: wait for the start time
-			st.step = 1
-			if st.start > 0 {
-				return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: st.start}
-			}
-			return gettime
-		case 1: // clock_gettime(&now) before the loop
-			st.step = 2
-			return gettime
-		case 2: // next = now + interval; first sleep
-			st.now = r.Ret
-			st.next = st.now + st.interval
-			st.step = 3
-			return w.sleep(sleep, st.next, st.now)
-		case 3: // clock_nanosleep returned: clock_gettime(&now)
-			st.step = 4
-			return gettime
-		case 4: // diff = now - next; next += interval (skipping missed periods)
-			st.now = r.Ret
-			if r.Now >= w.warmup {
-				if d := st.now - st.next; st.worst == nil || d > st.lat.Max {
-					wp := k.WakePath(t, d)
-					st.worst = &wp
-				}
-				if b := k.BreakThreshold(); b > 0 && st.now-st.next > b && w.broke == nil {
-					// cyclictest -b: stop at the first wakeup over the threshold.
-					w.broke = st
-					w.breakValue = st.now - st.next
-					k.Break(fmt.Sprintf("cyclictest %q thread %d: latency %d us, over %d us", w.name, st.tid, (st.now-st.next)/1000, b/1000))
-				}
-				st.lat.Add(st.now - st.next)
-				ie, bc := t.WakeBreakdown()
-				st.idleExit += ie
-				st.broadcast += bc
-			}
-			st.next += st.interval
-			for st.now > st.next {
-				st.next += st.interval
-			}
-			if w.userWork > 0 {
-				st.step = 5
-				return work
-			}
-			st.step = 3
-			return w.sleep(sleep, st.next, st.now)
-		default: // the statistics work is done: sleep again
-			st.step = 3
-			return w.sleep(sleep, st.next, st.now+w.userWork)
+// Next is cyclictest's timerthread() loop (now, next: st.now, st.next).
+// Its actions are boxed once (the sleep as a pointer the loop rewrites), so
+// the loop allocates nothing.
+func (st *ctThread) Next(t *kernel.Task, r kernel.Result) kernel.Action {
+	w := st.w
+	switch st.step {
+	case 0: // cyclictest is started later: wait for the start time
+		st.step = 1
+		if st.start > 0 {
+			return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: st.start}
 		}
-	})
+		return w.gettime
+	case 1: // clock_gettime(&now) before the loop
+		st.step = 2
+		return w.gettime
+	case 2: // next = now + interval; first sleep
+		st.now = r.Ret
+		st.next = st.now + st.interval
+		st.step = 3
+		return w.sleep(&st.sleep, st.next, st.now)
+	case 3: // clock_nanosleep returned: clock_gettime(&now)
+		st.step = 4
+		return w.gettime
+	case 4: // diff = now - next; next += interval (skipping missed periods)
+		st.now = r.Ret
+		if r.Now >= w.warmup {
+			if d := st.now - st.next; st.worst == nil || d > st.lat.Max {
+				wp := w.k.WakePath(t, d)
+				st.worst = &wp
+			}
+			if b := w.k.BreakThreshold(); b > 0 && st.now-st.next > b && w.broke == nil {
+				// cyclictest -b: stop at the first wakeup over the threshold.
+				w.broke = st
+				w.breakValue = st.now - st.next
+				w.k.Break(fmt.Sprintf("cyclictest %q thread %d: latency %d us, over %d us", w.name, st.tid, (st.now-st.next)/1000, b/1000))
+			}
+			st.lat.Add(st.now - st.next)
+			ie, bc := t.WakeBreakdown()
+			st.idleExit += ie
+			st.broadcast += bc
+		}
+		st.next += st.interval
+		for st.now > st.next {
+			st.next += st.interval
+		}
+		if w.userWork > 0 {
+			st.step = 5
+			return w.work
+		}
+		st.step = 3
+		return w.sleep(&st.sleep, st.next, st.now)
+	default: // the statistics work is done: sleep again
+		st.step = 3
+		return w.sleep(&st.sleep, st.next, st.now+w.userWork)
+	}
 }
 
 // sleep sets s to the loop's clock_nanosleep() until next (read at now)
@@ -243,7 +252,7 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 		unit = 1
 	}
 	for _, st := range w.stats {
-		h := st.lat
+		h := &st.lat
 		rep.Text = append(rep.Text, fmt.Sprintf("T:%2d (%5d) P:%2d I:%d C:%7d Min:%7d Act:%5d Avg:%5d Max:%8d",
 			st.tid, st.pid, w.prio, st.interval/1000, h.Count, h.MinOrZero()/unit, h.Last/unit, int64(h.Avg())/unit, h.Max/unit))
 		rep.Bench = append(rep.Bench, BenchLine{Name: "Cyclictest", Sub: fmt.Sprintf("thread=%d", st.tid), Metrics: []Metric{
@@ -266,7 +275,7 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 	}
 	var hists []LatencyHist
 	for _, st := range w.stats {
-		hists = append(hists, histOf(st.tid, st.lat))
+		hists = append(hists, histOf(st.tid, &st.lat))
 	}
 	rep.Extra["latency_us"] = hists
 	var worst []WorstCase
