@@ -124,9 +124,9 @@ type signalEra interface {
 // newSignalEra is the era the posix_timer_signals setting names.
 func newSignalEra(setting string) signalEra {
 	if setting == "legacy" {
-		return legacySignals{}
+		return &legacySignals{}
 	}
-	return consistentSignals{}
+	return &consistentSignals{}
 }
 
 // hrtimerResolution is hrtimer_resolution: 1 ns with high resolution timers,

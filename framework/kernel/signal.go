@@ -165,11 +165,17 @@ func (s *sigQueue) mask() uint64 { return s.set }
 // take is __dequeue_signal(): next_signal() picks the lowest-numbered
 // unblocked signal, collect_signal() its first queued entry.
 func (s *sigQueue) take(blocked uint64) *sigEntry {
-	m := s.set &^ blocked
-	if m == 0 {
-		return nil
+	if m := s.set &^ blocked; m != 0 {
+		return s.collect(bits.TrailingZeros64(m) + 1)
 	}
-	signo := bits.TrailingZeros64(m) + 1
+	return nil
+}
+
+// collect is collect_signal(): the first entry of signo, taken off the list.
+// Kept out of line so that take, run twice on every dequeue, inlines.
+//
+//go:noinline
+func (s *sigQueue) collect(signo int) *sigEntry {
 	for i, e := range s.q {
 		if e.signo == signo {
 			s.removeAt(i)
@@ -181,9 +187,12 @@ func (s *sigQueue) take(blocked uint64) *sigEntry {
 
 func (s *sigQueue) removeAt(i int) {
 	e := s.q[i]
-	copy(s.q[i:], s.q[i+1:])
-	s.q[len(s.q)-1] = nil
-	s.q = s.q[:len(s.q)-1]
+	n := len(s.q) - 1
+	if i < n {
+		copy(s.q[i:], s.q[i+1:])
+	}
+	s.q[n] = nil
+	s.q = s.q[:n]
 	e.on = nil
 	// collect_signal(): the bit stays while another entry of the signal
 	// is queued (real-time signals queue several).
@@ -378,12 +387,12 @@ func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost 
 				continue // dequeue_signal(): goto again
 			}
 		}
-		act := t.Proc.actions[e.signo]
+		act := &t.Proc.actions[e.signo]
 		if act.handler == nil {
 			k.Counters.Inc(cntSignalsIgnored, t.cpu.id, 1)
 			continue // SIG_IGN at delivery time
 		}
-		t.handleSignal(now+ktime.Time(cost), r, hasR, e.signo, *info, act)
+		t.handleSignal(now+ktime.Time(cost), r, hasR, e.signo, info, act)
 		// exit_to_user_mode_loop(): more pending signals nest their own
 		// frames before the handler's first instruction (toUser).
 		t.segment(cost+k.costs.SignalDeliver, false, t.cont.userFn)
@@ -397,7 +406,7 @@ func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost 
 // modelled: no modelled syscall returns -ERESTARTSYS), the interrupted frame
 // keeps what it resumes with, and the handler's frame is pushed with its
 // signal (and sa_mask) blocked.
-func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info SigInfo, act sigAction) {
+func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info *SigInfo, act *sigAction) {
 	k := t.k
 	top := &t.frames[len(t.frames)-1]
 	if hasR {
@@ -418,8 +427,9 @@ func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info
 		k.tr.Event(now, t.cpu.traceCtxLocks(1), "signal_deliver", "sig="+strconv.Itoa(signo)+" errno=0 code="+strconv.Itoa(info.Code)+
 			" sa_handler="+handlerAddr+" sa_flags="+strconv.FormatUint(act.flags|saRestorer, 16))
 	}
-	t.frames = append(t.frames, frame{prog: act.handler(t, info), savedMask: t.blocked})
-	t.setBlocked(t.blocked | act.mask | sigmask(signo))
+	mask := act.mask // read before the handler's program is built
+	t.frames = append(t.frames, frame{prog: act.handler(t, *info), savedMask: t.blocked})
+	t.setBlocked(t.blocked | mask | sigmask(signo))
 }
 
 // handlerAddr is the sa_handler signal_deliver prints: a fixed text address.

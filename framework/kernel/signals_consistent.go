@@ -12,7 +12,7 @@ import "github.com/tickemu/tickemu/framework/sdk/ktime"
 type consistentSignals struct{}
 
 // settime is common_timer_set() -> posix_timer_set_common().
-func (consistentSignals) settime(pt *PosixTimer, c *CPU, now ktime.Time, value, interval int64) int64 {
+func (*consistentSignals) settime(pt *PosixTimer, c *CPU, now ktime.Time, value, interval int64) int64 {
 	cost := pt.cancel(c, now)
 	pt.status = timerDisarmed
 	pt.interval = 0
@@ -26,10 +26,10 @@ func (consistentSignals) settime(pt *PosixTimer, c *CPU, now ktime.Time, value, 
 
 // forwardOnGet: common_timer_get() forwards a timer that is not armed (its
 // signal is queued or its re-arm pending).
-func (consistentSignals) forwardOnGet(pt *PosixTimer) bool { return pt.status != timerArmed }
+func (*consistentSignals) forwardOnGet(pt *PosixTimer) bool { return pt.status != timerArmed }
 
 // expire is posix_timer_queue_signal().
-func (consistentSignals) expire(pt *PosixTimer, c *CPU, now ktime.Time, _ int64) {
+func (*consistentSignals) expire(pt *PosixTimer, c *CPU, now ktime.Time, _ int64) {
 	if !pt.valid {
 		return
 	}
@@ -41,7 +41,7 @@ func (consistentSignals) expire(pt *PosixTimer, c *CPU, now ktime.Time, _ int64)
 }
 
 // sigIgnored: a valid periodic timer is parked, anything else dropped.
-func (consistentSignals) sigIgnored(pt *PosixTimer) {
+func (*consistentSignals) sigIgnored(pt *PosixTimer) {
 	if pt.valid && pt.sigPeriodic {
 		pt.park()
 	}
@@ -50,7 +50,7 @@ func (consistentSignals) sigIgnored(pt *PosixTimer) {
 // deliver is posixtimer_deliver_signal(): drop the signal if the timer was
 // re-armed, disarmed or deleted since it was queued, else re-arm a periodic
 // timer.
-func (consistentSignals) deliver(pt *PosixTimer, t *Task, now ktime.Time, _ *sigEntry, info *SigInfo) (bool, int64) {
+func (*consistentSignals) deliver(pt *PosixTimer, t *Task, now ktime.Time, _ *sigEntry, info *SigInfo) (bool, int64) {
 	k := pt.proc.k
 	c := t.cpu
 	k.traceFunction(now, c, "posixtimer_deliver_signal <-dequeue_signal")

@@ -14,7 +14,7 @@ type legacySignals struct{}
 // settime is v6.12 common_timer_set(): clearing the interval prevents the
 // re-arm; the sequence bump keeps a pending signal from re-arming but not
 // from being delivered. it_overrun is left alone.
-func (legacySignals) settime(pt *PosixTimer, c *CPU, now ktime.Time, value, interval int64) int64 {
+func (*legacySignals) settime(pt *PosixTimer, c *CPU, now ktime.Time, value, interval int64) int64 {
 	pt.interval = 0
 	cost := pt.cancel(c, now)
 	pt.status = timerDisarmed
@@ -28,12 +28,12 @@ func (legacySignals) settime(pt *PosixTimer, c *CPU, now ktime.Time, value, inte
 
 // forwardOnGet: v6.12 common_timer_get() forwards a timer whose re-arm is
 // pending (REQUEUE_PENDING) and a SIGEV_NONE timer.
-func (legacySignals) forwardOnGet(pt *PosixTimer) bool {
+func (*legacySignals) forwardOnGet(pt *PosixTimer) bool {
 	return pt.requeuePending&1 != 0 || pt.Notify == SigevNone
 }
 
 // expire is v6.12 posix_timer_fn() -> posix_timer_event() -> send_sigqueue().
-func (legacySignals) expire(pt *PosixTimer, c *CPU, now ktime.Time, baseNow int64) {
+func (*legacySignals) expire(pt *PosixTimer, c *CPU, now ktime.Time, baseNow int64) {
 	k := pt.proc.k
 	pt.status = timerDisarmed
 	var siPrivate uint64
@@ -65,12 +65,12 @@ func (legacySignals) expire(pt *PosixTimer, c *CPU, now ktime.Time, baseNow int6
 
 // sigIgnored: __sigqueue_free() leaves the preallocated entry alone; nothing
 // re-arms the timer until it is set again.
-func (legacySignals) sigIgnored(*PosixTimer) {}
+func (*legacySignals) sigIgnored(*PosixTimer) {}
 
 // deliver: collect_signal() asks for a re-arm when si_sys_private is set and
 // posixtimer_rearm() does it if the sequence still matches; the signal is
 // delivered either way (a stale one is counted).
-func (legacySignals) deliver(pt *PosixTimer, t *Task, now ktime.Time, e *sigEntry, info *SigInfo) (bool, int64) {
+func (*legacySignals) deliver(pt *PosixTimer, t *Task, now ktime.Time, e *sigEntry, info *SigInfo) (bool, int64) {
 	k := pt.proc.k
 	c := t.cpu
 	var cost int64
