@@ -391,14 +391,6 @@ func (pt *PosixTimer) queue(c *CPU, now ktime.Time, t *Task) int64 {
 	return pt.proc.k.completeSignal(now, c, pt.Signo, pt.proc, t, pt.thread != nil)
 }
 
-// dequeued is the timer half of dequeue_signal() for the timer's sigqueue e,
-// run by the dequeuing task t at now: it names the timer in si_timerid and
-// leaves the rest to the era (signalEra.deliver).
-func (pt *PosixTimer) dequeued(t *Task, now ktime.Time, e *sigEntry, info *SigInfo) (bool, int64) {
-	info.TimerID = pt.ID
-	return pt.proc.k.signals.deliver(pt, t, now, e, info)
-}
-
 // stale reports whether the queued signal belongs to an earlier arming of the
 // timer (it_sigqueue_seq behind it_signal_seq) or to a deleted timer.
 func (pt *PosixTimer) stale() bool { return !pt.valid || pt.signalSeq != pt.sigqueueSeq }

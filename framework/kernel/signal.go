@@ -341,22 +341,6 @@ func (k *Kernel) writeSignalGenerate(now ktime.Time, from *CPU, signo, code int,
 		" comm="+t.Comm+" pid="+strconv.Itoa(t.Pid)+" grp="+grp+" res="+strconv.Itoa(res))
 }
 
-// dequeueSignal is dequeue_signal(): the thread's own pending list first, then
-// the process's; a SIGALRM taken from the process list re-arms ITIMER_REAL.
-// It returns nil when nothing unblocked is pending, and the dequeue's cost.
-func (t *Task) dequeueSignal(now ktime.Time) (*sigEntry, int64) {
-	e := t.pending.take(t.blocked)
-	var cost int64
-	if e == nil {
-		e = t.Proc.shared.take(t.blocked)
-		if e != nil && e.signo == SIGALRM {
-			cost += t.Proc.rearmRealTimer(t.cpu, now)
-		}
-	}
-	t.recalcSigpending()
-	return e, cost
-}
-
 // doSignal is arch_do_signal_or_restart() (arch/x86/kernel/signal.c) on the
 // way back to user space with TIF_SIGPENDING set: get_signal() dequeues
 // signals until one has a handler, dropping stale POSIX timer signals (6.13+,
@@ -369,8 +353,16 @@ func (t *Task) dequeueSignal(now ktime.Time) (*sigEntry, int64) {
 func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost int64) {
 	k := t.k
 	for {
-		e, c := t.dequeueSignal(now + ktime.Time(cost))
-		cost += c
+		// dequeue_signal(): the thread's own pending list first, then the
+		// process's; a SIGALRM taken from the process list re-arms
+		// ITIMER_REAL.
+		e := t.pending.take(t.blocked)
+		if e == nil {
+			if e = t.Proc.shared.take(t.blocked); e != nil && e.signo == SIGALRM {
+				cost += t.Proc.rearmRealTimer(t.cpu, now+ktime.Time(cost))
+			}
+		}
+		t.recalcSigpending()
 		if e == nil {
 			break
 		}
@@ -379,8 +371,11 @@ func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost 
 		// siginfo lives in the task, so building one allocates nothing.
 		info := &t.sigInfo
 		*info = SigInfo{Signo: e.signo, Code: e.code, Overrun: e.overrun}
-		if e.timer != nil {
-			ok, c := e.timer.dequeued(t, now+ktime.Time(cost), e, info)
+		if pt := e.timer; pt != nil {
+			// The timer half of dequeue_signal(): si_timerid, then the era's
+			// rules.
+			info.TimerID = pt.ID
+			ok, c := k.signals.deliver(pt, t, now+ktime.Time(cost), e, info)
 			cost += c
 			if !ok {
 				k.Counters.Inc(cntSignalsDropped, t.cpu.id, 1)

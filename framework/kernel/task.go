@@ -288,16 +288,31 @@ func (t *Task) segment(ns int64, user bool, done func(now ktime.Time)) {
 // (hrtimer_nanosleep_restart()). Otherwise the top frame's program gets r.
 func (t *Task) toUser(now ktime.Time, r Result) {
 	if t.sigpending {
-		pushed, cost := t.doSignal(now, r, true)
-		if pushed {
-			return
-		}
-		if cost > 0 {
-			// Only dropped or ignored signals: their dequeue takes time first.
-			t.cont.droppedRes = r
-			t.segment(cost, false, t.cont.droppedFn)
-			return
-		}
+		t.signalsOnReturn(now, r)
+		return
+	}
+	// restartOrReturn, written out: this is the path of nearly every
+	// return, and the call depth is what it costs.
+	if r.Err == errRestartBlock || r.Err == errRestartNoHand {
+		t.restartSyscall(now, r.Err)
+		return
+	}
+	r.Now = now
+	t.exec(now, t.frames[len(t.frames)-1].prog.Next(t, r))
+}
+
+// signalsOnReturn is toUser with TIF_SIGPENDING set. The split keeps the
+// common return (no signal) small enough to be inlined into its callers.
+func (t *Task) signalsOnReturn(now ktime.Time, r Result) {
+	pushed, cost := t.doSignal(now, r, true)
+	if pushed {
+		return
+	}
+	if cost > 0 {
+		// Only dropped or ignored signals: their dequeue takes time first.
+		t.cont.droppedRes = r
+		t.segment(cost, false, t.cont.droppedFn)
+		return
 	}
 	t.restartOrReturn(now, r)
 }
@@ -305,34 +320,39 @@ func (t *Task) toUser(now ktime.Time, r Result) {
 // restartOrReturn is the end of arch_do_signal_or_restart() when no handler
 // ran, then the return to the program.
 func (t *Task) restartOrReturn(now ktime.Time, r Result) {
-	switch r.Err {
-	case errRestartBlock:
-		if !t.sleep.hasRestartBlock {
-			panic("kernel: -ERESTART_RESTARTBLOCK without a restart block")
-		}
-		rs := t.sleep.restartBlock
-		t.sleep.hasRestartBlock = false
-		t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
-		t.doNanosleep(now, rs, true)
-		return
-	case errRestartNoHand:
-		t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
-		t.doNanosleep(now, t.sleep.restartAct, false)
+	if r.Err == errRestartBlock || r.Err == errRestartNoHand {
+		t.restartSyscall(now, r.Err)
 		return
 	}
 	r.Now = now
-	f := &t.frames[len(t.frames)-1]
-	t.exec(now, f.prog.Next(t, r))
+	t.exec(now, t.frames[len(t.frames)-1].prog.Next(t, r))
+}
+
+// restartSyscall restarts the interrupted syscall err asks for.
+func (t *Task) restartSyscall(now ktime.Time, err Errno) {
+	t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
+	if err == errRestartNoHand {
+		t.doNanosleep(now, t.sleep.restartAct, false)
+		return
+	}
+	if !t.sleep.hasRestartBlock {
+		panic("kernel: -ERESTART_RESTARTBLOCK without a restart block")
+	}
+	rs := t.sleep.restartBlock
+	t.sleep.hasRestartBlock = false
+	t.doNanosleep(now, rs, true)
 }
 
 // exec starts action a at now: one dynamic call (every return to user
 // space makes one) instead of a type switch over the action kinds.
 func (t *Task) exec(now ktime.Time, a Action) {
 	if a == nil {
-		panic("kernel: task " + t.Comm + ": the program returned no action")
+		t.noAction()
 	}
 	a.start(t, now)
 }
+
+func (t *Task) noAction() { panic("kernel: task " + t.Comm + ": the program returned no action") }
 
 func (a Compute) start(t *Task, _ ktime.Time) { t.segment(a.NS, true, t.cont.userFn) }
 

@@ -8,17 +8,28 @@ type step func(r kernel.Result) kernel.Action
 // sequence is a Program that runs setup once, then loop forever: the usual
 // shape of a benchmark's main().
 func sequence(setup []step, loop []step) kernel.Program {
-	i := 0
-	return kernel.ProgramFunc(func(t *kernel.Task, r kernel.Result) kernel.Action {
-		var s step
-		if i < len(setup) {
-			s = setup[i]
-		} else {
-			s = loop[(i-len(setup))%len(loop)]
-		}
-		i++
+	return &seqProgram{setup: setup, loop: loop}
+}
+
+// seqProgram is sequence's Program: a method, not a closure, and the loop's
+// position kept as an index (no division per step).
+type seqProgram struct {
+	setup, loop []step
+	i           int // steps of setup done
+	j           int // the loop step next
+}
+
+func (p *seqProgram) Next(_ *kernel.Task, r kernel.Result) kernel.Action {
+	if p.i < len(p.setup) {
+		s := p.setup[p.i]
+		p.i++
 		return s(r)
-	})
+	}
+	s := p.loop[p.j]
+	if p.j++; p.j == len(p.loop) {
+		p.j = 0
+	}
+	return s(r)
 }
 
 // do wraps a fixed action as a step.
