@@ -305,22 +305,56 @@ func (q *Queue) heapOf(e *Event) *heap4 {
 // Scheduling in the past is an invariant violation: the simulation never goes back.
 func (q *Queue) Schedule(e *Event, at ktime.Time) {
 	sl := &q.tails[tailSlot(at)]
-	if t := *sl; t != nil && t.at == at && t.index != -1 && e.index == -1 && at >= q.now &&
-		(q.firing == nil || (*q.firing)[0].e != e) {
-		// The common case of CPUs in lockstep: an event in no heap or chain
-		// (not queued, and not the firing root) joins the chain of its
-		// time; e is not t, which is queued.
-		q.seq++
-		if at < q.bound {
-			q.bound = at
+	if t := *sl; t != nil && t.at == at && t.index != -1 && at >= q.now {
+		// The common cases of CPUs in lockstep: e joins the chain of its
+		// time, behind t.
+		if e.index == -1 && (q.firing == nil || (*q.firing)[0].e != e) {
+			// e is in no heap or chain (not queued, not the firing root);
+			// it is not t, which is queued.
+			q.n++
+			q.chainAfter(e, at, t, sl)
+			return
 		}
-		q.n++
-		e.at, e.seq, e.index, e.prev, e.next = at, q.seq, chained, t, nil
-		t.next = e
-		*sl = e
-		return
+		if t != e && (e.index == chained || e.index >= 0 && e.next != nil) {
+			// e leaves a chain without a heap sift, or a chain it heads
+			// for its successor.
+			q.leaveChain(e)
+			q.chainAfter(e, at, t, sl)
+			return
+		}
 	}
 	q.schedule(e, at)
+}
+
+// chainAfter queues e, counted in n, at at after t, the tail of at's chain
+// (in tails at sl).
+func (q *Queue) chainAfter(e *Event, at ktime.Time, t *Event, sl **Event) {
+	q.seq++
+	if at < q.bound {
+		q.bound = at
+	}
+	e.at, e.seq, e.index, e.prev, e.next = at, q.seq, chained, t, nil
+	t.next = e
+	*sl = e
+}
+
+// leaveChain takes e, a queued event that is chained or heads a chain of
+// more than itself, out of it; it stays counted in n.
+func (q *Queue) leaveChain(e *Event) {
+	q.dropTail(e)
+	if s := e.next; e.index == chained {
+		e.prev.next = s
+		if s != nil {
+			s.prev = e.prev
+		}
+	} else {
+		// Its successor heads the chain in its slot: a larger key than e's,
+		// so than its parent's.
+		h, i := q.heapOf(e), e.index
+		s.prev, s.index, s.far = nil, i, e.far
+		(*h)[i] = entry{s.at, s.seq, s}
+		h.down(i)
+	}
 }
 
 // schedule is Schedule's general case.
@@ -415,7 +449,7 @@ func (q *Queue) unlink(e *Event) {
 		h, i := q.heapOf(e), e.index
 		s.prev, s.index, s.far = nil, i, e.far
 		(*h)[i] = entry{s.at, s.seq, s}
-		h.fix(i)
+		h.down(i) // its key is larger than e's, so than the parent's
 	} else {
 		i := e.index
 		e.index = -1
@@ -636,37 +670,61 @@ func (h heap4) up(j int) {
 }
 
 // down moves the entry at i0 towards the leaves while a child is smaller; it
-// reports whether the entry moved.
+// reports whether the entry moved. An entry already in place (most re-keys
+// of a chain's head to its successor) costs a look at its children, no
+// copy and no write.
 func (h heap4) down(i0 int) bool {
 	n := len(h)
+	c := arity*i0 + 1
+	if c >= n {
+		return false
+	}
+	m := c
+	if c+arity <= n {
+		// All four children: a tournament of conditional moves (the same
+		// as in the loop below; a function would not be inlined).
+		a := c + int(h[c+1].lessBit(&h[c]))
+		b := c + 2 + int(h[c+3].lessBit(&h[c+2]))
+		m = a ^ (a^b)&-int(h[b].lessBit(&h[a]))
+	} else {
+		m = h.minLast(c, n)
+	}
+	if !h[m].less(&h[i0]) {
+		return false
+	}
 	x := h[i0]
 	i := i0
 	for {
-		c := arity*i + 1
-		if c >= n {
+		h[i] = h[m]
+		h[i].e.index = i
+		i = m
+		if c = arity*i + 1; c >= n {
 			break
 		}
-		m := c
 		if c+arity <= n {
-			// All four children: a tournament of conditional moves.
 			a := c + int(h[c+1].lessBit(&h[c]))
 			b := c + 2 + int(h[c+3].lessBit(&h[c+2]))
 			m = a ^ (a^b)&-int(h[b].lessBit(&h[a]))
 		} else {
-			for k := c + 1; k < n; k++ {
-				if h[k].less(&h[m]) {
-					m = k
-				}
-			}
+			m = h.minLast(c, n)
 		}
 		if !h[m].less(&x) {
 			break
 		}
-		h[i] = h[m]
-		h[i].e.index = i
-		i = m
 	}
 	h[i] = x
 	x.e.index = i
-	return i > i0
+	return true
+}
+
+// minLast is the index of the smallest of the children c.. (fewer than
+// four) of the last node with children.
+func (h heap4) minLast(c, n int) int {
+	m := c
+	for k := c + 1; k < n; k++ {
+		if h[k].less(&h[m]) {
+			m = k
+		}
+	}
+	return m
 }
