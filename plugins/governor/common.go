@@ -15,12 +15,18 @@ const Version = "1.0.0"
 type base struct {
 	name, desc string
 	cost       int64
-	states     [][]sdk.CPUIdleState // by CPU, nil until Enable
-	counts     []selectCounts       // by CPU
+	cpus       []baseCPU // by CPU
 }
 
-// selectCounts are a CPU's selections, and those with stop_tick = false.
-type selectCounts struct{ selects, retains int64 }
+// baseCPU is a CPU's part of base: its states (nil until Enable), its
+// selections and those with stop_tick = false. Every select reads the
+// states and counts, so they share one cache line of their own (the padding
+// keeps a neighbour's out of it).
+type baseCPU struct {
+	states           []sdk.CPUIdleState
+	selects, retains int64
+	_                [64 - 40]byte
+}
 
 func (b *base) Info() sdk.Info {
 	return sdk.Info{Kind: sdk.KindGovernor, Name: b.name, Version: Version, Description: b.desc}
@@ -44,16 +50,15 @@ func (b *base) configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	if b.cost < 0 {
 		d = d.Errorf("select_cost", "must not be negative")
 	}
-	b.states = make([][]sdk.CPUIdleState, s.CPUs)
-	b.counts = make([]selectCounts, s.CPUs)
+	b.cpus = make([]baseCPU, s.CPUs)
 	return d
 }
 
 // enable records cpu's states; it panics on a call the host must never make
 // (the sdktest conformance suite checks the host side of the contract).
 func (b *base) enable(cpu int, states []sdk.CPUIdleState) {
-	if cpu < 0 || cpu >= len(b.states) {
-		panic(fmt.Sprintf("governor %s: Enable on cpu %d of %d", b.name, cpu, len(b.states)))
+	if cpu < 0 || cpu >= len(b.cpus) {
+		panic(fmt.Sprintf("governor %s: Enable on cpu %d of %d", b.name, cpu, len(b.cpus)))
 	}
 	if len(states) == 0 {
 		panic(fmt.Sprintf("governor %s: Enable on cpu %d with no states", b.name, cpu))
@@ -61,22 +66,22 @@ func (b *base) enable(cpu int, states []sdk.CPUIdleState) {
 	// CPUs of one driver get the same table (cpuidle_register_driver()):
 	// they share one copy, so that every CPU's idle entry reads the same
 	// cache lines. Nothing writes into a copy once it is made.
-	for _, o := range b.states {
-		if slices.Equal(o, states) {
-			b.states[cpu] = o
+	for i := range b.cpus {
+		if o := b.cpus[i].states; slices.Equal(o, states) {
+			b.cpus[cpu].states = o
 			return
 		}
 	}
-	b.states[cpu] = append([]sdk.CPUIdleState(nil), states...)
+	b.cpus[cpu].states = append([]sdk.CPUIdleState(nil), states...)
 }
 
 // cpuStates returns cpu's states, panicking if Enable was not called. The
 // check inlines into the callers; the panic stays out of line.
 func (b *base) cpuStates(cpu int) []sdk.CPUIdleState {
-	if uint(cpu) >= uint(len(b.states)) || b.states[cpu] == nil {
+	if uint(cpu) >= uint(len(b.cpus)) || b.cpus[cpu].states == nil {
 		b.notEnabled(cpu)
 	}
-	return b.states[cpu]
+	return b.cpus[cpu].states
 }
 
 //go:noinline
@@ -86,7 +91,7 @@ func (b *base) notEnabled(cpu int) {
 
 // answer counts a selection and returns it with the configured cost.
 func (b *base) answer(cpu, state int, stop bool) sdk.IdleChoice {
-	n := &b.counts[cpu]
+	n := &b.cpus[cpu]
 	n.selects++
 	if !stop {
 		n.retains++
@@ -96,7 +101,8 @@ func (b *base) answer(cpu, state int, stop bool) sdk.IdleChoice {
 
 func (b *base) counters() []sdk.Counter {
 	var out []sdk.Counter
-	for cpu, n := range b.counts {
+	for cpu := range b.cpus {
+		n := &b.cpus[cpu]
 		out = append(out, sdk.Counter{Name: "selects", CPU: cpu, Value: n.selects},
 			sdk.Counter{Name: "tick_retained", CPU: cpu, Value: n.retains})
 	}

@@ -6,9 +6,11 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
-// menu.c constants.
+// menu.c constants. BUCKETS is 12, but which_bucket() uses its upper half
+// only for a CPU with tasks in iowait, which the model has not: menuBuckets
+// is the half the model reaches.
 const (
-	menuBuckets        = 12
+	menuBuckets        = 6
 	menuIntervalShift  = 3
 	menuIntervals      = 1 << menuIntervalShift
 	menuResolution     = 1024
@@ -16,20 +18,25 @@ const (
 	menuMaxInteresting = 50000
 )
 
-// menuDevice is struct menu_device. The fields every Select and Reflect
-// touch come first, in one cache line; update then touches one entry of each
-// array.
+// menuDevice is struct menu_device, 128 bytes: the fields every Select and
+// Reflect touch and the correction factors in its first cache line, the
+// interval history (menu_update() writes one entry) in its second. The
+// values the kernel keeps as unsigned int are uint32 here too: microseconds
+// saturated to 32 bits (nsToUS), and correction factors, which never exceed
+// RESOLUTION * DECAY (update). The arithmetic is in uint64, as before.
 type menuDevice struct {
 	needsUpdate      bool
 	tickWakeup       bool
-	nextTimerUS      uint64
-	bucket           int
-	intervalPtr      int
+	nextTimerUS      uint32
+	intervalPtr      int32
+	bucket           int32
 	lastStateIdx     int
-	lastResidencyUS  uint64
 	tickUS           uint64 // TICK_USEC
-	correctionFactor [menuBuckets]uint64
-	intervals        [menuIntervals]uint64
+	lastResidencyUS  uint32
+	correctionFactor [menuBuckets]uint32
+	_                uint32
+	intervals        [menuIntervals]uint32
+	_                [128 - 96]byte
 }
 
 // Menu is drivers/cpuidle/governors/menu.c (v5.4, microsecond units).
@@ -91,6 +98,9 @@ func nsToUS(ns int64) uint64 {
 	return min(uint64(ns/1000), math.MaxUint32)
 }
 
+// nsToUS32 is nsToUS as the 32 bits it fits in.
+func nsToUS32(ns int64) uint32 { return uint32(nsToUS(ns)) }
+
 // typicalInterval is get_typical_interval(): the average of the recent idle
 // durations when their spread is small, dropping the largest outliers down
 // to 3/4 of the samples; math.MaxUint32 when there is none.
@@ -100,8 +110,8 @@ func (d *menuDevice) typicalInterval(predictedUS uint64) uint64 {
 		minV, maxV := uint64(math.MaxUint32), uint64(0)
 		var sum uint64
 		divisor := 0
-		for _, v := range d.intervals {
-			if v <= thresh {
+		for _, v32 := range d.intervals {
+			if v := uint64(v32); v <= thresh {
 				sum += v
 				divisor++
 				maxV = max(maxV, v)
@@ -118,8 +128,8 @@ func (d *menuDevice) typicalInterval(predictedUS uint64) uint64 {
 			avg = sum / uint64(divisor)
 		}
 		var variance uint64
-		for _, v := range d.intervals {
-			if v <= thresh {
+		for _, v32 := range d.intervals {
+			if v := uint64(v32); v <= thresh {
 				diff := int64(v) - int64(avg)
 				variance += uint64(diff * diff)
 			}
@@ -152,19 +162,20 @@ func (g *Menu) Select(r sdk.IdleSelect) sdk.IdleChoice {
 	tickUS := uint64(r.TickNsec / 1000)
 	d.tickUS = tickUS
 	latencyReq := r.LatencyReq
-	d.nextTimerUS = nsToUS(r.SleepLength)
+	nextTimerUS := nsToUS(r.SleepLength)
+	d.nextTimerUS = uint32(nextTimerUS)
 	deltaNextUS := nsToUS(r.DeltaTick)
-	d.bucket = whichBucket(d.nextTimerUS)
+	d.bucket = int32(whichBucket(nextTimerUS))
 	us := func(ns int64) uint64 { return nsToUS(ns) }
 
 	if len(st) <= 1 || latencyReq == 0 ||
-		(d.nextTimerUS < us(st[1].TargetResidency) || latencyReq < st[1].ExitLatency) {
+		(nextTimerUS < us(st[1].TargetResidency) || latencyReq < st[1].ExitLatency) {
 		// State 0 will be used no matter what: keep the tick if it polls.
 		return g.answer(r.CPU, 0, !st[0].Polling)
 	}
 	// DIV_ROUND_CLOSEST_ULL(next_timer_us * correction_factor, RESOLUTION * DECAY)
 	div := uint64(menuResolution * menuDecay)
-	predictedUS := (d.nextTimerUS*d.correctionFactor[d.bucket] + div/2) / div
+	predictedUS := (nextTimerUS*uint64(d.correctionFactor[d.bucket]) + div/2) / div
 	predictedUS = min(predictedUS, d.typicalInterval(predictedUS))
 
 	if r.TickStopped {
@@ -187,7 +198,7 @@ func (g *Menu) Select(r sdk.IdleSelect) sdk.IdleChoice {
 		}
 		if us(s.TargetResidency) > predictedUS {
 			// A physical state rather than polling, unless a timer comes soon.
-			if st[idx].Polling && s.ExitLatency <= latencyReq && us(s.TargetResidency) <= d.nextTimerUS {
+			if st[idx].Polling && s.ExitLatency <= latencyReq && us(s.TargetResidency) <= nextTimerUS {
 				predictedUS = us(s.TargetResidency)
 				idx = i
 				break
@@ -236,7 +247,7 @@ func (g *Menu) Reflect(r sdk.IdleReflect) {
 	g.cpuStates(r.CPU)
 	d := &g.dev[r.CPU]
 	d.lastStateIdx = r.State
-	d.lastResidencyUS = nsToUS(r.Residency)
+	d.lastResidencyUS = nsToUS32(r.Residency)
 	d.needsUpdate = true
 	d.tickWakeup = r.TickWakeup
 }
@@ -245,12 +256,13 @@ func (g *Menu) Reflect(r sdk.IdleReflect) {
 // correction factor and the interval history.
 func (g *Menu) update(st []sdk.CPUIdleState, d *menuDevice) {
 	target := &st[d.lastStateIdx]
+	nextTimerUS := uint64(d.nextTimerUS)
 	var measured uint64
-	if d.tickWakeup && d.nextTimerUS > d.tickUS {
+	if d.tickWakeup && nextTimerUS > d.tickUS {
 		// Woken by a tick that was not stopped after all: assume a long idle.
 		measured = 9 * menuMaxInteresting / 10
 	} else {
-		measured = d.lastResidencyUS
+		measured = uint64(d.lastResidencyUS)
 		lat := nsToUS(target.ExitLatency)
 		if measured > 2*lat {
 			measured -= lat
@@ -258,17 +270,20 @@ func (g *Menu) update(st []sdk.CPUIdleState, d *menuDevice) {
 			measured /= 2
 		}
 	}
-	if measured > d.nextTimerUS {
-		measured = d.nextTimerUS
+	if measured > nextTimerUS {
+		measured = nextTimerUS
 	}
-	f := d.correctionFactor[d.bucket]
+	// f stays at most RESOLUTION * DECAY: f - f/DECAY + RESOLUTION is at most
+	// that when f is, and measured <= next_timer_us keeps the added term at
+	// most RESOLUTION.
+	f := uint64(d.correctionFactor[d.bucket])
 	f -= f / menuDecay
-	if d.nextTimerUS > 0 && measured < menuMaxInteresting {
-		f += menuResolution * measured / d.nextTimerUS
+	if nextTimerUS > 0 && measured < menuMaxInteresting {
+		f += menuResolution * measured / nextTimerUS
 	} else {
 		f += menuResolution
 	}
-	d.correctionFactor[d.bucket] = f
-	d.intervals[d.intervalPtr] = measured
+	d.correctionFactor[d.bucket] = uint32(f)
+	d.intervals[d.intervalPtr] = uint32(measured) // <= next_timer_us, 32 bits
 	d.intervalPtr = (d.intervalPtr + 1) % menuIntervals
 }
