@@ -95,25 +95,27 @@ type sigAction struct {
 // Process is a thread group: shared signal handlers, shared pending signals,
 // POSIX timers and interval timers (struct signal_struct + sighand_struct).
 type Process struct {
-	Tgid int
-	Comm string
-
-	k       *Kernel
-	tasks   []*Task
-	actions [maxSignal + 1]sigAction
-	shared  sigQueue // signal->shared_pending
-	timers  map[int]*PosixTimer
+	// What the signal and timer syscalls read come first, in the process's
+	// first cache line, ahead of the 1.5 KB of actions.
+	k      *Kernel
+	shared sigQueue // signal->shared_pending
+	// lastTimer is the timer timerOf found last (a cache of timers).
+	lastTimer *PosixTimer
 	// cpuTimers counts the CPU-time clock timers in timers: the tick's
 	// check (runCPUTimers) has nothing to look at without one.
 	cpuTimers int
-	// lastTimer is the timer timerOf found last (a cache of timers).
-	lastTimer *PosixTimer
 	// nextTimerID is signal->next_posix_timer_id: ids count up from 0.
 	nextTimerID int
-	itimers     [3]*itimer
+
+	tasks  []*Task
+	timers map[int]*PosixTimer
 	// ignoredTimers is signal->ignored_posix_timers (6.13+): periodic timers
 	// whose signal was ignored, parked until a handler is installed.
 	ignoredTimers []*PosixTimer
+	Tgid          int
+	Comm          string
+	itimers       [3]*itimer
+	actions       [maxSignal + 1]sigAction
 }
 
 // cpuTime is the process's CPU time in ns (thread_group_cputime()): the sum

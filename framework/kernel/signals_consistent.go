@@ -51,7 +51,7 @@ func (*consistentSignals) sigIgnored(pt *PosixTimer) {
 // re-armed, disarmed or deleted since it was queued, else re-arm a periodic
 // timer.
 func (*consistentSignals) deliver(pt *PosixTimer, t *Task, now ktime.Time, _ *sigEntry, info *SigInfo) (bool, int64) {
-	k := pt.proc.k
+	k := pt.k
 	c := t.cpu
 	k.traceFunction(now, c, "posixtimer_deliver_signal <-dequeue_signal")
 	if pt.stale() {
@@ -74,7 +74,7 @@ func (*consistentSignals) deliver(pt *PosixTimer, t *Task, now ktime.Time, _ *si
 // signal belongs to, even when it is already queued; an ignored periodic
 // timer is parked on the ignored list instead of being re-armed.
 func (pt *PosixTimer) sendSigqueue(c *CPU, now ktime.Time) {
-	k := pt.proc.k
+	k := pt.k
 	t := pt.target(c)
 	if t == nil {
 		return

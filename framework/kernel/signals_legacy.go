@@ -34,7 +34,7 @@ func (*legacySignals) forwardOnGet(pt *PosixTimer) bool {
 
 // expire is v6.12 posix_timer_fn() -> posix_timer_event() -> send_sigqueue().
 func (*legacySignals) expire(pt *PosixTimer, c *CPU, now ktime.Time, baseNow int64) {
-	k := pt.proc.k
+	k := pt.k
 	pt.status = timerDisarmed
 	var siPrivate uint64
 	if pt.interval != 0 {
@@ -71,7 +71,7 @@ func (*legacySignals) sigIgnored(*PosixTimer) {}
 // posixtimer_rearm() does it if the sequence still matches; the signal is
 // delivered either way (a stale one is counted).
 func (*legacySignals) deliver(pt *PosixTimer, t *Task, now ktime.Time, e *sigEntry, info *SigInfo) (bool, int64) {
-	k := pt.proc.k
+	k := pt.k
 	c := t.cpu
 	var cost int64
 	if pt.stale() {
@@ -101,7 +101,7 @@ func (*legacySignals) deliver(pt *PosixTimer, t *Task, now ktime.Time, e *sigEnt
 // callback, and that start's cost is not charged to the interrupt. Only the
 // legacy ignored-periodic-timer path uses it.
 func (pt *PosixTimer) restartAfterCallback(c *CPU, now ktime.Time) {
-	k := pt.proc.k
+	k := pt.k
 	exp := pt.expires
 	k.At(now, "posix_timer_fn restart", func(at ktime.Time) {
 		if pt.valid && pt.interval != 0 && pt.expires == exp && !pt.hr.queued {
@@ -113,7 +113,7 @@ func (pt *PosixTimer) restartAfterCallback(c *CPU, now ktime.Time) {
 // sendSigqueueLegacy is v6.12 send_sigqueue(): an already queued signal only
 // counts an overrun in si_overrun. It reports whether the signal was ignored.
 func (pt *PosixTimer) sendSigqueueLegacy(c *CPU, now ktime.Time) (ignored bool) {
-	k := pt.proc.k
+	k := pt.k
 	t := pt.target(c)
 	if t == nil {
 		return false
