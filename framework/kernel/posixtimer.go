@@ -64,37 +64,38 @@ const (
 //     signal (also when the signal is already queued). The legacy era keeps
 //     them too, only to count the stale signals it delivers.
 type PosixTimer struct {
-	ID     int
-	Clock  sdk.ClockID // it_clock as created
-	Notify int
-	Signo  int
+	// The fields are in three aligned lines (the timer is 192 bytes), by
+	// use: the id lookup, the validity and the overrun accounting first
+	// (timer_getoverrun() reads nothing else), the arming state second, the
+	// preallocated sigqueue last.
+	ID   int
+	k    *Kernel // proc's, here so that an expiry or a dequeue does not read the process for it
+	proc *Process
+	hr   *HRTimer // hrtimer clocks: it.real.timer
+	// The flags share a word.
+	cpuClock    bool  // CLOCK_PROCESS/THREAD_CPUTIME_ID: expired from the tick
+	valid       bool  // posixtimer_valid(): not deleted
+	sigPeriodic bool  // it_sig_periodic
+	ignored     bool  // on signal->ignored_posix_timers
+	overrunLast int64 // it_overrun_last
+	overrun     int64 // it_overrun, -1 when nothing is accumulated
+	interval    int64 // it_interval
 
-	k      *Kernel // proc's, here so that an expiry or a dequeue does not read the process for it
-	proc   *Process
-	thread *Task // SIGEV_THREAD_ID target (PIDTYPE_PID), nil for the process
+	status      timerStatus
+	signalSeq   uint32      // it_signal_seq
+	sigqueueSeq uint32      // it_sigqueue_seq
+	expires     int64       // hrtimer_get_expires() in baseClock, or the CPU-time expiry
+	baseClock   sdk.ClockID // the clock the hrtimer runs on (REL CLOCK_REALTIME -> MONOTONIC)
+	Clock       sdk.ClockID // it_clock as created
+	Notify      int
+	Signo       int
+	thread      *Task // SIGEV_THREAD_ID target (PIDTYPE_PID), nil for the process
+
 	// clockTask is the thread whose CPU time a CLOCK_THREAD_CPUTIME_ID timer
 	// measures (the creator), independent of where its signal goes.
-	clockTask *Task
-
-	hr        *HRTimer    // hrtimer clocks: it.real.timer
-	baseClock sdk.ClockID // the clock the hrtimer runs on (REL CLOCK_REALTIME -> MONOTONIC)
-	expires   int64       // hrtimer_get_expires() in baseClock, or the CPU-time expiry
-
-	interval    int64 // it_interval
-	overrun     int64 // it_overrun, -1 when nothing is accumulated
-	overrunLast int64 // it_overrun_last
-	status      timerStatus
-
-	requeuePending uint64 // legacy it_requeue_pending
-	signalSeq      uint32 // it_signal_seq
-	sigqueueSeq    uint32 // it_sigqueue_seq
-	// The flags share a word: the timer is 192 bytes, three aligned lines.
-	cpuClock    bool // CLOCK_PROCESS/THREAD_CPUTIME_ID: expired from the tick
-	valid       bool // posixtimer_valid(): not deleted
-	sigPeriodic bool // it_sig_periodic
-	ignored     bool // on signal->ignored_posix_timers
-
-	sigq sigEntry // the preallocated sigqueue
+	clockTask      *Task
+	requeuePending uint64   // legacy it_requeue_pending
+	sigq           sigEntry // the preallocated sigqueue
 }
 
 // signalEra is the POSIX timer signal rules of one era (see above):

@@ -425,7 +425,8 @@ func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info
 			" sa_handler="+handlerAddr+" sa_flags="+strconv.FormatUint(act.flags|saRestorer, 16))
 	}
 	mask := act.mask // read before the handler's program is built
-	t.frames = append(t.frames, frame{prog: act.handler(t, *info), savedMask: t.blocked})
+	t.prog = act.handler(t, *info)
+	t.frames = append(t.frames, frame{prog: t.prog, savedMask: t.blocked})
 	t.setBlocked(t.blocked | mask | sigmask(signo))
 }
 
@@ -442,6 +443,7 @@ func (t *Task) sigreturn(now ktime.Time) {
 	h := t.frames[len(t.frames)-1]
 	t.frames[len(t.frames)-1] = frame{}
 	t.frames = t.frames[:len(t.frames)-1]
+	t.prog = t.frames[len(t.frames)-1].prog
 	t.setBlocked(h.savedMask)
 	t.traceSysEnter(now, "rt_sigreturn", "")
 	t.segment(t.k.costs.Syscall, false, t.cont.sigreturnFn)

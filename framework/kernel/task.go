@@ -133,23 +133,27 @@ type Task struct {
 	sigpending   bool   // TIF_SIGPENDING
 	blocked      uint64 // blocked signal mask (bit signo-1)
 
-	frames  []frame
-	pending sigQueue // t->pending: thread-directed signals
-	Policy  Policy
+	// prog is the top frame's program, the one every return to user space
+	// steps: a copy of frames[len(frames)-1].prog kept by the frame pushes
+	// and pops, so that the return does not read the frame's line.
+	prog     Program
+	pending  sigQueue // t->pending: thread-directed signals
+	Policy   Policy
+	runSince ktime.Time
 
 	// frameBuf holds the first two frames (the program and one handler) in
-	// the task itself: every return to user space reads the top frame, and
-	// a separate allocation was one more cache miss per syscall.
+	// the task itself: a separate allocation was one more cache miss per
+	// signal.
 	frameBuf [2]frame
 
 	// The syscall being completed and the task's prebuilt continuations.
 	cont continuations
 
-	runSince ktime.Time
-	cpuTime  int64 // task CPU time in ns (CLOCK_THREAD_CPUTIME_ID)
-	RTPrio   int   // 1..99 for SchedFIFO
-	Pid      int
-	Comm     string
+	frames  []frame
+	cpuTime int64 // task CPU time in ns (CLOCK_THREAD_CPUTIME_ID)
+	RTPrio  int   // 1..99 for SchedFIFO
+	Pid     int
+	Comm    string
 
 	sleep sleepState // struct hrtimer_sleeper and current->restart_block
 	// The clock_nanosleep() in progress (doNanosleep).
@@ -250,6 +254,7 @@ func (k *Kernel) Spawn(p *Process, comm string, cpu int, pol Policy, rtprio int,
 	t := &Task{Pid: pid, Comm: comm, Policy: pol, RTPrio: rtprio, Proc: p, k: k, cpu: k.cpus[cpu], state: taskRunnable}
 	t.frameBuf[0].prog = prog
 	t.frames = t.frameBuf[:1]
+	t.prog = prog
 	p.tasks = append(p.tasks, t)
 	k.tasks = append(k.tasks, t)
 	t.segRemaining = 0
@@ -302,7 +307,7 @@ func (t *Task) toUser(now ktime.Time, r Result) {
 		return
 	}
 	r.Now = now
-	t.exec(now, t.frames[len(t.frames)-1].prog.Next(t, r))
+	t.exec(now, t.prog.Next(t, r))
 }
 
 // signalsOnReturn is toUser with TIF_SIGPENDING set. The split keeps the
@@ -329,7 +334,7 @@ func (t *Task) restartOrReturn(now ktime.Time, r Result) {
 		return
 	}
 	r.Now = now
-	t.exec(now, t.frames[len(t.frames)-1].prog.Next(t, r))
+	t.exec(now, t.prog.Next(t, r))
 }
 
 // restartSyscall restarts the interrupted syscall err asks for.
