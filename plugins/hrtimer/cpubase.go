@@ -47,18 +47,15 @@ const never = int64(ktime.Max)
 // cpuBase models struct hrtimer_cpu_base (include/linux/hrtimer_defs.h) for one
 // CPU. All fields are owned by the plugin; the simulator is single-threaded, so
 // the kernel's cpu_base->lock has no counterpart.
+//
+// Layout: on a big machine every CPU's base is visited once per wakeup and
+// evicted from the L1 cache in between, so each line a call touches is a miss.
+// What Start, Cancel and the interrupt use (the next-event caches and flags,
+// the Program buffers, the hot counters, the CLOCK_MONOTONIC queue) fills the
+// first four 64-byte lines; the record is 512 bytes and the bases are
+// allocated side by side (Configure), so each starts on a line boundary
+// (TestCPUBaseLayout).
 type cpuBase struct {
-	cpu   int
-	bases [maxClockBases]timerQueue
-	// activeBases has bit i set while bases[i] holds a timer.
-	activeBases uint8
-
-	// off are this CPU's copies of the timekeeper offsets (clock_base[].offset)
-	// and cwsSeq the clock_was_set_seq they belong to; hrtimer_update_base()
-	// refreshes them when the timekeeper's sequence moved.
-	off    sdk.ClockOffsets
-	cwsSeq uint64
-
 	// expiresNext is the CLOCK_MONOTONIC time the clockevent is believed to be
 	// programmed for (KTIME_MAX: nothing). nextTimer is the timer that defined
 	// it; like the kernel's pointer it may be stale after a remote removal.
@@ -69,23 +66,28 @@ type cpuBase struct {
 	softirqExpiresNext ktime.Time
 	softirqNextTimer   *timer
 
+	cpu int
+	// cwsSeq is the clock_was_set_seq the offsets in off belong to;
+	// hrtimer_update_base() refreshes them when the timekeeper's sequence
+	// moved.
+	cwsSeq uint64
+
+	// activeBases has bit i set while bases[i] holds a timer.
+	activeBases uint8
+
 	inHrtirq bool // inside hrtimer_interrupt() (never true between calls)
 	// tryPending: the last Interrupt or InterruptETIME of the proportional
 	// era ended with tick_program_event(expires_next, 0) for the host to try;
 	// irqEntry and irqRetries are the interrupt's entry_time and retries.
 	tryPending       bool
-	irqEntry         ktime.Time
-	irqRetries       int
 	hangDetected     bool // the last interrupt declared a hang; blocks __hrtimer_reprogram()
 	softirqActivated bool // HRTIMER_SOFTIRQ raised and not yet run
 
-	// Kernel statistics with the kernel's widths (/proc/timer_list shows them).
-	nrEvents    uint32
-	nrRetries   uint16
-	nrHangs     uint16
-	maxHangTime uint32
-
-	stats stats
+	// Kernel statistics with the kernel's widths (/proc/timer_list shows
+	// them; maxHangTime is with the cold fields at the end).
+	nrRetries uint16
+	nrEvents  uint32
+	nrHangs   uint16
 
 	// opProg and irqProg are the Program buffers of the operations and of
 	// the interrupt family (Plugin.prog points at the one in use).
@@ -95,20 +97,38 @@ type cpuBase struct {
 
 	// reclaim lists timers that went inactive on this CPU and may be recycled.
 	reclaim []*timer
+
+	stats stats
+
+	bases [maxClockBases]timerQueue
+
+	// off are this CPU's copies of the timekeeper offsets (clock_base[].offset).
+	off sdk.ClockOffsets
+
+	irqEntry    ktime.Time
+	irqRetries  int
+	maxHangTime uint32
+
+	_ [48]byte // to 512 bytes
 }
 
 // stats are the plugin's own 64-bit counters.
+// The ones every Start and interrupt bumps come first (cpuBase's layout).
 type stats struct {
-	starts, cancels             int64
-	expiriesHard, expiriesSoft  int64
-	deviceWrites, softirqRaises int64
-	retryPasses                 int64
-	migrated                    int64
+	starts, deviceWrites, expiriesHard, retryPasses int64
+	cancels, expiriesSoft, softirqRaises, migrated  int64
 }
 
-func newCPUBase(cpu int) *cpuBase {
-	// hrtimers_cpu_starting(): nothing programmed, nothing cached.
-	return &cpuBase{cpu: cpu, expiresNext: ktime.Max, softirqExpiresNext: ktime.Max}
+// newCPUBases returns n bases, side by side in one allocation.
+func newCPUBases(n int) []*cpuBase {
+	all := make([]cpuBase, n)
+	out := make([]*cpuBase, n)
+	for i := range all {
+		// hrtimers_cpu_starting(): nothing programmed, nothing cached.
+		all[i] = cpuBase{cpu: i, expiresNext: ktime.Max, softirqExpiresNext: ktime.Max}
+		out[i] = &all[i]
+	}
+	return out
 }
 
 // offset is clock_base[idx].offset: the base clock minus CLOCK_MONOTONIC.
@@ -193,11 +213,10 @@ func clampTime(v int64) ktime.Time {
 	return ktime.Time(v)
 }
 
-// nextEventBase models __hrtimer_next_event_base(): the earliest expiry of the
-// active bases in mask, seeded with expiresNext. With update set (and no
-// exclude) it records the winner in next_timer or softirq_next_timer, as the
-// kernel does; queries pass update=false.
-func (cb *cpuBase) nextEventBase(exclude *timer, active uint8, expiresNext int64, update bool) int64 {
+// nextEventBase models __hrtimer_next_event_base() for a query
+// (hrtimer_next_event_without()): the earliest expiry of the active bases in
+// mask, skipping exclude, seeded with expiresNext; it changes nothing.
+func (cb *cpuBase) nextEventBase(exclude *timer, active uint8, expiresNext int64) int64 {
 	for ; active != 0; active &= active - 1 {
 		idx := bits.TrailingZeros8(active) // for_each_active_base(): lowest index first
 		q := &cb.bases[idx]
@@ -210,23 +229,38 @@ func (cb *cpuBase) nextEventBase(exclude *timer, active uint8, expiresNext int64
 				continue
 			}
 		}
-		e := toMono(t.expires, cb.offset(idx))
-		if e < expiresNext {
+		if e := toMono(t.expires, cb.offset(idx)); e < expiresNext {
 			expiresNext = e
-			if exclude != nil || !update {
-				continue
-			}
-			if t.soft {
-				cb.setSoftirqNextTimer(t)
-			} else {
-				cb.setNextTimer(t)
-			}
 		}
 	}
 	if expiresNext < 0 {
 		expiresNext = 0
 	}
 	return expiresNext
+}
+
+// firstEvent is __hrtimer_next_event_base() over the active bases in active
+// with no exclude, seeded with expiresNext: the earliest expiry, clamped at 0,
+// and the timer that defined it, the last to improve on the minimum (nil when
+// none beat the seed). With update set the kernel stores each improving timer
+// in next_timer (or softirq_next_timer) as it goes; the caller stores the last
+// one once, which leaves the same pointer.
+func (cb *cpuBase) firstEvent(active uint8, expiresNext int64) (int64, *timer) {
+	var win *timer
+	for ; active != 0; active &= active - 1 {
+		idx := bits.TrailingZeros8(active) // for_each_active_base(): lowest index first
+		t := cb.bases[idx].first()
+		if t == nil {
+			continue
+		}
+		if e := toMono(t.expires, cb.offset(idx)); e < expiresNext {
+			expiresNext, win = e, t
+		}
+	}
+	if expiresNext < 0 {
+		expiresNext = 0
+	}
+	return expiresNext, win
 }
 
 // getNextEvent models __hrtimer_get_next_event(cpu_base, mask): it recomputes
@@ -237,17 +271,21 @@ func (cb *cpuBase) getNextEvent(mask uint8) ktime.Time {
 	// A mask with no active base leaves e as it is (never, or an already
 	// clamped soft minimum): __hrtimer_next_event_base() loops over nothing.
 	if !cb.softirqActivated && mask&activeSoft != 0 {
-		cb.setSoftirqNextTimer(nil)
 		if a := cb.activeBases & activeSoft; a != 0 {
-			e = cb.nextEventBase(nil, a, never, true)
+			e, next = cb.firstEvent(a, never)
 		}
-		next = cb.softirqNextTimer
+		cb.setSoftirqNextTimer(next)
 	}
 	if mask&activeHard != 0 {
-		cb.setNextTimer(next)
+		// next_timer starts as the soft winner; a hard timer before the
+		// soft minimum replaces it.
 		if a := cb.activeBases & activeHard; a != 0 {
-			e = cb.nextEventBase(nil, a, e, true)
+			var win *timer
+			if e, win = cb.firstEvent(a, e); win != nil {
+				next = win
+			}
 		}
+		cb.setNextTimer(next)
 	}
 	return ktime.Time(e)
 }
@@ -261,12 +299,17 @@ func (cb *cpuBase) updateNextEvent() ktime.Time {
 		soft = cb.getNextEvent(activeSoft)
 		cb.softirqExpiresNext = soft
 	}
-	e := cb.getNextEvent(activeHard)
-	if e > soft {
-		cb.setNextTimer(cb.softirqNextTimer)
-		e = soft
+	// __hrtimer_get_next_event(cpu_base, HRTIMER_ACTIVE_HARD), then the soft
+	// timer when it is earlier: next_timer is stored once, at the end.
+	e, next := never, (*timer)(nil)
+	if a := cb.activeBases & activeHard; a != 0 {
+		e, next = cb.firstEvent(a, never)
 	}
-	return e
+	if ktime.Time(e) > soft {
+		e, next = int64(soft), cb.softirqNextTimer
+	}
+	cb.setNextTimer(next)
+	return ktime.Time(e)
 }
 
 // staleForceNextEvent is the next-event evaluation of hrtimer_force_reprogram()
@@ -293,10 +336,10 @@ func (cb *cpuBase) staleForceNextEvent() ktime.Time {
 func (cb *cpuBase) queryNextEvent(exclude *timer, mask uint8) ktime.Time {
 	e := never
 	if !cb.softirqActivated && mask&activeSoft != 0 {
-		e = cb.nextEventBase(exclude, cb.activeBases&activeSoft, e, false)
+		e = cb.nextEventBase(exclude, cb.activeBases&activeSoft, e)
 	}
 	if mask&activeHard != 0 {
-		e = cb.nextEventBase(exclude, cb.activeBases&activeHard, e, false)
+		e = cb.nextEventBase(exclude, cb.activeBases&activeHard, e)
 	}
 	return ktime.Time(e)
 }

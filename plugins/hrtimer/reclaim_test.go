@@ -72,10 +72,38 @@ func TestReclaimKeepsReferencedTimer(t *testing.T) {
 		t.Fatalf("stale interrupt = %+v, next_timer %d; want nothing expired and next_timer T2", ir, p.CPUState(0).NextTimer)
 	}
 	p.Interrupt(0, at(1500*us))
+	// An interrupt recycles only once reclaimLazy timers are listed.
+	p.reclaim(p.cpus[0], at(1500*us))
 	if p.lookup(1) != nil {
 		t.Errorf("T1 not recycled once unreferenced")
 	}
 	if res := p.Start(1, at(1500*us), hard(1), at(3*ms), 0); res.Ret != 0 || len(res.Program) != 1 {
 		t.Errorf("Start of the recycled ID = %+v, want Ret 0 and one write", res)
+	}
+}
+
+// TestReclaimLazy checks the interrupt's recycling bound: timers that expire
+// once and are never started again are recycled once reclaimLazy of them are
+// listed, so a CPU tracks fewer than 2*reclaimLazy of them at any time, while
+// a timer started again before then is never recycled (its record is the same).
+func TestReclaimLazy(t *testing.T) {
+	p := configure(t, highRes(1), zeroCosts())
+	r := newRig(t, p)
+	r.start(0, 0, hard(1), at(1*us), 0)
+	again := p.lookup(1)
+	for i := range 1000 {
+		now := at(int64(i+1) * us)
+		r.advance(now)
+		r.start(0, now, hard(1), now+at(1*us), 0) // started again at once
+		r.start(0, now, hard(sdk.TimerID(100+i)), now+500, 0)
+		if n := p.tracked(); n >= 2*reclaimLazy+1 {
+			t.Fatalf("after %d one-shot expiries the plugin tracks %d timers, want < %d", i, n, 2*reclaimLazy+1)
+		}
+	}
+	if len(r.expired) < 1900 {
+		t.Fatalf("expired %d timers, want the 1000 one-shots and the re-started one each time", len(r.expired))
+	}
+	if p.lookup(1) != again {
+		t.Errorf("the timer started again after each expiry was recycled")
 	}
 }
