@@ -566,7 +566,12 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 		c.syncDevTo(now, a.FireAt)
 	}
 	if k.m.HighRes {
-		r := k.hrtInterrupt(c.id, now)
+		// hrtimer_interrupt(): the plugin's answer straight into r, then
+		// the contract's checks of it (Kernel.hrtRaw, hrtChk).
+		r := k.hrtRaw.Interrupt(c.id, now)
+		if k.hrtChk != nil {
+			k.hrtChk.CheckInterrupt(now, r.End, r.Expired, len(r.Program), r.Retries, r.HangDelay)
+		}
 		c.cnt.b.Add(cHRInterrupts, 1)
 		hang := int64(0)
 		for {

@@ -431,15 +431,6 @@ type checkedHRTimer interface {
 	Unchecked() sdk.HRTimerBase
 }
 
-// hrtInterrupt is Interrupt through hrtRaw, then hrtChk's checks.
-func (k *Kernel) hrtInterrupt(cpu int, now ktime.Time) (r sdk.InterruptResult) {
-	r = k.hrtRaw.Interrupt(cpu, now)
-	if k.hrtChk != nil {
-		k.hrtChk.CheckInterrupt(now, r.End, r.Expired, len(r.Program), r.Retries, r.HangDelay)
-	}
-	return r
-}
-
 // startNextEvent sends the hrtimer's NextEvent ahead of another plugin's
 // call (only with Options.ConcurrentPlugins): through the transport's
 // nextEventStarter, else on a goroutine (askTime).
