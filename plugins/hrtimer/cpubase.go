@@ -50,12 +50,14 @@ const never = int64(ktime.Max)
 //
 // Layout: on a big machine every CPU's base is visited once per wakeup and
 // evicted from the L1 cache in between, so each line a call touches is a miss.
-// What Start, Cancel and the interrupt use (the next-event caches and flags,
-// the Program buffers, the hot counters, the CLOCK_MONOTONIC queue) fills the
-// first four 64-byte lines; the record is 512 bytes and the bases are
-// allocated side by side (Configure), so each starts on a line boundary
-// (TestCPUBaseLayout).
+// The record is 512 bytes and the bases are allocated side by side
+// (newCPUBases), so each starts on a line boundary; Start touches three of its
+// lines (the next-event caches with its Program buffer and flags, the
+// counters, the CLOCK_MONOTONIC queue with room for its first timers), the
+// interrupt and Cancel a fourth (the interrupt's buffers): TestCPUBaseLayout.
 type cpuBase struct {
+	// Line 0.
+	//
 	// expiresNext is the CLOCK_MONOTONIC time the clockevent is believed to be
 	// programmed for (KTIME_MAX: nothing). nextTimer is the timer that defined
 	// it; like the kernel's pointer it may be stale after a remote removal.
@@ -66,54 +68,60 @@ type cpuBase struct {
 	softirqExpiresNext ktime.Time
 	softirqNextTimer   *timer
 
-	cpu int
-	// cwsSeq is the clock_was_set_seq the offsets in off belong to;
-	// hrtimer_update_base() refreshes them when the timekeeper's sequence
-	// moved.
-	cwsSeq uint64
+	// opProg and irqProg are the Program buffers of the operations and of
+	// the interrupt family (Plugin.prog points at the one in use).
+	opProg []ktime.Time
 
 	// activeBases has bit i set while bases[i] holds a timer.
 	activeBases uint8
 
-	inHrtirq bool // inside hrtimer_interrupt() (never true between calls)
-	// tryPending: the last Interrupt or InterruptETIME of the proportional
-	// era ended with tick_program_event(expires_next, 0) for the host to try;
-	// irqEntry and irqRetries are the interrupt's entry_time and retries.
-	tryPending       bool
+	inHrtirq         bool // inside hrtimer_interrupt() (never true between calls)
 	hangDetected     bool // the last interrupt declared a hang; blocks __hrtimer_reprogram()
 	softirqActivated bool // HRTIMER_SOFTIRQ raised and not yet run
 
-	// Kernel statistics with the kernel's widths (/proc/timer_list shows
-	// them; maxHangTime is with the cold fields at the end).
-	nrRetries uint16
-	nrEvents  uint32
-	nrHangs   uint16
+	cpu int32
 
-	// opProg and irqProg are the Program buffers of the operations and of
-	// the interrupt family (Plugin.prog points at the one in use).
-	opProg  []ktime.Time
+	// Line 1.
+	stats stats
+
+	// Line 2.
 	irqProg []ktime.Time
 	irqExp  []sdk.HRExpiry
+	// cwsSeq is the clock_was_set_seq the offsets in off belong to;
+	// hrtimer_update_base() refreshes them when the timekeeper's sequence
+	// moved.
+	cwsSeq uint64
+	// Kernel statistics with the kernel's widths (/proc/timer_list shows
+	// them; the others are with the cold fields at the end).
+	nrEvents uint32
+	// nReclaim is len(reclaim), next to what the interrupt reads.
+	nReclaim uint16
+	// tryPending: the last Interrupt or InterruptETIME of the proportional
+	// era ended with tick_program_event(expires_next, 0) for the host to try;
+	// irqEntry and irqRetries are the interrupt's entry_time and retries.
+	tryPending bool
+
+	// Line 3: monoBuf, the first backing array of the CLOCK_MONOTONIC
+	// queue's heap, and that queue (bases[0]); the other bases follow.
+	monoBuf [4]*timer
+	bases   [maxClockBases]timerQueue
 
 	// reclaim lists timers that went inactive on this CPU and may be recycled.
 	reclaim []*timer
-
-	stats stats
-
-	bases [maxClockBases]timerQueue
 
 	// off are this CPU's copies of the timekeeper offsets (clock_base[].offset).
 	off sdk.ClockOffsets
 
 	irqEntry    ktime.Time
 	irqRetries  int
+	nrRetries   uint16
+	nrHangs     uint16
 	maxHangTime uint32
 
-	_ [48]byte // to 512 bytes
+	_ [24]byte // to 512 bytes
 }
 
 // stats are the plugin's own 64-bit counters.
-// The ones every Start and interrupt bumps come first (cpuBase's layout).
 type stats struct {
 	starts, deviceWrites, expiriesHard, retryPasses int64
 	cancels, expiriesSoft, softirqRaises, migrated  int64
@@ -125,8 +133,10 @@ func newCPUBases(n int) []*cpuBase {
 	out := make([]*cpuBase, n)
 	for i := range all {
 		// hrtimers_cpu_starting(): nothing programmed, nothing cached.
-		all[i] = cpuBase{cpu: i, expiresNext: ktime.Max, softirqExpiresNext: ktime.Max}
-		out[i] = &all[i]
+		cb := &all[i]
+		cb.cpu, cb.expiresNext, cb.softirqExpiresNext = int32(i), ktime.Max, ktime.Max
+		cb.bases[baseMonotonic].h = cb.monoBuf[:0]
+		out[i] = cb
 	}
 	return out
 }

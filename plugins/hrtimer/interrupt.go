@@ -13,7 +13,7 @@ func (p *Plugin) beginIRQ(cb *cpuBase, now ktime.Time) {
 	cb.irqProg = cb.irqProg[:0]
 	cb.irqExp = cb.irqExp[:0]
 	p.progCB, p.prog = cb, &cb.irqProg
-	if len(cb.reclaim) >= reclaimLazy {
+	if cb.nReclaim >= reclaimLazy {
 		p.reclaim(cb, now)
 	}
 }

@@ -2,6 +2,7 @@ package hrtimer
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
@@ -130,7 +131,7 @@ func (p *Plugin) Counters() []sdk.Counter {
 			cb.stats.deviceWrites, cb.stats.softirqRaises, cb.stats.retryPasses, cb.stats.migrated,
 		}
 		for i, n := range counterNames {
-			out = append(out, sdk.Counter{Name: n, CPU: cb.cpu, Value: vals[i]})
+			out = append(out, sdk.Counter{Name: n, CPU: int(cb.cpu), Value: vals[i]})
 		}
 	}
 	return out
@@ -274,6 +275,7 @@ func (p *Plugin) markInactive(t *timer) {
 	t.candidate = true
 	cb := p.cpus[t.cpu]
 	cb.reclaim = append(cb.reclaim, t)
+	cb.nReclaim = uint16(min(len(cb.reclaim), math.MaxUint16))
 }
 
 // reclaim recycles cb's inactive timers whose callbacks have returned by now
@@ -299,4 +301,5 @@ func (p *Plugin) reclaim(cb *cpuBase, now ktime.Time) {
 		all[i] = nil // a few entries: no call of the runtime's clear
 	}
 	cb.reclaim = kept
+	cb.nReclaim = uint16(min(len(kept), math.MaxUint16))
 }

@@ -17,7 +17,7 @@ func (p *Plugin) write(cb *cpuBase, expires ktime.Time) {
 
 //go:noinline
 func remoteWrite(cb *cpuBase) {
-	panic(fmt.Sprintf("hrtimer: device write on cpu %d outside a call on that cpu (remote reprogramming)", cb.cpu))
+	panic(fmt.Sprintf("hrtimer: device write on cpu %d outside a call on that cpu (remote reprogramming)", int(cb.cpu)))
 }
 
 // reprogram models __hrtimer_reprogram() (v6.15): record the new

@@ -133,7 +133,7 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 			target = p.targetBase(this, t, ht)
 		}
 	}
-	t.cpu = int32(target.cpu)
+	t.cpu = target.cpu
 	if target != this {
 		target.stats.migrated++
 	}
@@ -150,7 +150,7 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 	r.Cost, r.Program, r.Ret = p.cfg.Costs.Start, this.opProg, ret
 	r.Expires, r.SoftExpires = t.expires, t.softexpires
 	if target != this {
-		r.Moved, r.CPU = true, target.cpu
+		r.Moved, r.CPU = true, int(target.cpu)
 	}
 	return r
 }
@@ -164,7 +164,7 @@ func (p *Plugin) targetBase(this *cpuBase, t *timer, ht sdk.HRTimer) *cpuBase {
 	if !p.setup.TimerMigration || ht.Mode&sdk.HRModePinned != 0 {
 		return this
 	}
-	cand := p.cpus[sdk.NohzTimerTarget(this.cpu, len(p.cpus), ht.Placement, p.housekeeping, false)]
+	cand := p.cpus[sdk.NohzTimerTarget(int(this.cpu), len(p.cpus), ht.Placement, p.housekeeping, false)]
 	if cand == this {
 		return this
 	}
@@ -194,7 +194,7 @@ func (p *Plugin) Cancel(cpu int, now ktime.Time, id sdk.TimerID) (res sdk.HROpRe
 		owner := p.cpus[t.cpu]
 		p.removeTimer(owner, t, owner == this)
 		p.markInactive(t)
-		if len(owner.reclaim) > reclaimBatch {
+		if owner.nReclaim > reclaimBatch {
 			// A CPU that cancels many distinct timers without taking
 			// interrupts must not accumulate them.
 			p.reclaim(owner, now)
