@@ -208,7 +208,13 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 		if !overflow {
 			// The interrupt comes when the TSC reaches the deadline, or
 			// as soon as the write lands if it already has.
-			r.FireAt = max(p.tscTime(deadline), now.Add(r.Cost)).Add(p.latency)
+			var due ktime.Time // when the TSC reaches the deadline: tscTime, inlined
+			if n := p.tscPerNs; n != 0 {
+				due = tscCeil(deadline, n)
+			} else {
+				due = p.tsc.TimeOf(deadline)
+			}
+			r.FireAt = addCost(max(due, addCost(now, r.Cost)), p.latency)
 		}
 	} else {
 		// apic_write(APIC_TMICT, delta): the 32-bit count starts at the
@@ -249,14 +255,28 @@ func (p *Plugin) tscTime(tick uint64) ktime.Time {
 	if p.tscPerNs == 0 {
 		return p.tsc.TimeOf(tick)
 	}
-	q, r := tick/p.tscPerNs, tick%p.tscPerNs
-	if r != 0 {
+	return tscCeil(tick, p.tscPerNs)
+}
+
+// tscCeil is ceil(tick/n) for n >= 1, saturating at ktime.Max.
+func tscCeil(tick, n uint64) ktime.Time {
+	q := tick / n
+	if q*n != tick { // a remainder: round up
 		q++
 	}
 	if q > uint64(ktime.Max) {
 		return ktime.Max
 	}
 	return ktime.Time(q)
+}
+
+// addCost is t.Add(d) for a cost d >= 0 (Configure refuses negative costs):
+// t+d saturating at ktime.Max, without Add's branches for a negative d.
+func addCost(t ktime.Time, d int64) ktime.Time {
+	if s := t + ktime.Time(d); s >= t && t != ktime.Max {
+		return s
+	}
+	return ktime.Max
 }
 
 // mulAdd returns a*b+c and whether it overflowed 64 bits (a 128-bit
