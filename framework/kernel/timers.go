@@ -120,8 +120,18 @@ func (k *Kernel) runHRExpiries(c *CPU, res *sdk.InterruptResult) {
 }
 
 // programLocal performs the clockevent writes an hrtimer operation asked for on
-// cpu c's local device, starting at now; it returns their cost.
+// cpu c's local device, starting at now; it returns their cost. Most
+// operations write nothing (a timer queued behind the first): that test
+// inlines into the caller.
 func (k *Kernel) programLocal(c *CPU, now ktime.Time, writes []ktime.Time) int64 {
+	if len(writes) == 0 {
+		return 0
+	}
+	return c.programWrites(now, writes)
+}
+
+// programWrites is programLocal's loop over one or more writes.
+func (c *CPU) programWrites(now ktime.Time, writes []ktime.Time) int64 {
 	var cost int64
 	for _, at := range writes {
 		cost += c.programDevice(now+ktime.Time(cost), at)
