@@ -53,54 +53,58 @@ type CPU struct {
 	// a cache line (stats.go).
 	cnt cpuCells
 
-	k  *Kernel
-	id int
+	// The dispatch state every event reads, in the lines after the
+	// counters: mode and the pending interrupts and softirqs (kick), runEv
+	// (held here: firing it reads this state's lines, no event object or
+	// closure of its own), the accounting, then the runqueue and the tick
+	// and idle state, whose first fields the dispatch tests too, and devEv.
+	// The rest, read on rarer paths, comes after them.
+	k             *Kernel
+	mode          cpuMode
+	busyUntil     ktime.Time
+	runTask       bool // runEv ends a task segment, not an activity
+	periodic      bool // the local device runs in periodic mode (low-res, nohz=off)
+	pendTimerIRQ  bool
+	pendBroadcast bool // the broadcast device's interrupt is routed here
+	nohzFull      bool // tick_nohz_full_cpu(): in the nohz_full= mask
+	irqNest       bool // inside an activity: trace flags
+	inSoft        bool
+	pendIPI       int
+	softirqs      uint32
+	// spans is the log WakePath reads, &spanBuf; nil unless a workload asked
+	// (RecordSpans).
+	spans *spanLog
 
-	mode      cpuMode
-	busyUntil ktime.Time
 	// runEv ends the current activity or the current task segment: a CPU
 	// has at most one of them pending (an interrupt preempts the segment
 	// before its activity starts), so one event serves both and the step
 	// from one to the next re-arms the event that is firing (one heap
 	// operation instead of two). runTask says which is armed; actName and
 	// taskName are its names for each (the watchdog's message).
-	runEv             *sim.Event
-	runTask           bool
-	actName, taskName string
-	devEv             *sim.Event // local clockevent interrupt
-
-	periodic      bool // the local device runs in periodic mode (low-res, nohz=off)
-	pendTimerIRQ  bool
-	pendBroadcast bool // the broadcast device's interrupt is routed here
-	pendIPI       int
-	softirqs      uint32
+	runEv sim.Event
 
 	// Accounting, next to the dispatch state above: most events touch both.
 	ctx      ctxKind
 	ctxSince ktime.Time
 	// ctxNS is the time spent by context (ContextTimes), kept with ctx and
 	// ctxSince: setCtx runs several times per wakeup and reads all three.
-	ctxNS   [numCtx]int64
-	irqNest bool // inside an activity: trace flags
-	inSoft  bool
+	ctxNS [numCtx]int64
+
+	rq    rq        // the scheduler's runqueue (sched.go)
+	ts    tickSched // tick-sched state (tick.go)
+	idle  cpuIdle   // idle state and the last wakeup's cost (idle.go)
+	devEv sim.Event // local clockevent interrupt
+
+	id                int
+	actName, taskName string
 	// heldLocks counts the locks the code running on the CPU holds beyond
 	// the one a traced function takes itself (e.g. a POSIX timer's it_lock
 	// around hrtimer_start()): the preempt-depth column of trace lines.
-	heldLocks int
-
-	// spans is the log WakePath reads, &spanBuf; nil unless a workload asked
-	// (RecordSpans).
-	spans   *spanLog
-	spanBuf spanLog
-
-	ts           tickSched     // tick-sched state (tick.go)
-	nohzFull     bool          // tick_nohz_full_cpu(): in the nohz_full= mask
-	idle         cpuIdle       // idle state and the last wakeup's cost (idle.go)
+	heldLocks    int
+	spanBuf      spanLog
 	cpuidle      cpuidleDevice // the governor's view (cpuidle.go)
 	wheel        sdk.WheelState
 	wheelIsDirty bool
-
-	rq rq // the scheduler's runqueue (sched.go)
 
 	// softirqFns are the handlers (open_softirq()), read only when a
 	// softirq runs: last, out of the lines every event touches.
@@ -111,23 +115,32 @@ func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
 	c := &CPU{k: k, id: id, nohzFull: nohzFull, idle: cpuIdle{state: -1}}
 	// Event names carry the CPU: the watchdog's message says where time stopped.
 	c.actName, c.taskName = fmt.Sprintf("activity-end cpu%d", id), fmt.Sprintf("task-segment cpu%d", id)
-	// runEv fires this closure, not a method value (c.runFired): the queue
-	// calls it directly instead of through the method value's wrapper, one
-	// call less on most events.
-	c.runEv = sim.NewEvent(c.actName, func(now ktime.Time) {
-		if c.runTask {
-			c.segmentDone(now)
-			return
-		}
-		c.activityEnd(now)
-	})
-	c.devEv = sim.NewEvent(fmt.Sprintf("local-timer cpu%d", id), c.deviceFired)
+	c.runEv.Init(c.actName, (*runHandler)(c))
+	c.devEv.Init(fmt.Sprintf("local-timer cpu%d", id), (*devHandler)(c))
 	c.softirqFns[TimerSoftirq] = runTimerSoftirq
 	c.softirqFns[HRTimerSoftirq] = runHRTimerSoftirq
 	c.wheel = sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry}
 	c.cnt.init(&k.Counters, id, k.idleNames)
 	return c
 }
+
+// runHandler is the CPU as runEv's handler: the end of an activity or of a
+// task segment.
+type runHandler CPU
+
+func (h *runHandler) Fire(now ktime.Time) {
+	c := (*CPU)(h)
+	if c.runTask {
+		c.segmentDone(now)
+		return
+	}
+	c.activityEnd(now)
+}
+
+// devHandler is the CPU as devEv's handler.
+type devHandler CPU
+
+func (h *devHandler) Fire(now ktime.Time) { (*CPU)(h).deviceFired(now) }
 
 // ID is the CPU number.
 func (c *CPU) ID() int { return c.id }
@@ -269,14 +282,14 @@ func (c *CPU) syncDev(now ktime.Time) { c.syncDevTo(now, c.k.local.FireAt(c.id))
 // of the call that just set it).
 func (c *CPU) syncDevTo(now, fa ktime.Time) {
 	if fa == ktime.Max {
-		c.k.q.Cancel(c.devEv)
+		c.k.q.Cancel(&c.devEv)
 		return
 	}
 	if fa < now {
 		fa = now
 	}
 	if !c.devEv.Queued() || c.devEv.When() != fa {
-		c.k.q.Schedule(c.devEv, fa)
+		c.k.q.Schedule(&c.devEv, fa)
 	}
 }
 
@@ -336,7 +349,7 @@ func (c *CPU) armRun(task bool, at ktime.Time) {
 		}
 		c.setRunTask(task)
 	}
-	c.k.q.Schedule(c.runEv, at)
+	c.k.q.Schedule(&c.runEv, at)
 }
 
 // setRunTask says what runEv ends, with its name for the watchdog.
@@ -468,7 +481,7 @@ func (c *CPU) segmentDone(now ktime.Time) {
 		// runCurr, whose re-arm is replaced by running the end now.
 		c.rq.needResched = false
 		end := c.startSegment(now)
-		if !c.k.q.FireNext(c.runEv, end) {
+		if !c.k.q.FireNext(&c.runEv, end) {
 			c.armRun(true, end)
 			return
 		}

@@ -15,22 +15,38 @@ import (
 
 // Event is one pending action. Owners allocate their events once and re-arm them
 // with Queue.Schedule, as the kernel re-arms an embedded struct hrtimer; this keeps
-// the hot path free of allocations.
+// the hot path free of allocations. An owner may also hold its events by value
+// (Init), next to the state their handler reads.
 //
 // Invariant: index is the event's position in the heap far says (the queue's
 // near or far heap) when it heads a chain, chained when it follows another
 // event of the same time in one (prev, next), or -1 when it is not queued
 // (also while it fires: see Queue.firing). Only Queue writes the fields
-// after Name.
+// but Name. The fields firing reads come first: an event held at the
+// start of a cache line fires reading that line alone.
 type Event struct {
-	Fire       func(now ktime.Time) // called when the event is popped
-	Name       string               // for invariant panics and debugging only
+	h          Handler // called when the event is popped
 	at         ktime.Time
 	seq        uint64
 	index      int
-	far        bool
 	prev, next *Event
+	far        bool
+	Name       string // for invariant panics and debugging only
 }
+
+// Handler is what an event calls when it fires. An owner that holds its
+// events by value implements it on a named type of its own struct (type
+// runHandler CPU): firing then calls the owner's method through a shared
+// method table, with no closure object to read.
+type Handler interface {
+	Fire(now ktime.Time)
+}
+
+// HandlerFunc is a function as a Handler.
+type HandlerFunc func(now ktime.Time)
+
+// Fire calls f.
+func (f HandlerFunc) Fire(now ktime.Time) { f(now) }
 
 // chained is the index of a queued event that is not a heap entry but
 // follows the head of its chain.
@@ -38,7 +54,12 @@ const chained = -2
 
 // NewEvent returns an unqueued event that calls fire.
 func NewEvent(name string, fire func(now ktime.Time)) *Event {
-	return &Event{Fire: fire, Name: name, index: -1}
+	return &Event{h: HandlerFunc(fire), Name: name, index: -1}
+}
+
+// Init makes e, which must not be queued, an unqueued event that calls h.
+func (e *Event) Init(name string, h Handler) {
+	*e = Event{h: h, Name: name, index: -1}
 }
 
 // Queued reports whether e is waiting in a queue.
@@ -578,13 +599,13 @@ func (q *Queue) Step(limit ktime.Time) bool {
 		succ.prev, succ.index, succ.far = nil, 0, e.far
 		s[0] = entry{succ.at, succ.seq, succ}
 		e.index, e.next = -1, nil
-		e.Fire(e.at)
+		e.h.Fire(e.at)
 		return true
 	}
 	e.index = -1
 	q.firing = h
 	q.stepLimit, q.boundSet, q.bound = limit, false, noBound
-	e.Fire(e.at)
+	e.h.Fire(e.at)
 	q.bound = noBound
 	if q.firing != nil {
 		// Not re-armed: take it out now.
