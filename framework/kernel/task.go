@@ -188,14 +188,17 @@ type sleepState struct {
 // continuations, so that the per-syscall path allocates no closures (one
 // syscall at a time).
 type continuations struct {
-	sysExitFn   func(now ktime.Time) // sys_exit of sysName, then toUser(sysRes)
-	userFn      func(now ktime.Time) // toUser with a zero result
+	// What a syscall's return reads, in one line (64 bytes): its
+	// continuation and result, and the computation's continuation.
+	sysExitFn func(now ktime.Time) // sys_exit of sysName, then toUser(sysRes)
+	userFn    func(now ktime.Time) // toUser with a zero result
+	sysRet    int64
+	sysName   string
+	sysRes    Result
+
 	sigreturnFn func(now ktime.Time)
 	// The continuations of clock_nanosleep() (doNanosleep).
 	nsSleepFn, nsFinishFn, nsCancelledFn func(now ktime.Time)
-	sysRet                               int64
-	sysName                              string
-	sysRes                               Result
 	// userRes is what userResFn returns to user space (a clock read's value);
 	// droppedRes is what droppedFn hands restartOrReturn once the dequeue of
 	// dropped or ignored signals has taken its time.

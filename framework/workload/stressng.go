@@ -140,32 +140,53 @@ func (w *stressNgTimer) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 // actions are boxed once per instance, so the loop allocates nothing.
 func (w *stressNgTimer) program() kernel.Program {
 	h := &stressTimerHandler{w: w}
-	sleep := kernel.Action(kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: w.sleep})
-	invalid := kernel.Action(kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: -1})
-	n := 0
-	return sequence([]step{
-		do(kernel.Sigprocmask{How: kernel.SigSetmask, Set: kernel.SigMask(kernel.SIGINT)}),
-		// The handler program is reused: SIGRTMIN is blocked while its
-		// handler runs, so it never nests with itself.
-		do(kernel.Sigaction{Signo: kernel.SIGRTMIN, Flags: kernel.SaNocldstop | kernel.SaOnstack,
-			Handler: func(*kernel.Task, kernel.SigInfo) kernel.Program { h.step = 0; return h }}),
-		do(kernel.TimerCreate{Clock: sdk.ClockRealtime, Notify: kernel.SigevSignal, Signo: kernel.SIGRTMIN}),
-		func(r kernel.Result) kernel.Action {
-			h.arm(int(r.Ret))
-			return h.settime
+	return &stressTimerMain{
+		h: h,
+		setup: [3]kernel.Action{
+			kernel.Sigprocmask{How: kernel.SigSetmask, Set: kernel.SigMask(kernel.SIGINT)},
+			// The handler program is reused: SIGRTMIN is blocked while its
+			// handler runs, so it never nests with itself.
+			kernel.Sigaction{Signo: kernel.SIGRTMIN, Flags: kernel.SaNocldstop | kernel.SaOnstack,
+				Handler: func(*kernel.Task, kernel.SigInfo) kernel.Program { h.step = 0; return h }},
+			kernel.TimerCreate{Clock: sdk.ClockRealtime, Notify: kernel.SigevSignal, Signo: kernel.SIGRTMIN},
 		},
-	}, []step{func(kernel.Result) kernel.Action {
-		n++
-		switch {
-		case n <= 1024:
-		case n == 1025 || n == 1026:
-			// The two invalid nanosleeps (tv_sec = -1; tv_nsec = 1e9).
-			return invalid
-		default:
-			n = 0
-		}
-		return sleep
-	}})
+		sleep:   kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: w.sleep},
+		invalid: kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: -1},
+	}
+}
+
+// stressTimerMain is one instance's main() (stress_timer()): a Program of
+// its own rather than a sequence of closures, so that the loop step reads
+// one object.
+type stressTimerMain struct {
+	h     *stressTimerHandler
+	setup [3]kernel.Action // sigprocmask, sigaction, timer_create
+	done  int              // setup steps done; the 4th arms the timer
+	n     int              // sleeps of the current round of 1026
+	// The loop's two actions: nanosleep(sleep) and the invalid one.
+	sleep, invalid kernel.Action
+}
+
+func (m *stressTimerMain) Next(_ *kernel.Task, r kernel.Result) kernel.Action {
+	if m.done < len(m.setup) {
+		m.done++
+		return m.setup[m.done-1]
+	}
+	if m.done == len(m.setup) {
+		m.done++
+		m.h.arm(int(r.Ret)) // timer_create()'s id
+		return m.h.settime
+	}
+	m.n++
+	switch {
+	case m.n <= 1024:
+	case m.n == 1025 || m.n == 1026:
+		// The two invalid nanosleeps (tv_sec = -1; tv_nsec = 1e9).
+		return m.invalid
+	default:
+		m.n = 0
+	}
+	return m.sleep
 }
 
 // stressTimerHandler is stress_timer_handler() of one instance.
