@@ -469,9 +469,7 @@ func (c *CPU) segmentDone(now ktime.Time) {
 		}
 		c.mode = modeFree
 		t.segRemaining = 0
-		done := t.segDone
-		t.segDone = nil
-		done(now)
+		t.segmentEnded(now)
 		t = c.rq.curr
 		if !c.continuesTask(t) {
 			c.kick(now)

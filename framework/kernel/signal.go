@@ -392,7 +392,7 @@ func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost 
 		t.handleSignal(now+ktime.Time(cost), r, hasR, e.signo, info, act)
 		// exit_to_user_mode_loop(): more pending signals nest their own
 		// frames before the handler's first instruction (toUser).
-		t.segment(cost+k.costs.SignalDeliver, false, t.cont.userFn)
+		t.segment(cost+k.costs.SignalDeliver, false, contUser)
 		return true, 0
 	}
 	return false, cost
@@ -446,7 +446,7 @@ func (t *Task) sigreturn(now ktime.Time) {
 	t.prog = t.frames[len(t.frames)-1].prog
 	t.setBlocked(h.savedMask)
 	t.traceSysEnter(now, "rt_sigreturn", "")
-	t.segment(t.k.costs.Syscall, false, t.cont.sigreturnFn)
+	t.segment(t.k.costs.Syscall, false, contSigreturn)
 }
 
 // sigreturnDone resumes the frame below the handler after rt_sigreturn().
@@ -478,7 +478,7 @@ func (t *Task) resumeCompute(now ktime.Time, rest int64) {
 		}
 	}
 	t.segRemaining = 0
-	t.segment(cost+rest, true, t.cont.userFn)
+	t.segment(cost+rest, true, contUser)
 }
 
 // interruptedCompute is exit_to_user_mode() for a task resuming a user
