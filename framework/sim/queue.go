@@ -101,7 +101,6 @@ func (e *Event) When() ktime.Time { return e.at }
 type Queue struct {
 	near, far heap4
 	seq       uint64
-	n         int // queued events, chained ones included
 	// tails[tailSlot(t)] is the last event appended for time t, if it is
 	// still queued and still at t: where the next event for t is chained.
 	tails [tailSlots]*Event
@@ -275,8 +274,22 @@ type entry struct {
 // arity is the heaps' fan-out.
 const arity = 4
 
-// Len is the number of queued events.
-func (q *Queue) Len() int { return q.n }
+// Len is the number of queued events. It walks the queue (tests and
+// debugging): the hot path keeps no count.
+func (q *Queue) Len() int {
+	n := 0
+	for _, h := range [2]*heap4{&q.near, &q.far} {
+		for i, ent := range *h {
+			if i == 0 && q.firing == h {
+				continue // firing, not queued (and it heads no chain)
+			}
+			for e := ent.e; e != nil; e = e.next {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 // smallHeap is the size up to which re-keying a heap's root is cheaper than
 // looking up a chain to join.
@@ -304,7 +317,6 @@ func (q *Queue) tailFor(at ktime.Time) *Event {
 func (q *Queue) rekeyFiring(f *heap4, ent entry) {
 	e := ent.e
 	q.firing = nil
-	q.n++
 	e.at, e.seq, e.index = ent.at, ent.seq, 0
 	(*f)[0] = ent
 	f.down(0)
@@ -332,7 +344,6 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 		if e.index == -1 && (q.firing == nil || (*q.firing)[0].e != e) {
 			// e is in no heap or chain (not queued, not the firing root);
 			// it is not t, which is queued.
-			q.n++
 			q.chainAfter(e, at, t, sl)
 			return
 		}
@@ -347,7 +358,7 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 	q.schedule(e, at)
 }
 
-// chainAfter queues e, counted in n, at at after t, the tail of at's chain
+// chainAfter queues e at at after t, the tail of at's chain
 // (in tails at sl).
 func (q *Queue) chainAfter(e *Event, at ktime.Time, t *Event, sl **Event) {
 	q.seq++
@@ -360,7 +371,7 @@ func (q *Queue) chainAfter(e *Event, at ktime.Time, t *Event, sl **Event) {
 }
 
 // leaveChain takes e, a queued event that is chained or heads a chain of
-// more than itself, out of it; it stays counted in n.
+// more than itself, out of it.
 func (q *Queue) leaveChain(e *Event) {
 	q.dropTail(e)
 	if s := e.next; e.index == chained {
@@ -433,7 +444,6 @@ func (q *Queue) schedule(e *Event, at ktime.Time) {
 // insert queues the unqueued e at (at, seq): after tail in its chain, or as
 // a new head.
 func (q *Queue) insert(e *Event, at ktime.Time, seq uint64, tail *Event) {
-	q.n++
 	e.at, e.seq, e.next = at, seq, nil
 	q.tails[tailSlot(at)] = e
 	if tail != nil {
@@ -458,7 +468,6 @@ func (q *Queue) dropTail(e *Event) {
 
 // unlink takes the queued e out of its chain or heap.
 func (q *Queue) unlink(e *Event) {
-	q.n--
 	q.dropTail(e)
 	if e.index == chained {
 		e.prev.next = e.next
@@ -589,23 +598,24 @@ func (q *Queue) Step(limit ktime.Time) bool {
 	if len(s) == 0 || s[0].at > limit {
 		return false
 	}
-	e := s[0].e
-	q.watch(e, e.at)
-	q.now = e.at
+	root := &s[0]
+	e, at := root.e, root.at
+	q.watch(e, at)
+	q.now = at
 	q.pops++
-	q.n--
 	if succ := e.next; succ != nil {
-		// Its successor's key is the smallest left: it takes the root.
+		// Its successor's key is the smallest left: it takes the root
+		// (the time is the same).
 		succ.prev, succ.index, succ.far = nil, 0, e.far
-		s[0] = entry{succ.at, succ.seq, succ}
+		root.seq, root.e = succ.seq, succ
 		e.index, e.next = -1, nil
-		e.h.Fire(e.at)
+		e.h.Fire(at)
 		return true
 	}
 	e.index = -1
 	q.firing = h
 	q.stepLimit, q.boundSet, q.bound = limit, false, noBound
-	e.h.Fire(e.at)
+	e.h.Fire(at)
 	q.bound = noBound
 	if q.firing != nil {
 		// Not re-armed: take it out now.
