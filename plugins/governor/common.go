@@ -75,18 +75,24 @@ func (b *base) enable(cpu int, states []sdk.CPUIdleState) {
 	b.cpus[cpu].states = append([]sdk.CPUIdleState(nil), states...)
 }
 
-// cpuStates returns cpu's states, panicking if Enable was not called. The
-// check inlines into the callers; the panic stays out of line.
+// cpuStates returns cpu's states, panicking if Enable was not called. It
+// inlines into the callers (the panic value formats its message only when
+// printed).
 func (b *base) cpuStates(cpu int) []sdk.CPUIdleState {
 	if uint(cpu) >= uint(len(b.cpus)) || b.cpus[cpu].states == nil {
-		b.notEnabled(cpu)
+		panic(notEnabledError{b.name, cpu})
 	}
 	return b.cpus[cpu].states
 }
 
-//go:noinline
-func (b *base) notEnabled(cpu int) {
-	panic(fmt.Sprintf("governor %s: Select on cpu %d before Enable", b.name, cpu))
+// notEnabledError is a governor call on a CPU that was never enabled.
+type notEnabledError struct {
+	name string
+	cpu  int
+}
+
+func (e notEnabledError) Error() string {
+	return fmt.Sprintf("governor %s: Select on cpu %d before Enable", e.name, e.cpu)
 }
 
 // answer counts a selection and returns it with the configured cost.

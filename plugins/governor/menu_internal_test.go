@@ -3,6 +3,7 @@ package governor
 import (
 	"math"
 	"math/rand"
+	"strconv"
 	"testing"
 	"unsafe"
 
@@ -129,5 +130,26 @@ func TestMenuStateIs64BitExact(t *testing.T) {
 		if !same {
 			t.Fatalf("step %d (%+v, residency %d): state %+v, the 64-bit reference %+v", step, r, res, *d, ref)
 		}
+	}
+}
+
+// TestSelectBeforeEnable: a select on a CPU never enabled, or out of range,
+// panics naming the governor, the call and the CPU.
+func TestSelectBeforeEnable(t *testing.T) {
+	for _, cpu := range []int{1, 2, -1} {
+		g := NewMenu().(*Menu)
+		if d := g.Configure(sdk.Setup{CPUs: 2, HZ: 1000, HighRes: true}, sdk.Config{"select_cost": "0"}); d.HasErrors() {
+			t.Fatal(d)
+		}
+		g.Enable(0, states)
+		func() {
+			defer func() {
+				e, ok := recover().(error)
+				if want := "governor menu: Select on cpu " + strconv.Itoa(cpu) + " before Enable"; !ok || e.Error() != want {
+					t.Errorf("cpu %d: panic %v, want %q", cpu, e, want)
+				}
+			}()
+			g.Select(sdk.IdleSelect{CPU: cpu, LatencyReq: sdk.NoLatencyLimit, TickNsec: 1000000})
+		}()
 	}
 }
