@@ -128,13 +128,45 @@ func newCPU(k *Kernel, id int, nohzFull bool) *CPU {
 // task segment.
 type runHandler CPU
 
+// Fire is activityEnd, or the end of a task segment, which it holds itself
+// (a call less on most events): the current task finished its segment; run
+// its continuation.
+// While the task simply goes on with its next segment and that segment ends
+// before anything queued (sim.Queue.FireNext), the segment's end runs here
+// too, as the next event would: one event instead of a re-arm and a trip
+// through the queue per segment.
 func (h *runHandler) Fire(now ktime.Time) {
 	c := (*CPU)(h)
-	if c.runTask {
-		c.segmentDone(now)
+	if !c.runTask {
+		c.activityEnd(now)
 		return
 	}
-	c.activityEnd(now)
+	for {
+		t := c.rq.curr
+		if c.spans != nil {
+			c.spans.add(spanRec{kind: SpanTask, start: c.rq.segStart, end: now, code: int32(t.Pid)})
+		}
+		c.mode = modeFree
+		t.segRemaining = 0
+		t.segmentEnded(now)
+		t = c.rq.curr
+		if !c.continuesTask(t) {
+			c.kick(now)
+			return
+		}
+		// kick with nothing pending and t still the best: switchTo(t) and
+		// runCurr, whose re-arm is replaced by running the end now.
+		c.rq.needResched = false
+		end := c.startSegment(now)
+		if !c.k.q.FireNext(&c.runEv, end) {
+			// armRun(true, end) without its checks: runEv fired and ends
+			// a task segment again (a continuation that armed it or an
+			// activity would have left the CPU busy or running, not free).
+			c.k.q.Schedule(&c.runEv, end)
+			return
+		}
+		now = end
+	}
 }
 
 // devHandler is the CPU as devEv's handler.
@@ -454,37 +486,6 @@ func (c *CPU) preemptSegment(now ktime.Time) {
 	// its order.
 	c.setRunTask(false)
 	c.mode = modeFree
-}
-
-// segmentDone: the current task finished its segment; run its continuation.
-// While the task simply goes on with its next segment and that segment ends
-// before anything queued (sim.Queue.FireNext), the segment's end runs here
-// too, as the next event would: one event instead of a re-arm and a trip
-// through the queue per segment.
-func (c *CPU) segmentDone(now ktime.Time) {
-	for {
-		t := c.rq.curr
-		if c.spans != nil {
-			c.spans.add(spanRec{kind: SpanTask, start: c.rq.segStart, end: now, code: int32(t.Pid)})
-		}
-		c.mode = modeFree
-		t.segRemaining = 0
-		t.segmentEnded(now)
-		t = c.rq.curr
-		if !c.continuesTask(t) {
-			c.kick(now)
-			return
-		}
-		// kick with nothing pending and t still the best: switchTo(t) and
-		// runCurr, whose re-arm is replaced by running the end now.
-		c.rq.needResched = false
-		end := c.startSegment(now)
-		if !c.k.q.FireNext(&c.runEv, end) {
-			c.armRun(true, end)
-			return
-		}
-		now = end
-	}
 }
 
 // continuesTask reports whether kick would do no more than let t, the

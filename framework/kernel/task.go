@@ -219,7 +219,7 @@ const (
 )
 
 // segmentEnded runs the continuation of the task's segment that just ended
-// (CPU.segmentDone).
+// (runHandler.Fire, the CPU's segment end).
 func (t *Task) segmentEnded(now ktime.Time) {
 	k := t.segNext
 	t.segNext = contFn
