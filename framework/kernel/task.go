@@ -122,27 +122,26 @@ type Task struct {
 	// multiple of 64, so its lines are aligned): with 64 CPUs stepping in
 	// turn nothing of a task stays in L1 between two of its events, and each
 	// line an event touches is a miss.
-	k     *Kernel
-	cpu   *CPU
-	Proc  *Process
-	state taskState
-
+	k            *Kernel
+	cpu          *CPU
+	Proc         *Process
 	segRemaining int64
+	cpuTime      int64 // task CPU time in ns (CLOCK_THREAD_CPUTIME_ID), added to at every context change
 	// What runs when the segment ends (segmentEnded): a prebuilt
 	// continuation, or segFn.
 	segNext    contKind
-	segUser    bool   // the current segment is user computation (signals can interrupt it)
-	sigpending bool   // TIF_SIGPENDING
-	blocked    uint64 // blocked signal mask (bit signo-1)
-	segFn      func(now ktime.Time)
-
+	segUser    bool // the current segment is user computation (signals can interrupt it)
+	sigpending bool // TIF_SIGPENDING
 	// prog is the top frame's program, the one every return to user space
 	// steps: a copy of frames[len(frames)-1].prog kept by the frame pushes
-	// and pops, so that the return does not read the frame's line.
-	prog     Program
-	pending  sigQueue // t->pending: thread-directed signals
-	Policy   Policy
+	// and pops, so that the return reads this line only.
+	prog Program
+
+	blocked  uint64 // blocked signal mask (bit signo-1)
+	state    taskState
 	runSince ktime.Time
+	Policy   Policy
+	pending  sigQueue // t->pending: thread-directed signals
 
 	// frameBuf holds the first two frames (the program and one handler) in
 	// the task itself: a separate allocation was one more cache miss per
@@ -153,11 +152,11 @@ type Task struct {
 	// hand on.
 	cont continuations
 
-	frames  []frame
-	cpuTime int64 // task CPU time in ns (CLOCK_THREAD_CPUTIME_ID)
-	RTPrio  int   // 1..99 for SchedFIFO
-	Pid     int
-	Comm    string
+	frames []frame
+	segFn  func(now ktime.Time)
+	RTPrio int // 1..99 for SchedFIFO
+	Pid    int
+	Comm   string
 
 	sleep sleepState // struct hrtimer_sleeper and current->restart_block
 	// The clock_nanosleep() in progress (doNanosleep).
