@@ -405,7 +405,7 @@ func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost 
 // signal (and sa_mask) blocked.
 func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info *SigInfo, act *sigAction) {
 	k := t.k
-	top := &t.frames[len(t.frames)-1]
+	top := t.top()
 	if hasR {
 		if r.Err == errRestartBlock || r.Err == errRestartNoHand {
 			r.Err = EINTR
@@ -425,8 +425,7 @@ func (t *Task) handleSignal(now ktime.Time, r Result, hasR bool, signo int, info
 			" sa_handler="+handlerAddr+" sa_flags="+strconv.FormatUint(act.flags|saRestorer, 16))
 	}
 	mask := act.mask // read before the handler's program is built
-	t.prog = act.handler(t, *info)
-	t.frames = append(t.frames, frame{prog: t.prog, savedMask: t.blocked})
+	t.pushFrame(frame{prog: act.handler(t, *info), savedMask: t.blocked})
 	t.setBlocked(t.blocked | mask | sigmask(signo))
 }
 
@@ -437,21 +436,18 @@ const handlerAddr = "401a30"
 // resume what the handler interrupted. The syscall-restart check is off for
 // the restored context (restore_sigcontext() sets orig_ax to -1).
 func (t *Task) sigreturn(now ktime.Time) {
-	if len(t.frames) < 2 {
+	if t.nframes < 2 {
 		panic("kernel: task " + t.Comm + " returned from a handler it is not in")
 	}
-	h := t.frames[len(t.frames)-1]
-	t.frames[len(t.frames)-1] = frame{}
-	t.frames = t.frames[:len(t.frames)-1]
-	t.prog = t.frames[len(t.frames)-1].prog
-	t.setBlocked(h.savedMask)
+	mask := t.popFrame()
+	t.setBlocked(mask)
 	t.traceSysEnter(now, "rt_sigreturn", "")
 	t.segment(t.k.costs.Syscall, false, contSigreturn)
 }
 
 // sigreturnDone resumes the frame below the handler after rt_sigreturn().
 func (t *Task) sigreturnDone(now ktime.Time) {
-	top := &t.frames[len(t.frames)-1]
+	top := t.top()
 	if top.hasResume {
 		r := top.resume
 		top.resume, top.hasResume = Result{}, false

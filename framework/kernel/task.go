@@ -130,11 +130,12 @@ type Task struct {
 	// What runs when the segment ends (segmentEnded): a prebuilt
 	// continuation, or segFn.
 	segNext    contKind
-	segUser    bool // the current segment is user computation (signals can interrupt it)
-	sigpending bool // TIF_SIGPENDING
+	segUser    bool  // the current segment is user computation (signals can interrupt it)
+	sigpending bool  // TIF_SIGPENDING
+	nframes    int32 // the frames: frameBuf, then moreFrames
 	// prog is the top frame's program, the one every return to user space
-	// steps: a copy of frames[len(frames)-1].prog kept by the frame pushes
-	// and pops, so that the return reads this line only.
+	// steps: a copy of the top frame's kept by pushFrame and popFrame, so
+	// that the return reads this line only.
 	prog Program
 
 	blocked  uint64 // blocked signal mask (bit signo-1)
@@ -145,58 +146,62 @@ type Task struct {
 
 	// frameBuf holds the first two frames (the program and one handler) in
 	// the task itself: a separate allocation was one more cache miss per
-	// signal.
+	// signal. Nested handlers go on in moreFrames.
 	frameBuf [2]frame
 
-	// The syscall being completed and what the prebuilt continuations
-	// hand on.
-	cont continuations
-
-	frames []frame
+	// The syscall being completed (one line with what follows).
+	cont   continuations
 	segFn  func(now ktime.Time)
 	RTPrio int // 1..99 for SchedFIFO
-	Pid    int
-	Comm   string
 
-	sleep sleepState // struct hrtimer_sleeper and current->restart_block
-	// The clock_nanosleep() in progress (doNanosleep).
-	ns      nanosleep
-	sigInfo SigInfo // the siginfo doSignal is building
+	// The clock_nanosleep() in progress, in one line with what WakePath
+	// reads of it.
+	sleep          sleepState
+	lastHardExpiry ktime.Time // the last sleep's hard expiry in sim time (its target plus the timer slack)
+	Pid            int
+
+	// What contUserRes returns to user space (a clock read's value) and
+	// what contDropped hands restartOrReturn once the dequeue of dropped or
+	// ignored signals has taken its time.
+	userRes, droppedRes Result
+	moreFrames          []frame
+	Comm                string
+	// sleepReq is the clock_nanosleep() request in progress, what an
+	// -ERESTARTNOHAND re-executes; restartBlock is restart_block.nanosleep
+	// (sleep.hasRestartBlock: fn = hrtimer_nanosleep_restart, else
+	// do_no_restart_syscall).
+	sleepReq, restartBlock ClockNanosleep
+	sigInfo                SigInfo // the siginfo doSignal is building
 
 	// What the last wakeup paid for leaving idle (see WakeBreakdown).
 	wakeIdleExit, wakeBroadcast int64
-	// For WakePath: when the task last read a clock, and the last sleep's
-	// hard expiry in sim time (its target plus the timer slack).
-	clockReadAt, lastHardExpiry ktime.Time
+	// For WakePath: when the task last read a clock.
+	clockReadAt ktime.Time
 }
 
-// nanosleep is the state of a task's clock_nanosleep() between its segments:
-// the syscall's name in the trace, its request, whether it is the restart of
-// an interrupted one, and the sleeper's clock and hard expiry in it.
-// sleepState is a task's sleep: its struct hrtimer_sleeper and
-// current->restart_block.
+// sleepState is a task's clock_nanosleep() between its segments: its struct
+// hrtimer_sleeper, the syscall's name in the trace, whether it is the
+// restart of an interrupted one, the request's flags, and the sleeper's
+// clock and hard expiry in it. 48 bytes: every segment of a sleep reads
+// only these.
 type sleepState struct {
 	sleeper   *HRTimer
 	sleepDone bool // hrtimer_wakeup() cleared t->task
-	// restartBlock is restart_block.nanosleep with fn =
-	// hrtimer_nanosleep_restart when hasRestartBlock (else
-	// do_no_restart_syscall); restartAct is the syscall an -ERESTARTNOHAND
-	// re-executes.
-	restartBlock    ClockNanosleep
+	restart   bool
+	abs, rem  bool // the request's TIMER_ABSTIME and rmtp
+	// hasRestartBlock: Task.restartBlock is current->restart_block.
 	hasRestartBlock bool
-	restartAct      ClockNanosleep
+	clock           sdk.ClockID
+	absExpires      int64
+	name            string
 }
 
-// continuations are the syscall being completed and the results the
-// prebuilt continuations hand on (one syscall at a time).
+// continuations is the syscall being completed: what contSysExit traces
+// and returns.
 type continuations struct {
 	sysRet  int64
 	sysName string
 	sysRes  Result
-	// userRes is what contUserRes returns to user space (a clock read's
-	// value); droppedRes is what contDropped hands restartOrReturn once the
-	// dequeue of dropped or ignored signals has taken its time.
-	userRes, droppedRes Result
 }
 
 // contKind names a segment's continuation (Task.segNext). The prebuilt ones
@@ -210,8 +215,8 @@ const (
 	contUser                        // toUser with a zero result
 	contSysExit                     // sys_exit of cont.sysName, then toUser(cont.sysRes)
 	contSigreturn                   // sigreturnDone
-	contUserRes                     // toUser(cont.userRes)
-	contDropped                     // restartOrReturn(cont.droppedRes)
+	contUserRes                     // toUser(userRes)
+	contDropped                     // restartOrReturn(droppedRes)
 	contNsSleep                     // nanosleepEntered
 	contNsFinish                    // nanosleepFinish
 	contNsCancelled                 // nanosleepCancelled
@@ -231,9 +236,9 @@ func (t *Task) segmentEnded(now ktime.Time) {
 	case contSigreturn:
 		t.sigreturnDone(now)
 	case contUserRes:
-		t.toUser(now, t.cont.userRes)
+		t.toUser(now, t.userRes)
 	case contDropped:
-		t.restartOrReturn(now, t.cont.droppedRes)
+		t.restartOrReturn(now, t.droppedRes)
 	case contNsSleep:
 		t.nanosleepEntered(now)
 	case contNsFinish:
@@ -245,14 +250,6 @@ func (t *Task) segmentEnded(now ktime.Time) {
 		t.segFn = nil
 		f(now)
 	}
-}
-
-type nanosleep struct {
-	name       string
-	a          ClockNanosleep
-	restart    bool
-	clock      sdk.ClockID
-	absExpires int64
 }
 
 // CPU is the CPU the task is bound to.
@@ -297,7 +294,7 @@ func (k *Kernel) Spawn(p *Process, comm string, cpu int, pol Policy, rtprio int,
 	}
 	t := &Task{Pid: pid, Comm: comm, Policy: pol, RTPrio: rtprio, Proc: p, k: k, cpu: k.cpus[cpu], state: taskRunnable}
 	t.frameBuf[0].prog = prog
-	t.frames = t.frameBuf[:1]
+	t.nframes = 1
 	t.prog = prog
 	p.tasks = append(p.tasks, t)
 	k.tasks = append(k.tasks, t)
@@ -316,6 +313,44 @@ func (k *Kernel) Start(now ktime.Time) {
 			c.kick(now)
 		}
 	}
+}
+
+// top is the top frame.
+func (t *Task) top() *frame {
+	if n := int(t.nframes); n <= len(t.frameBuf) {
+		return &t.frameBuf[n-1]
+	}
+	return &t.moreFrames[int(t.nframes)-len(t.frameBuf)-1]
+}
+
+// pushFrame pushes f, a signal handler's frame.
+func (t *Task) pushFrame(f frame) {
+	if n := int(t.nframes); n < len(t.frameBuf) {
+		t.frameBuf[n] = f
+	} else {
+		t.moreFrames = append(t.moreFrames, f)
+	}
+	t.nframes++
+	t.prog = f.prog
+}
+
+// popFrame pops the top frame, a handler's, and returns the mask it saved.
+func (t *Task) popFrame() uint64 {
+	t.nframes--
+	n := int(t.nframes)
+	if n >= len(t.frameBuf) {
+		i := n - len(t.frameBuf)
+		mask := t.moreFrames[i].savedMask
+		t.moreFrames[i] = frame{}
+		t.moreFrames = t.moreFrames[:i]
+		t.prog = t.top().prog
+		return mask
+	}
+	f := &t.frameBuf[n]
+	mask := f.savedMask
+	*f = frame{}
+	t.prog = t.frameBuf[n-1].prog
+	return mask
 }
 
 // segment makes the task's next piece of work take ns, then run the
@@ -361,7 +396,7 @@ func (t *Task) signalsOnReturn(now ktime.Time, r Result) {
 	}
 	if cost > 0 {
 		// Only dropped or ignored signals: their dequeue takes time first.
-		t.cont.droppedRes = r
+		t.droppedRes = r
 		t.segment(cost, false, contDropped)
 		return
 	}
@@ -383,13 +418,13 @@ func (t *Task) restartOrReturn(now ktime.Time, r Result) {
 func (t *Task) restartSyscall(now ktime.Time, err Errno) {
 	t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
 	if err == errRestartNoHand {
-		t.doNanosleep(now, t.sleep.restartAct, false)
+		t.doNanosleep(now, t.sleepReq, false)
 		return
 	}
 	if !t.sleep.hasRestartBlock {
 		panic("kernel: -ERESTART_RESTARTBLOCK without a restart block")
 	}
-	rs := t.sleep.restartBlock
+	rs := t.restartBlock
 	t.sleep.hasRestartBlock = false
 	t.doNanosleep(now, rs, true)
 }
@@ -453,7 +488,7 @@ func (Return) start(t *Task, now ktime.Time) { t.sigreturn(now) }
 // clockGettime reads clock at now; the value reaches user space after the
 // read's cost.
 func (t *Task) clockGettime(now ktime.Time, clock sdk.ClockID) {
-	t.cont.userRes = Result{Ret: int64(now) + t.k.clockOffset(clock)}
+	t.userRes = Result{Ret: int64(now) + t.k.clockOffset(clock)}
 	t.clockReadAt = now
 	t.segment(t.k.costs.ClockRead, true, contUserRes)
 }
@@ -568,7 +603,6 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 			t.traceSysEnter(now, name, "which_clock: "+hex(int64(a.Clock))+", flags: "+hex(flags)+", rqtp: "+t.userAddr(7)+", rmtp: "+rmtp)
 		}
 		t.sleep.hasRestartBlock = false // restart_block.fn = do_no_restart_syscall
-		t.sleep.restartAct = a
 	}
 	cost := k.costs.Syscall
 	if a.T < 0 || !validSleepClock(a.Clock) {
@@ -601,10 +635,14 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 	cost += k.hrStart(c, now+ktime.Time(cost), t.sleep.sleeper, ktime.Time(a.T), slack, mode)
 	// Field by field: a composite literal would be built on the stack and
 	// copied in 16-byte moves that stall on the 8-byte stores just made.
-	ns := &t.ns
-	ns.name, ns.a, ns.restart, ns.clock = name, a, restart, clock
-	ns.absExpires = int64(t.sleep.sleeper.expires) // the hard expiry, in the sleeper's clock
+	ns := &t.sleep
+	ns.name, ns.restart, ns.abs, ns.rem, ns.clock = name, restart, a.Abs, a.Rem, clock
+	ns.absExpires = int64(ns.sleeper.expires) // the hard expiry, in the sleeper's clock
 	t.lastHardExpiry = ktime.Time(ns.absExpires - k.clockOffset(clock))
+	// The request, what -ERESTARTNOHAND re-executes: nanosleepCancelled
+	// returns it only for an absolute sleep that is not a restart, and
+	// the restart follows before the task runs any other syscall.
+	t.sleepReq = a
 	t.segment(cost, false, contNsSleep)
 }
 
@@ -628,21 +666,21 @@ func (t *Task) nanosleepFinish(now ktime.Time) {
 // nanosleepCancelled returns from the sleep: 0 when it expired, else the
 // restart the interrupted sleep asks for.
 func (t *Task) nanosleepCancelled(now ktime.Time) {
-	ns := &t.ns
+	ns := &t.sleep
 	name := ns.name
-	if t.sleep.sleepDone {
+	if ns.sleepDone {
 		t.sysReturn(now, name, Result{})
 		return
 	}
-	if ns.a.Abs && !ns.restart {
+	if ns.abs && !ns.restart {
 		t.sysReturn(now, name, Result{Err: errRestartNoHand})
 		return
 	}
-	if ns.a.Rem && ns.absExpires-(int64(now)+t.k.clockOffset(ns.clock)) <= 0 {
+	if ns.rem && ns.absExpires-(int64(now)+t.k.clockOffset(ns.clock)) <= 0 {
 		t.sysReturn(now, name, Result{}) // nanosleep_copyout() not needed: done
 		return
 	}
-	t.sleep.restartBlock, t.sleep.hasRestartBlock = ClockNanosleep{Clock: ns.clock, Abs: true, T: ns.absExpires, Rem: ns.a.Rem}, true
+	t.restartBlock, ns.hasRestartBlock = ClockNanosleep{Clock: ns.clock, Abs: true, T: ns.absExpires, Rem: ns.rem}, true
 	t.sysReturn(now, name, Result{Err: errRestartBlock})
 }
 
