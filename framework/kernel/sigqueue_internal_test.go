@@ -46,3 +46,35 @@ func TestSigQueuePendingSet(t *testing.T) {
 		t.Fatalf("last take: %+v, set %#x, %d left", got, s.mask(), len(s.q))
 	}
 }
+
+// progN is a distinct program per frame.
+type progN int
+
+func (progN) Next(*Task, Result) Action { return Return{} }
+
+// TestFrameStack: handler frames nest beyond the two kept in the task
+// (frameBuf, then moreFrames); the top program and each frame's saved mask
+// come back in order as they are popped.
+func TestFrameStack(t *testing.T) {
+	tk := &Task{}
+	tk.frameBuf[0].prog = progN(0)
+	tk.nframes = 1
+	tk.prog = progN(0)
+	for i := 1; i <= 4; i++ {
+		tk.pushFrame(frame{prog: progN(i), savedMask: uint64(i) << 8})
+		if tk.prog != progN(i) || tk.top().prog != progN(i) || tk.nframes != int32(i+1) {
+			t.Fatalf("after push %d: prog %v, top %v, %d frames", i, tk.prog, tk.top().prog, tk.nframes)
+		}
+	}
+	for i := 4; i >= 1; i-- {
+		if m := tk.popFrame(); m != uint64(i)<<8 {
+			t.Fatalf("pop %d: saved mask %#x, want %#x", i, m, uint64(i)<<8)
+		}
+		if tk.prog != progN(i-1) || tk.top().prog != progN(i-1) {
+			t.Fatalf("after pop %d: prog %v, top %v, want %d", i, tk.prog, tk.top().prog, i-1)
+		}
+	}
+	if len(tk.moreFrames) != 0 || tk.frameBuf[1] != (frame{}) {
+		t.Fatalf("popped frames left: %d more, frameBuf[1] %+v", len(tk.moreFrames), tk.frameBuf[1])
+	}
+}
