@@ -51,10 +51,11 @@ const never = int64(ktime.Max)
 // Layout: on a big machine every CPU's base is visited once per wakeup and
 // evicted from the L1 cache in between, so each line a call touches is a miss.
 // The record is 512 bytes and the bases are allocated side by side
-// (newCPUBases), so each starts on a line boundary; Start touches three of its
-// lines (the next-event caches with its Program buffer and flags, the
-// counters, the CLOCK_MONOTONIC queue with room for its first timers), the
-// interrupt and Cancel a fourth (the interrupt's buffers): TestCPUBaseLayout.
+// (newCPUBases), so each starts on a line boundary; Start touches two of its
+// lines (the next-event caches with its Program buffer and flags; the
+// CLOCK_MONOTONIC queue with room for its first timers and Start's counters),
+// the interrupt and Cancel two more (the other counters; the interrupt's
+// buffers): TestCPUBaseLayout.
 type cpuBase struct {
 	// Line 0.
 	//
@@ -83,6 +84,10 @@ type cpuBase struct {
 
 	// Line 1.
 	stats stats
+	// nReclaim is len(reclaim), next to the counters the interrupt and
+	// Cancel bump.
+	nReclaim uint16
+	_        [14]byte
 
 	// Line 2.
 	irqProg []ktime.Time
@@ -94,17 +99,18 @@ type cpuBase struct {
 	// Kernel statistics with the kernel's widths (/proc/timer_list shows
 	// them; the others are with the cold fields at the end).
 	nrEvents uint32
-	// nReclaim is len(reclaim), next to what the interrupt reads.
-	nReclaim uint16
 	// tryPending: the last Interrupt or InterruptETIME of the proportional
 	// era ended with tick_program_event(expires_next, 0) for the host to try;
 	// irqEntry and irqRetries are the interrupt's entry_time and retries.
 	tryPending bool
 
 	// Line 3: monoBuf, the first backing array of the CLOCK_MONOTONIC
-	// queue's heap, and that queue (bases[0]); the other bases follow.
-	monoBuf [4]*timer
-	bases   [maxClockBases]timerQueue
+	// queue's heap, the two counters every Start bumps (the others are in
+	// stats), and that queue (bases[0]); the other bases follow.
+	monoBuf      [3]*timer
+	starts       int64
+	deviceWrites int64
+	bases        [maxClockBases]timerQueue
 
 	// reclaim lists timers that went inactive on this CPU and may be recycled.
 	reclaim []*timer
@@ -118,13 +124,14 @@ type cpuBase struct {
 	nrHangs     uint16
 	maxHangTime uint32
 
-	_ [24]byte // to 512 bytes
+	_ [16]byte // to 512 bytes
 }
 
-// stats are the plugin's own 64-bit counters.
+// stats are the plugin's own 64-bit counters but starts and deviceWrites.
 type stats struct {
-	starts, deviceWrites, expiriesHard, retryPasses int64
-	cancels, expiriesSoft, softirqRaises, migrated  int64
+	expiriesHard, retryPasses, cancels int64
+	expiriesSoft, softirqRaises        int64
+	migrated                           int64
 }
 
 // newCPUBases returns n bases, side by side in one allocation.

@@ -8,8 +8,9 @@ import (
 // TestCPUBaseLayout checks cpuBase's layout: 512 bytes (a whole number of
 // cache lines, so the bases allocated side by side each start on a line);
 // what Start reads and writes in lines 0 (next-event caches, Program buffer,
-// flags), 1 (counters) and 3 (the CLOCK_MONOTONIC queue and its first heap
-// array); the interrupt's buffers and its other fields in line 2.
+// flags) and 3 (the CLOCK_MONOTONIC queue, its first heap array, Start's
+// counters); the other counters in line 1, the interrupt's buffers and its
+// other fields in line 2.
 func TestCPUBaseLayout(t *testing.T) {
 	var cb cpuBase
 	if n := unsafe.Sizeof(cb); n != 512 {
@@ -25,11 +26,12 @@ func TestCPUBaseLayout(t *testing.T) {
 			{"opProg", unsafe.Offsetof(cb.opProg), 24}, {"activeBases", unsafe.Offsetof(cb.activeBases), 1},
 			{"inHrtirq", unsafe.Offsetof(cb.inHrtirq), 1}, {"hangDetected", unsafe.Offsetof(cb.hangDetected), 1},
 			{"softirqActivated", unsafe.Offsetof(cb.softirqActivated), 1}, {"cpu", unsafe.Offsetof(cb.cpu), 4}},
-		{{"stats", unsafe.Offsetof(cb.stats), unsafe.Sizeof(cb.stats)}},
+		{{"stats", unsafe.Offsetof(cb.stats), unsafe.Sizeof(cb.stats)}, {"nReclaim", unsafe.Offsetof(cb.nReclaim), 2}},
 		{{"irqProg", unsafe.Offsetof(cb.irqProg), 24}, {"irqExp", unsafe.Offsetof(cb.irqExp), 24},
 			{"cwsSeq", unsafe.Offsetof(cb.cwsSeq), 8}, {"nrEvents", unsafe.Offsetof(cb.nrEvents), 4},
-			{"nReclaim", unsafe.Offsetof(cb.nReclaim), 2}, {"tryPending", unsafe.Offsetof(cb.tryPending), 1}},
+			{"tryPending", unsafe.Offsetof(cb.tryPending), 1}},
 		{{"monoBuf", unsafe.Offsetof(cb.monoBuf), unsafe.Sizeof(cb.monoBuf)},
+			{"starts", unsafe.Offsetof(cb.starts), 8}, {"deviceWrites", unsafe.Offsetof(cb.deviceWrites), 8},
 			{"bases[0]", unsafe.Offsetof(cb.bases), unsafe.Sizeof(cb.bases[0])}},
 	}
 	for i, l := range lines {

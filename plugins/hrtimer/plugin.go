@@ -127,8 +127,8 @@ func (p *Plugin) Counters() []sdk.Counter {
 	for _, cb := range p.cpus {
 		vals := []int64{
 			int64(cb.nrEvents), int64(cb.nrRetries), int64(cb.nrHangs), int64(cb.maxHangTime),
-			cb.stats.starts, cb.stats.cancels, cb.stats.expiriesHard, cb.stats.expiriesSoft,
-			cb.stats.deviceWrites, cb.stats.softirqRaises, cb.stats.retryPasses, cb.stats.migrated,
+			cb.starts, cb.stats.cancels, cb.stats.expiriesHard, cb.stats.expiriesSoft,
+			cb.deviceWrites, cb.stats.softirqRaises, cb.stats.retryPasses, cb.stats.migrated,
 		}
 		for i, n := range counterNames {
 			out = append(out, sdk.Counter{Name: n, CPU: int(cb.cpu), Value: vals[i]})

@@ -12,7 +12,7 @@ func (p *Plugin) write(cb *cpuBase, expires ktime.Time) {
 		remoteWrite(cb)
 	}
 	*p.prog = append(*p.prog, expires)
-	cb.stats.deviceWrites++
+	cb.deviceWrites++
 }
 
 //go:noinline

@@ -94,7 +94,7 @@ func (p *Plugin) removeTimer(cb *cpuBase, t *timer, reprogram bool) {
 func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Time, slack int64) (r sdk.HROpResult) {
 	this := p.cpu(cpu)
 	p.beginOp(this)
-	this.stats.starts++
+	this.starts++
 
 	t := p.timerFor(ht.ID, cpu)
 	t.cbCost, t.period = ht.CallbackCost, ht.Period
