@@ -355,6 +355,19 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 			return
 		}
 	}
+	if f := q.firing; f != nil && (*f)[0].e == e && len(*f) <= smallHeap-q.bigRekey && at >= q.now &&
+		e.far == (at-q.now >= q.span()) {
+		// The firing event re-arms itself in a small heap, as most steps
+		// of a CPU that runs alone do: re-keying the root costs less than
+		// looking for a chain. It is the newest event of its time, so it
+		// heads any later ones.
+		q.seq++
+		if at < q.bound {
+			q.bound = at
+		}
+		q.rekeyFiring(f, entry{at, q.seq, e})
+		return
+	}
 	q.schedule(e, at)
 }
 
@@ -398,19 +411,9 @@ func (q *Queue) schedule(e *Event, at ktime.Time) {
 	if at < q.bound {
 		q.bound = at // what FireNext sees until the Step ends
 	}
-	span := NearSpan
-	if q.nearSpan != 0 {
-		span = q.nearSpan
-	}
-	far := at-q.now >= span
+	far := at-q.now >= q.span()
 	ent := entry{at, q.seq, e}
-	if f := q.firing; f != nil && (*f)[0].e == e && e.far == far && len(*f) <= smallHeap-q.bigRekey {
-		// The firing event re-arms itself in a small heap: re-keying the
-		// root costs less than looking for a chain. It is the newest event
-		// of its time, so it heads any later ones.
-		q.rekeyFiring(f, ent)
-		return
-	}
+	// (The firing event's re-arm in a small heap is Schedule's.)
 	tail := q.tailFor(at)
 	if tail == nil || tail == e {
 		if i := e.index; i >= 0 && e.next == nil && e.far == far {
@@ -441,6 +444,14 @@ func (q *Queue) schedule(e *Event, at ktime.Time) {
 	q.insert(e, at, q.seq, tail)
 }
 
+// span is how far ahead an event goes into the far heap.
+func (q *Queue) span() ktime.Time {
+	if q.nearSpan != 0 {
+		return q.nearSpan
+	}
+	return NearSpan
+}
+
 // insert queues the unqueued e at (at, seq): after tail in its chain, or as
 // a new head.
 func (q *Queue) insert(e *Event, at ktime.Time, seq uint64, tail *Event) {
@@ -451,11 +462,7 @@ func (q *Queue) insert(e *Event, at ktime.Time, seq uint64, tail *Event) {
 		tail.next = e
 		return
 	}
-	span := NearSpan
-	if q.nearSpan != 0 {
-		span = q.nearSpan
-	}
-	e.prev, e.far = nil, at-q.now >= span
+	e.prev, e.far = nil, at-q.now >= q.span()
 	q.heapOf(e).push(entry{at, seq, e})
 }
 
