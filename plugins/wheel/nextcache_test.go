@@ -3,6 +3,7 @@ package wheel
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/tickemu/tickemu/framework/sdk"
 )
@@ -71,4 +72,34 @@ func testNextTimerCache(t *testing.T, hz int, j uint64, ops []fuzzOp, kv ...stri
 		}
 	}
 	same(len(ops), "Counters", cached.Counters(), plain.Counters())
+}
+
+// TestNextCacheEntry: a cache entry is one 64-byte line and gives back what
+// was put, the cost left out, for any state (pending counts up to 2^62, both
+// splits); a fresh entry matches no call.
+func TestNextCacheEntry(t *testing.T) {
+	if n := unsafe.Sizeof(nextCache{}); n != 64 {
+		t.Errorf("nextCache is %d bytes, want 64", n)
+	}
+	if fresh := (nextCache{}); fresh.genPlus1 != 0 {
+		t.Error("a fresh entry's key is a gen + 1 that a call can have")
+	}
+	for _, r := range []sdk.NextTimerResult{
+		{Next: 5, Cost: 300, State: sdk.WheelState{RaiseAt: 1, NextExpiry: 5, Pending: 3, Split: true, LocalNext: 5, GlobalNext: sdk.NoExpiry}},
+		{Next: sdk.NoExpiry, Cost: 0, State: sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry, Pending: 1 << 62, LocalNext: 7, GlobalNext: 9}},
+		{Next: 1 << 63, Cost: 1, State: sdk.WheelState{RaiseAt: 1<<64 - 2, NextExpiry: 3, Pending: 0, Split: true}},
+	} {
+		var nc nextCache
+		nc.put(77, 12, &r)
+		if nc.jiffies != 77 || nc.genPlus1 != 13 {
+			t.Errorf("put(77, 12) keyed jiffies %d, gen+1 %d", nc.jiffies, nc.genPlus1)
+		}
+		got := sdk.NextTimerResult{Cost: -1, State: sdk.WheelState{Pending: -5}}
+		nc.get(&got)
+		want := r
+		want.Cost = 0
+		if got != want {
+			t.Errorf("get after put(%+v) = %+v, want %+v", r, got, want)
+		}
+	}
 }

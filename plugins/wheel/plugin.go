@@ -35,12 +35,36 @@ type Wheel struct {
 }
 
 // nextCache is a CPU's last NextTimerInterrupt: at jiffies with gen, and
-// the answer a repeat gets.
+// the answer a repeat gets (its cost is 0), in one 64-byte line: the
+// answer's wheel state with Split folded into the low bit of the pending
+// count (a count of timers, far below 2^63), and gen + 1 (0: empty; gen
+// counts calls, so it never reaches 2^64 - 1).
 type nextCache struct {
-	valid   bool
-	jiffies uint64
-	gen     uint64
-	res     sdk.NextTimerResult
+	jiffies               uint64
+	genPlus1              uint64
+	next                  uint64
+	raiseAt, nextExpiry   uint64
+	pendingSplit          uint64 // Pending << 1 | Split
+	localNext, globalNext uint64
+}
+
+// put records answer r (whose cost a repeat does not pay) at jiffies and gen.
+func (nc *nextCache) put(jiffies, gen uint64, r *sdk.NextTimerResult) {
+	nc.jiffies, nc.genPlus1, nc.next = jiffies, gen+1, r.Next
+	st := &r.State
+	nc.raiseAt, nc.nextExpiry, nc.localNext, nc.globalNext = st.RaiseAt, st.NextExpiry, st.LocalNext, st.GlobalNext
+	nc.pendingSplit = uint64(st.Pending) << 1
+	if st.Split {
+		nc.pendingSplit |= 1
+	}
+}
+
+// get writes the recorded answer into r.
+func (nc *nextCache) get(r *sdk.NextTimerResult) {
+	r.Next, r.Cost = nc.next, 0
+	st := &r.State
+	st.RaiseAt, st.NextExpiry, st.LocalNext, st.GlobalNext = nc.raiseAt, nc.nextExpiry, nc.localNext, nc.globalNext
+	st.Pending, st.Split = int(nc.pendingSplit>>1), nc.pendingSplit&1 != 0
 }
 
 // engine is one wheel layout. Every method works on the state in common and
@@ -222,8 +246,8 @@ func (w *Wheel) NextTimerInterrupt(cpu int, jiffies uint64) (r sdk.NextTimerResu
 func (w *Wheel) NextTimerInterruptInto(cpu int, jiffies uint64, r *sdk.NextTimerResult) {
 	w.checkCPU(cpu)
 	if w.next != nil {
-		if nc := &w.next[cpu]; nc.valid && nc.jiffies == jiffies && nc.gen == w.gen {
-			*r = nc.res
+		if nc := &w.next[cpu]; nc.jiffies == jiffies && nc.genPlus1 == w.gen+1 {
+			nc.get(r)
 			return
 		}
 	}
@@ -233,9 +257,7 @@ func (w *Wheel) NextTimerInterruptInto(cpu int, jiffies uint64, r *sdk.NextTimer
 	r.Cost = m.ns()
 	r.State = w.eng.state(cpu)
 	if w.next != nil {
-		nc := &w.next[cpu]
-		*nc = nextCache{valid: true, jiffies: jiffies, gen: w.gen, res: *r}
-		nc.res.Cost = 0 // levelWheel.nextOfBase charges only a recalculation
+		w.next[cpu].put(jiffies, w.gen, r) // levelWheel.nextOfBase charges only a recalculation
 	}
 }
 
