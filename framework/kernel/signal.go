@@ -138,10 +138,10 @@ type sigEntry struct {
 	timer   *PosixTimer // the timer whose preallocated sigqueue this is
 	sysPriv uint64      // si_sys_private (legacy requeue sequence)
 	overrun int64       // si_overrun
-	on      *sigQueue   // the pending list it is queued on, nil when not queued
+	onList  bool        // on a pending list (a flag: a pointer store pays a write barrier check)
 }
 
-func (e *sigEntry) queued() bool { return e.on != nil }
+func (e *sigEntry) queued() bool { return e.onList }
 
 // sigQueue is a pending list (struct sigpending), in queueing order, with
 // its pending set (sigpending.signal: a bit for each signal with at least one
@@ -154,7 +154,7 @@ type sigQueue struct {
 }
 
 func (s *sigQueue) add(e *sigEntry) {
-	e.on = s
+	e.onList = true
 	s.q = append(s.q, e)
 	s.set |= sigmask(e.signo)
 }
@@ -195,7 +195,7 @@ func (s *sigQueue) removeAt(i int) {
 	}
 	s.q[n] = nil
 	s.q = s.q[:n]
-	e.on = nil
+	e.onList = false
 	// collect_signal(): the bit stays while another entry of the signal
 	// is queued (real-time signals queue several).
 	s.set &^= sigmask(e.signo)
