@@ -65,37 +65,37 @@ const (
 //     them too, only to count the stale signals it delivers.
 type PosixTimer struct {
 	// The fields are in three aligned lines (the timer is 192 bytes), by
-	// use: the id lookup, the validity and the overrun accounting first
-	// (timer_getoverrun() reads nothing else), the arming state second, the
-	// preallocated sigqueue last.
-	ID   int
-	k    *Kernel // proc's, here so that an expiry or a dequeue does not read the process for it
-	proc *Process
-	hr   *HRTimer // hrtimer clocks: it.real.timer
+	// use: the id, the flags and the preallocated sigqueue first (a dequeue
+	// reads them), what an expiry and the era's rules read second, the
+	// hrtimer's arming and the overrun accounting last.
+	ID int
 	// The flags share a word.
-	cpuClock    bool  // CLOCK_PROCESS/THREAD_CPUTIME_ID: expired from the tick
-	valid       bool  // posixtimer_valid(): not deleted
-	sigPeriodic bool  // it_sig_periodic
-	ignored     bool  // on signal->ignored_posix_timers
-	overrunLast int64 // it_overrun_last
-	overrun     int64 // it_overrun, -1 when nothing is accumulated
-	interval    int64 // it_interval
+	cpuClock    bool     // CLOCK_PROCESS/THREAD_CPUTIME_ID: expired from the tick
+	valid       bool     // posixtimer_valid(): not deleted
+	sigPeriodic bool     // it_sig_periodic
+	ignored     bool     // on signal->ignored_posix_timers
+	sigq        sigEntry // the preallocated sigqueue
 
+	k           *Kernel // proc's, here so that an expiry or a dequeue does not read the process for it
+	proc        *Process
+	thread      *Task // SIGEV_THREAD_ID target (PIDTYPE_PID), nil for the process
+	Notify      int
+	Signo       int
 	status      timerStatus
-	signalSeq   uint32      // it_signal_seq
-	sigqueueSeq uint32      // it_sigqueue_seq
+	signalSeq   uint32 // it_signal_seq
+	sigqueueSeq uint32 // it_sigqueue_seq
+	interval    int64  // it_interval
+
+	hr          *HRTimer    // hrtimer clocks: it.real.timer
+	overrunLast int64       // it_overrun_last
+	overrun     int64       // it_overrun, -1 when nothing is accumulated
 	expires     int64       // hrtimer_get_expires() in baseClock, or the CPU-time expiry
 	baseClock   sdk.ClockID // the clock the hrtimer runs on (REL CLOCK_REALTIME -> MONOTONIC)
 	Clock       sdk.ClockID // it_clock as created
-	Notify      int
-	Signo       int
-	thread      *Task // SIGEV_THREAD_ID target (PIDTYPE_PID), nil for the process
-
 	// clockTask is the thread whose CPU time a CLOCK_THREAD_CPUTIME_ID timer
 	// measures (the creator), independent of where its signal goes.
 	clockTask      *Task
-	requeuePending uint64   // legacy it_requeue_pending
-	sigq           sigEntry // the preallocated sigqueue
+	requeuePending uint64 // legacy it_requeue_pending
 }
 
 // signalEra is the POSIX timer signal rules of one era (see above):
