@@ -720,37 +720,41 @@ func (h heap4) down(i0 int) bool {
 	m := c
 	if c+arity <= n {
 		// All four children: a tournament of conditional moves (the same
-		// as in the loop below; a function would not be inlined).
-		a := c + int(h[c+1].lessBit(&h[c]))
-		b := c + 2 + int(h[c+3].lessBit(&h[c+2]))
-		m = a ^ (a^b)&-int(h[b].lessBit(&h[a]))
+		// as in the loop below; a function would not be inlined) on a
+		// subslice of four, so that only its bounds are checked.
+		k := h[c : c+arity : c+arity]
+		a := int(k[1].lessBit(&k[0]))
+		b := 2 + int(k[3].lessBit(&k[2]))
+		m = c + (a ^ (a^b)&-int(k[b&3].lessBit(&k[a&3])))
 	} else {
 		m = h.minLast(c, n)
 	}
-	if !h[m].less(&h[i0]) {
+	hole, pm := &h[i0], &h[m]
+	if !pm.less(hole) {
 		return false
 	}
-	x := h[i0]
+	x := *hole
 	i := i0
 	for {
-		h[i] = h[m]
-		h[i].e.index = i
-		i = m
+		*hole = *pm
+		hole.e.index = i
+		hole, i = pm, m
 		if c = arity*i + 1; c >= n {
 			break
 		}
 		if c+arity <= n {
-			a := c + int(h[c+1].lessBit(&h[c]))
-			b := c + 2 + int(h[c+3].lessBit(&h[c+2]))
-			m = a ^ (a^b)&-int(h[b].lessBit(&h[a]))
+			k := h[c : c+arity : c+arity]
+			a := int(k[1].lessBit(&k[0]))
+			b := 2 + int(k[3].lessBit(&k[2]))
+			m = c + (a ^ (a^b)&-int(k[b&3].lessBit(&k[a&3])))
 		} else {
 			m = h.minLast(c, n)
 		}
-		if !h[m].less(&x) {
+		if pm = &h[m]; !pm.less(&x) {
 			break
 		}
 	}
-	h[i] = x
+	*hole = x
 	x.e.index = i
 	return true
 }
