@@ -42,3 +42,15 @@ func TestCPUBaseLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestTimerLayout checks timer's layout: 128 bytes (its size class starts
+// objects on a cache line), every field but id in the first 64.
+func TestTimerLayout(t *testing.T) {
+	var tm timer
+	if n := unsafe.Sizeof(tm); n != 128 {
+		t.Errorf("timer is %d bytes, want 128", n)
+	}
+	if off := unsafe.Offsetof(tm.id); off != 64 {
+		t.Errorf("timer.id at offset %d, want 64 (every other field in the first line)", off)
+	}
+}

@@ -10,25 +10,18 @@ import (
 // else. A timer value is recycled once it is inactive, no longer running and no
 // longer referenced by any cpu_base next pointer (see reclaim).
 //
-// The fields a queue operation reads (expires, seq, idx) come first and the
-// narrow ones are packed: 72 bytes, two cache lines at most, where the plain
-// layout took 128.
+// Layout: everything Start, Cancel and the queue operations read or write is
+// in the first 64 bytes (the queue's keys expires and seq first), the id the
+// expiry reports in the second, and the record is 128 bytes, a size class
+// whose objects start on a cache line: Start and Cancel touch one line of it,
+// not the two a 72-byte record in the 80-byte class always straddled
+// (TestTimerLayout).
 type timer struct {
 	// softexpires and expires are _softexpires and node.expires, in the
 	// base's clock: the timer may run once basenow >= softexpires; the queue
 	// and the hardware use expires (= softexpires + slack).
-	expires ktime.Time
-	seq     uint64 // enqueue order: equal expiries keep FIFO order, as timerqueue_add() does
-	idx     int32  // position in its base's heap, -1 when not queued
-	// cpu and base locate timer->base: the cpu_base and the clock base index
-	// (0..3 hard MONOTONIC, REALTIME, BOOTTIME, TAI; 4..7 the soft ones).
-	cpu       int32
-	refs      int32 // cpu_base next_timer/softirq_next_timer pointers to this timer
-	base      uint8
-	soft      bool // is_soft: base >= 4
-	enqueued  bool // HRTIMER_STATE_ENQUEUED
-	candidate bool // queued in its cpu's reclaim list
-
+	expires     ktime.Time
+	seq         uint64 // enqueue order: equal expiries keep FIFO order, as timerqueue_add() does
 	softexpires ktime.Time
 
 	// runEnd is when the last callback run returns. While a later call's now
@@ -38,7 +31,19 @@ type timer struct {
 	cbCost int64 // declared callback cost, ns
 	period int64 // declared hrtimer_forward_now() interval, 0 = HRTIMER_NORESTART
 
+	idx int32 // position in its base's heap, -1 when not queued
+	// cpu and base locate timer->base: the cpu_base and the clock base index
+	// (0..3 hard MONOTONIC, REALTIME, BOOTTIME, TAI; 4..7 the soft ones).
+	cpu       int32
+	refs      int32 // cpu_base next_timer/softirq_next_timer pointers to this timer
+	base      uint8
+	soft      bool // is_soft: base >= 4
+	enqueued  bool // HRTIMER_STATE_ENQUEUED
+	candidate bool // queued in its cpu's reclaim list
+
 	id sdk.TimerID
+
+	_ [56]byte // to 128 bytes
 }
 
 // less orders a base's queue by expires, FIFO among equals (the rbtree
