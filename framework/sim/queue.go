@@ -690,12 +690,17 @@ func (h heap4) fix(i int) {
 	}
 }
 
-// up moves the entry at j towards the root while it is smaller than its
-// parent (shifting parents down into the hole, writing it once at the end).
+// up moves the entry at j, whose event's index is already j, towards the
+// root while it is smaller than its parent (shifting parents down into the
+// hole, writing it once at the end). An entry already in place (most
+// pushes: a later time than its parent's) is neither copied nor written.
 func (h heap4) up(j int) {
+	if j <= 0 || !h[j].less(&h[int(uint(j-1)/arity)]) {
+		return
+	}
 	x := h[j]
 	for j > 0 {
-		i := (j - 1) / arity
+		i := int(uint(j-1) / arity)
 		if !x.less(&h[i]) {
 			break
 		}
