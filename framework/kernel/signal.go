@@ -380,7 +380,7 @@ func (t *Task) doSignal(now ktime.Time, r Result, hasR bool) (pushed bool, cost 
 			ok, c := k.signals.deliver(pt, t, now+ktime.Time(cost), e, info)
 			cost += c
 			if !ok {
-				k.Counters.Inc(cntSignalsDropped, t.cpu.id, 1)
+				t.cpu.cnt.b.Add(cSignalsDropped, 1)
 				continue // dequeue_signal(): goto again
 			}
 		}

@@ -91,6 +91,7 @@ const (
 	cPosixTimerOverruns
 	cPosixTimerAlreadyPending
 	cSignalsStaleDelivered
+	cSignalsDropped
 	numBlockCounters
 )
 
@@ -103,6 +104,7 @@ var blockNames = [numBlockCounters]metrics.Name{
 	cHRCancel: cntHRCancel, cTicks: cntTicks, cIPIResched: cntIPIResched,
 	cPosixTimerFires: cntPosixTimerFires, cSignalsDelivered: cntSignalsDelivered, cPosixTimerOverruns: cntPosixTimerOverruns,
 	cPosixTimerAlreadyPending: cntPosixTimerAlreadyPending, cSignalsStaleDelivered: cntSignalsStaleDelivered,
+	cSignalsDropped: cntSignalsDropped,
 }
 
 // cpuCells are a CPU's counters on the per-wakeup path, resolved once so
