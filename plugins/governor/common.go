@@ -15,17 +15,31 @@ const Version = "1.0.0"
 type base struct {
 	name, desc string
 	cost       int64
-	cpus       []baseCPU // by CPU
+	// cpus are each CPU's base record: in own, or in the governor's
+	// per-CPU record where it binds them (bind), next to the fields every
+	// select reads.
+	cpus []*baseCPU
+	own  []baseCPU
+	// tables are the distinct state tables Enable was given.
+	tables []*[]sdk.CPUIdleState
 }
 
-// baseCPU is a CPU's part of base: its states (nil until Enable), its
-// selections and those with stop_tick = false. Every select reads the
-// states and counts, so they share one cache line of their own (the padding
-// keeps a neighbour's out of it).
+// baseCPU is a CPU's part of base: its states (nil until Enable; CPUs of
+// one driver share the table), its selections and those with stop_tick =
+// false. 24 bytes, so that a governor's record can hold it in the line of
+// its own select fields.
 type baseCPU struct {
-	states           []sdk.CPUIdleState
+	states           *[]sdk.CPUIdleState
 	selects, retains int64
-	_                [64 - 40]byte
+}
+
+// answer counts a selection and returns it with cost.
+func (p *baseCPU) answer(cost int64, state int, stop bool) sdk.IdleChoice {
+	p.selects++
+	if !stop {
+		p.retains++
+	}
+	return sdk.IdleChoice{State: state, StopTick: stop, Cost: cost}
 }
 
 func (b *base) Info() sdk.Info {
@@ -50,8 +64,20 @@ func (b *base) configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	if b.cost < 0 {
 		d = d.Errorf("select_cost", "must not be negative")
 	}
-	b.cpus = make([]baseCPU, s.CPUs)
+	b.own = make([]baseCPU, s.CPUs)
+	b.cpus = make([]*baseCPU, s.CPUs)
+	for i := range b.own {
+		b.cpus[i] = &b.own[i]
+	}
 	return d
+}
+
+// bind makes at(cpu) every CPU's base record (before Enable).
+func (b *base) bind(at func(cpu int) *baseCPU) {
+	b.own = nil
+	for i := range b.cpus {
+		b.cpus[i] = at(i)
+	}
 }
 
 // enable records cpu's states; it panics on a call the host must never make
@@ -66,13 +92,16 @@ func (b *base) enable(cpu int, states []sdk.CPUIdleState) {
 	// CPUs of one driver get the same table (cpuidle_register_driver()):
 	// they share one copy, so that every CPU's idle entry reads the same
 	// cache lines. Nothing writes into a copy once it is made.
-	for i := range b.cpus {
-		if o := b.cpus[i].states; slices.Equal(o, states) {
-			b.cpus[cpu].states = o
+	for _, t := range b.tables {
+		if slices.Equal(*t, states) {
+			b.cpus[cpu].states = t
 			return
 		}
 	}
-	b.cpus[cpu].states = append([]sdk.CPUIdleState(nil), states...)
+	t := new([]sdk.CPUIdleState)
+	*t = append([]sdk.CPUIdleState(nil), states...)
+	b.tables = append(b.tables, t)
+	b.cpus[cpu].states = t
 }
 
 // cpuStates returns cpu's states, panicking if Enable was not called. It
@@ -82,7 +111,7 @@ func (b *base) cpuStates(cpu int) []sdk.CPUIdleState {
 	if uint(cpu) >= uint(len(b.cpus)) || b.cpus[cpu].states == nil {
 		panic(notEnabledError{b.name, cpu})
 	}
-	return b.cpus[cpu].states
+	return *b.cpus[cpu].states
 }
 
 // notEnabledError is a governor call on a CPU that was never enabled.
@@ -95,20 +124,14 @@ func (e notEnabledError) Error() string {
 	return fmt.Sprintf("governor %s: Select on cpu %d before Enable", e.name, e.cpu)
 }
 
-// answer counts a selection and returns it with the configured cost.
+// answer counts a selection on cpu and returns it with the configured cost.
 func (b *base) answer(cpu, state int, stop bool) sdk.IdleChoice {
-	n := &b.cpus[cpu]
-	n.selects++
-	if !stop {
-		n.retains++
-	}
-	return sdk.IdleChoice{State: state, StopTick: stop, Cost: b.cost}
+	return b.cpus[cpu].answer(b.cost, state, stop)
 }
 
 func (b *base) counters() []sdk.Counter {
 	var out []sdk.Counter
-	for cpu := range b.cpus {
-		n := &b.cpus[cpu]
+	for cpu, n := range b.cpus {
 		out = append(out, sdk.Counter{Name: "selects", CPU: cpu, Value: n.selects},
 			sdk.Counter{Name: "tick_retained", CPU: cpu, Value: n.retains})
 	}

@@ -18,13 +18,15 @@ const (
 	menuMaxInteresting = 50000
 )
 
-// menuDevice is struct menu_device, 128 bytes: the fields every Select and
-// Reflect touch and the correction factors in its first cache line, the
-// interval history (menu_update() writes one entry) in its second. The
-// values the kernel keeps as unsigned int are uint32 here too: microseconds
-// saturated to 32 bits (nsToUS), and correction factors, which never exceed
+// menuDevice is struct menu_device with the CPU's base record, 128 bytes:
+// the base record and the fields every Select and Reflect touch in its
+// first cache line, the correction factors and the interval history (menu_update()
+// reads one and writes one entry of each) in its second. The values the
+// kernel keeps as unsigned int are uint32 here too: microseconds saturated
+// to 32 bits (nsToUS), and correction factors, which never exceed
 // RESOLUTION * DECAY (update). The arithmetic is in uint64, as before.
 type menuDevice struct {
+	b                baseCPU
 	needsUpdate      bool
 	tickWakeup       bool
 	nextTimerUS      uint32
@@ -33,10 +35,10 @@ type menuDevice struct {
 	lastStateIdx     int
 	tickUS           uint64 // TICK_USEC
 	lastResidencyUS  uint32
-	correctionFactor [menuBuckets]uint32
 	_                uint32
+	correctionFactor [menuBuckets]uint32
 	intervals        [menuIntervals]uint32
-	_                [128 - 96]byte
+	_                [128 - 120]byte
 }
 
 // Menu is drivers/cpuidle/governors/menu.c (v5.4, microsecond units).
@@ -57,6 +59,7 @@ var _ sdk.Governor = (*Menu)(nil)
 func (g *Menu) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	d := g.configure(s, c)
 	g.dev = make([]menuDevice, max(s.CPUs, 0))
+	g.bind(func(cpu int) *baseCPU { return &g.dev[cpu].b })
 	return d
 }
 
@@ -67,7 +70,7 @@ func (g *Menu) Counters() []sdk.Counter { return g.counters() }
 func (g *Menu) Enable(cpu int, states []sdk.CPUIdleState) {
 	g.enable(cpu, states)
 	d := &g.dev[cpu]
-	*d = menuDevice{}
+	*d = menuDevice{b: d.b}
 	for i := range d.correctionFactor {
 		d.correctionFactor[i] = menuResolution * menuDecay
 	}
@@ -153,8 +156,8 @@ func (d *menuDevice) typicalInterval(predictedUS uint64) uint64 {
 
 // Select is menu_select().
 func (g *Menu) Select(r sdk.IdleSelect) sdk.IdleChoice {
-	st := g.cpuStates(r.CPU)
-	d := &g.dev[r.CPU]
+	d := g.device(r.CPU)
+	st := *d.b.states
 	if d.needsUpdate {
 		g.update(st, d)
 		d.needsUpdate = false
@@ -171,7 +174,7 @@ func (g *Menu) Select(r sdk.IdleSelect) sdk.IdleChoice {
 	if len(st) <= 1 || latencyReq == 0 ||
 		(nextTimerUS < us(st[1].TargetResidency) || latencyReq < st[1].ExitLatency) {
 		// State 0 will be used no matter what: keep the tick if it polls.
-		return g.answer(r.CPU, 0, !st[0].Polling)
+		return d.b.answer(g.cost, 0, !st[0].Polling)
 	}
 	// DIV_ROUND_CLOSEST_ULL(next_timer_us * correction_factor, RESOLUTION * DECAY)
 	div := uint64(menuResolution * menuDecay)
@@ -216,7 +219,7 @@ func (g *Menu) Select(r sdk.IdleSelect) sdk.IdleChoice {
 			if us(st[idx].TargetResidency) < tickUS && us(s.TargetResidency) <= deltaNextUS {
 				idx = i
 			}
-			return g.answer(r.CPU, idx, true)
+			return d.b.answer(g.cost, idx, true)
 		}
 		if s.ExitLatency > latencyReq {
 			break
@@ -239,13 +242,20 @@ func (g *Menu) Select(r sdk.IdleSelect) sdk.IdleChoice {
 			}
 		}
 	}
-	return g.answer(r.CPU, idx, stop)
+	return d.b.answer(g.cost, idx, stop)
+}
+
+// device is cpu's record, panicking if Enable was not called.
+func (g *Menu) device(cpu int) *menuDevice {
+	if uint(cpu) >= uint(len(g.dev)) || g.dev[cpu].b.states == nil {
+		panic(notEnabledError{g.name, cpu})
+	}
+	return &g.dev[cpu]
 }
 
 // Reflect is menu_reflect(): the update runs at the next Select.
 func (g *Menu) Reflect(r sdk.IdleReflect) {
-	g.cpuStates(r.CPU)
-	d := &g.dev[r.CPU]
+	d := g.device(r.CPU)
 	d.lastStateIdx = r.State
 	d.lastResidencyUS = nsToUS32(r.Residency)
 	d.needsUpdate = true

@@ -10,22 +10,22 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
-// TestMenuDeviceLayout: a menu_device is two cache lines, the fields of
-// every select and reflect and the correction factors in the first, the
-// interval history in the second; a CPU's base part is one line.
+// TestMenuDeviceLayout: a menu_device is two cache lines, the CPU's base
+// record and the fields of every select and reflect in the first, the
+// correction factors and the interval history in the second.
 func TestMenuDeviceLayout(t *testing.T) {
 	var d menuDevice
 	if n := unsafe.Sizeof(d); n != 128 {
 		t.Errorf("menuDevice is %d bytes, want 128", n)
 	}
-	if end := unsafe.Offsetof(d.correctionFactor) + unsafe.Sizeof(d.correctionFactor); end > 64 {
-		t.Errorf("the correction factors end at byte %d, past the first line", end)
+	if end := unsafe.Offsetof(d.lastResidencyUS) + unsafe.Sizeof(d.lastResidencyUS); end > 64 || unsafe.Offsetof(d.b) != 0 {
+		t.Errorf("the base record and the select fields span bytes %d..%d, past the first line", unsafe.Offsetof(d.b), end)
 	}
-	if off := unsafe.Offsetof(d.intervals); off != 64 {
-		t.Errorf("intervals at byte %d, want 64", off)
+	if off := unsafe.Offsetof(d.correctionFactor); off != 64 {
+		t.Errorf("correction factors at byte %d, want 64", off)
 	}
-	if n := unsafe.Sizeof(baseCPU{}); n != 64 {
-		t.Errorf("baseCPU is %d bytes, want 64", n)
+	if n := unsafe.Sizeof(baseCPU{}); n != 24 {
+		t.Errorf("baseCPU is %d bytes, want 24", n)
 	}
 }
 
