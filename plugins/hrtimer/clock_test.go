@@ -1,7 +1,6 @@
 package hrtimer
 
 import (
-	"math"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -124,23 +123,4 @@ func TestClockWasSetIPI(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzAddCost: addCost is ktime.Time.Add for every cost a configuration can
-// hold (non-negative), at the edges of 64 bits too.
-func FuzzAddCost(f *testing.F) {
-	for _, s := range []struct{ t, d int64 }{
-		{0, 0}, {1000, 100}, {math.MaxInt64, 0}, {math.MaxInt64, 5}, {math.MaxInt64 - 5, 5},
-		{math.MaxInt64 - 5, 6}, {-7, 3}, {math.MinInt64, math.MaxInt64}, {1, math.MaxInt64},
-	} {
-		f.Add(s.t, s.d)
-	}
-	f.Fuzz(func(t *testing.T, at, d int64) {
-		if d < 0 {
-			d = -(d + 1) // every non-negative cost, MaxInt64 included
-		}
-		if got, want := addCost(ktime.Time(at), d), ktime.Time(at).Add(d); got != want {
-			t.Errorf("addCost(%d, %d) = %d, Add %d", at, d, got, want)
-		}
-	})
 }

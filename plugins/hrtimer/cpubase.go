@@ -221,16 +221,6 @@ func addSafe(a, b int64) int64 {
 	return s
 }
 
-// addCost is t.Add(d) for one of the configured costs, which decodeConfig
-// keeps in [0, 1e15] ns: t+d saturating at KTIME_MAX, without Add's branches
-// for a negative d (FuzzAddCost).
-func addCost(t ktime.Time, d int64) ktime.Time {
-	if s := t + ktime.Time(d); s >= t && t != ktime.Max {
-		return s
-	}
-	return ktime.Max
-}
-
 // clampTime turns a raw monotonic value into a ktime.Time, clamped at 0 as the
 // kernel clamps negative next events (clock_was_set() can move them below 0).
 func clampTime(v int64) ktime.Time {

@@ -94,7 +94,7 @@ func (p *Plugin) runQueues(cb *cpuBase, passNow, t ktime.Time, mask uint8) ktime
 			if tm == nil || basenow < tm.softexpires {
 				break
 			}
-			t = addCost(t, p.cfg.Costs.Expiry)
+			t = t.AddCost(p.cfg.Costs.Expiry)
 			// base->running = timer; __remove_hrtimer(..., reprogram=0).
 			p.removeTimer(cb, tm, false)
 			// The expiry is written in place, field by field (every field:
@@ -187,7 +187,7 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 	p.beginIRQ(cb, now)
 
 	cb.nrEvents++
-	t := addCost(now, p.cfg.Costs.Entry)
+	t := now.AddCost(p.cfg.Costs.Entry)
 	entry := p.updateBase(cb, t)
 	passNow := entry
 	retries := 0
@@ -196,7 +196,7 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 		// expires_next = KTIME_MAX keeps remote CPUs from queueing a first
 		// timer here while the bases are being expired.
 		cb.expiresNext = ktime.Max
-		t = addCost(t, p.cfg.Costs.Pass)
+		t = t.AddCost(p.cfg.Costs.Pass)
 		if p.raiseIfDue(cb, passNow) {
 			res.RaiseSoftirq = true
 		}
@@ -286,7 +286,7 @@ func (p *Plugin) InterruptETIME(cpu int, now ktime.Time) (res sdk.InterruptResul
 	if retries++; retries < 3 {
 		cb.inHrtirq = true
 		cb.expiresNext = ktime.Max
-		t = addCost(t, p.cfg.Costs.Pass)
+		t = t.AddCost(p.cfg.Costs.Pass)
 		if p.raiseIfDue(cb, passNow) {
 			res.RaiseSoftirq = true
 		}
@@ -326,7 +326,7 @@ func (p *Plugin) RunSoftirq(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 	cb := p.cpu(cpu)
 	p.beginIRQ(cb, now)
 
-	t := addCost(now, p.cfg.Costs.Softirq)
+	t := now.AddCost(p.cfg.Costs.Softirq)
 	passNow := p.updateBase(cb, t)
 	t = p.runQueues(cb, passNow, t, activeSoft)
 	cb.softirqActivated = false
@@ -356,7 +356,7 @@ func (p *Plugin) RunQueues(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 	p.beginIRQ(cb, now)
 
 	passNow := p.updateBase(cb, now)
-	t := addCost(now, p.cfg.Costs.Pass)
+	t := now.AddCost(p.cfg.Costs.Pass)
 	res.RaiseSoftirq = p.raiseIfDue(cb, passNow)
 	t = p.runQueues(cb, passNow, t, activeHard)
 	p.endCall()

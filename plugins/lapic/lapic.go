@@ -214,7 +214,7 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 			} else {
 				due = p.tsc.TimeOf(deadline)
 			}
-			r.FireAt = addCost(max(due, addCost(now, r.Cost)), p.latency)
+			r.FireAt = max(due, now.AddCost(r.Cost)).AddCost(p.latency)
 		}
 	} else {
 		// apic_write(APIC_TMICT, delta): the 32-bit count starts at the
@@ -268,15 +268,6 @@ func tscCeil(tick, n uint64) ktime.Time {
 		return ktime.Max
 	}
 	return ktime.Time(q)
-}
-
-// addCost is t.Add(d) for a cost d >= 0 (Configure refuses negative costs):
-// t+d saturating at ktime.Max, without Add's branches for a negative d.
-func addCost(t ktime.Time, d int64) ktime.Time {
-	if s := t + ktime.Time(d); s >= t && t != ktime.Max {
-		return s
-	}
-	return ktime.Max
 }
 
 // mulAdd returns a*b+c and whether it overflowed 64 bits (a 128-bit

@@ -53,22 +53,3 @@ func FuzzTSCConversions(f *testing.F) {
 		}
 	})
 }
-
-// FuzzAddCost: addCost is ktime.Time.Add for every cost the plugin can hold
-// (Configure refuses negative ones), at the edges of 64 bits too.
-func FuzzAddCost(f *testing.F) {
-	for _, s := range []struct{ t, d int64 }{
-		{0, 0}, {1000, 60}, {math.MaxInt64, 0}, {math.MaxInt64, 5}, {math.MaxInt64 - 5, 5},
-		{math.MaxInt64 - 5, 6}, {-7, 3}, {math.MinInt64, math.MaxInt64}, {1, math.MaxInt64},
-	} {
-		f.Add(s.t, s.d)
-	}
-	f.Fuzz(func(t *testing.T, at, d int64) {
-		if d < 0 {
-			d = -(d + 1) // every non-negative cost, MaxInt64 included
-		}
-		if got, want := addCost(ktime.Time(at), d), ktime.Time(at).Add(d); got != want {
-			t.Errorf("addCost(%d, %d) = %d, Add %d", at, d, got, want)
-		}
-	})
-}

@@ -39,6 +39,17 @@ func (t Time) Add(d int64) Time {
 	return Time(s)
 }
 
+// AddCost returns t+d for a cost d >= 0 (a plugin's configured cost, which
+// its Configure refuses when negative), saturating at Max: Add without the
+// branches for a negative d, for the per-call paths that add costs. A
+// negative d is the caller's bug; the answer is then Max.
+func (t Time) AddCost(d int64) Time {
+	if s := t + Time(d); s >= t && t != Max {
+		return s
+	}
+	return Max
+}
+
 // Sub returns t-u in nanoseconds.
 func (t Time) Sub(u Time) int64 { return int64(t) - int64(u) }
 

@@ -2,6 +2,7 @@ package ktime
 
 import (
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -122,6 +123,25 @@ func FuzzParseDuration(f *testing.F) {
 		ns, err := ParseDuration(s)
 		if err == nil && ns < 0 {
 			t.Errorf("ParseDuration(%q) = %d, a negative duration without error", s, ns)
+		}
+	})
+}
+
+// FuzzAddCost: AddCost is Add for every cost d >= 0, at the edges of 64 bits
+// too (the hrtimer and LAPIC plugins add their configured costs with it).
+func FuzzAddCost(f *testing.F) {
+	for _, s := range []struct{ t, d int64 }{
+		{0, 0}, {1000, 100}, {math.MaxInt64, 0}, {math.MaxInt64, 5}, {math.MaxInt64 - 5, 5},
+		{math.MaxInt64 - 5, 6}, {-7, 3}, {math.MinInt64, math.MaxInt64}, {1, math.MaxInt64},
+	} {
+		f.Add(s.t, s.d)
+	}
+	f.Fuzz(func(t *testing.T, at, d int64) {
+		if d < 0 {
+			d = -(d + 1) // every non-negative cost, MaxInt64 included
+		}
+		if got, want := Time(at).AddCost(d), Time(at).Add(d); got != want {
+			t.Errorf("Time(%d).AddCost(%d) = %d, Add %d", at, d, got, want)
 		}
 	})
 }
