@@ -377,8 +377,8 @@ func (t *Task) toUser(now ktime.Time, r Result) {
 		t.signalsOnReturn(now, r)
 		return
 	}
-	// restartOrReturn, written out: this is the path of nearly every
-	// return, and the call depth is what it costs.
+	// restartOrReturn, written out (neither function inlines): this is the
+	// path of nearly every return, and a call level is what it would add.
 	if r.Err == errRestartBlock || r.Err == errRestartNoHand {
 		t.restartSyscall(now, r.Err)
 		return
@@ -387,8 +387,8 @@ func (t *Task) toUser(now ktime.Time, r Result) {
 	t.exec(now, t.prog.Next(t, r))
 }
 
-// signalsOnReturn is toUser with TIF_SIGPENDING set. The split keeps the
-// common return (no signal) small enough to be inlined into its callers.
+// signalsOnReturn is toUser with TIF_SIGPENDING set, out of line so that
+// the common return (no signal) stays short.
 func (t *Task) signalsOnReturn(now ktime.Time, r Result) {
 	pushed, cost := t.doSignal(now, r, true)
 	if pushed {
