@@ -1,6 +1,7 @@
 package kernel_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/kernel"
@@ -116,6 +117,14 @@ func TestNanosleepInterrupted(t *testing.T) {
 				}
 				if end < lo || end > hi {
 					t.Errorf("sleep returned after %d ns, want %d..%d", end, lo, hi)
+				}
+				if tt.abs && w.sleeps == 2 {
+					// -ERESTARTNOHAND re-executes the request as it was: the
+					// second sleeper is started for the same absolute time.
+					want := `function=hrtimer_wakeup expires=\d+ softexpires=` + strconv.FormatInt(int64(start)+1*ms, 10) + ` mode=ABS$`
+					if got := r.grepCount(want); got != 2 {
+						t.Errorf("sleeper starts for the requested time = %d, want 2 (the sleep and its re-execution):\n%s", got, r.buf.String())
+					}
 				}
 				if w.restarts > 0 {
 					// hrtimer_nanosleep_restart(): ABS, soft == hard expiry.

@@ -118,8 +118,9 @@ type frame struct {
 // Task is a thread.
 type Task struct {
 	// The fields every segment and every return to user space reads come
-	// first, in the order of their cache lines (a Task is 640 bytes, a
-	// multiple of 64, so its lines are aligned): with 64 CPUs stepping in
+	// first, in the order of their cache lines (a Task is 552 bytes, in
+	// the 576-byte size class, a multiple of 64, so its lines are
+	// aligned; TestTaskLayout): with 64 CPUs stepping in
 	// turn nothing of a task stays in L1 between two of its events, and each
 	// line an event touches is a miss.
 	k            *Kernel
@@ -154,36 +155,40 @@ type Task struct {
 	segFn  func(now ktime.Time)
 	RTPrio int // 1..99 for SchedFIFO
 
-	// The clock_nanosleep() in progress, in one line with what WakePath
-	// reads of it.
+	// The clock_nanosleep() in progress and what the wakeup that ends it
+	// writes (hrtimer_wakeup() -> try_to_wake_up(): the idle exit it paid),
+	// in one line: the timer callback and Kernel.Wake touch only it here.
 	sleep          sleepState
 	lastHardExpiry ktime.Time // the last sleep's hard expiry in sim time (its target plus the timer slack)
 	Pid            int
-
-	// What contUserRes returns to user space (a clock read's value) and
-	// what contDropped hands restartOrReturn once the dequeue of dropped or
-	// ignored signals has taken its time.
-	userRes, droppedRes Result
-	moreFrames          []frame
-	Comm                string
-	// sleepReq is the clock_nanosleep() request in progress, what an
-	// -ERESTARTNOHAND re-executes; restartBlock is restart_block.nanosleep
-	// (sleep.hasRestartBlock: fn = hrtimer_nanosleep_restart, else
-	// do_no_restart_syscall).
-	sleepReq, restartBlock ClockNanosleep
-	sigInfo                SigInfo // the siginfo doSignal is building
-
 	// What the last wakeup paid for leaving idle (see WakeBreakdown).
 	wakeIdleExit, wakeBroadcast int64
-	// For WakePath: when the task last read a clock.
+
+	// The clock read's line: what contUserRes returns to user space (a
+	// clock read's value) and, for WakePath, when the task last read a
+	// clock; then the absolute sleep's requested time, what an
+	// -ERESTARTNOHAND re-executes (sleepState.request), written by every
+	// sleep. What
+	// contDropped hands restartOrReturn once the dequeue of dropped or
+	// ignored signals has taken its time fills the line.
+	userRes     Result
 	clockReadAt ktime.Time
+	sleepReqT   int64
+	droppedRes  Result
+
+	moreFrames []frame
+	Comm       string
+	// restartBlock is restart_block.nanosleep (sleep.hasRestartBlock: fn =
+	// hrtimer_nanosleep_restart, else do_no_restart_syscall).
+	restartBlock ClockNanosleep
+	sigInfo      SigInfo // the siginfo doSignal is building
 }
 
 // sleepState is a task's clock_nanosleep() between its segments: its struct
-// hrtimer_sleeper, the syscall's name in the trace, whether it is the
-// restart of an interrupted one, the request's flags, and the sleeper's
-// clock and hard expiry in it. 48 bytes: every segment of a sleep reads
-// only these.
+// hrtimer_sleeper, whether it is the restart of an interrupted one (the
+// trace's syscall name: restart_syscall), the request's flags, and the
+// sleeper's clock and hard expiry in it. 32 bytes: every segment of a sleep
+// reads only these, and the wakeup's fields share their line (Task).
 type sleepState struct {
 	sleeper   *HRTimer
 	sleepDone bool // hrtimer_wakeup() cleared t->task
@@ -193,7 +198,22 @@ type sleepState struct {
 	hasRestartBlock bool
 	clock           sdk.ClockID
 	absExpires      int64
-	name            string
+}
+
+// sysName is the syscall the sleep returns from, as sys_exit names it.
+func (s *sleepState) sysName() string {
+	if s.restart {
+		return "restart_syscall"
+	}
+	return "clock_nanosleep"
+}
+
+// request is the clock_nanosleep() an -ERESTARTNOHAND re-executes: the
+// absolute sleep in progress (only an absolute sleep that is not a restart
+// returns that error), its requested time reqT. Its clock is the
+// request's: an absolute sleep keeps it (doNanosleep).
+func (s *sleepState) request(reqT int64) ClockNanosleep {
+	return ClockNanosleep{Clock: s.clock, Abs: true, T: reqT, Rem: s.rem}
 }
 
 // continuations is the syscall being completed: what contSysExit traces
@@ -418,7 +438,7 @@ func (t *Task) restartOrReturn(now ktime.Time, r Result) {
 func (t *Task) restartSyscall(now ktime.Time, err Errno) {
 	t.k.Counters.Inc(cntSyscallRestarts, t.cpu.id, 1)
 	if err == errRestartNoHand {
-		t.doNanosleep(now, t.sleepReq, false)
+		t.doNanosleep(now, t.sleep.request(t.sleepReqT), false)
 		return
 	}
 	if !t.sleep.hasRestartBlock {
@@ -636,13 +656,14 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 	// Field by field: a composite literal would be built on the stack and
 	// copied in 16-byte moves that stall on the 8-byte stores just made.
 	ns := &t.sleep
-	ns.name, ns.restart, ns.abs, ns.rem, ns.clock = name, restart, a.Abs, a.Rem, clock
+	ns.restart, ns.abs, ns.rem, ns.clock = restart, a.Abs, a.Rem, clock
 	ns.absExpires = int64(ns.sleeper.expires) // the hard expiry, in the sleeper's clock
 	t.lastHardExpiry = ktime.Time(ns.absExpires - k.clockOffset(clock))
-	// The request, what -ERESTARTNOHAND re-executes: nanosleepCancelled
-	// returns it only for an absolute sleep that is not a restart, and
-	// the restart follows before the task runs any other syscall.
-	t.sleepReq = a
+	// The request's time, what -ERESTARTNOHAND re-executes
+	// (sleepState.request): nanosleepCancelled returns it only for an
+	// absolute sleep that is not a restart, and the restart follows before
+	// the task runs any other syscall.
+	t.sleepReqT = a.T
 	t.segment(cost, false, contNsSleep)
 }
 
@@ -667,7 +688,7 @@ func (t *Task) nanosleepFinish(now ktime.Time) {
 // restart the interrupted sleep asks for.
 func (t *Task) nanosleepCancelled(now ktime.Time) {
 	ns := &t.sleep
-	name := ns.name
+	name := ns.sysName()
 	if ns.sleepDone {
 		t.sysReturn(now, name, Result{})
 		return
