@@ -226,9 +226,7 @@ func New(o Options) (*Kernel, error) {
 	if ch := k.local.Channels(); ch < m.CPUs || !k.local.Has(sdk.FeatPerCPU) {
 		return nil, fmt.Errorf("kernel: local clockevent device %q has %d channels and is not per-CPU-capable for %d CPUs", k.local.Name(), ch, m.CPUs)
 	}
-	for i := 0; i < m.CPUs; i++ {
-		k.cpus = append(k.cpus, newCPU(k, i, nohzFull[i]))
-	}
+	k.cpus = newCPUs(k, m.CPUs, nohzFull)
 	if k.bcDev != nil {
 		b, err := clockevents.NewBroadcast(k.bcDev, 0, k.local)
 		if err != nil {

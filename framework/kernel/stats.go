@@ -109,8 +109,8 @@ var blockNames = [numBlockCounters]metrics.Name{
 
 // cpuCells are a CPU's counters on the per-wakeup path, resolved once so
 // that counting is an add, not a lookup by name and CPU. The fixed ones are
-// a metrics.Block at the start of the CPU (so on a 64-byte boundary: the
-// CPU is one allocation of a size class that is a multiple of 64): an
+// a metrics.Block at the start of the CPU (so on a 64-byte boundary:
+// newCPUs places every CPU on one): an
 // event's counts touch one or two of its lines instead of a 16-byte cell
 // and a pointer each.
 type cpuCells struct {

@@ -1,0 +1,31 @@
+package kernel
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestCPUsLineAligned checks that every CPU newCPUs makes starts on a cache
+// line, on small and large machines: the CPU's layout groups its hot fields
+// by 64-byte line (the counter block first, the dispatch state after it),
+// which holds only if the CPU itself starts on one.
+func TestCPUsLineAligned(t *testing.T) {
+	if n := unsafe.Sizeof(CPU{}); n%64 != 0 {
+		t.Errorf("CPU is %d bytes, want a multiple of 64", n)
+	}
+	for _, n := range []int{1, 2, 3, 31, 32, 33, 64, 130} {
+		k := &Kernel{}
+		cpus := newCPUs(k, n, map[int]bool{1: true})
+		if len(cpus) != n {
+			t.Fatalf("newCPUs(%d) made %d CPUs", n, len(cpus))
+		}
+		for i, c := range cpus {
+			if a := uintptr(unsafe.Pointer(c)); a%64 != 0 {
+				t.Errorf("%d CPUs: cpu%d at %#x, %d bytes past a cache line", n, i, a, a%64)
+			}
+			if c.id != i || c.k != k || c.nohzFull != (i == 1) || c.idle.state != -1 {
+				t.Errorf("%d CPUs: cpu%d initialised as id %d, nohz_full %v, idle state %d", n, i, c.id, c.nohzFull, c.idle.state)
+			}
+		}
+	}
+}
