@@ -57,6 +57,12 @@ func (q *runqueue) push(t *Task, head bool) {
 				break
 			}
 		}
+		if i == len(q.rt) {
+			// The tail (an empty queue, the common case: list_add_tail()
+			// in __enqueue_rt_entity()): no element moves.
+			q.rt = append(q.rt, t)
+			return
+		}
 		q.rt = append(q.rt, nil)
 		copy(q.rt[i+1:], q.rt[i:])
 		q.rt[i] = t
@@ -82,6 +88,10 @@ func (q *runqueue) peek() *Task {
 func (q *runqueue) remove(t *Task) {
 	for i, o := range q.rt {
 		if o == t {
+			if i == len(q.rt)-1 {
+				q.rt = q.rt[:i] // the last one (the only one, commonly): no element moves
+				return
+			}
 			q.rt = append(q.rt[:i], q.rt[i+1:]...)
 			return
 		}
@@ -193,7 +203,15 @@ func (k *Kernel) Wake(now ktime.Time, t *Task, from *CPU) int64 {
 	return k.costs.Wakeup + k.costs.IPISend
 }
 
+// traceSwitch writes sched_switch; the nil test is all an untraced run
+// pays (it inlines into switchTo).
 func (k *Kernel) traceSwitch(now ktime.Time, c *CPU, prev, next *Task) {
+	if k.tr != nil {
+		k.writeSwitch(now, c, prev, next)
+	}
+}
+
+func (k *Kernel) writeSwitch(now ktime.Time, c *CPU, prev, next *Task) {
 	if !k.tr.Enabled("sched_switch") {
 		return
 	}

@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
@@ -64,4 +66,73 @@ func TestRunqueueOrder(t *testing.T) {
 	if !higher(b, a) || higher(a, d) || !higher(a, c) || higher(c, a) {
 		t.Error("higher(): want RT over fair and higher RT priority over lower, FIFO peers not preempting")
 	}
+}
+
+// TestRunqueueModel runs random pushes (head and tail) and removals (any
+// position, including the last and the only task) against a model that
+// keeps RT tasks sorted by (priority descending, push key) with head pushes
+// keyed before every earlier push, then fair tasks the same way.
+func TestRunqueueModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 2000; round++ {
+		var q runqueue
+		var tasks []*Task
+		for i := 0; i < 6; i++ {
+			x := &Task{Pid: i, Policy: SchedOther}
+			if p := rng.IntN(4); p > 0 {
+				x.Policy, x.RTPrio = SchedFIFO, []int{10, 50, 99}[p-1]
+			}
+			tasks = append(tasks, x)
+		}
+		key := map[*Task]int{}
+		in := map[*Task]bool{}
+		next, first := 0, 0
+		for op := 0; op < 30; op++ {
+			x := tasks[rng.IntN(len(tasks))]
+			if in[x] {
+				q.remove(x)
+				delete(in, x)
+			} else {
+				head := rng.IntN(3) == 0
+				q.push(x, head)
+				in[x] = true
+				if head {
+					first--
+					key[x] = first
+				} else {
+					next++
+					key[x] = next
+				}
+			}
+			var want []*Task
+			for x := range in {
+				want = append(want, x)
+			}
+			slices.SortFunc(want, func(a, b *Task) int {
+				ra, rb := a.RTPrio, b.RTPrio
+				if a.Policy != SchedFIFO {
+					ra = -1
+				}
+				if b.Policy != SchedFIFO {
+					rb = -1
+				}
+				if ra != rb {
+					return rb - ra
+				}
+				return key[a] - key[b]
+			})
+			got := append(append([]*Task{}, q.rt...), q.fair...)
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d op %d: runqueue %v, want %v", round, op, pids(got), pids(want))
+			}
+		}
+	}
+}
+
+func pids(ts []*Task) []int {
+	var out []int
+	for _, x := range ts {
+		out = append(out, x.Pid)
+	}
+	return out
 }
