@@ -202,6 +202,7 @@ func (h *runHandler) Fire(now ktime.Time) {
 // devHandler is the CPU as devEv's handler.
 type devHandler CPU
 
+// Fire is deviceFired.
 func (h *devHandler) Fire(now ktime.Time) { (*CPU)(h).deviceFired(now) }
 
 // ID is the CPU number.
@@ -368,7 +369,9 @@ func (c *CPU) ipiArrived(now ktime.Time, kind int) {
 }
 
 // interruptArrived takes a pending interrupt now, or latches it until the
-// current activity ends.
+// current activity ends. It is the last act of the handler of the event
+// that raised the interrupt (devEv, an IPI's, the broadcast device's), so
+// an idle CPU's wakeup may run in place (beginActivityLast).
 func (c *CPU) interruptArrived(now ktime.Time) {
 	switch c.mode {
 	case modeBusy:
@@ -379,7 +382,7 @@ func (c *CPU) interruptArrived(now ktime.Time) {
 	case modeIdle:
 		// Leave the idle state: its exit latency passes before the handler runs.
 		lat := c.leaveIdleState(now)
-		c.beginActivity(now, now+ktime.Time(lat))
+		c.beginActivityLast(now, now+ktime.Time(lat))
 	case modeFree:
 		c.startInterrupts(now)
 	}
@@ -398,6 +401,23 @@ func (c *CPU) beginActivity(now, end ktime.Time) {
 	c.mode = modeBusy
 	c.busyUntil = end
 	c.armRun(false, end)
+}
+
+// beginActivityLast is beginActivity as the last act of the firing event's
+// handler. An activity of no length then ends at once when nothing queued
+// comes first (sim.Queue.FireAfter): its end runs here, as the next event
+// would, instead of a trip through the queue. That is the wakeup from the
+// polling idle state: poll_idle() (drivers/cpuidle/poll_state.c) spins with
+// interrupts enabled and the state's exit latency is 0, so the interrupt's
+// handler starts the instant the interrupt arrives (cpuidle_enter_state()
+// returns to do_idle() only after it).
+func (c *CPU) beginActivityLast(now, end ktime.Time) {
+	if end == now && !c.runTask && c.k.q.FireAfter(&c.runEv, now) {
+		c.mode, c.busyUntil = modeBusy, now
+		c.activityEnd(now)
+		return
+	}
+	c.beginActivity(now, end)
 }
 
 // armRun schedules runEv at at for the end of an activity (task false) or

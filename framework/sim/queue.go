@@ -530,10 +530,10 @@ func (q *Queue) peek(h *heap4) (ktime.Time, uint64, bool) {
 // what the next Step would fire: e is firing and not re-armed, at is
 // earlier than every queued event (a queued event at at was scheduled
 // first and goes first), within the Step's limit, the queue is not stopped
-// and no poll is due. The queue then counts the step as fired (watchdog,
-// Pops) and its clock stands at at. Skipping the Schedule skips a sequence
-// number: every later one is still larger than every earlier one, so no
-// order changes.
+// and no poll is due between this event and the next (FireAfter). The
+// queue then counts the step as fired (watchdog, Pops) and its clock stands
+// at at. Skipping the Schedule skips a sequence number: every later one is
+// still larger than every earlier one, so no order changes.
 //
 // Its first test is inlined at the call: CPUs in lockstep fire from chains,
 // with no firing root, and take the answer no from it.
@@ -547,25 +547,11 @@ func (q *Queue) FireNext(e *Event, at ktime.Time) bool {
 // fireNext is FireNext while an event fires from a heap root.
 func (q *Queue) fireNext(e *Event, at ktime.Time) bool {
 	f := q.firing
-	if (*f)[0].e != e || at > q.stepLimit || q.stopped || q.poll != nil && (q.pops+1)%PollEvents == 0 {
+	if (*f)[0].e != e || at > q.stepLimit || q.stopped || q.poll != nil && q.pops%PollEvents == 0 {
 		return false
 	}
 	if !q.boundSet {
-		// The earliest queued event: the firing root's children or the
-		// other heap's root; Schedule lowers it from now on.
-		b := ktime.Max
-		s := *f
-		for c := 1; c <= arity && c < len(s); c++ {
-			b = min(b, s[c].at)
-		}
-		o := &q.near
-		if f == o {
-			o = &q.far
-		}
-		if len(*o) > 0 {
-			b = min(b, (*o)[0].at)
-		}
-		q.bound, q.boundSet = b, true
+		q.setBound(f)
 	}
 	if at >= q.bound {
 		return false
@@ -574,6 +560,59 @@ func (q *Queue) fireNext(e *Event, at ktime.Time) bool {
 	q.now = at
 	q.pops++
 	return true
+}
+
+// FireAfter is FireNext for another event: for the firing event's handler
+// when its last act would be to schedule e, neither queued nor firing, at at
+// (a CPU woken from a polling idle state: its zero-length exit ends at
+// once, and that end is the next step). It reports whether the owner may
+// run e's step now, within this handler, instead: e at (at, the next
+// sequence number) must be exactly what the next Step would fire, so at is
+// not before the clock and earlier than every queued event, within the
+// Step's limit, and the queue is not stopped and has no poll due. The queue
+// then counts e as fired (watchdog, Pops) and its clock stands at at. The
+// firing event stays firing (at its root) until its Step ends: whatever the
+// owner schedules meanwhile is ordered by key, as it would be after the
+// firing event's removal, and a re-arm of the firing event re-keys its root
+// (one sift instead of a removal and an insertion).
+//
+// A poll is due when the Step's own event made Pops a multiple of
+// PollEvents: RunUntil polls between that event and the next.
+func (q *Queue) FireAfter(e *Event, at ktime.Time) bool {
+	f := q.firing
+	if f == nil || e.index != -1 || (*f)[0].e == e || at < q.now || at > q.stepLimit || q.stopped ||
+		q.poll != nil && q.pops%PollEvents == 0 {
+		return false
+	}
+	if !q.boundSet {
+		q.setBound(f)
+	}
+	if at >= q.bound {
+		return false
+	}
+	q.watch(e, at)
+	q.now = at
+	q.pops++
+	return true
+}
+
+// setBound computes bound for the Step firing from the root of f: the
+// earliest queued time, among the firing root's children and the other
+// heap's root. Schedule lowers it from now on.
+func (q *Queue) setBound(f *heap4) {
+	b := ktime.Max
+	s := *f
+	for c := 1; c <= arity && c < len(s); c++ {
+		b = min(b, s[c].at)
+	}
+	o := &q.near
+	if f == o {
+		o = &q.far
+	}
+	if len(*o) > 0 {
+		b = min(b, (*o)[0].at)
+	}
+	q.bound, q.boundSet = b, true
 }
 
 // noBound is Queue.bound outside a Step: below every time, so Schedule

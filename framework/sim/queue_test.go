@@ -165,14 +165,16 @@ func TestLivelockWatchdog(t *testing.T) {
 // FuzzQueueWhileFiring checks the queue against a model when the firing
 // event itself schedules, re-arms and cancels events (the event being fired
 // stays at its heap's root until it returns, and moves to the other heap when
-// it re-arms beyond or within the near span) or runs its next step in place
-// (FireNext, allowed when nothing queued comes first): the firing order,
-// Peek, Len, Queued, Now and Pops must be those of a plain sorted list.
+// it re-arms beyond or within the near span) or runs its next step, or
+// another event's, in place (FireNext, FireAfter, allowed when nothing queued
+// comes first): the firing order, Peek, Len, Queued, Now and Pops must be
+// those of a plain sorted list.
 func FuzzQueueWhileFiring(f *testing.F) {
 	f.Add([]byte{0, 5, 1, 3, 2, 7, 0, 0, 3, 1, 1, 9})
 	f.Add([]byte{1, 0, 1, 0, 1, 0, 2, 2, 3, 3, 0, 255})
 	f.Add([]byte{3, 200, 3, 2, 3, 5, 1, 9, 3, 0, 2, 7, 3, 1, 0, 3})
 	f.Add([]byte{0, 3, 3, 0, 3, 7, 3, 1, 3, 2, 3, 3})
+	f.Add([]byte{5, 20, 4, 1, 0, 9, 4, 10, 4, 2, 1, 3, 4, 28})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) < 2 {
 			return
@@ -243,13 +245,13 @@ func FuzzQueueWhileFiring(f *testing.F) {
 				loose := false
 				for k := 0; k < 3; k++ {
 					op, v := next()
-					if op%4 == 0 || op%4 == 1 && int(v)%n == i {
+					if op%5 == 0 || op%5 == 1 && int(v)%n == i {
 						rearmed = true
 					}
-					if _, ok := live[int(v)%n]; ok && (op%4 == 1 || op%4 == 2) {
+					if _, ok := live[int(v)%n]; ok && (op%5 == 1 || op%5 == 2) {
 						loose = true
 					}
-					switch op % 4 {
+					switch op % 5 {
 					case 0: // re-arm itself
 						schedule(i, now+ktime.Time(v%16))
 					case 1: // schedule or move another
@@ -275,6 +277,28 @@ func FuzzQueueWhileFiring(f *testing.F) {
 						}
 						if q.Now() != now || q.Pops() != uint64(fires) {
 							t.Fatalf("after FireNext: Now %v Pops %d, model %v %d", q.Now(), q.Pops(), now, fires)
+						}
+					case 4: // run another's step now if nothing comes first
+						if fires >= 200 {
+							break
+						}
+						j, at := int(v)%n, now+ktime.Time(v/8%4)
+						_, queued := live[j]
+						w, r := earliest()
+						want := !rearmed && j != i && !queued && (w < 0 || at < r.at)
+						got := q.FireAfter(events[j], at)
+						if got != want && (got || !loose) {
+							t.Fatalf("FireAfter(%d, %v) while %d fires = %v, model %v (earliest %d at %v)", j, at, i, got, want, w, r.at)
+						}
+						if got {
+							// j fired; the ops that follow are its
+							// handler's, and i's root stays until the Step
+							// ends (a re-arm of i re-keys it).
+							fires++
+							now = at
+						}
+						if q.Now() != now || q.Pops() != uint64(fires) {
+							t.Fatalf("after FireAfter: Now %v Pops %d, model %v %d", q.Now(), q.Pops(), now, fires)
 						}
 					}
 					check("after an op while firing")
@@ -417,10 +441,10 @@ func TestFireNext(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("FireNext answers %v, want %v", got, want)
 	}
-	// A poll due at the next event: that step goes back through RunUntil.
+	// A poll due after this event: the next goes back through RunUntil.
 	var p Queue
 	p.SetPoll(func() {})
-	p.pops = PollEvents - 2
+	p.pops = PollEvents - 1
 	var f *Event
 	var answers []bool
 	f = NewEvent("f", func(now ktime.Time) {
@@ -431,6 +455,122 @@ func TestFireNext(t *testing.T) {
 	p.Schedule(f, 2)
 	p.Step(ktime.Max)
 	if fmt.Sprint(answers) != "[false true]" {
-		t.Errorf("FireNext with a poll due at the next event, then not: %v, want [false true]", answers)
+		t.Errorf("FireNext with a poll due after the firing event, then not: %v, want [false true]", answers)
+	}
+}
+
+// TestFireAfter checks when the firing event's handler may run another
+// event's step in place: only for an event neither queued nor firing, not
+// before the clock, not at or after a queued event's time, not past the
+// Step's limit, not after Stop, not once the firing event re-armed, not
+// outside a Step or for an event fired from a chain; that it counts as a
+// fired event; and that the firing event's re-arm afterwards keeps the
+// order.
+func TestFireAfter(t *testing.T) {
+	var q Queue
+	var e, o, a, b *Event
+	var got []bool
+	var fired []string
+	e = NewEvent("e", func(now ktime.Time) {
+		fired = append(fired, "e")
+		if len(fired) > 1 {
+			return // the re-armed step at 15
+		}
+		got = append(got,
+			q.FireAfter(e, now),   // firing itself
+			q.FireAfter(o, now),   // queued
+			q.FireAfter(a, now-1), // before the clock
+			q.FireAfter(a, 20),    // o is queued at 20, scheduled first
+			q.FireAfter(a, 26),    // past the limit
+		)
+		q.Stop()
+		got = append(got, q.FireAfter(a, now))
+		q.stopped = false
+		got = append(got, q.FireAfter(a, 12), q.FireAfter(b, 12)) // a earlier than o, then b at the same instant
+		if q.Now() != 12 || q.Pops() != 3 {
+			t.Errorf("after two FireAfter: Now %v Pops %d, want 12 3", q.Now(), q.Pops())
+		}
+		q.Schedule(e, 15)                     // the firing root re-keyed: still before o
+		got = append(got, q.FireAfter(a, 13)) // e re-armed: no firing root
+	})
+	o = NewEvent("o", func(ktime.Time) { fired = append(fired, "o") })
+	a = NewEvent("a", func(ktime.Time) { fired = append(fired, "a") })
+	b = NewEvent("b", func(ktime.Time) { fired = append(fired, "b") })
+	q.Schedule(e, 10)
+	q.Schedule(o, 20)
+	q.Step(25)
+	want := []bool{false, false, false, false, false, false, true, true, false}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("FireAfter answers %v, want %v", got, want)
+	}
+	if q.Len() != 2 || q.Peek() != 15 {
+		t.Errorf("after the Step: Len %d Peek %v, want 2 15", q.Len(), q.Peek())
+	}
+	if q.FireAfter(a, 15) {
+		t.Error("FireAfter outside a Step said yes")
+	}
+	// Two events of one instant: the first fires from the head of their
+	// chain (no firing root), the second from the heap root it then takes.
+	c := NewEvent("c", func(now ktime.Time) {
+		fired = append(fired, "c")
+		got = append(got, q.FireAfter(a, now))
+	})
+	q.Schedule(c, 17)
+	q.Schedule(b, 17)
+	got = got[:0]
+	q.RunUntil(ktime.Max)
+	if fmt.Sprint(got) != "[false]" || fmt.Sprint(fired) != "[e e c b o]" {
+		t.Errorf("fired %v, FireAfter from a chain %v; want [e e c b o], [false]", fired, got)
+	}
+}
+
+// TestPollWithStepsInPlace checks that steps run in place (FireNext,
+// FireAfter) never pass a poll: RunUntil polls once at every multiple of
+// PollEvents, between the events it would separate.
+func TestPollWithStepsInPlace(t *testing.T) {
+	for _, after := range []bool{false, true} {
+		var q Queue
+		const total = 3*PollEvents + 7
+		polls, bad := 0, 0
+		q.SetPoll(func() {
+			polls++
+			if q.Pops()%PollEvents != 0 {
+				bad++
+			}
+		})
+		var e, f *Event
+		e = NewEvent("e", func(now ktime.Time) {
+			for {
+				if q.Pops() >= total {
+					return
+				}
+				if after {
+					if !q.FireAfter(f, now) {
+						q.Schedule(f, now)
+						return
+					}
+					// f's step, in place: it schedules e.
+					now++
+					q.Schedule(e, now)
+					return
+				}
+				if !q.FireNext(e, now+1) {
+					q.Schedule(e, now+1)
+					return
+				}
+				now++
+			}
+		})
+		f = NewEvent("f", func(now ktime.Time) {
+			if q.Pops() < total {
+				q.Schedule(e, now+1)
+			}
+		})
+		q.Schedule(e, 1)
+		q.RunUntil(ktime.Max)
+		if q.Pops() != total || polls != total/PollEvents || bad != 0 {
+			t.Errorf("FireAfter %v: %d events, %d polls (%d not at a multiple of %d), want %d and %d",
+				after, q.Pops(), polls, bad, PollEvents, total, total/PollEvents)
+		}
 	}
 }
