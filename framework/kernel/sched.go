@@ -17,7 +17,7 @@ const (
 	SchedFIFO                // SCHED_FIFO with RTPrio 1..99
 )
 
-type taskState int
+type taskState uint8
 
 const (
 	taskRunnable taskState = iota // on a runqueue or running

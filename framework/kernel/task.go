@@ -116,68 +116,76 @@ type frame struct {
 }
 
 // Task is a thread.
+//
+// Its fields are grouped by cache line: with 64 CPUs stepping in turn
+// nothing of a task stays in L1 between two of its events, and each line an
+// event touches is a miss. A Task is over 512 bytes and holds pointers, so
+// the Go allocator puts an 8-byte header in front of it in a 576-byte slot
+// (a multiple of 64): its lines start at offsets 56, 120, 184, ... and the
+// first line holds only 56 bytes (TestTaskLayout measures where a heap
+// Task starts).
 type Task struct {
-	// The fields every segment and every return to user space reads come
-	// first, in the order of their cache lines (a Task is 552 bytes, in
-	// the 576-byte size class, a multiple of 64, so its lines are
-	// aligned; TestTaskLayout): with 64 CPUs stepping in
-	// turn nothing of a task stays in L1 between two of its events, and each
-	// line an event touches is a miss.
+	// Line 0: what every segment end and every return to user space reads.
 	k            *Kernel
 	cpu          *CPU
-	Proc         *Process
 	segRemaining int64
 	cpuTime      int64 // task CPU time in ns (CLOCK_THREAD_CPUTIME_ID), added to at every context change
 	// What runs when the segment ends (segmentEnded): a prebuilt
 	// continuation, or segFn.
 	segNext    contKind
-	segUser    bool  // the current segment is user computation (signals can interrupt it)
-	sigpending bool  // TIF_SIGPENDING
+	segUser    bool // the current segment is user computation (signals can interrupt it)
+	sigpending bool // TIF_SIGPENDING
+	state      taskState
 	nframes    int32 // the frames: frameBuf, then moreFrames
 	// prog is the top frame's program, the one every return to user space
 	// steps: a copy of the top frame's kept by pushFrame and popFrame, so
 	// that the return reads this line only.
 	prog Program
 
-	blocked  uint64 // blocked signal mask (bit signo-1)
-	state    taskState
-	runSince ktime.Time
-	Policy   Policy
-	pending  sigQueue // t->pending: thread-directed signals
+	// Line 1: signal state (what generation and delivery read) and the
+	// rarer continuation; a cyclictest wakeup reads none of it.
+	Proc    *Process
+	blocked uint64   // blocked signal mask (bit signo-1)
+	pending sigQueue // t->pending: thread-directed signals
+	segFn   func(now ktime.Time)
+	_       [8]byte // free: the sleep starts line 2
 
-	// frameBuf holds the first two frames (the program and one handler) in
-	// the task itself: a separate allocation was one more cache miss per
-	// signal. Nested handlers go on in moreFrames.
-	frameBuf [2]frame
-
-	// The syscall being completed (one line with what follows).
-	cont   continuations
-	segFn  func(now ktime.Time)
-	RTPrio int // 1..99 for SchedFIFO
-
-	// The clock_nanosleep() in progress and what the wakeup that ends it
-	// writes (hrtimer_wakeup() -> try_to_wake_up(): the idle exit it paid),
-	// in one line: the timer callback and Kernel.Wake touch only it here.
+	// Line 2: the clock_nanosleep() in progress and what the wakeup that
+	// ends it writes (hrtimer_wakeup() -> try_to_wake_up(): the idle exit
+	// it paid): the timer callback and Kernel.Wake touch only it and line 0.
 	sleep          sleepState
 	lastHardExpiry ktime.Time // the last sleep's hard expiry in sim time (its target plus the timer slack)
 	Pid            int
 	// What the last wakeup paid for leaving idle (see WakeBreakdown).
 	wakeIdleExit, wakeBroadcast int64
 
-	// The clock read's line: what contUserRes returns to user space (a
-	// clock read's value) and, for WakePath, when the task last read a
-	// clock; then the absolute sleep's requested time, what an
-	// -ERESTARTNOHAND re-executes (sleepState.request), written by every
-	// sleep. What
-	// contDropped hands restartOrReturn once the dequeue of dropped or
-	// ignored signals has taken its time fills the line.
+	// Line 3: the scheduler's and the clock read's: when the task last got
+	// the CPU, its class and priority (switchTo, the runqueue), what contUserRes
+	// returns to user space (a clock read's value) and, for WakePath, when
+	// the task last read a clock; then the absolute sleep's requested
+	// time, what an -ERESTARTNOHAND re-executes (sleepState.request),
+	// written by every sleep.
+	runSince    ktime.Time
+	Policy      Policy
+	RTPrio      int // 1..99 for SchedFIFO
 	userRes     Result
 	clockReadAt ktime.Time
 	sleepReqT   int64
-	droppedRes  Result
 
+	// Lines 4 and 5: frameBuf holds the first two frames (the program and
+	// one handler), one line each, in the task itself: a separate
+	// allocation was one more cache miss per signal. Nested handlers go on
+	// in moreFrames.
+	frameBuf [2]frame
+
+	// Line 6: the syscall being completed, and the name.
+	cont continuations
+	Comm string
+
+	// What contDropped hands restartOrReturn once the dequeue of dropped or
+	// ignored signals has taken its time.
+	droppedRes Result
 	moreFrames []frame
-	Comm       string
 	// restartBlock is restart_block.nanosleep (sleep.hasRestartBlock: fn =
 	// hrtimer_nanosleep_restart, else do_no_restart_syscall).
 	restartBlock ClockNanosleep
