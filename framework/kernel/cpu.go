@@ -595,7 +595,7 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 		}
 		if c.pendIPI&ipiResched != 0 {
 			c.pendIPI &^= ipiResched
-			c.cnt.b.Add(cIPIResched, 1)
+			c.cnt.ipiResched.Add(1)
 		}
 	}
 	c.span(SpanIRQExit, now, now+ktime.Time(k.costs.IRQExit), 0)

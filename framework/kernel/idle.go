@@ -75,11 +75,7 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 		c.enterGovernedState(now)
 		c.mode = modeIdle
 		c.idle.since = now
-		if c.idle.state >= 0 {
-			c.cnt.idleEnter[c.idle.state].Add(1)
-		} else {
-			c.cnt.idleEnterPoll.Add(1)
-		}
+		c.cnt.countIdleEnter(c.idle.state)
 		return
 	}
 	var next ktime.Time
@@ -121,11 +117,7 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 	}
 	c.mode = modeIdle
 	c.idle.since = now
-	if c.idle.state >= 0 {
-		c.cnt.idleEnter[c.idle.state].Add(1)
-	} else {
-		c.cnt.idleEnterPoll.Add(1)
-	}
+	c.cnt.countIdleEnter(c.idle.state)
 }
 
 // leaveIdleState wakes the CPU from its idle state; it returns the exit latency.

@@ -65,8 +65,10 @@ var (
 // Slots of a CPU's counter block (cpuCells.b), the counters of the
 // per-wakeup path, hottest first: the first seven share the block's first
 // cache line with its written flags (an interrupt's), the next eight the
-// second (a task's sleep, the idle entry and exit). idle_enter:poll stays a
-// cell: an idle state named "poll" shares it (idleNames).
+// second (a task's sleep, the idle entry and exit), tick_restarts the
+// third. idle_enter:poll is in the second, also for an idle state named
+// "poll", which shares the counter (cpuCells.countIdleEnter); ipi_resched,
+// rare, is a cell.
 const (
 	cDevWrites = iota
 	cDevWriteCost
@@ -78,13 +80,13 @@ const (
 	cCtxSwitches
 	cHRStart
 	cTickRetains
+	cIdleEnterPoll
 	cIdleExits
 	cIdleExitLat
 	cTickStops
-	cTickRestarts
 	cHRCancel
+	cTickRestarts
 	cTicks
-	cIPIResched
 	// A POSIX timer's expiry and its signal (posix-signals: every one).
 	cPosixTimerFires
 	cSignalsDelivered
@@ -101,7 +103,7 @@ var blockNames = [numBlockCounters]metrics.Name{
 	cHRInterrupts: cntHRInterrupts, cHRRetries: cntHRRetries, cHRExpire: cntHRExpire, cWakeups: cntWakeups,
 	cCtxSwitches: cntCtxSwitches, cHRStart: cntHRStart, cTickRetains: cntTickRetains,
 	cIdleExits: cntIdleExits, cIdleExitLat: cntIdleExitLat, cTickStops: cntTickStops, cTickRestarts: cntTickRestarts,
-	cHRCancel: cntHRCancel, cTicks: cntTicks, cIPIResched: cntIPIResched,
+	cHRCancel: cntHRCancel, cTicks: cntTicks, cIdleEnterPoll: cntIdleEnterPoll,
 	cPosixTimerFires: cntPosixTimerFires, cSignalsDelivered: cntSignalsDelivered, cPosixTimerOverruns: cntPosixTimerOverruns,
 	cPosixTimerAlreadyPending: cntPosixTimerAlreadyPending, cSignalsStaleDelivered: cntSignalsStaleDelivered,
 	cSignalsDropped: cntSignalsDropped,
@@ -114,18 +116,33 @@ var blockNames = [numBlockCounters]metrics.Name{
 // event's counts touch one or two of its lines instead of a 16-byte cell
 // and a pointer each.
 type cpuCells struct {
-	b                        metrics.Block // by slot (c* constants)
-	idleEnterPoll            *metrics.Cell
-	idleEnter, idleResidency []*metrics.Cell // by idle state
+	b          metrics.Block // by slot (c* constants)
+	ipiResched *metrics.Cell
+	// idleEnter and idleResidency are by idle state; idleEnter is nil for
+	// a state named "poll", whose entries are idle_enter:poll's.
+	idleEnter, idleResidency []*metrics.Cell
 	softirq                  [nrSoftirqs]*metrics.Cell
+}
+
+// countIdleEnter counts an entry into idle state s (-1: polling).
+func (x *cpuCells) countIdleEnter(s int) {
+	if s >= 0 && x.idleEnter[s] != nil {
+		x.idleEnter[s].Add(1)
+		return
+	}
+	x.b.Add(cIdleEnterPoll, 1)
 }
 
 // init binds x's block and resolves its cells, on cpu of c.
 func (x *cpuCells) init(c *metrics.Counters, cpu int, idle idleNames) {
 	c.Bind(&x.b, cpu, blockNames[:]...)
-	x.idleEnterPoll = c.Cell(cntIdleEnterPoll, cpu)
+	x.ipiResched = c.Cell(cntIPIResched, cpu)
 	for i := range idle.enter {
-		x.idleEnter = append(x.idleEnter, c.Cell(idle.enter[i], cpu))
+		var enter *metrics.Cell
+		if idle.enter[i] != cntIdleEnterPoll {
+			enter = c.Cell(idle.enter[i], cpu)
+		}
+		x.idleEnter = append(x.idleEnter, enter)
 		x.idleResidency = append(x.idleResidency, c.Cell(idle.residency[i], cpu))
 	}
 	for v := range x.softirq {
