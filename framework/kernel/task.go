@@ -56,11 +56,12 @@ type Compute struct{ NS int64 }
 // TIMER_ABSTIME (T absolute in the clock), else T is a relative duration.
 // glibc's nanosleep() is ClockNanosleep on CLOCK_REALTIME, relative. Rem
 // says whether a remaining-time buffer is passed (rmtp non-NULL). A negative
-// T stands for an invalid timespec (EINVAL).
+// T stands for an invalid timespec (EINVAL). 24 bytes: a program that
+// rewrites its sleep in place fits it in a cache line with its loop state.
 type ClockNanosleep struct {
 	Clock sdk.ClockID
-	Abs   bool
 	T     int64
+	Abs   bool
 	Rem   bool
 }
 

@@ -45,29 +45,33 @@ type cyclictest struct {
 
 // ctThread is one measurement thread: its timerthread() loop (a
 // kernel.Program of its own, so that a wakeup reads no closure object) and
-// its statistics. A wakeup reads and writes the loop's state, the
-// histogram's counters and the sleep it rewrites, in this order: the
-// object is 192 bytes (a size class whose objects start on 64-byte
-// boundaries), three cache lines, the cold fields last.
+// its statistics. A wakeup reads and writes the loop's state and the sleep
+// it rewrites (line 0), then the histogram's counters (line 1): the object
+// is 192 bytes (a size class whose objects start on 64-byte boundaries;
+// TestCtThreadLayout), the cold fields last.
 type ctThread struct {
 	w *cyclictest
-	// The loop's state (Next): its step, the next target, the last clock
-	// read.
-	step      int
-	next, now int64
-	interval  int64
-	// worst explains the Max (kernel.WakePath of the slowest wakeup).
-	worst *kernel.WakePath
+	// The loop's state (Next): its step, the thread's number (its
+	// interval is interval + tid*distance), the next target.
+	step int32
+	tid  int32
+	next int64
 	// Sums over the measured wakeups of the part spent leaving idle.
 	idleExit, broadcast int64
-	lat                 metrics.Latency
 	// sleep is the clock_nanosleep() the loop rewrites and returns.
 	sleep kernel.ClockNanosleep
+	lat   metrics.Latency
+	// worst explains the Max (kernel.WakePath of the slowest wakeup); set
+	// with the first measured sample (lat.Count > 0) and on each new Max.
+	worst *kernel.WakePath
 	start int64 // when the thread starts its loop
-	tid   int
 	pid   int
 	cpu   int
+	_     [4]int64 // to 192 bytes: the 160-byte size class is not line-aligned
 }
+
+// interval is the thread's period (-i interval, -d distance).
+func (st *ctThread) interval() int64 { return st.w.interval + int64(st.tid)*st.w.distance }
 
 func init() {
 	register(Type{
@@ -155,7 +159,7 @@ func (w *cyclictest) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.work = kernel.Compute{NS: w.userWork}
 	rng := k.Rand("cyclictest/" + w.name)
 	for i := 0; i < w.threads; i++ {
-		st := &ctThread{w: w, tid: i, cpu: w.cpus[i%len(w.cpus)], interval: w.interval + int64(i)*w.distance}
+		st := &ctThread{w: w, tid: int32(i), cpu: w.cpus[i%len(w.cpus)]}
 		st.lat.Init(buckets)
 		if w.jitter > 0 {
 			st.start = w.start + rng.Int63n(w.jitter)
@@ -170,12 +174,51 @@ func (w *cyclictest) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	return nil
 }
 
-// Next is cyclictest's timerthread() loop (now, next: st.now, st.next).
-// Its actions are boxed once (the sleep as a pointer the loop rewrites), so
-// the loop allocates nothing.
+// Next is cyclictest's timerthread() loop (next: st.next; now: the last
+// clock read, r.Ret). Its actions are boxed once (the sleep as a pointer
+// the loop rewrites), so the loop allocates nothing.
 func (st *ctThread) Next(t *kernel.Task, r kernel.Result) kernel.Action {
 	w := st.w
 	switch st.step {
+	case 3: // clock_nanosleep returned: clock_gettime(&now)
+		st.step = 4
+		return w.gettime
+	case 4: // diff = now - next; next += interval (skipping missed periods)
+		now := r.Ret
+		if r.Now >= w.warmup {
+			// No sample yet (lat.Count == 0) is no worst case yet.
+			if d := now - st.next; st.lat.Count == 0 || d > st.lat.Max {
+				wp := w.k.WakePath(t, d)
+				st.worst = &wp
+			}
+			if b := w.k.BreakThreshold(); b > 0 && now-st.next > b && w.broke == nil {
+				// cyclictest -b: stop at the first wakeup over the threshold.
+				w.broke = st
+				w.breakValue = now - st.next
+				w.k.Break(fmt.Sprintf("cyclictest %q thread %d: latency %d us, over %d us", w.name, st.tid, (now-st.next)/1000, b/1000))
+			}
+			st.lat.Add(now - st.next)
+			ie, bc := t.WakeBreakdown()
+			st.idleExit += ie
+			st.broadcast += bc
+		}
+		iv := st.interval()
+		st.next += iv
+		for now > st.next {
+			st.next += iv
+		}
+		if w.userWork > 0 {
+			// The statistics work first; the sleep after it (step 5) is
+			// set now, while this line is in hand.
+			st.step = 5
+			w.sleep(&st.sleep, st.next, now+w.userWork)
+			return w.work
+		}
+		st.step = 3
+		return w.sleep(&st.sleep, st.next, now)
+	case 5: // the statistics work is done: sleep again
+		st.step = 3
+		return &st.sleep
 	case 0: // cyclictest is started later: wait for the start time
 		st.step = 1
 		if st.start > 0 {
@@ -185,45 +228,11 @@ func (st *ctThread) Next(t *kernel.Task, r kernel.Result) kernel.Action {
 	case 1: // clock_gettime(&now) before the loop
 		st.step = 2
 		return w.gettime
-	case 2: // next = now + interval; first sleep
-		st.now = r.Ret
-		st.next = st.now + st.interval
+	default: // 2: next = now + interval; first sleep
+		now := r.Ret
+		st.next = now + st.interval()
 		st.step = 3
-		return w.sleep(&st.sleep, st.next, st.now)
-	case 3: // clock_nanosleep returned: clock_gettime(&now)
-		st.step = 4
-		return w.gettime
-	case 4: // diff = now - next; next += interval (skipping missed periods)
-		st.now = r.Ret
-		if r.Now >= w.warmup {
-			if d := st.now - st.next; st.worst == nil || d > st.lat.Max {
-				wp := w.k.WakePath(t, d)
-				st.worst = &wp
-			}
-			if b := w.k.BreakThreshold(); b > 0 && st.now-st.next > b && w.broke == nil {
-				// cyclictest -b: stop at the first wakeup over the threshold.
-				w.broke = st
-				w.breakValue = st.now - st.next
-				w.k.Break(fmt.Sprintf("cyclictest %q thread %d: latency %d us, over %d us", w.name, st.tid, (st.now-st.next)/1000, b/1000))
-			}
-			st.lat.Add(st.now - st.next)
-			ie, bc := t.WakeBreakdown()
-			st.idleExit += ie
-			st.broadcast += bc
-		}
-		st.next += st.interval
-		for st.now > st.next {
-			st.next += st.interval
-		}
-		if w.userWork > 0 {
-			st.step = 5
-			return w.work
-		}
-		st.step = 3
-		return w.sleep(&st.sleep, st.next, st.now)
-	default: // the statistics work is done: sleep again
-		st.step = 3
-		return w.sleep(&st.sleep, st.next, st.now+w.userWork)
+		return w.sleep(&st.sleep, st.next, now)
 	}
 }
 
@@ -254,7 +263,7 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 	for _, st := range w.stats {
 		h := &st.lat
 		rep.Text = append(rep.Text, fmt.Sprintf("T:%2d (%5d) P:%2d I:%d C:%7d Min:%7d Act:%5d Avg:%5d Max:%8d",
-			st.tid, st.pid, w.prio, st.interval/1000, h.Count, h.MinOrZero()/unit, h.Last/unit, int64(h.Avg())/unit, h.Max/unit))
+			st.tid, st.pid, w.prio, st.interval()/1000, h.Count, h.MinOrZero()/unit, h.Last/unit, int64(h.Avg())/unit, h.Max/unit))
 		rep.Bench = append(rep.Bench, BenchLine{Name: "Cyclictest", Sub: fmt.Sprintf("thread=%d", st.tid), Metrics: []Metric{
 			{"max-latency-ns", float64(h.Max), "lower"},
 			{"avg-latency-ns", h.Avg(), "lower"},
@@ -275,7 +284,7 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 	}
 	var hists []LatencyHist
 	for _, st := range w.stats {
-		hists = append(hists, histOf(st.tid, &st.lat))
+		hists = append(hists, histOf(int(st.tid), &st.lat))
 	}
 	rep.Extra["latency_us"] = hists
 	var worst []WorstCase
@@ -283,7 +292,7 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 		if st.worst == nil {
 			continue
 		}
-		wc := WorstCase{Thread: st.tid, WakePath: *st.worst}
+		wc := WorstCase{Thread: int(st.tid), WakePath: *st.worst}
 		worst = append(worst, wc)
 		rep.Text = append(rep.Text, fmt.Sprintf("#  T:%2d %s", st.tid, wc.Line()))
 	}
