@@ -100,7 +100,7 @@ func (p *Plugin) RetriggerNextEvent(cpu int, now ktime.Time) sdk.HROpResult {
 	p.beginOp(cb)
 	p.retriggerNextEvent(cb)
 	p.endCall()
-	return sdk.HROpResult{Cost: p.cfg.Costs.ClockWasSet, Program: cb.opProg}
+	return sdk.HROpResult{Cost: p.cfg.Costs.ClockWasSet, Program: p.prog}
 }
 
 // NextEvent answers what tick-sched and the idle governor ask: in high-res

@@ -50,12 +50,15 @@ const never = int64(ktime.Max)
 //
 // Layout: on a big machine every CPU's base is visited once per wakeup and
 // evicted from the L1 cache in between, so each line a call touches is a miss.
-// The record is 512 bytes and the bases are allocated side by side
-// (newCPUBases), so each starts on a line boundary; Start touches two of its
-// lines (the next-event caches with its Program buffer and flags; the
-// CLOCK_MONOTONIC queue with room for its first timers and Start's counters),
-// the interrupt and Cancel two more (the other counters; the interrupt's
-// buffers): TestCPUBaseLayout.
+// The record is 576 bytes (nine lines) and the bases are allocated side by
+// side (newCPUBases), so each starts on a line boundary. Start touches two of
+// its lines: line 0 (the next-event caches, the operations' first device
+// write, the flags and the small counts) and line 2 (the CLOCK_MONOTONIC
+// queue with room for its first timers, and Start's counters); the interrupt
+// touches those and line 1 (its first expiry and first device write, inline,
+// and the hard expiry count): TestCPUBaseLayout. The answers' Program and
+// Expired lists point into the record while they have one entry, the common
+// case, so that no separate buffer line is touched either.
 type cpuBase struct {
 	// Line 0.
 	//
@@ -69,9 +72,20 @@ type cpuBase struct {
 	softirqExpiresNext ktime.Time
 	softirqNextTimer   *timer
 
-	// opProg and irqProg are the Program buffers of the operations and of
-	// the interrupt family (Plugin.prog points at the one in use).
-	opProg []ktime.Time
+	// opFirst is the first entry of the operations' Program buffer (Start,
+	// Cancel, RetriggerNextEvent; see Plugin.prog).
+	opFirst [1]ktime.Time
+
+	// cwsSeq is the clock_was_set_seq (an unsigned int, as the kernel's)
+	// the offsets in off belong to; hrtimer_update_base() refreshes them
+	// when the timekeeper's sequence moved.
+	cwsSeq uint32
+	// nrEvents is a kernel statistic with the kernel's width
+	// (/proc/timer_list shows it; the others are with the cold fields).
+	nrEvents uint32
+	cpu      int32
+	// nReclaim is len(reclaim), the length the interrupt tests.
+	nReclaim uint16
 
 	// activeBases has bit i set while bases[i] holds a timer.
 	activeBases uint8
@@ -79,38 +93,31 @@ type cpuBase struct {
 	inHrtirq         bool // inside hrtimer_interrupt() (never true between calls)
 	hangDetected     bool // the last interrupt declared a hang; blocks __hrtimer_reprogram()
 	softirqActivated bool // HRTIMER_SOFTIRQ raised and not yet run
-
-	cpu int32
-
-	// Line 1.
-	stats stats
-	// nReclaim is len(reclaim), next to the counters the interrupt and
-	// Cancel bump.
-	nReclaim uint16
-	_        [14]byte
-
-	// Line 2.
-	irqProg []ktime.Time
-	irqExp  []sdk.HRExpiry
-	// cwsSeq is the clock_was_set_seq the offsets in off belong to;
-	// hrtimer_update_base() refreshes them when the timekeeper's sequence
-	// moved.
-	cwsSeq uint64
-	// Kernel statistics with the kernel's widths (/proc/timer_list shows
-	// them; the others are with the cold fields at the end).
-	nrEvents uint32
 	// tryPending: the last Interrupt or InterruptETIME of the proportional
 	// era ended with tick_program_event(expires_next, 0) for the host to try;
 	// irqEntry and irqRetries are the interrupt's entry_time and retries.
 	tryPending bool
 
-	// Line 3: monoBuf, the first backing array of the CLOCK_MONOTONIC
+	// Line 1: the interrupt family's first expiry and first device write,
+	// and the count of hard expiries it bumps.
+	expFirst     [1]sdk.HRExpiry
+	irqFirst     [1]ktime.Time
+	expiriesHard int64
+
+	// Line 2: monoBuf, the first backing array of the CLOCK_MONOTONIC
 	// queue's heap, the two counters every Start bumps (the others are in
 	// stats), and that queue (bases[0]); the other bases follow.
 	monoBuf      [3]*timer
 	starts       int64
 	deviceWrites int64
 	bases        [maxClockBases]timerQueue
+
+	stats stats
+
+	// opMore, irqMore and expMore hold the whole lists once they have a
+	// second entry.
+	opMore, irqMore []ktime.Time
+	expMore         []sdk.HRExpiry
 
 	// reclaim lists timers that went inactive on this CPU and may be recycled.
 	reclaim []*timer
@@ -124,14 +131,15 @@ type cpuBase struct {
 	nrHangs     uint16
 	maxHangTime uint32
 
-	_ [16]byte // to 512 bytes
+	_ [32]byte // to 576 bytes
 }
 
-// stats are the plugin's own 64-bit counters but starts and deviceWrites.
+// stats are the plugin's own 64-bit counters but starts, deviceWrites and
+// expiriesHard.
 type stats struct {
-	expiriesHard, retryPasses, cancels int64
-	expiriesSoft, softirqRaises        int64
-	migrated                           int64
+	retryPasses, cancels        int64
+	expiriesSoft, softirqRaises int64
+	migrated                    int64
 }
 
 // newCPUBases returns n bases, side by side in one allocation.

@@ -8,14 +8,12 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
-// beginIRQ prepares cb's interrupt-family buffers for a new call.
-func (p *Plugin) beginIRQ(cb *cpuBase, now ktime.Time) {
-	cb.irqProg = cb.irqProg[:0]
-	cb.irqExp = cb.irqExp[:0]
-	p.progCB, p.prog = cb, &cb.irqProg
-	if cb.nReclaim >= reclaimLazy {
-		p.reclaim(cb, now)
-	}
+// beginIRQ prepares cb's interrupt-family buffers for a new call. (Its
+// callers then recycle cb's listed timers, reclaimLazily: apart, both
+// inline.)
+func (p *Plugin) beginIRQ(cb *cpuBase) {
+	p.progCB, p.prog = cb, cb.irqFirst[:0:1]
+	p.exp = cb.expFirst[:0:1]
 }
 
 // updateBase models hrtimer_update_base(): read the time and, when the
@@ -99,7 +97,10 @@ func (p *Plugin) runQueues(cb *cpuBase, passNow, t ktime.Time, mask uint8) ktime
 			p.removeTimer(cb, tm, false)
 			// The expiry is written in place, field by field (every field:
 			// the slot may hold an earlier call's record).
-			exp := cb.nextExpiry()
+			n := len(p.exp)
+			p.growExpiriesIfFull(cb)
+			p.exp = p.exp[:n+1]
+			exp := &p.exp[n]
 			exp.ID, exp.Now, exp.BaseNow, exp.Soft = tm.id, t, ktime.Time(addSafe(int64(t), off)), tm.soft
 			exp.Overruns, exp.Restarted, exp.NewExpires = 0, false, 0
 			if tm.period > 0 {
@@ -119,23 +120,28 @@ func (p *Plugin) runQueues(cb *cpuBase, passNow, t ktime.Time, mask uint8) ktime
 			if tm.soft {
 				cb.stats.expiriesSoft++
 			} else {
-				cb.stats.expiriesHard++
+				cb.expiriesHard++
 			}
 		}
 	}
 	return t
 }
 
-// nextExpiry appends a slot to cb.irqExp and returns it; the caller sets
-// every field.
-func (cb *cpuBase) nextExpiry() *sdk.HRExpiry {
-	n := len(cb.irqExp)
-	if n == cap(cb.irqExp) {
-		cb.irqExp = append(cb.irqExp, sdk.HRExpiry{})
-	} else {
-		cb.irqExp = cb.irqExp[:n+1]
+// growExpiriesIfFull makes room for one more expiry in the call's list.
+func (p *Plugin) growExpiriesIfFull(cb *cpuBase) {
+	if len(p.exp) == cap(p.exp) {
+		p.growExpiries(cb)
 	}
-	return &cb.irqExp[n]
+}
+
+// growExpiries makes room for an expiry that does not fit the call's list
+// (a second one): the list moves from the entry inline in cb to cb's
+// overflow buffer.
+//
+//go:noinline
+func (p *Plugin) growExpiries(cb *cpuBase) {
+	cb.expMore = append(append(cb.expMore[:0], p.exp...), sdk.HRExpiry{})
+	p.exp = cb.expMore[:len(p.exp)]
 }
 
 // raiseIfDue is the softirq check at the top of every interrupt pass and of
@@ -184,7 +190,8 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 	if !p.highRes {
 		panic(fmt.Sprintf("hrtimer: Interrupt on cpu %d in low-res mode (hrtimer_interrupt BUG_ON(!hres_active)); use RunQueues", cpu))
 	}
-	p.beginIRQ(cb, now)
+	p.beginIRQ(cb)
+	p.reclaimLazily(cb, now)
 
 	cb.nrEvents++
 	t := now.AddCost(p.cfg.Costs.Entry)
@@ -258,11 +265,13 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 		// Every pass failed; retries counts them all, the extra passes are 2.
 		res.Retries = 2
 	}
-	cb.stats.retryPasses += int64(res.Retries)
+	if res.Retries != 0 {
+		cb.stats.retryPasses += int64(res.Retries)
+	}
 	p.endCall()
 	res.End = t
-	res.Expired = cb.irqExp
-	res.Program = cb.irqProg
+	res.Expired = p.exp
+	res.Program = p.prog
 	return res
 }
 
@@ -278,7 +287,8 @@ func (p *Plugin) InterruptETIME(cpu int, now ktime.Time) (res sdk.InterruptResul
 		panic(fmt.Sprintf("hrtimer: InterruptETIME on cpu %d without a pending tick_program_event(expires_next, 0)", cpu))
 	}
 	cb.tryPending = false
-	p.beginIRQ(cb, now)
+	p.beginIRQ(cb)
+	p.reclaimLazily(cb, now)
 	entry, retries := cb.irqEntry, cb.irqRetries
 	t := now
 	passNow := p.updateBase(cb, t)
@@ -311,11 +321,13 @@ func (p *Plugin) InterruptETIME(cpu int, now ktime.Time) (res sdk.InterruptResul
 		res.Hang = true
 		p.write(cb, t.Add(res.HangDelay))
 	}
-	cb.stats.retryPasses += int64(res.Retries)
+	if res.Retries != 0 {
+		cb.stats.retryPasses += int64(res.Retries)
+	}
 	p.endCall()
 	res.End = t
-	res.Expired = cb.irqExp
-	res.Program = cb.irqProg
+	res.Expired = p.exp
+	res.Program = p.prog
 	return res
 }
 
@@ -324,7 +336,8 @@ func (p *Plugin) InterruptETIME(cpu int, now ktime.Time) (res sdk.InterruptResul
 // with hrtimer_update_softirq_timer(cpu_base, reprogram=true).
 func (p *Plugin) RunSoftirq(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 	cb := p.cpu(cpu)
-	p.beginIRQ(cb, now)
+	p.beginIRQ(cb)
+	p.reclaimLazily(cb, now)
 
 	t := now.AddCost(p.cfg.Costs.Softirq)
 	passNow := p.updateBase(cb, t)
@@ -337,7 +350,7 @@ func (p *Plugin) RunSoftirq(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 		p.hrtimerReprogram(cb, cb.softirqNextTimer, true)
 	}
 	p.endCall()
-	res.End, res.Expired, res.Program = t, cb.irqExp, cb.irqProg
+	res.End, res.Expired, res.Program = t, p.exp, p.prog
 	return res
 }
 
@@ -353,7 +366,8 @@ func (p *Plugin) RunQueues(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 		res.End = now
 		return res
 	}
-	p.beginIRQ(cb, now)
+	p.beginIRQ(cb)
+	p.reclaimLazily(cb, now)
 
 	passNow := p.updateBase(cb, now)
 	t := now.AddCost(p.cfg.Costs.Pass)
@@ -361,7 +375,7 @@ func (p *Plugin) RunQueues(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 	t = p.runQueues(cb, passNow, t, activeHard)
 	p.endCall()
 	res.End = t
-	res.Expired = cb.irqExp
-	res.Program = cb.irqProg
+	res.Expired = p.exp
+	res.Program = p.prog
 	return res
 }

@@ -38,23 +38,28 @@ type Plugin struct {
 	// tk and tkSeq model the timekeeper's offsets and clock_was_set_seq;
 	// cwsMask are the bases the latest offset change affected.
 	tk      sdk.ClockOffsets
-	tkSeq   uint64
+	tkSeq   uint32
 	cwsMask uint8
 
-	// progCB is the CPU whose call is in progress and prog that call's
-	// Program buffer: device writes are only ever made by the CPU the call
-	// runs on. Set at each writing call's entry and cleared at its return
-	// (no defer: a call that panics leaves it set, and the next writing call
-	// sets it afresh before it can write).
+	// progCB is the CPU whose call is in progress: device writes are only
+	// ever made by the CPU the call runs on. Set at each writing call's
+	// entry and cleared at its return (no defer: a call that panics leaves
+	// it set, and the next writing call sets it afresh before it can
+	// write). prog is that call's Program list: it starts in the first
+	// entry inline in progCB's record (opFirst, or irqFirst for the
+	// interrupt family) and moves to the overflow buffer of that family
+	// (opMore, irqMore) at its second entry. exp is an interrupt-family
+	// call's Expired list, the same way. Their headers live here, in a line
+	// every call touches, not in the CPU's record.
 	progCB *cpuBase
-	prog   *[]ktime.Time
+	prog   []ktime.Time
+	exp    []sdk.HRExpiry
 }
 
 // beginOp starts an operation (Start, Cancel, RetriggerNextEvent) on cb:
-// its writes go to cb.opProg.
+// its writes go to the operations' Program buffer.
 func (p *Plugin) beginOp(cb *cpuBase) {
-	cb.opProg = cb.opProg[:0]
-	p.progCB, p.prog = cb, &cb.opProg
+	p.progCB, p.prog = cb, cb.opFirst[:0:1]
 }
 
 // endCall ends the writing call in progress.
@@ -127,7 +132,7 @@ func (p *Plugin) Counters() []sdk.Counter {
 	for _, cb := range p.cpus {
 		vals := []int64{
 			int64(cb.nrEvents), int64(cb.nrRetries), int64(cb.nrHangs), int64(cb.maxHangTime),
-			cb.starts, cb.stats.cancels, cb.stats.expiriesHard, cb.stats.expiriesSoft,
+			cb.starts, cb.stats.cancels, cb.expiriesHard, cb.stats.expiriesSoft,
 			cb.deviceWrites, cb.stats.softirqRaises, cb.stats.retryPasses, cb.stats.migrated,
 		}
 		for i, n := range counterNames {
@@ -266,6 +271,14 @@ const reclaimBatch = 256
 // on: not queued, not running, no next pointer to it), so when it happens
 // changes nothing but memory.
 const reclaimLazy = 32
+
+// reclaimLazily recycles cb's listed timers at now once reclaimLazy are
+// listed.
+func (p *Plugin) reclaimLazily(cb *cpuBase, now ktime.Time) {
+	if cb.nReclaim >= reclaimLazy {
+		p.reclaim(cb, now)
+	}
+}
 
 // markInactive queues t for recycling once it is no longer referenced.
 func (p *Plugin) markInactive(t *timer) {

@@ -6,13 +6,30 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
-// write records one tick_program_event(expires, force=1) by cb's CPU.
+// write records one tick_program_event(expires, force=1) by cb's CPU, the
+// CPU of the call in progress (the interrupt's own; reprogram checks its
+// callers').
 func (p *Plugin) write(cb *cpuBase, expires ktime.Time) {
-	if p.progCB != cb {
-		remoteWrite(cb)
+	if len(p.prog) == cap(p.prog) {
+		p.growProg()
 	}
-	*p.prog = append(*p.prog, expires)
+	p.prog = append(p.prog, expires) // in place: it fits
 	cb.deviceWrites++
+}
+
+// growProg makes room for a write that does not fit the call's Program
+// list (a second write): the list moves from the entry inline in the CPU's
+// record to its overflow buffer.
+//
+//go:noinline
+func (p *Plugin) growProg() {
+	cb := p.progCB
+	m := &cb.opMore
+	if first := &p.prog[:1][0]; first == &cb.irqFirst[0] || len(cb.irqMore) > 0 && first == &cb.irqMore[0] {
+		m = &cb.irqMore
+	}
+	*m = append(append((*m)[:0], p.prog...), 0)
+	p.prog = (*m)[:len(p.prog)]
 }
 
 //go:noinline
@@ -28,6 +45,9 @@ func (p *Plugin) reprogram(cb *cpuBase, expires ktime.Time) {
 	cb.expiresNext = expires
 	if !p.highRes || cb.hangDetected {
 		return
+	}
+	if p.progCB != cb {
+		remoteWrite(cb)
 	}
 	p.write(cb, expires)
 }

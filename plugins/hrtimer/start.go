@@ -147,7 +147,7 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 	p.endCall()
 	// The answer is written in place (a named result, no defer): no copy of
 	// a struct assembled on the stack.
-	r.Cost, r.Program, r.Ret = p.cfg.Costs.Start, this.opProg, ret
+	r.Cost, r.Program, r.Ret = p.cfg.Costs.Start, p.prog, ret
 	r.Expires, r.SoftExpires = t.expires, t.softexpires
 	if target != this {
 		r.Moved, r.CPU = true, int(target.cpu)
@@ -203,6 +203,6 @@ func (p *Plugin) Cancel(cpu int, now ktime.Time, id sdk.TimerID) (res sdk.HROpRe
 		res.Ret = 1
 	}
 	p.endCall()
-	res.Program = this.opProg
+	res.Program = p.prog
 	return res
 }
