@@ -335,9 +335,18 @@ func (c *hrTimerBase) CheckStart(id sdk.TimerID, cost int64, writes int, ret int
 }
 
 // CheckInterrupt checks the fields of Interrupt's answer for an interrupt
-// entered at now (see pass).
+// entered at now (see pass). It tests the answer as check does, in line,
+// and leaves it to check to name the violation it finds.
 func (c *hrTimerBase) CheckInterrupt(now, end ktime.Time, expired []sdk.HRExpiry, writes, retries int, hangDelay int64) {
-	c.check("Interrupt", now, end, expired, writes, retries, hangDelay)
+	if end < now || int64(end-now) > MaxCost || len(expired) > MaxList || writes > MaxList ||
+		retries < 0 || uint64(hangDelay) > uint64(MaxCost) {
+		c.check("Interrupt", now, end, expired, writes, retries, hangDelay)
+	}
+	for i := range expired {
+		if e := &expired[i]; !c.known.has(e.ID) || e.Now < now || e.Now > end {
+			c.check("Interrupt", now, end, expired, writes, retries, hangDelay)
+		}
+	}
 }
 
 // Cancel implements sdk.HRTimerBase.

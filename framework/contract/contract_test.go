@@ -403,3 +403,63 @@ func TestHRTimerCancelChecked(t *testing.T) {
 		}()
 	}
 }
+
+// TestHRTimerInterruptChecked: CheckInterrupt (the kernel's split check of
+// Interrupt's answer, which tests the fields in line) accepts a valid answer
+// and refuses every lie the full check refuses, with its message.
+func TestHRTimerInterruptChecked(t *testing.T) {
+	var real sdk.HRTimerBase
+	for _, f := range builtin.Factories() {
+		if f.Name == "hrtimer" {
+			real = f.New().(sdk.HRTimerBase)
+		}
+	}
+	p := contract.Wrap(sdk.KindHRTimer, "hrtimer", real, contract.Limits{CPUs: 1})
+	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{}); d.HasErrors() {
+		t.Fatal(d)
+	}
+	hb := p.(sdk.HRTimerBase)
+	hb.Start(0, 0, sdk.HRTimer{ID: 1, Clock: sdk.ClockMonotonic}, 1000, 0) // id 1 is known
+	split := p.(interface {
+		CheckInterrupt(now, end ktime.Time, expired []sdk.HRExpiry, writes, retries int, hangDelay int64)
+	})
+	const now, end = ktime.Time(1000), ktime.Time(2000)
+	ok := []sdk.HRExpiry{{ID: 1, Now: now}, {ID: 1, Now: end}}
+	for _, tc := range []struct {
+		name            string
+		end             ktime.Time
+		expired         []sdk.HRExpiry
+		writes, retries int
+		hangDelay       int64
+		problem         string
+	}{
+		{name: "valid", end: end, expired: ok, writes: 1},
+		{name: "ends before it starts", end: now - 1, expired: ok, problem: "ends at 999"},
+		{name: "ends too late", end: now + ktime.Time(contract.MaxCost) + 1, problem: "ends at"},
+		{name: "too many expiries", end: end, expired: make([]sdk.HRExpiry, contract.MaxList+1), problem: "expired timers, more than"},
+		{name: "too many writes", end: end, writes: contract.MaxList + 1, problem: "device writes, more than"},
+		{name: "negative retries", end: end, retries: -1, problem: "retries -1"},
+		{name: "negative hang delay", end: end, hangDelay: -1, problem: "hang delay -1"},
+		{name: "hang delay too long", end: end, hangDelay: contract.MaxCost + 1, problem: "hang delay"},
+		{name: "unknown timer", end: end, expired: []sdk.HRExpiry{ok[0], {ID: 2, Now: now}}, problem: "expired timer id 2"},
+		{name: "callback before entry", end: end, expired: []sdk.HRExpiry{{ID: 1, Now: now - 1}}, problem: "callback starts at 999"},
+		{name: "callback after the end", end: end, expired: []sdk.HRExpiry{ok[0], {ID: 1, Now: end + 1}}, problem: "callback starts at 2001"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if tc.problem == "" {
+					if r != nil {
+						t.Errorf("a valid answer: recovered %v", r)
+					}
+					return
+				}
+				ce, isCE := r.(*sdk.ContractError)
+				if !isCE || ce.Call != "Interrupt" || !strings.Contains(ce.Error(), tc.problem) {
+					t.Errorf("recovered %v, want a ContractError for Interrupt containing %q", r, tc.problem)
+				}
+			}()
+			split.CheckInterrupt(now, tc.end, tc.expired, tc.writes, tc.retries, tc.hangDelay)
+		})
+	}
+}
