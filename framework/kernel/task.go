@@ -647,11 +647,7 @@ func (t *Task) doNanosleep(now ktime.Time, a ClockNanosleep, restart bool) {
 		}
 	}
 	if t.sleep.sleeper == nil {
-		t.sleep.sleeper = k.NewHRTimer("hrtimer_wakeup", clock, mode, k.costs.Wakeup, func(cpu *CPU, at ktime.Time, e *sdk.HRExpiry) {
-			// hrtimer_wakeup(): clear t->task and wake the sleeper.
-			t.sleep.sleepDone = true
-			k.Wake(at, t, cpu)
-		})
+		t.sleep.sleeper = k.newSleeper(t, clock, mode)
 	}
 	// hrtimer_setup_sleeper_on_stack() traces the caller's clock and mode.
 	k.traceHRInit(now, c, t.sleep.sleeper, a.Clock, mode)

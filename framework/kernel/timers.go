@@ -23,15 +23,34 @@ type HRTimer struct {
 	Period int64 // declared forward period (HRTIMER_RESTART), 0 = NORESTART
 	// Callback applies the callback's side effects on cpu at now.
 	Callback func(cpu *CPU, now ktime.Time, e *sdk.HRExpiry)
+	// wake is the task of an hrtimer_sleeper, whose callback is
+	// hrtimer_wakeup() (newSleeper; Callback is nil): no closure object, a
+	// line the expiry would touch only to call it.
+	wake *Task
 
 	expires ktime.Time
 	Mode    sdk.HRMode
-	cpu     int32
+	cpu     int16 // the CPU whose base it was last queued on (MaxCPUs 4096)
 	queued  bool
 
 	Function string // callback name as ftrace prints it
 
 	_ [48]byte // to 128 bytes
+}
+
+// newSleeper registers t's struct hrtimer_sleeper (hrtimer_setup_sleeper_on_stack()):
+// an hrtimer whose callback, hrtimer_wakeup(), wakes t.
+func (k *Kernel) newSleeper(t *Task, clock sdk.ClockID, mode sdk.HRMode) *HRTimer {
+	h := k.NewHRTimer("hrtimer_wakeup", clock, mode, k.costs.Wakeup, nil)
+	h.wake = t
+	return h
+}
+
+// hrtimerWakeup is hrtimer_wakeup() for t's sleeper, expired on cpu at at:
+// clear t->task (the sleep is done) and wake the task.
+func (k *Kernel) hrtimerWakeup(cpu *CPU, at ktime.Time, t *Task) {
+	t.sleep.sleepDone = true
+	k.Wake(at, t, cpu)
 }
 
 // Queued reports whether the timer is enqueued (hrtimer_is_queued()).
@@ -63,10 +82,10 @@ func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time,
 	if k.hrtChk != nil {
 		k.hrtChk.CheckStart(t.ID, r.Cost, len(r.Program), r.Ret)
 	}
-	t.queued, t.cpu, t.expires = true, int32(c.id), r.Expires
+	t.queued, t.cpu, t.expires = true, int16(c.id), r.Expires
 	if r.Moved {
 		// switch_hrtimer_base() queued it on another CPU's base.
-		t.cpu = int32(r.CPU)
+		t.cpu = int16(r.CPU)
 		k.timerMoved(c.id)
 	}
 	c.cnt.b.Add(cHRStart, 1)
@@ -118,7 +137,9 @@ func (k *Kernel) runHRExpiries(c *CPU, res *sdk.InterruptResult) {
 			k.tr.Event(e.Now, c.traceCtx(), "hrtimer_expire_entry", fmt.Sprintf("hrtimer=%s function=%s now=%d",
 				trace.Ptr(uint64(t.ID)), t.Function, int64(e.BaseNow)))
 		}
-		if t.Callback != nil {
+		if t.wake != nil {
+			k.hrtimerWakeup(c, e.Now, t.wake)
+		} else if t.Callback != nil {
 			t.Callback(c, e.Now, e)
 		}
 		if k.tr != nil {

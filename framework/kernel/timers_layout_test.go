@@ -19,8 +19,9 @@ func TestHRTimerLayout(t *testing.T) {
 	}{
 		{"ID", unsafe.Offsetof(h.ID), unsafe.Sizeof(h.ID)}, {"Clock", unsafe.Offsetof(h.Clock), unsafe.Sizeof(h.Clock)},
 		{"Cost", unsafe.Offsetof(h.Cost), 8}, {"Period", unsafe.Offsetof(h.Period), 8},
-		{"Callback", unsafe.Offsetof(h.Callback), 8}, {"expires", unsafe.Offsetof(h.expires), 8},
-		{"Mode", unsafe.Offsetof(h.Mode), unsafe.Sizeof(h.Mode)}, {"cpu", unsafe.Offsetof(h.cpu), 4},
+		{"Callback", unsafe.Offsetof(h.Callback), 8}, {"wake", unsafe.Offsetof(h.wake), 8},
+		{"expires", unsafe.Offsetof(h.expires), 8},
+		{"Mode", unsafe.Offsetof(h.Mode), unsafe.Sizeof(h.Mode)}, {"cpu", unsafe.Offsetof(h.cpu), 2},
 		{"queued", unsafe.Offsetof(h.queued), 1},
 	} {
 		if f.off+f.size > 64 {
