@@ -159,8 +159,12 @@ func (k *Kernel) programLocal(c *CPU, now ktime.Time, writes []ktime.Time) int64
 	return c.programWrites(now, writes)
 }
 
-// programWrites is programLocal's loop over one or more writes.
+// programWrites is programLocal's loop over one or more writes. The common
+// single write is a plain call: nothing is live across it to be spilled.
 func (c *CPU) programWrites(now ktime.Time, writes []ktime.Time) int64 {
+	if len(writes) == 1 {
+		return c.programDevice(now, writes[0])
+	}
 	var cost int64
 	for _, at := range writes {
 		cost += c.programDevice(now+ktime.Time(cost), at)
