@@ -272,6 +272,14 @@ func (cb *cpuBase) nextEventBase(exclude *timer, active uint8, expiresNext int64
 // one once, which leaves the same pointer.
 func (cb *cpuBase) firstEvent(active uint8, expiresNext int64) (int64, *timer) {
 	var win *timer
+	if active == 1<<baseMonotonic {
+		// Only CLOCK_MONOTONIC, the common case: its offset is 0, so the
+		// expiry is already monotonic (toMono(e, 0) == e, KTIME_MAX too).
+		if t := cb.bases[baseMonotonic].first(); t != nil && int64(t.expires) < expiresNext {
+			expiresNext, win = int64(t.expires), t
+		}
+		return max(expiresNext, 0), win
+	}
 	for ; active != 0; active &= active - 1 {
 		idx := bits.TrailingZeros8(active) // for_each_active_base(): lowest index first
 		t := cb.bases[idx].first()
@@ -321,7 +329,11 @@ func (cb *cpuBase) getNextEvent(mask uint8) ktime.Time {
 func (cb *cpuBase) updateNextEvent() ktime.Time {
 	soft := ktime.Max
 	if !cb.softirqActivated {
-		soft = cb.getNextEvent(activeSoft)
+		if cb.activeBases&activeSoft != 0 {
+			soft = cb.getNextEvent(activeSoft)
+		} else {
+			cb.setSoftirqNextTimer(nil) // getNextEvent(activeSoft) of no soft timer
+		}
 		cb.softirqExpiresNext = soft
 	}
 	// __hrtimer_get_next_event(cpu_base, HRTIMER_ACTIVE_HARD), then the soft
