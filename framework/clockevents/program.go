@@ -94,8 +94,12 @@ func (d *Device) Reprogram(ch int, now, expires ktime.Time, force bool) (cost in
 		// clamped delta (clockevents_program_event()).
 		c.next = expires
 		c.programs++
-		res := d.dev.SetNextEvent(ch, now, d.scale.NsToTicks(uint64(clampDelta(delta, c.minDeltaNs, d.scale.MaxDeltaNs))))
 		c.writes++
+		// d.scale.NsToTicks, written out: the value receiver made a copy
+		// of the whole Scale on every write.
+		sc := &d.scale
+		ticks := (uint64(clampDelta(delta, c.minDeltaNs, sc.MaxDeltaNs)) * uint64(sc.Mult)) >> sc.Shift
+		res := d.dev.SetNextEvent(ch, now, ticks)
 		c.cost += res.Cost
 		if !res.ETIME {
 			c.fireAt = res.FireAt
