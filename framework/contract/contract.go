@@ -326,6 +326,17 @@ func (c *hrTimerBase) Unchecked() sdk.HRTimerBase { return c.hb }
 // and return value. It records id as known first: only an id the host
 // started may come back expired.
 func (c *hrTimerBase) CheckStart(id sdk.TimerID, cost int64, writes int, ret int) {
+	if uint64(cost) > uint64(MaxCost) || writes > MaxList || ret != 0 && ret != 1 {
+		c.badStart(id, cost, writes, ret)
+		return
+	}
+	c.known.add(id) // last: nothing is live across its rare growth
+}
+
+// badStart is CheckStart's checks in full, for an answer that fails one.
+//
+//go:noinline
+func (c *hrTimerBase) badStart(id sdk.TimerID, cost int64, writes int, ret int) {
 	c.known.add(id)
 	c.cost("Start", cost)
 	c.list("Start", "device writes", writes)
@@ -338,13 +349,17 @@ func (c *hrTimerBase) CheckStart(id sdk.TimerID, cost int64, writes int, ret int
 // entered at now (see pass). It tests the answer as check does, in line,
 // and leaves it to check to name the violation it finds.
 func (c *hrTimerBase) CheckInterrupt(now, end ktime.Time, expired []sdk.HRExpiry, writes, retries int, hangDelay int64) {
+	// (Each call to check returns at once: nothing is live across it to
+	// be spilled on the way in.)
 	if end < now || int64(end-now) > MaxCost || len(expired) > MaxList || writes > MaxList ||
 		retries < 0 || uint64(hangDelay) > uint64(MaxCost) {
 		c.check("Interrupt", now, end, expired, writes, retries, hangDelay)
+		return
 	}
 	for i := range expired {
 		if e := &expired[i]; !c.known.has(e.ID) || e.Now < now || e.Now > end {
 			c.check("Interrupt", now, end, expired, writes, retries, hangDelay)
+			return
 		}
 	}
 }
