@@ -201,8 +201,8 @@ func (cb *cpuBase) setSoftirqNextTimer(t *timer) {
 // Divergence: the kernel subtracts the offset from KTIME_MAX too; a REALTIME
 // timer at KTIME_MAX then looks like a (very distant) real expiry.
 func toMono(exp ktime.Time, off int64) int64 {
-	if exp == ktime.Max {
-		return never
+	if off == 0 || exp == ktime.Max {
+		return int64(exp) // CLOCK_MONOTONIC's offset, the common case; KTIME_MAX is never
 	}
 	v := int64(exp) - off
 	switch {
@@ -216,6 +216,9 @@ func toMono(exp ktime.Time, off int64) int64 {
 
 // addSafe is ktime_add_safe() on raw int64 values, saturating at KTIME_MAX.
 func addSafe(a, b int64) int64 {
+	if b == 0 {
+		return a // CLOCK_MONOTONIC's offset, the common case
+	}
 	if a == never || b == never {
 		return never
 	}
