@@ -338,9 +338,11 @@ func (q *Queue) heapOf(e *Event) *heap4 {
 // Scheduling in the past is an invariant violation: the simulation never goes back.
 func (q *Queue) Schedule(e *Event, at ktime.Time) {
 	sl := &q.tails[tailSlot(at)]
+	var tail *Event // tailFor(at), for schedule
 	if t := *sl; t != nil && t.at == at && t.index != -1 && at >= q.now {
 		// The common cases of CPUs in lockstep: e joins the chain of its
 		// time, behind t.
+		tail = t
 		if e.index == -1 && (q.firing == nil || (*q.firing)[0].e != e) {
 			// e is in no heap or chain (not queued, not the firing root);
 			// it is not t, which is queued.
@@ -368,7 +370,7 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 		q.rekeyFiring(f, entry{at, q.seq, e})
 		return
 	}
-	q.schedule(e, at)
+	q.schedule(e, at, tail)
 }
 
 // chainAfter queues e at at after t, the tail of at's chain
@@ -402,8 +404,9 @@ func (q *Queue) leaveChain(e *Event) {
 	}
 }
 
-// schedule is Schedule's general case.
-func (q *Queue) schedule(e *Event, at ktime.Time) {
+// schedule is Schedule's general case; tail is tailFor(at) (Schedule has
+// looked it up: nil when at is before the clock).
+func (q *Queue) schedule(e *Event, at ktime.Time, tail *Event) {
 	if at < q.now {
 		panic(fmt.Sprintf("sim: event %q scheduled in the past: at=%v now=%v", e.Name, at, q.now))
 	}
@@ -414,16 +417,22 @@ func (q *Queue) schedule(e *Event, at ktime.Time) {
 	far := at-q.now >= q.span()
 	ent := entry{at, q.seq, e}
 	// (The firing event's re-arm in a small heap is Schedule's.)
-	tail := q.tailFor(at)
 	if tail == nil || tail == e {
 		if i := e.index; i >= 0 && e.next == nil && e.far == far {
-			// A lone head moves within its heap: re-key it.
+			// A lone head moves within its heap: re-key it, towards the
+			// root if its time is earlier (a device programmed sooner),
+			// else (a later time, or a newer number) towards the leaves.
 			q.dropTail(e)
+			earlier := at < e.at
 			e.at, e.seq = at, q.seq
 			h := q.heapOf(e)
 			(*h)[i] = ent
-			h.fix(i)
 			q.tails[tailSlot(at)] = e
+			if earlier {
+				h.up(i)
+			} else {
+				h.down(i)
+			}
 			return
 		}
 		if f := q.firing; f != nil && (*f)[0].e == e && e.far == far {
