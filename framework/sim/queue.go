@@ -643,53 +643,66 @@ func (q *Queue) Peek() ktime.Time {
 // Step fires the earliest event if it is due no later than limit. It reports
 // whether an event fired. It panics with a *LivelockError when too many
 // events fire at one instant (SetLivelockLimit).
-func (q *Queue) Step(limit ktime.Time) bool {
-	// No event is firing here: each heap's root is its earliest.
-	h := &q.near
-	if len(q.far) > 0 && (len(q.near) == 0 || q.far[0].less(&q.near[0])) {
-		h = &q.far
-	}
-	s := *h
-	if len(s) == 0 || s[0].at > limit {
-		return false
-	}
-	root := &s[0]
-	e, at := root.e, root.at
-	q.watch(e, at)
-	q.now = at
-	q.pops++
-	if succ := e.next; succ != nil {
-		// Its successor's key is the smallest left: it takes the root
-		// (the time is the same).
-		succ.prev, succ.index, succ.far = nil, 0, e.far
-		root.seq, root.e = succ.seq, succ
-		e.index, e.next = -1, nil
-		e.h.Fire(at)
-		return true
-	}
-	e.index = -1
-	q.firing = h
-	q.stepLimit, q.boundSet, q.bound = limit, false, noBound
-	e.h.Fire(at)
-	q.bound = noBound
-	if q.firing != nil {
-		// Not re-armed: take it out now.
-		q.firing = nil
-		h.removeAt(0)
-	}
-	return true
-}
+func (q *Queue) Step(limit ktime.Time) bool { return q.run(limit, true) }
 
 // RunUntil fires events in order until the queue is empty or the next event is
 // later than limit; then the clock stands at limit (if limit is finite).
 func (q *Queue) RunUntil(limit ktime.Time) {
-	for !q.stopped && q.Step(limit) {
-		if q.poll != nil && q.pops%PollEvents == 0 {
-			q.poll()
-		}
+	if !q.stopped {
+		q.run(limit, false)
 	}
 	if !q.stopped && limit != ktime.Max && limit > q.now {
 		q.now = limit
+	}
+}
+
+// run is Step (once) and RunUntil's loop (not once: until no event is due
+// by limit or the queue is stopped, polling every PollEvents events): one
+// loop, so that an event costs no call of its own beyond its handler's.
+func (q *Queue) run(limit ktime.Time, once bool) bool {
+	for {
+		// No event is firing here: each heap's root is its earliest.
+		h := &q.near
+		if len(q.far) > 0 && (len(q.near) == 0 || q.far[0].less(&q.near[0])) {
+			h = &q.far
+		}
+		s := *h
+		if len(s) == 0 || s[0].at > limit {
+			return false
+		}
+		root := &s[0]
+		e, at := root.e, root.at
+		q.watch(e, at)
+		q.now = at
+		q.pops++
+		if succ := e.next; succ != nil {
+			// Its successor's key is the smallest left: it takes the root
+			// (the time is the same).
+			succ.prev, succ.index, succ.far = nil, 0, e.far
+			root.seq, root.e = succ.seq, succ
+			e.index, e.next = -1, nil
+			e.h.Fire(at)
+		} else {
+			e.index = -1
+			q.firing = h
+			q.stepLimit, q.boundSet, q.bound = limit, false, noBound
+			e.h.Fire(at)
+			q.bound = noBound
+			if q.firing != nil {
+				// Not re-armed: take it out now.
+				q.firing = nil
+				h.removeAt(0)
+			}
+		}
+		if once {
+			return true
+		}
+		if q.poll != nil && q.pops%PollEvents == 0 {
+			q.poll()
+		}
+		if q.stopped {
+			return true
+		}
 	}
 }
 
