@@ -5,7 +5,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 	"sort"
 	"strings"
@@ -116,7 +115,9 @@ type Queue struct {
 	stopped bool
 	// stepLimit is the limit of the Step in progress; bound, when boundSet,
 	// is at most the time of every queued event but the firing one (so far
-	// in its Step): what FireNext compares with.
+	// in its Step): what FireNext compares with. Schedule lowers bound
+	// whether or not it is set (a store that is cheaper than a test):
+	// until it is set, it means nothing, and setBound computes it afresh.
 	stepLimit ktime.Time
 	bound     ktime.Time
 	boundSet  bool
@@ -412,7 +413,7 @@ func (q *Queue) schedule(e *Event, at ktime.Time, tail *Event) {
 	}
 	q.seq++
 	if at < q.bound {
-		q.bound = at // what FireNext sees until the Step ends
+		q.bound = at // what FireNext sees until the Step ends (if set)
 	}
 	far := at-q.now >= q.span()
 	ent := entry{at, q.seq, e}
@@ -624,10 +625,6 @@ func (q *Queue) setBound(f *heap4) {
 	q.bound, q.boundSet = b, true
 }
 
-// noBound is Queue.bound outside a Step: below every time, so Schedule
-// never lowers it.
-const noBound = ktime.Time(math.MinInt64)
-
 // Peek returns the time of the earliest event, or ktime.Max when the queue is empty.
 func (q *Queue) Peek() ktime.Time {
 	t := ktime.Max
@@ -685,9 +682,8 @@ func (q *Queue) run(limit ktime.Time, once bool) bool {
 		} else {
 			e.index = -1
 			q.firing = h
-			q.stepLimit, q.boundSet, q.bound = limit, false, noBound
+			q.stepLimit, q.boundSet = limit, false
 			e.h.Fire(at)
-			q.bound = noBound
 			if q.firing != nil {
 				// Not re-armed: take it out now.
 				q.firing = nil
