@@ -573,5 +573,10 @@ func (c *governor) Select(r sdk.IdleSelect) (a sdk.IdleChoice) {
 	return a
 }
 
-// Reflect implements sdk.Governor.
+// Reflect implements sdk.Governor. It checks nothing: a host may call
+// Unchecked's Reflect instead.
 func (c *governor) Reflect(r sdk.IdleReflect) { c.g.Reflect(r) }
+
+// Unchecked returns the governor behind the checker, for a host's calls of
+// Reflect (the kernel's cpuidle_reflect()), which the checker only passes on.
+func (c *governor) Unchecked() sdk.Governor { return c.g }

@@ -463,3 +463,23 @@ func TestHRTimerInterruptChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestGovernorUnchecked: the checked governor hands a host the plugin behind
+// it (for Reflect, which it checks nothing of), and its own Reflect reaches
+// the same plugin.
+func TestGovernorUnchecked(t *testing.T) {
+	var real sdk.Governor
+	for _, f := range builtin.Factories() {
+		if f.Name == "menu" {
+			real = f.New().(sdk.Governor)
+		}
+	}
+	p := contract.Wrap(sdk.KindGovernor, "menu", real, contract.Limits{CPUs: 1})
+	u, ok := p.(interface{ Unchecked() sdk.Governor })
+	if !ok {
+		t.Fatal("the checked governor has no Unchecked")
+	}
+	if u.Unchecked() != real {
+		t.Errorf("Unchecked() = %v, want the wrapped plugin %v", u.Unchecked(), real)
+	}
+}

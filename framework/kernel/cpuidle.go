@@ -222,7 +222,7 @@ func (c *CPU) cpuidleReflect(now ktime.Time, lat int64, tickWakeup bool) {
 	}
 	c.cpuidle.entered = false
 	end := now + ktime.Time(lat)
-	c.k.gov.Reflect(sdk.IdleReflect{CPU: c.id, State: c.idle.state + 1, Residency: int64(end - c.cpuidle.enteredAt),
+	c.k.govReflect.Reflect(sdk.IdleReflect{CPU: c.id, State: c.idle.state + 1, Residency: int64(end - c.cpuidle.enteredAt),
 		Span: int64(end - c.cpuidle.selectAt), TickWakeup: tickWakeup})
 }
 

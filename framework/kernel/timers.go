@@ -96,11 +96,18 @@ func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time,
 	return r.Cost + k.programLocal(c, now+ktime.Time(r.Cost), r.Program)
 }
 
-// hrCancel is hrtimer_try_to_cancel() on cpu c; it returns the cost.
+// hrCancel is hrtimer_try_to_cancel() on cpu c; it returns the cost. Its
+// common case, a timer no longer queued (a sleeper that expired), inlines
+// into the caller.
 func (k *Kernel) hrCancel(c *CPU, now ktime.Time, t *HRTimer) int64 {
 	if !t.queued {
 		return 0 // the lockless hrtimer_active() fast path: nothing to do
 	}
+	return k.hrCancelQueued(c, now, t)
+}
+
+// hrCancelQueued is hrCancel of a queued timer.
+func (k *Kernel) hrCancelQueued(c *CPU, now ktime.Time, t *HRTimer) int64 {
 	r := k.hrtRaw.Cancel(c.id, now, t.ID)
 	if k.hrtChk != nil {
 		k.hrtChk.CheckCancel(r.Cost, len(r.Program), r.Ret)
