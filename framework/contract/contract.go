@@ -282,6 +282,14 @@ func (c *timerBase) NextTimerInterruptInto(cpu int, jiffies uint64, r *sdk.NextT
 	c.state("NextTimerInterrupt", &r.State)
 }
 
+// NextTimerRepeatFree implements sdk.RepeatFreeNextTimer: the plugin's own
+// promise (false without one). A repeat the host skips answers what the
+// checked call before it answered.
+func (c *timerBase) NextTimerRepeatFree() bool {
+	rf, ok := c.tb.(sdk.RepeatFreeNextTimer)
+	return ok && rf.NextTimerRepeatFree()
+}
+
 // ExpireRemote implements sdk.RemoteTimerBase with RunTimers' checks; the
 // host calls it only when the plugin's state says Split.
 func (c *timerBase) ExpireRemote(cpu int, jiffies uint64) (r sdk.RunTimersResult) {

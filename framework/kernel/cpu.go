@@ -70,8 +70,11 @@ type CPU struct {
 	nohzFull      bool // tick_nohz_full_cpu(): in the nohz_full= mask
 	irqNest       bool // inside an activity: trace flags
 	inSoft        bool
-	pendIPI       int
-	softirqs      uint32
+	// wheelIsDirty: a wheel call may have made the stopped tick's expiry
+	// (from the cached wheel state) late (nohzFullUpdate re-evaluates).
+	wheelIsDirty bool
+	pendIPI      int
+	softirqs     uint32
 	// spans is the log WakePath reads, &spanBuf; nil unless a workload asked
 	// (RecordSpans).
 	spans *spanLog
@@ -101,11 +104,14 @@ type CPU struct {
 	// heldLocks counts the locks the code running on the CPU holds beyond
 	// the one a traced function takes itself (e.g. a POSIX timer's it_lock
 	// around hrtimer_start()): the preempt-depth column of trace lines.
-	heldLocks    int
-	spanBuf      spanLog
-	cpuidle      cpuidleDevice // the governor's view (cpuidle.go)
-	wheel        sdk.WheelState
-	wheelIsDirty bool
+	heldLocks int
+	spanBuf   spanLog
+	cpuidle   cpuidleDevice // the governor's view (cpuidle.go)
+	wheel     sdk.WheelState
+	// ntiNext is the wheel's last NextTimerInterrupt answer's Next for this
+	// CPU, valid while ntiGen is Kernel.wheelGen + 1 (0: none); its State is
+	// wheel, which nothing else writes meanwhile (tick.go wheelNextTimer).
+	ntiGen, ntiNext uint64
 
 	// softirqFns are the handlers (open_softirq()), read only when a
 	// softirq runs: last, out of the lines every event touches.
@@ -754,6 +760,7 @@ func (c *CPU) runWheelExpiries(start ktime.Time, expired []sdk.WheelExpiry, remo
 func runTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 	k := c.k
 	start := now
+	k.wheelGen++
 	r := k.wheel.RunTimers(c.id, k.tk.jiffies)
 	c.wheel = r.State
 	k.Counters.Inc(cntWheelRuns, c.id, 1)

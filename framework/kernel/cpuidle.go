@@ -14,7 +14,7 @@ import (
 // state the governor chose, when it selected and entered it, and the
 // PELT-like utilisation.
 type cpuidleDevice struct {
-	state      int
+	state      int32
 	pending    bool
 	entered    bool
 	selectAt   ktime.Time
@@ -178,7 +178,7 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 	}
 	cost += ch.Cost
 	c.cpuidle.selectAt = now
-	c.cpuidle.state = ch.State
+	c.cpuidle.state = int32(ch.State)
 	if canStop && expires != 0 && (ch.StopTick || c.ts.tickStopped) {
 		cost += c.nohzStopTickAt(now+ktime.Time(cost), expires, ktime.Max)
 	} else if !c.ts.tickStopped {
@@ -194,7 +194,7 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 // no slower is used instead (find_deepest_state()).
 func (c *CPU) enterGovernedState(now ktime.Time) {
 	k := c.k
-	idx := c.cpuidle.state
+	idx := int(c.cpuidle.state)
 	st := &k.govStates[idx]
 	if st.StopsLocalTimer && k.local.Has(sdk.FeatC3Stop) {
 		if ok, _ := k.broadcastEnter(c, now); !ok {

@@ -107,7 +107,14 @@ type Kernel struct {
 	// nextTimer is the answer it writes.
 	wheelInPlace sdk.InPlaceNextTimer
 	nextTimer    sdk.NextTimerResult
-	hrt          sdk.HRTimerBase
+	// wheelRepeatFree: the wheel keeps sdk.RepeatFreeNextTimer's promise, so
+	// a CPU's NextTimerInterrupt repeated at the same jiffies with no wheel
+	// call in between is answered from the CPU's last answer (CPU.ntiGen).
+	// wheelGen counts the calls that end such a repeat: ModTimer, DelTimer,
+	// RunTimers, ExpireRemote, and jiffies advancing.
+	wheelRepeatFree bool
+	wheelGen        uint64
+	hrt             sdk.HRTimerBase
 	// hrtRaw and hrtChk split a checked hrtimer plugin (framework/contract)
 	// for the hot Start and Interrupt calls: the call goes to hrtRaw and its
 	// answer's fields to hrtChk. Without a checker hrtRaw is hrt, hrtChk nil.
@@ -198,6 +205,9 @@ func New(o Options) (*Kernel, error) {
 	}
 	k.nohz = m.NoHZ != "off"
 	k.wheelInPlace, _ = k.wheel.(sdk.InPlaceNextTimer)
+	if rf, ok := k.wheel.(sdk.RepeatFreeNextTimer); ok {
+		k.wheelRepeatFree = rf.NextTimerRepeatFree()
+	}
 	k.hrtRaw = k.hrt
 	if c, ok := k.hrt.(checkedHRTimer); ok {
 		k.hrtRaw, k.hrtChk = c.Unchecked(), c

@@ -171,6 +171,7 @@ func (c *CPU) tmigrHandleRemote(now ktime.Time) ktime.Time {
 		if rc == c.id {
 			return c.tmigrGlobal() // its own timers ran in this softirq
 		}
+		k.wheelGen++
 		r := rb.ExpireRemote(rc, k.tk.jiffies)
 		remote := k.cpus[rc]
 		remote.wheel = r.State

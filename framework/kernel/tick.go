@@ -42,6 +42,7 @@ func (k *Kernel) doUpdateJiffies(now ktime.Time) {
 	ticks := delta / k.tickNsec
 	k.tk.lastJiffiesUpdate += ktime.Time(ticks * k.tickNsec)
 	k.tk.jiffies += uint64(ticks)
+	k.wheelGen++ // a NextTimerInterrupt at the new jiffies is no repeat
 	k.tk.tickNextPeriod = k.tk.lastJiffiesUpdate + ktime.Time(k.tickNsec)
 }
 
@@ -183,21 +184,19 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		// (get_next_timer_interrupt() -> cmp_next_hrtimer_event()); the two
 		// plugins are asked together.
 		h := ktime.Max
-		r := &k.nextTimer
+		var wnext uint64
 		switch {
 		case !k.m.HighRes && k.concurrent:
 			wait := k.startNextEvent(c.id, now, 0)
-			k.nextTimerInterrupt(c.id, basejiff, r)
+			wnext, cost = c.wheelNextTimer(basejiff)
 			h = wait()
 		case !k.m.HighRes:
 			h = k.hrt.NextEvent(c.id, now, 0)
 			fallthrough
 		default:
-			k.nextTimerInterrupt(c.id, basejiff, r)
+			wnext, cost = c.wheelNextTimer(basejiff)
 		}
-		c.wheel = r.State
-		cost += r.Cost
-		next = c.tmigrNextEvent(r.Next, r.State.LocalNext)
+		next = c.tmigrNextEvent(wnext, c.wheel.LocalNext)
 		if !k.m.HighRes {
 			next = cmpNextHrtimerEvent(basemono, next, h, tick)
 		}
@@ -222,6 +221,26 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		expires = 1 // basemono 0 at boot: still a stop, not "keep ticking"
 	}
 	return expires, cost
+}
+
+// wheelNextTimer is get_next_timer_interrupt() on c at jiffies: the wheel's
+// next expiry and the cost; c.wheel becomes the answer's state. A repeat the
+// wheel promises to answer as before at no cost (sdk.RepeatFreeNextTimer:
+// the same CPU and jiffies, no wheel call since) is not asked: c.wheel
+// still holds that answer's state (every other wheel call bumps
+// Kernel.wheelGen) and ntiNext its Next.
+func (c *CPU) wheelNextTimer(jiffies uint64) (uint64, int64) {
+	k := c.k
+	if c.ntiGen == k.wheelGen+1 {
+		return c.ntiNext, 0
+	}
+	r := &k.nextTimer
+	k.nextTimerInterrupt(c.id, jiffies, r)
+	c.wheel = r.State
+	if k.wheelRepeatFree {
+		c.ntiGen, c.ntiNext = k.wheelGen+1, r.Next
+	}
+	return r.Next, r.Cost
 }
 
 // nextTimerInterrupt asks the wheel's get_next_timer_interrupt() for cpu at

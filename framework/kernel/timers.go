@@ -208,6 +208,7 @@ func (k *Kernel) modTimer(c *CPU, now ktime.Time, t *WheelTimer, expires uint64)
 	}
 	// __mod_timer(): the plugin detaches a timer pending elsewhere and
 	// chooses the base (get_target_base() / get_timer_this_cpu_base()).
+	k.wheelGen++
 	r := k.wheel.ModTimer(c.id, k.tk.jiffies, sdk.WheelTimer{ID: t.ID, Expires: expires, Flags: t.Flags, CallbackCost: t.Cost, Period: t.Period,
 		Placement: k.placement()})
 	on := c
@@ -238,6 +239,7 @@ func (k *Kernel) delTimer(c *CPU, now ktime.Time, t *WheelTimer) int64 {
 		return 0
 	}
 	owner := k.cpus[t.cpu]
+	k.wheelGen++
 	r := k.wheel.DelTimer(owner.id, k.tk.jiffies, t.ID)
 	owner.wheel = r.State
 	t.pending = false

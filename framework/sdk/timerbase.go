@@ -128,6 +128,20 @@ type InPlaceNextTimer interface {
 	NextTimerInterruptInto(cpu int, jiffies uint64, r *NextTimerResult)
 }
 
+// RepeatFreeNextTimer is an optional TimerBase extension for plugins linked
+// in process. A plugin whose NextTimerRepeatFree reports true (it is asked
+// once, after Configure) promises: NextTimerInterrupt for a CPU at the
+// jiffies of that CPU's previous NextTimerInterrupt, with no ModTimer,
+// DelTimer, RunTimers or ExpireRemote call on any CPU since, answers what
+// that previous call answered, at cost 0, and changes nothing. The host then
+// uses the previous answer instead of making the call (framework/kernel does,
+// on every idle entry after the first of a jiffy). The levels wheel keeps it:
+// its first call recalculates next_expiry and forwards the base clocks, a
+// repeat finds nothing to do (NextTimerModel's RepeatCost 0).
+type RepeatFreeNextTimer interface {
+	NextTimerRepeatFree() bool
+}
+
 // NextTimerModel declares how NextTimerInterrupt answers on one CPU, so that a
 // host computes the answer itself instead of waiting for an out-of-process
 // wheel; the call is still made, in order, later (sent with the plugin's next

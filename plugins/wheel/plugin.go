@@ -261,6 +261,11 @@ func (w *Wheel) NextTimerInterruptInto(cpu int, jiffies uint64, r *sdk.NextTimer
 	}
 }
 
+// NextTimerRepeatFree implements sdk.RepeatFreeNextTimer: with the levels
+// layout a repeat recalculates nothing and answers the same at cost 0 (the
+// answers next caches); the cascade layout's scan runs again.
+func (w *Wheel) NextTimerRepeatFree() bool { return w.next != nil }
+
 // counterNames lists the per-CPU counters in report order.
 var counterNames = []string{
 	"starts", "stops", "runs", "expiries", "iterations", "cascades", "timers_cascaded", "max_gap",

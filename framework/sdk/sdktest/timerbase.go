@@ -34,7 +34,9 @@ const tbCPUs = 2
 // from the softirq's jiffies; offsets and costs are ordered and never
 // negative; Counters are stable; two fresh instances given the same calls
 // answer identically; a plugin with sdk.InPlaceNextTimer answers in place
-// what NextTimerInterrupt answers (every field written); a plugin that declares sdk.NextTimerModel answers
+// what NextTimerInterrupt answers (every field written); a plugin that
+// promises sdk.RepeatFreeNextTimer answers each repeat as the call before at
+// cost 0 and answers everything after as without the repeats; a plugin that declares sdk.NextTimerModel answers
 // every NextTimerInterrupt its model covers as the model says; and, on a
 // 4-CPU machine with kernel.timer_migration on
 // and a nohz_full CPU, timers are placed as the kernel may place them
@@ -84,6 +86,17 @@ func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 				b := tbScript(t, inPlaceAsked{p, ip}, j0)
 				if !reflect.DeepEqual(a, b) {
 					t.Errorf("NextTimerInterruptInto answered otherwise than NextTimerInterrupt:\n%v\n%v", b, a)
+				}
+			})
+			t.Run("RepeatFree", func(t *testing.T) {
+				p := fresh(t)
+				if rf, ok := p.(sdk.RepeatFreeNextTimer); !ok || !rf.NextTimerRepeatFree() {
+					return // no promise: nothing to check
+				}
+				a := tbScript(t, fresh(t), j0)
+				b := tbScript(t, repeatAsked{p, t}, j0)
+				if !reflect.DeepEqual(a, b) {
+					t.Errorf("after repeated NextTimerInterrupt calls the plugin answered otherwise:\n%v\n%v", b, a)
 				}
 			})
 			t.Run("Counters", func(t *testing.T) {
@@ -450,6 +463,25 @@ func (p inPlaceAsked) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerR
 	r := sdk.NextTimerResult{Next: 0xdead, Cost: 12345, State: sdk.WheelState{RaiseAt: 1, NextExpiry: 2, Pending: 77,
 		Split: true, LocalNext: 3, GlobalNext: 4}}
 	p.ip.NextTimerInterruptInto(cpu, jiffies, &r)
+	return r
+}
+
+// repeatAsked is a TimerBase whose NextTimerInterrupt asks twice, checking
+// that the repeat answers as sdk.RepeatFreeNextTimer promises: the first
+// call's answer at cost 0.
+type repeatAsked struct {
+	sdk.TimerBase
+	t *testing.T
+}
+
+func (p repeatAsked) NextTimerInterrupt(cpu int, jiffies uint64) sdk.NextTimerResult {
+	r := p.TimerBase.NextTimerInterrupt(cpu, jiffies)
+	again := p.TimerBase.NextTimerInterrupt(cpu, jiffies)
+	want := r
+	want.Cost = 0
+	if again != want {
+		p.t.Errorf("NextTimerInterrupt(%d, %d) repeated = %+v, want the first answer %+v at cost 0", cpu, jiffies, again, r)
+	}
 	return r
 }
 
