@@ -106,6 +106,7 @@ func (q *timerQueue) remove(t *timer) bool {
 	i, last := int(t.idx), len(h)-1
 	if uint(i) > uint(last) || h[i] != t {
 		removeMissing()
+		return false // (never reached: nothing is live across the panic's call to be spilled)
 	}
 	t.idx = -1
 	x := h[last]

@@ -48,6 +48,7 @@ func (p *Plugin) reprogram(cb *cpuBase, expires ktime.Time) {
 	}
 	if p.progCB != cb {
 		remoteWrite(cb)
+		return // (never reached: nothing is live across the panic's call)
 	}
 	p.write(cb, expires)
 }
