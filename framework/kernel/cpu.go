@@ -317,10 +317,15 @@ func (c *CPU) programDeviceForce(now, at ktime.Time, force bool) (int64, bool) {
 	if full != nil {
 		return c.programmed(now, full)
 	}
-	// One write, accepted.
+	// One write, accepted: a future event (Reprogram's common case), so
+	// syncDevTo's work is the reschedule, written out here.
 	c.cnt.b.Add(cDevWrites, 1)
 	c.cnt.b.Add(cDevWriteCost, cost)
-	c.syncDevTo(now, fireAt)
+	if fireAt == ktime.Max || fireAt < now {
+		c.syncDevTo(now, fireAt)
+	} else if !c.devEv.Queued() || c.devEv.When() != fireAt {
+		c.k.q.Schedule(&c.devEv, fireAt)
+	}
 	return cost, false
 }
 
