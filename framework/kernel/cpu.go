@@ -108,10 +108,12 @@ type CPU struct {
 	spanBuf   spanLog
 	cpuidle   cpuidleDevice // the governor's view (cpuidle.go)
 	wheel     sdk.WheelState
-	// ntiNext is the wheel's last NextTimerInterrupt answer's Next for this
-	// CPU, valid while ntiGen is Kernel.wheelGen + 1 (0: none); its State is
-	// wheel, which nothing else writes meanwhile (tick.go wheelNextTimer).
-	ntiGen, ntiNext uint64
+	// ntiNext is the time of the wheel's last NextTimerInterrupt answer for
+	// this CPU, valid while ntiGen is Kernel.wheelGen + 1 (0: none); its
+	// State is wheel, which nothing else writes meanwhile (tick.go
+	// wheelNextEvent).
+	ntiGen  uint64
+	ntiNext ktime.Time
 
 	// softirqFns are the handlers (open_softirq()), read only when a
 	// softirq runs: last, out of the lines every event touches.

@@ -79,8 +79,9 @@ func (c *CPU) idleCPU() bool { return c.rq.curr == nil && c.rq.queue.peek() == n
 // tmigrOn reports whether the hierarchy is in use.
 func (c *CPU) tmigrOn() bool {
 	k := c.k
-	if c.wheel.Split {
+	if c.wheel.Split && !k.split {
 		k.split = true // a property of the wheel plugin: seen once, true for all
+		k.wheelGen++   // the time of a cached wheel answer may change (CPU.ntiNext)
 	}
 	return k.tm != nil && k.split
 }

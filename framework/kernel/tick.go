@@ -184,19 +184,17 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		// (get_next_timer_interrupt() -> cmp_next_hrtimer_event()); the two
 		// plugins are asked together.
 		h := ktime.Max
-		var wnext uint64
 		switch {
 		case !k.m.HighRes && k.concurrent:
 			wait := k.startNextEvent(c.id, now, 0)
-			wnext, cost = c.wheelNextTimer(basejiff)
+			next, cost = c.wheelNextEvent(basejiff)
 			h = wait()
 		case !k.m.HighRes:
 			h = k.hrt.NextEvent(c.id, now, 0)
 			fallthrough
 		default:
-			wnext, cost = c.wheelNextTimer(basejiff)
+			next, cost = c.wheelNextEvent(basejiff)
 		}
-		next = c.tmigrNextEvent(wnext, c.wheel.LocalNext)
 		if !k.m.HighRes {
 			next = cmpNextHrtimerEvent(basemono, next, h, tick)
 		}
@@ -223,13 +221,16 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 	return expires, cost
 }
 
-// wheelNextTimer is get_next_timer_interrupt() on c at jiffies: the wheel's
-// next expiry and the cost; c.wheel becomes the answer's state. A repeat the
-// wheel promises to answer as before at no cost (sdk.RepeatFreeNextTimer:
-// the same CPU and jiffies, no wheel call since) is not asked: c.wheel
-// still holds that answer's state (every other wheel call bumps
-// Kernel.wheelGen) and ntiNext its Next.
-func (c *CPU) wheelNextTimer(jiffies uint64) (uint64, int64) {
+// wheelNextEvent is get_next_timer_interrupt() on c at jiffies: the time of
+// the wheel's next expiry (the hierarchy's view with timer migration,
+// tmigrNextEvent) and the cost; c.wheel becomes the answer's state. A
+// repeat the wheel promises to answer as before at no cost
+// (sdk.RepeatFreeNextTimer: the same CPU and jiffies, no wheel call since)
+// is not asked: c.wheel still holds that answer's state (every other wheel
+// call bumps Kernel.wheelGen) and ntiNext its time, which depends on nothing
+// else that can change meanwhile (jiffies advancing and the hierarchy coming
+// into use, Kernel.split, bump wheelGen too).
+func (c *CPU) wheelNextEvent(jiffies uint64) (ktime.Time, int64) {
 	k := c.k
 	if c.ntiGen == k.wheelGen+1 {
 		return c.ntiNext, 0
@@ -237,10 +238,11 @@ func (c *CPU) wheelNextTimer(jiffies uint64) (uint64, int64) {
 	r := &k.nextTimer
 	k.nextTimerInterrupt(c.id, jiffies, r)
 	c.wheel = r.State
+	next := c.tmigrNextEvent(r.Next, r.State.LocalNext)
 	if k.wheelRepeatFree {
-		c.ntiGen, c.ntiNext = k.wheelGen+1, r.Next
+		c.ntiGen, c.ntiNext = k.wheelGen+1, next
 	}
-	return r.Next, r.Cost
+	return next, r.Cost
 }
 
 // nextTimerInterrupt asks the wheel's get_next_timer_interrupt() for cpu at

@@ -69,8 +69,8 @@ func TestWheelNextTimerRepeats(t *testing.T) {
 			if ca.ntiGen == a.wheelGen+1 {
 				skipped++
 			}
-			na, costA := ca.wheelNextTimer(a.tk.jiffies)
-			nb, costB := cb.wheelNextTimer(b.tk.jiffies)
+			na, costA := ca.wheelNextEvent(a.tk.jiffies)
+			nb, costB := cb.wheelNextEvent(b.tk.jiffies)
 			if na != nb || costA != costB || ca.wheel != cb.wheel {
 				t.Fatalf("step %d, cpu%d at jiffies %d: answered %d (cost %d, state %+v), asking every time %d (cost %d, state %+v)",
 					i, cpu, a.tk.jiffies, na, costA, ca.wheel, nb, costB, cb.wheel)

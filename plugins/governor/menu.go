@@ -30,7 +30,7 @@ type menuDevice struct {
 	needsUpdate      bool
 	tickWakeup       bool
 	nextTimerUS      uint32
-	intervalPtr      int32
+	intervalPtr      uint32
 	bucket           int32
 	lastStateIdx     int
 	tickUS           uint64 // TICK_USEC
@@ -167,7 +167,6 @@ func (g *Menu) Select(r sdk.IdleSelect) sdk.IdleChoice {
 	latencyReq := r.LatencyReq
 	nextTimerUS := nsToUS(r.SleepLength)
 	d.nextTimerUS = uint32(nextTimerUS)
-	deltaNextUS := nsToUS(r.DeltaTick)
 	d.bucket = int32(whichBucket(nextTimerUS))
 	us := func(ns int64) uint64 { return nsToUS(ns) }
 
@@ -176,6 +175,7 @@ func (g *Menu) Select(r sdk.IdleSelect) sdk.IdleChoice {
 		// State 0 will be used no matter what: keep the tick if it polls.
 		return d.b.answer(g.cost, 0, !st[0].Polling)
 	}
+	deltaNextUS := nsToUS(r.DeltaTick)
 	// DIV_ROUND_CLOSEST_ULL(next_timer_us * correction_factor, RESOLUTION * DECAY)
 	div := uint64(menuResolution * menuDecay)
 	predictedUS := (nextTimerUS*uint64(d.correctionFactor[d.bucket]) + div/2) / div
@@ -295,5 +295,5 @@ func (g *Menu) update(st []sdk.CPUIdleState, d *menuDevice) {
 	}
 	d.correctionFactor[d.bucket] = uint32(f)
 	d.intervals[d.intervalPtr] = uint32(measured) // <= next_timer_us, 32 bits
-	d.intervalPtr = (d.intervalPtr + 1) % menuIntervals
+	d.intervalPtr = (d.intervalPtr + 1) % menuIntervals // an AND: unsigned
 }
