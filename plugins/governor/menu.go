@@ -294,6 +294,6 @@ func (g *Menu) update(st []sdk.CPUIdleState, d *menuDevice) {
 		f += menuResolution
 	}
 	d.correctionFactor[d.bucket] = uint32(f)
-	d.intervals[d.intervalPtr] = uint32(measured) // <= next_timer_us, 32 bits
+	d.intervals[d.intervalPtr] = uint32(measured)       // <= next_timer_us, 32 bits
 	d.intervalPtr = (d.intervalPtr + 1) % menuIntervals // an AND: unsigned
 }
