@@ -108,7 +108,15 @@ type ChannelStats struct {
 // sdk.ClockEventDevice: a struct clock_event_device per channel sharing one
 // driver, one mult/shift and one set of tick limits.
 type Device struct {
-	dev   sdk.ClockEventDevice
+	dev sdk.ClockEventDevice
+	// raw is dev, or the plugin behind dev's contract checker (chk): the
+	// hot SetNextEvent and Ack go to raw, their answers are tested in line
+	// against maxCost and handed to chk only when they fail (the checker's
+	// pass-through copied every answer once more).
+	raw     sdk.ClockEventDevice
+	chk     checkedDevice
+	maxCost int64
+
 	spec  sdk.DeviceSpec
 	opts  Options
 	scale clockmath.Scale
@@ -117,6 +125,14 @@ type Device struct {
 	ch              []channel
 	// full is Reprogram's outcome when it was not the common case.
 	full ProgramResult
+}
+
+// checkedDevice is a device behind framework/contract's checker.
+type checkedDevice interface {
+	Unchecked() sdk.ClockEventDevice
+	MaxCost() int64
+	SetNextEventFailed(ch int, now ktime.Time, ticks uint64, r sdk.ProgramResult)
+	AckFailed(now ktime.Time, cost int64, next ktime.Time)
 }
 
 // New wraps a configured device plugin. It computes mult/shift and the delta
@@ -151,6 +167,10 @@ func New(dev sdk.ClockEventDevice, opts Options) (*Device, error) {
 		scale:           scale,
 		minDeltaLimitNs: uint64(clockmath.NsecPerSec / opts.HZ),
 		ch:              make([]channel, spec.Channels),
+	}
+	d.raw = dev
+	if c, ok := dev.(checkedDevice); ok {
+		d.raw, d.chk, d.maxCost = c.Unchecked(), c, c.MaxCost()
 	}
 	for i := range d.ch {
 		d.ch[i] = channel{state: uint8(sdk.StateDetached), next: ktime.Max, fireAt: ktime.Max, minDeltaNs: scale.MinDeltaNs}
@@ -289,7 +309,11 @@ type AckResult struct {
 // use Event, because Ack has already cleared next_event.
 func (d *Device) Ack(ch int, now ktime.Time) AckResult {
 	c := &d.ch[ch]
-	cost, next := d.dev.Ack(ch, now)
+	cost, next := d.raw.Ack(ch, now)
+	if d.chk != nil && (uint64(cost) > uint64(d.maxCost) || next <= now) {
+		d.chk.AckFailed(now, cost, next)
+		return AckResult{} // (not reached: AckFailed names the violation)
+	}
 	r := AckResult{Cost: cost, Event: c.next, FireAt: next}
 	if c.st() != sdk.StatePeriodic {
 		c.next = ktime.Max

@@ -526,6 +526,37 @@ func (c *clockEvent) SetNextEvent(ch int, now ktime.Time, ticks uint64) (r sdk.P
 	return r
 }
 
+// Unchecked, MaxCost, SetNextEventFailed and AckFailed take SetNextEvent and
+// Ack apart for the clockevents core's hot path (tick_program_event()'s
+// write and the interrupt's EOI): the core calls Unchecked's SetNextEvent or
+// Ack itself, tests the answer in line (a cost within [0, MaxCost], an
+// interrupt after now unless -ETIME; the next one after now), and hands a
+// failing answer to SetNextEventFailed or AckFailed, which make the
+// wrapper's checks and name the violation (they do not return for one).
+
+// Unchecked returns the device behind the checker.
+func (c *clockEvent) Unchecked() sdk.ClockEventDevice { return c.d }
+
+// MaxCost is the bound of one call's cost the checks hold answers to.
+func (c *clockEvent) MaxCost() int64 { return MaxCost }
+
+// SetNextEventFailed makes SetNextEvent's checks of r, the answer to
+// SetNextEvent(ch, now, ticks).
+func (c *clockEvent) SetNextEventFailed(ch int, now ktime.Time, ticks uint64, r sdk.ProgramResult) {
+	c.cost("SetNextEvent", r.Cost)
+	if !r.ETIME && r.FireAt <= now {
+		c.violation("SetNextEvent", "interrupt at %d, not after now %d (%d ticks)", r.FireAt, now, ticks)
+	}
+}
+
+// AckFailed makes Ack's checks of its answer (cost, next) at now.
+func (c *clockEvent) AckFailed(now ktime.Time, cost int64, next ktime.Time) {
+	c.cost("Ack", cost)
+	if next <= now {
+		c.violation("Ack", "next interrupt at %d, not after now %d", next, now)
+	}
+}
+
 // SetState implements sdk.ClockEventDevice.
 func (c *clockEvent) SetState(ch int, now ktime.Time, st sdk.DeviceState, period int64) (int64, ktime.Time) {
 	cost, first := c.d.SetState(ch, now, st, period)
