@@ -210,11 +210,28 @@ type timerBase struct {
 	tb      sdk.TimerBase
 	inPlace sdk.InPlaceNextTimer // tb's, if it has it
 	known   ids
+	// While the plugin promises sdk.RepeatFreeNextTimer (repeatFree), the
+	// host skips most repeats and asks one now and then to check the
+	// promise (framework/kernel: CPU.wheelNextEvent): last[cpu] is the
+	// CPU's previous NextTimerInterrupt, valid while its gen is opGen+1,
+	// and opGen counts the calls that end a repeat (ModTimer, DelTimer,
+	// RunTimers, ExpireRemote). A repeat must answer it, at cost 0.
+	repeatFree bool
+	opGen      uint64
+	last       []lastNext
+}
+
+// lastNext is a CPU's previous NextTimerInterrupt: its jiffies and answer.
+type lastNext struct {
+	gen     uint64
+	jiffies uint64
+	r       sdk.NextTimerResult
 }
 
 // ModTimer implements sdk.TimerBase.
 func (c *timerBase) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) (r sdk.WheelOpResult) {
 	c.known.add(t.ID)
+	c.opGen++
 	r = c.tb.ModTimer(cpu, jiffies, t)
 	c.wheelOp("ModTimer", &r)
 	return r
@@ -222,6 +239,7 @@ func (c *timerBase) ModTimer(cpu int, jiffies uint64, t sdk.WheelTimer) (r sdk.W
 
 // DelTimer implements sdk.TimerBase.
 func (c *timerBase) DelTimer(cpu int, jiffies uint64, id sdk.TimerID) (r sdk.WheelOpResult) {
+	c.opGen++
 	r = c.tb.DelTimer(cpu, jiffies, id)
 	c.wheelOp("DelTimer", &r)
 	return r
@@ -241,6 +259,7 @@ func (c *timerBase) state(call string, s *sdk.WheelState) {
 // RunTimers implements sdk.TimerBase: every expired timer is one the host
 // queued, and its callback starts within the softirq.
 func (c *timerBase) RunTimers(cpu int, jiffies uint64) (r sdk.RunTimersResult) {
+	c.opGen++
 	r = c.tb.RunTimers(cpu, jiffies)
 	c.cost("RunTimers", r.Cost)
 	c.state("RunTimers", &r.State)
@@ -280,14 +299,39 @@ func (c *timerBase) NextTimerInterruptInto(cpu int, jiffies uint64, r *sdk.NextT
 	}
 	c.cost("NextTimerInterrupt", r.Cost)
 	c.state("NextTimerInterrupt", &r.State)
+	if c.repeatFree {
+		c.repeat(cpu, jiffies, r)
+	}
 }
 
 // NextTimerRepeatFree implements sdk.RepeatFreeNextTimer: the plugin's own
 // promise (false without one). A repeat the host skips answers what the
-// checked call before it answered.
+// checked call before it answered; the repeats it still asks are checked
+// against that answer (repeat).
 func (c *timerBase) NextTimerRepeatFree() bool {
 	rf, ok := c.tb.(sdk.RepeatFreeNextTimer)
-	return ok && rf.NextTimerRepeatFree()
+	c.repeatFree = ok && rf.NextTimerRepeatFree()
+	return c.repeatFree
+}
+
+// repeat checks sdk.RepeatFreeNextTimer's promise on r, cpu's answer at
+// jiffies: if it repeats cpu's previous call (the same jiffies, no wheel
+// call since), it answers that call's Next and State at cost 0. A plugin
+// that breaks the promise would have the host reuse answers it would not
+// give.
+func (c *timerBase) repeat(cpu int, jiffies uint64, r *sdk.NextTimerResult) {
+	if cpu < 0 {
+		return
+	}
+	if cpu >= len(c.last) {
+		c.last = append(c.last, make([]lastNext, cpu+1-len(c.last))...)
+	}
+	l := &c.last[cpu]
+	if l.gen == c.opGen+1 && l.jiffies == jiffies && (r.Cost != 0 || r.Next != l.r.Next || r.State != l.r.State) {
+		c.violation("NextTimerInterrupt", "the plugin promises sdk.RepeatFreeNextTimer, but cpu %d asked again at jiffies %d with no wheel call since answered next %d at cost %d ns (state %+v), not its previous answer, next %d at cost 0 (state %+v)",
+			cpu, jiffies, r.Next, r.Cost, r.State, l.r.Next, l.r.State)
+	}
+	l.gen, l.jiffies, l.r = c.opGen+1, jiffies, *r
 }
 
 // ExpireRemote implements sdk.RemoteTimerBase with RunTimers' checks; the
@@ -298,6 +342,7 @@ func (c *timerBase) ExpireRemote(cpu int, jiffies uint64) (r sdk.RunTimersResult
 		c.violation("ExpireRemote", "the plugin reports split bases (WheelState.Split) but does not implement sdk.RemoteTimerBase")
 		return sdk.RunTimersResult{}
 	}
+	c.opGen++
 	r = rb.ExpireRemote(cpu, jiffies)
 	c.cost("ExpireRemote", r.Cost)
 	c.state("ExpireRemote", &r.State)

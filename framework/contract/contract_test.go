@@ -26,11 +26,16 @@ type hooks struct {
 	next      func(r *sdk.NextTimerResult)
 	// inPlace: the lying wheel answers NextTimerInterrupt in place too
 	// (sdk.InPlaceNextTimer), and next alters that answer.
-	inPlace   bool
-	interrupt func(now ktime.Time, r *sdk.InterruptResult)
-	start     func(r *sdk.HROpResult)
-	cancel    func(r *sdk.HROpResult)
-	sel       func(r *sdk.IdleChoice)
+	inPlace bool
+	// repeatFree: the lying wheel (in place) claims
+	// sdk.RepeatFreeNextTimer's promise too; repeat alters the answer of
+	// each call for a CPU at the jiffies of its previous call.
+	repeatFree bool
+	repeat     func(r *sdk.NextTimerResult)
+	interrupt  func(now ktime.Time, r *sdk.InterruptResult)
+	start      func(r *sdk.HROpResult)
+	cancel     func(r *sdk.HROpResult)
+	sel        func(r *sdk.IdleChoice)
 }
 
 type lyingDevice struct {
@@ -109,6 +114,23 @@ func (l lyingInPlaceWheel) NextTimerInterruptInto(cpu int, jiffies uint64, r *sd
 	}
 }
 
+// lyingRepeatWheel is a lying in-place wheel that promises
+// sdk.RepeatFreeNextTimer and alters its repeats' answers (hooks.repeat).
+type lyingRepeatWheel struct {
+	lyingInPlaceWheel
+	last map[int]uint64 // each CPU's previous jiffies, +1
+}
+
+func (l lyingRepeatWheel) NextTimerRepeatFree() bool { return true }
+
+func (l lyingRepeatWheel) NextTimerInterruptInto(cpu int, jiffies uint64, r *sdk.NextTimerResult) {
+	l.lyingInPlaceWheel.NextTimerInterruptInto(cpu, jiffies, r)
+	if l.last[cpu] == jiffies+1 && l.h.repeat != nil {
+		l.h.repeat(r)
+	}
+	l.last[cpu] = jiffies + 1
+}
+
 type lyingHRTimer struct {
 	sdk.HRTimerBase
 	h *hooks
@@ -162,6 +184,9 @@ func factories(h *hooks) []sdk.Factory {
 		case "wheel":
 			fs[i].New = func() sdk.Plugin {
 				w := lyingWheel{newReal().(sdk.TimerBase), h}
+				if h.repeatFree {
+					return lyingRepeatWheel{lyingInPlaceWheel{w}, map[int]uint64{}}
+				}
 				if h.inPlace {
 					return lyingInPlaceWheel{w}
 				}
@@ -230,13 +255,17 @@ func run(t *testing.T, h *hooks, highres bool) error {
 }
 
 // TestHonestPluginsPass: the checker accepts the builtins' own answers,
-// the wheel's in place or not.
+// the wheel's in place or not, and with the repeat-free promise.
 func TestHonestPluginsPass(t *testing.T) {
 	for _, highres := range []bool{true, false} {
 		for _, inPlace := range []bool{false, true} {
 			if err := run(t, &hooks{inPlace: inPlace}, highres); err != nil {
 				t.Errorf("highres=%v inPlace=%v: %v", highres, inPlace, err)
 			}
+		}
+		// Promising repeat-free answers and keeping the promise.
+		if err := run(t, &hooks{repeatFree: true}, highres); err != nil {
+			t.Errorf("highres=%v repeatFree: %v", highres, err)
 		}
 	}
 }
@@ -315,6 +344,14 @@ func TestViolations(t *testing.T) {
 		{name: "wheel's next timer with -3 timers pending in place", highres: false,
 			h:    hooks{inPlace: true, next: func(r *sdk.NextTimerResult) { r.State.Pending = -3 }},
 			kind: sdk.KindTimerBase, plugin: "wheel", call: "NextTimerInterrupt", problems: []string{"-3 timers pending"}},
+		// A wheel that promises sdk.RepeatFreeNextTimer has most repeats
+		// skipped; the ones the kernel still asks are checked.
+		{name: "wheel's repeat costs 1 ns", highres: true,
+			h:    hooks{repeatFree: true, repeat: func(r *sdk.NextTimerResult) { r.Cost = 1 }},
+			kind: sdk.KindTimerBase, plugin: "wheel", call: "NextTimerInterrupt", problems: []string{"sdk.RepeatFreeNextTimer", "at cost 1 ns"}},
+		{name: "wheel's repeat answers another jiffy", highres: true,
+			h:    hooks{repeatFree: true, repeat: func(r *sdk.NextTimerResult) { r.Next-- }},
+			kind: sdk.KindTimerBase, plugin: "wheel", call: "NextTimerInterrupt", problems: []string{"sdk.RepeatFreeNextTimer", "not its previous answer"}},
 		{name: "hrtimer expires an unknown timer", highres: true,
 			h: hooks{interrupt: func(now ktime.Time, r *sdk.InterruptResult) {
 				r.Expired = append(r.Expired, sdk.HRExpiry{ID: 1 << 40, Now: now})

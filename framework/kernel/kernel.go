@@ -114,7 +114,11 @@ type Kernel struct {
 	// RunTimers, ExpireRemote, and jiffies advancing.
 	wheelRepeatFree bool
 	wheelGen        uint64
-	hrt             sdk.HRTimerBase
+	// repeatSkips counts down the repeats skipped before the next one is
+	// asked anyway (repeatAuditEvery): the contract checker then checks
+	// the promise on it, so a plugin that breaks it is caught, not trusted.
+	repeatSkips uint32
+	hrt         sdk.HRTimerBase
 	// hrtRaw and hrtChk split a checked hrtimer plugin (framework/contract)
 	// for the hot Start and Interrupt calls: the call goes to hrtRaw and its
 	// answer's fields to hrtChk. Without a checker hrtRaw is hrt, hrtChk nil.
