@@ -399,17 +399,24 @@ func TestViolations(t *testing.T) {
 	}
 }
 
+// builtinPlugin is a new instance of the builtin plugin name.
+func builtinPlugin(t *testing.T, name string) sdk.Plugin {
+	t.Helper()
+	for _, f := range builtin.Factories() {
+		if f.Name == name {
+			return f.New()
+		}
+	}
+	t.Fatalf("no builtin plugin %q", name)
+	return nil
+}
+
 // TestHRTimerCancelChecked: the wrapper's Cancel and the split check the
 // kernel calls (CheckCancel) refuse the same lie. (The scenarios above never
 // cancel a queued hrtimer.)
 func TestHRTimerCancelChecked(t *testing.T) {
 	h := &hooks{cancel: func(r *sdk.HROpResult) { r.Ret = 3 }}
-	var real sdk.HRTimerBase
-	for _, f := range builtin.Factories() {
-		if f.Name == "hrtimer" {
-			real = f.New().(sdk.HRTimerBase)
-		}
-	}
+	real := builtinPlugin(t, "hrtimer").(sdk.HRTimerBase)
 	p := contract.Wrap(sdk.KindHRTimer, "hrtimer", lyingHRTimer{real, h}, contract.Limits{CPUs: 1})
 	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{}); d.HasErrors() {
 		t.Fatal(d)
@@ -445,12 +452,7 @@ func TestHRTimerCancelChecked(t *testing.T) {
 // Interrupt's answer, which tests the fields in line) accepts a valid answer
 // and refuses every lie the full check refuses, with its message.
 func TestHRTimerInterruptChecked(t *testing.T) {
-	var real sdk.HRTimerBase
-	for _, f := range builtin.Factories() {
-		if f.Name == "hrtimer" {
-			real = f.New().(sdk.HRTimerBase)
-		}
-	}
+	real := builtinPlugin(t, "hrtimer").(sdk.HRTimerBase)
 	p := contract.Wrap(sdk.KindHRTimer, "hrtimer", real, contract.Limits{CPUs: 1})
 	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{}); d.HasErrors() {
 		t.Fatal(d)
@@ -505,12 +507,7 @@ func TestHRTimerInterruptChecked(t *testing.T) {
 // it (for Reflect, which it checks nothing of), and its own Reflect reaches
 // the same plugin.
 func TestGovernorUnchecked(t *testing.T) {
-	var real sdk.Governor
-	for _, f := range builtin.Factories() {
-		if f.Name == "menu" {
-			real = f.New().(sdk.Governor)
-		}
-	}
+	real := builtinPlugin(t, "menu").(sdk.Governor)
 	p := contract.Wrap(sdk.KindGovernor, "menu", real, contract.Limits{CPUs: 1})
 	u, ok := p.(interface{ Unchecked() sdk.Governor })
 	if !ok {

@@ -587,7 +587,10 @@ func (q *Queue) fireNext(e *Event, at ktime.Time) bool {
 // (one sift instead of a removal and an insertion).
 //
 // A poll is due when the Step's own event made Pops a multiple of
-// PollEvents: RunUntil polls between that event and the next.
+// PollEvents: RunUntil polls between that event and the next. Its end is
+// fireNext's, written out: a helper for the two is over the inliner's
+// budget, and the call costs 0.4% more instructions on the 64-CPU
+// cyclictest.
 func (q *Queue) FireAfter(e *Event, at ktime.Time) bool {
 	f := q.firing
 	if f == nil || e.index != -1 || (*f)[0].e == e || at < q.now || at > q.stepLimit || q.stopped ||
