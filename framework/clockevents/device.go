@@ -131,8 +131,8 @@ type Device struct {
 type checkedDevice interface {
 	Unchecked() sdk.ClockEventDevice
 	MaxCost() int64
-	SetNextEventFailed(ch int, now ktime.Time, ticks uint64, r sdk.ProgramResult)
-	AckFailed(now ktime.Time, cost int64, next ktime.Time)
+	CheckSetNextEvent(ch int, now ktime.Time, ticks uint64, r sdk.ProgramResult)
+	CheckAck(now ktime.Time, cost int64, next ktime.Time)
 }
 
 // New wraps a configured device plugin. It computes mult/shift and the delta
@@ -311,8 +311,8 @@ func (d *Device) Ack(ch int, now ktime.Time) AckResult {
 	c := &d.ch[ch]
 	cost, next := d.raw.Ack(ch, now)
 	if d.chk != nil && (uint64(cost) > uint64(d.maxCost) || next <= now) {
-		d.chk.AckFailed(now, cost, next)
-		return AckResult{} // (not reached: AckFailed names the violation)
+		d.chk.CheckAck(now, cost, next)
+		return AckResult{} // (not reached: CheckAck names the violation)
 	}
 	r := AckResult{Cost: cost, Event: c.next, FireAt: next}
 	if c.st() != sdk.StatePeriodic {

@@ -101,8 +101,8 @@ func (d *Device) Reprogram(ch int, now, expires ktime.Time, force bool) (cost in
 		ticks := (uint64(clampDelta(delta, c.minDeltaNs, sc.MaxDeltaNs)) * uint64(sc.Mult)) >> sc.Shift
 		res := d.raw.SetNextEvent(ch, now, ticks)
 		if d.chk != nil && (uint64(res.Cost) > uint64(d.maxCost) || !res.ETIME && res.FireAt <= now) {
-			d.chk.SetNextEventFailed(ch, now, ticks, res)
-			return 0, 0, nil // (not reached: SetNextEventFailed names the violation)
+			d.chk.CheckSetNextEvent(ch, now, ticks, res)
+			return 0, 0, nil // (not reached: CheckSetNextEvent names the violation)
 		}
 		c.cost += res.Cost
 		if !res.ETIME {

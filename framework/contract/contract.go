@@ -564,20 +564,17 @@ func (c *clockEvent) Spec() sdk.DeviceSpec {
 // host would take it, reprogram, and take it again at the same instant.
 func (c *clockEvent) SetNextEvent(ch int, now ktime.Time, ticks uint64) (r sdk.ProgramResult) {
 	r = c.d.SetNextEvent(ch, now, ticks)
-	c.cost("SetNextEvent", r.Cost)
-	if !r.ETIME && r.FireAt <= now {
-		c.violation("SetNextEvent", "interrupt at %d, not after now %d (%d ticks)", r.FireAt, now, ticks)
-	}
+	c.CheckSetNextEvent(ch, now, ticks, r)
 	return r
 }
 
-// Unchecked, MaxCost, SetNextEventFailed and AckFailed take SetNextEvent and
+// Unchecked, MaxCost, CheckSetNextEvent and CheckAck take SetNextEvent and
 // Ack apart for the clockevents core's hot path (tick_program_event()'s
 // write and the interrupt's EOI): the core calls Unchecked's SetNextEvent or
 // Ack itself, tests the answer in line (a cost within [0, MaxCost], an
 // interrupt after now unless -ETIME; the next one after now), and hands a
-// failing answer to SetNextEventFailed or AckFailed, which make the
-// wrapper's checks and name the violation (they do not return for one).
+// failing answer to CheckSetNextEvent or CheckAck, the wrapper's own checks,
+// which name the violation (they do not return for one).
 
 // Unchecked returns the device behind the checker.
 func (c *clockEvent) Unchecked() sdk.ClockEventDevice { return c.d }
@@ -585,17 +582,17 @@ func (c *clockEvent) Unchecked() sdk.ClockEventDevice { return c.d }
 // MaxCost is the bound of one call's cost the checks hold answers to.
 func (c *clockEvent) MaxCost() int64 { return MaxCost }
 
-// SetNextEventFailed makes SetNextEvent's checks of r, the answer to
+// CheckSetNextEvent is SetNextEvent's checks of r, the answer to
 // SetNextEvent(ch, now, ticks).
-func (c *clockEvent) SetNextEventFailed(ch int, now ktime.Time, ticks uint64, r sdk.ProgramResult) {
+func (c *clockEvent) CheckSetNextEvent(ch int, now ktime.Time, ticks uint64, r sdk.ProgramResult) {
 	c.cost("SetNextEvent", r.Cost)
 	if !r.ETIME && r.FireAt <= now {
 		c.violation("SetNextEvent", "interrupt at %d, not after now %d (%d ticks)", r.FireAt, now, ticks)
 	}
 }
 
-// AckFailed makes Ack's checks of its answer (cost, next) at now.
-func (c *clockEvent) AckFailed(now ktime.Time, cost int64, next ktime.Time) {
+// CheckAck is Ack's checks of its answer (cost, next) at now.
+func (c *clockEvent) CheckAck(now ktime.Time, cost int64, next ktime.Time) {
 	c.cost("Ack", cost)
 	if next <= now {
 		c.violation("Ack", "next interrupt at %d, not after now %d", next, now)
@@ -617,10 +614,7 @@ func (c *clockEvent) SetState(ch int, now ktime.Time, st sdk.DeviceState, period
 // instant, forever.
 func (c *clockEvent) Ack(ch int, now ktime.Time) (int64, ktime.Time) {
 	cost, next := c.d.Ack(ch, now)
-	c.cost("Ack", cost)
-	if next <= now {
-		c.violation("Ack", "next interrupt at %d, not after now %d", next, now)
-	}
+	c.CheckAck(now, cost, next)
 	return cost, next
 }
 
