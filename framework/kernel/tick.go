@@ -221,20 +221,21 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 	return expires, cost
 }
 
-// wheelNextEvent is get_next_timer_interrupt() on c at jiffies: the time of
-// the wheel's next expiry (the hierarchy's view with timer migration,
-// tmigrNextEvent) and the cost; c.wheel becomes the answer's state. A
-// repeat the wheel promises to answer as before at no cost
-// (sdk.RepeatFreeNextTimer: the same CPU and jiffies, no wheel call since)
-// is not asked (but one in repeatAuditEvery): c.wheel still holds that answer's state (every other wheel
-// call bumps Kernel.wheelGen) and ntiNext its time, which depends on nothing
-// else that can change meanwhile (jiffies advancing and the hierarchy coming
-// into use, Kernel.split, bump wheelGen too).
 // repeatAuditEvery: one in this many of the repeats wheelNextEvent could
 // skip is asked all the same, so that the contract checker sees the promise
 // kept (a few calls per simulated millisecond on a big machine).
 const repeatAuditEvery = 64
 
+// wheelNextEvent is get_next_timer_interrupt() on c at jiffies: the time of
+// the wheel's next expiry (the hierarchy's view with timer migration,
+// tmigrNextEvent) and the cost; c.wheel becomes the answer's state. A
+// repeat the wheel promises to answer as before at no cost
+// (sdk.RepeatFreeNextTimer: the same CPU and jiffies, no wheel call since)
+// is not asked (but one in repeatAuditEvery): c.wheel still holds that
+// answer's state (every other wheel call bumps Kernel.wheelGen) and ntiNext
+// its time, which depends on nothing else that can change meanwhile
+// (jiffies advancing and the hierarchy coming into use, Kernel.split, bump
+// wheelGen too).
 func (c *CPU) wheelNextEvent(jiffies uint64) (ktime.Time, int64) {
 	k := c.k
 	if c.ntiGen == k.wheelGen+1 {
