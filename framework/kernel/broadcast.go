@@ -58,7 +58,7 @@ func (k *Kernel) broadcastFired(now ktime.Time) {
 		cpu = 0
 	}
 	c := k.cpus[cpu]
-	c.pendBroadcast = true
+	c.flags |= pendBcast
 	c.interruptArrived(now)
 }
 

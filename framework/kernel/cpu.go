@@ -31,12 +31,29 @@ const (
 	modeIdle                // in an idle state
 )
 
-// IPI kinds.
+// CPU.flags bits above the softirq vectors (which are bits 0 to
+// nrSoftirqs-1, 1<<vec as in __softirq_pending).
 const (
-	ipiResched  = 1 << iota // scheduler_ipi
-	ipiTimer                // tick broadcast: run the local timer handler
-	ipiCallFunc             // smp_call_function: clock_was_set retrigger
+	// The pending hard interrupts: the local device's, the broadcast
+	// device's (routed to this CPU) and the IPI kinds.
+	pendDevice  uint32 = 1 << (16 + iota)
+	pendBcast          // the broadcast device's interrupt is routed here
+	ipiResched         // scheduler_ipi
+	ipiTimer           // tick broadcast: run the local timer handler
+	ipiCallFunc        // smp_call_function: clock_was_set retrigger
+	// flagInidle is ts->inidle: the idle task owns the CPU, from
+	// tick_nohz_idle_enter() in do_idle() to tick_nohz_idle_exit().
+	flagInidle
+	// flagNohzFull mirrors CPU.nohzFull, which never changes.
+	flagNohzFull
+
+	softirqMask = 1<<nrSoftirqs - 1
+	pendIPIs    = ipiResched | ipiTimer | ipiCallFunc
+	pendIRQs    = pendDevice | pendBcast | pendIPIs
 )
+
+// The softirq vectors stay below the other flags (a compile-time check).
+var _ [0]struct{} = [softirqMask >> 16]struct{}{}
 
 // Softirq vectors (include/linux/interrupt.h).
 const (
@@ -60,21 +77,23 @@ type CPU struct {
 	// closure of its own), the accounting, then the runqueue and the tick
 	// and idle state, whose first fields the dispatch tests too, and devEv.
 	// The rest, read on rarer paths, comes after them.
-	k             *Kernel
-	mode          cpuMode
-	busyUntil     ktime.Time
-	runTask       bool // runEv ends a task segment, not an activity
-	periodic      bool // the local device runs in periodic mode (low-res, nohz=off)
-	pendTimerIRQ  bool
-	pendBroadcast bool // the broadcast device's interrupt is routed here
-	nohzFull      bool // tick_nohz_full_cpu(): in the nohz_full= mask
-	irqNest       bool // inside an activity: trace flags
-	inSoft        bool
+	k         *Kernel
+	mode      cpuMode
+	busyUntil ktime.Time
+	runTask   bool // runEv ends a task segment, not an activity
+	periodic  bool // the local device runs in periodic mode (low-res, nohz=off)
+	nohzFull  bool // tick_nohz_full_cpu(): in the nohz_full= mask
+	irqNest   bool // inside an activity: trace flags
+	inSoft    bool
 	// wheelIsDirty: a wheel call may have made the stopped tick's expiry
 	// (from the cached wheel state) late (nohzFullUpdate re-evaluates).
 	wheelIsDirty bool
-	pendIPI      int
-	softirqs     uint32
+	// flags holds, in one word, everything that makes kick do more than
+	// let the current task run on: the raised softirqs (softirqMask), the
+	// pending hard interrupts (pendIRQs), flagInidle and flagNohzFull.
+	// continuesTask, run after every task segment, tests them at once.
+	flags uint32
+	_     [8]byte // the fields below on the lines they had before flags
 	// spans is the log WakePath reads, &spanBuf; nil unless a workload asked
 	// (RecordSpans).
 	spans *spanLog
@@ -151,6 +170,9 @@ type cpuSlot struct {
 
 func initCPU(c *CPU, k *Kernel, id int, nohzFull bool) *CPU {
 	*c = CPU{k: k, id: id, nohzFull: nohzFull, idle: cpuIdle{state: -1}}
+	if nohzFull {
+		c.flags = flagNohzFull
+	}
 	// Event names carry the CPU: the watchdog's message says where time stopped.
 	c.actName, c.taskName = fmt.Sprintf("activity-end cpu%d", id), fmt.Sprintf("task-segment cpu%d", id)
 	c.runEv.Init(c.actName, (*runHandler)(c))
@@ -224,8 +246,8 @@ func (c *CPU) Curr() *Task { return c.rq.curr }
 
 // RaiseSoftirq marks softirq vec pending on c (raise_softirq_irqoff()).
 func (c *CPU) RaiseSoftirq(now ktime.Time, vec int) {
-	if c.softirqs&(1<<vec) == 0 {
-		c.softirqs |= 1 << vec
+	if c.flags&(1<<vec) == 0 {
+		c.flags |= 1 << vec
 		if c.k.tr.Enabled("softirq_raise") {
 			if c.k.tr != nil {
 				c.k.tr.Event(now, c.traceCtx(), "softirq_raise", "vec="+itoa(int64(vec))+" [action="+softirqNames[vec]+"]")
@@ -371,13 +393,13 @@ func (c *CPU) syncDevTo(now, fa ktime.Time) {
 
 // deviceFired: the local clockevent raised its interrupt.
 func (c *CPU) deviceFired(now ktime.Time) {
-	c.pendTimerIRQ = true
+	c.flags |= pendDevice
 	c.interruptArrived(now)
 }
 
 // ipiArrived: an IPI reached this CPU.
-func (c *CPU) ipiArrived(now ktime.Time, kind int) {
-	c.pendIPI |= kind
+func (c *CPU) ipiArrived(now ktime.Time, kind uint32) {
+	c.flags |= kind
 	c.interruptArrived(now)
 }
 
@@ -461,7 +483,7 @@ func (c *CPU) activityEnd(now ktime.Time) {
 	c.mode = modeFree
 	if c.idle.pendingEntry {
 		c.idle.pendingEntry = false
-		if !c.pendTimerIRQ && !c.pendBroadcast && c.pendIPI == 0 && c.softirqs == 0 && c.pickNext() == nil {
+		if c.flags&(pendIRQs|softirqMask) == 0 && c.pickNext() == nil {
 			c.enterIdleState(now)
 			return
 		}
@@ -481,11 +503,11 @@ func (c *CPU) kick(now ktime.Time) {
 	if c.mode != modeFree {
 		return
 	}
-	if c.pendTimerIRQ || c.pendIPI != 0 || c.pendBroadcast {
+	if c.flags&pendIRQs != 0 {
 		c.startInterrupts(now)
 		return
 	}
-	if c.softirqs != 0 {
+	if c.flags&softirqMask != 0 {
 		// Left over from a capped __do_softirq(): ksoftirqd runs them.
 		c.setCtx(now, ctxSoftirq)
 		end := c.doSoftirqs(now)
@@ -497,9 +519,9 @@ func (c *CPU) kick(now ktime.Time) {
 		c.enterIdle(now)
 		return
 	}
-	if c.ts.inidle {
+	if c.flags&flagInidle != 0 {
 		// do_idle() saw need_resched(): tick_nohz_idle_exit() before schedule_idle().
-		c.ts.inidle = false
+		c.flags &^= flagInidle
 		if cost := c.idleExit(now); cost > 0 {
 			c.span(SpanTickSched, now, now+ktime.Time(cost), 0)
 			c.setCtx(now, ctxIdle)
@@ -557,8 +579,7 @@ func (c *CPU) preemptSegment(now ktime.Time) {
 // is not being left, the tick needs no nohz_full update and no signal
 // interrupts the segment (Task.interruptedCompute).
 func (c *CPU) continuesTask(t *Task) bool {
-	if t == nil || c.mode != modeFree || c.pendTimerIRQ || c.pendIPI != 0 || c.pendBroadcast ||
-		c.softirqs != 0 || c.ts.inidle || c.nohzFull || t.segUser && t.segRemaining > 0 && t.sigpending {
+	if t == nil || c.mode != modeFree || c.flags != 0 || t.sigpending && t.segUser && t.segRemaining > 0 {
 		return false
 	}
 	// pickNext() == t for t current: no queued task (t is not one) takes
@@ -572,7 +593,7 @@ func (c *CPU) continuesTask(t *Task) bool {
 // It returns when the CPU is free again.
 func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 	k := c.k
-	wasIdle := c.ts.inidle
+	wasIdle := c.flags&flagInidle != 0
 	c.setCtx(now, ctxIRQ)
 	c.irqNest = true
 	start := now
@@ -584,37 +605,37 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 		now += ktime.Time(k.costs.JiffiesUpdate)
 	}
 	c.span(SpanIRQEntry, start, now, 0)
-	for c.pendTimerIRQ || c.pendIPI != 0 || c.pendBroadcast {
-		if c.pendBroadcast {
-			c.pendBroadcast = false
+	for c.flags&pendIRQs != 0 {
+		if c.flags&pendBcast != 0 {
+			c.flags &^= pendBcast
 			s := now
 			now = c.broadcastInterrupt(now)
 			c.span(SpanBroadcastIRQ, s, now, 0)
 		}
-		if c.pendTimerIRQ {
-			c.pendTimerIRQ = false
+		if c.flags&pendDevice != 0 {
+			c.flags &^= pendDevice
 			now = c.localTimerInterrupt(now, true)
 		}
-		if c.pendIPI&ipiTimer != 0 {
+		if c.flags&ipiTimer != 0 {
 			// tick_receive_broadcast(): the local event handler, no device ack.
-			c.pendIPI &^= ipiTimer
+			c.flags &^= ipiTimer
 			now = c.localTimerInterrupt(now, false)
 		}
-		if c.pendIPI&ipiCallFunc != 0 {
-			c.pendIPI &^= ipiCallFunc
+		if c.flags&ipiCallFunc != 0 {
+			c.flags &^= ipiCallFunc
 			s := now
 			now = c.clockWasSetIPI(now)
 			c.span(SpanIPI, s, now, 0)
 		}
-		if c.pendIPI&ipiResched != 0 {
-			c.pendIPI &^= ipiResched
+		if c.flags&ipiResched != 0 {
+			c.flags &^= ipiResched
 			c.cnt.ipiResched.Add(1)
 		}
 	}
 	c.span(SpanIRQExit, now, now+ktime.Time(k.costs.IRQExit), 0)
 	now += ktime.Time(k.costs.IRQExit)
 	c.irqNest = false
-	if c.softirqs != 0 {
+	if c.flags&softirqMask != 0 {
 		c.setCtx(now, ctxSoftirq)
 		now = c.doSoftirqs(now)
 	}
@@ -699,11 +720,11 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 	k := c.k
 	c.inSoft = true
-	for pass := 0; c.softirqs != 0 && pass < 10; pass++ {
+	for pass := 0; c.flags&softirqMask != 0 && pass < 10; pass++ {
 		passStart := now // the first vector's span carries the entry cost
 		now += ktime.Time(k.costs.SoftirqEntry)
-		pending := c.softirqs
-		c.softirqs = 0
+		pending := c.flags & softirqMask
+		c.flags &^= softirqMask
 		for vec := 0; vec < nrSoftirqs; vec++ {
 			if pending&(1<<vec) == 0 {
 				continue
@@ -793,7 +814,7 @@ func runHRTimerSoftirq(c *CPU, now ktime.Time) ktime.Time {
 	now = r.End + ktime.Time(k.programLocal(c, r.End, r.Program))
 	k.runHRExpiries(c, &r)
 	if r.RaiseSoftirq {
-		c.softirqs |= 1 << HRTimerSoftirq
+		c.flags |= 1 << HRTimerSoftirq
 	}
 	return now
 }

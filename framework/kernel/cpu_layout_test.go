@@ -26,6 +26,10 @@ func TestCPUsLineAligned(t *testing.T) {
 			if c.id != i || c.k != k || c.nohzFull != (i == 1) || c.idle.state != -1 {
 				t.Errorf("%d CPUs: cpu%d initialised as id %d, nohz_full %v, idle state %d", n, i, c.id, c.nohzFull, c.idle.state)
 			}
+			// flags starts with nothing pending and mirrors nohzFull.
+			if want := map[bool]uint32{false: 0, true: flagNohzFull}[c.nohzFull]; c.flags != want {
+				t.Errorf("%d CPUs: cpu%d flags %#x, want %#x", n, i, c.flags, want)
+			}
 		}
 	}
 }

@@ -230,7 +230,7 @@ func (c *CPU) cpuidleReflect(now ktime.Time, lat int64, tickWakeup bool) {
 // the tick (tick_nohz_idle_got_tick()): a local timer interrupt when the
 // tick's expiry has come.
 func (c *CPU) tickWakesIdle(now ktime.Time) bool {
-	if !c.pendTimerIRQ && c.pendIPI&ipiTimer == 0 {
+	if c.flags&(pendDevice|ipiTimer) == 0 {
 		return false
 	}
 	if c.k.m.HighRes {

@@ -34,8 +34,8 @@ type cpuIdle struct {
 func (c *CPU) enterIdle(now ktime.Time) {
 	k := c.k
 	cost := int64(0)
-	if !c.ts.inidle {
-		c.ts.inidle = true
+	if c.flags&flagInidle == 0 {
+		c.flags |= flagInidle
 		if c.rq.lastRan != nil {
 			// schedule() switching to the idle task.
 			cost += k.costs.ContextSwitch

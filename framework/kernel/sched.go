@@ -170,7 +170,7 @@ func (k *Kernel) Wake(now ktime.Time, t *Task, from *CPU) int64 {
 	t.state = taskRunnable
 	target := t.cpu
 	t.wakeIdleExit, t.wakeBroadcast = 0, 0
-	if from == target && target.ts.inidle {
+	if from == target && target.flags&flagInidle != 0 {
 		// Woken from this CPU's idle: the idle exit is part of its latency.
 		t.wakeIdleExit, t.wakeBroadcast = target.idle.wakeExit, target.idle.wakeBroadcast
 	}

@@ -6,7 +6,8 @@ import (
 )
 
 // tickSched is a CPU's tick-sched state: the fields of struct tick_sched
-// (kernel/time/tick-sched.h) the model uses.
+// (kernel/time/tick-sched.h) the model uses, but ts->inidle, which is
+// CPU.flags' flagInidle (tested with the CPU's pending work).
 type tickSched struct {
 	// schedTimer is ts->sched_timer, the tick's hrtimer in high-res mode.
 	schedTimer *HRTimer
@@ -22,9 +23,6 @@ type tickSched struct {
 	// doTimerLast is ts->do_timer_last: the CPU held the jiffies duty when
 	// it last stopped its tick.
 	doTimerLast bool
-	// inidle is ts->inidle: the idle task owns the CPU, from
-	// tick_nohz_idle_enter() in do_idle() to tick_nohz_idle_exit().
-	inidle bool
 }
 
 // maxIdleNS is timekeeping_max_deferment() for a TSC clocksource: the
@@ -176,7 +174,7 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 	basemono, basejiff := k.tk.lastJiffiesUpdate, k.tk.jiffies
 	var cost int64
 	var next ktime.Time
-	if c.softirqs&(1<<TimerSoftirq) != 0 {
+	if c.flags&(1<<TimerSoftirq) != 0 {
 		// local_timer_softirq_pending(): keep ticking.
 		next = basemono + ktime.Time(tick)
 	} else {
@@ -362,7 +360,7 @@ func (c *CPU) idleExit(now ktime.Time) int64 {
 
 // sendIPI sends an IPI of kind from (nil: from outside any CPU) to target; it
 // arrives after the IPI latency.
-func (k *Kernel) sendIPI(now ktime.Time, target *CPU, kind int) {
+func (k *Kernel) sendIPI(now ktime.Time, target *CPU, kind uint32) {
 	k.Counters.Inc(cntIPISent, target.id, 1)
 	at := now + ktime.Time(k.costs.IPILatency)
 	k.q.Schedule(newOneShot("ipi", func(t ktime.Time) { target.ipiArrived(t, kind) }), at)
