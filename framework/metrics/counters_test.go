@@ -1,10 +1,8 @@
 package metrics
 
 import (
-	"math"
 	"reflect"
 	"testing"
-	"unsafe"
 )
 
 func TestCounters(t *testing.T) {
@@ -35,38 +33,6 @@ func TestInternStable(t *testing.T) {
 	a, b := Intern("x_stable"), Intern("x_stable")
 	if a != b || a.String() != "x_stable" {
 		t.Errorf("Intern(x_stable) = %d, %d (%q)", a, b, a.String())
-	}
-}
-
-func TestLatency(t *testing.T) {
-	h := NewLatency(10)
-	for _, ns := range []int64{1500, 2500, 2600, -4, 25000} {
-		h.Add(ns)
-	}
-	if h.Count != 5 || h.Min != 0 || h.Max != 25000 || h.Last != 25000 {
-		t.Errorf("Count, Min, Max, Last = %d, %d, %d, %d; want 5, 0, 25000, 25000", h.Count, h.Min, h.Max, h.Last)
-	}
-	b, over := h.Buckets()
-	if b[0] != 1 || b[1] != 1 || b[2] != 2 || over != 1 {
-		t.Errorf("buckets %v overflow %d; want [1 1 2 ...] and 1", b[:3], over)
-	}
-	if p := h.PercentileUS(0.5); p != 2 {
-		t.Errorf("PercentileUS(0.5) = %d, want 2", p)
-	}
-	// A histogram kept by value: Init makes it empty (a used one too).
-	var v Latency
-	empty := Latency{Min: math.MaxInt64, counts: make([]int64, 11)}
-	for round := 0; round < 2; round++ {
-		v.Init(10)
-		if !reflect.DeepEqual(v, empty) {
-			t.Fatalf("round %d: Init(10) = %+v, want %+v", round, v, empty)
-		}
-		for _, ns := range []int64{1500, 2500, 2600, -4, 25000} {
-			v.Add(ns)
-		}
-		if !reflect.DeepEqual(v, *h) {
-			t.Errorf("round %d: after the same samples %+v, want %+v", round, v, *h)
-		}
 	}
 }
 
@@ -125,19 +91,5 @@ func TestCountersBlock(t *testing.T) {
 			}()
 			f()
 		}()
-	}
-}
-
-// TestLatencyLayout: a histogram's header is one cache line, and a
-// histogram without buckets counts every sample as overflow.
-func TestLatencyLayout(t *testing.T) {
-	if n := unsafe.Sizeof(Latency{}); n != 64 {
-		t.Errorf("Latency is %d bytes, want 64", n)
-	}
-	h := NewLatency(0)
-	h.Add(0)
-	h.Add(5000)
-	if b, over := h.Buckets(); len(b) != 0 || over != 2 {
-		t.Errorf("NewLatency(0): buckets %v overflow %d, want none and 2", b, over)
 	}
 }

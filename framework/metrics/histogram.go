@@ -3,6 +3,7 @@
 package metrics
 
 import (
+	"iter"
 	"math"
 	"sort"
 )
@@ -13,14 +14,35 @@ import (
 //
 // It is 64 bytes, one cache line of its own (size class 64): Add runs once
 // per cyclictest wakeup on a histogram untouched since that thread's last one.
+//
+// The buckets are kept in chunks of chunkUS, allocated on first touch: a
+// cyclictest thread's latencies are a few microseconds, and the 10,000
+// buckets of its default histogram are nearly all empty (64 threads' dense
+// counters were 5 MB a run). The first chunk, the head, is allocated by Init
+// and reached by Add in line.
 type Latency struct {
 	Count    int64
 	Min, Max int64
 	Sum      int64
 	Last     int64
-	// counts[i] counts samples of i microseconds (ns/1000, truncated) for
-	// i < maxUS; its last element, counts[maxUS], the overflow.
-	counts []int64
+	// head counts samples of i microseconds (ns/1000, truncated) for
+	// i < chunkUS, also those at or past maxUS, which the readers count as
+	// overflow; far holds the rest, nil until a sample past the head.
+	head  *[chunkUS]int64
+	far   *latencyFar
+	maxUS int
+}
+
+// chunkUS is the buckets in one chunk of a Latency (512 bytes).
+const chunkUS = 64
+
+// latencyFar is a Latency's buckets past its head and its overflow.
+type latencyFar struct {
+	// chunks[i] holds the buckets i*chunkUS.., nil until one of them
+	// counts a sample (chunks[0] stays nil: it is the head); the slice ends
+	// at the farthest chunk touched.
+	chunks []*[chunkUS]int64
+	over   int64 // samples of maxUS microseconds or more, past the head
 }
 
 // NewLatency returns a histogram with microsecond buckets 0..maxUS-1.
@@ -33,14 +55,18 @@ func NewLatency(maxUS int) *Latency {
 // Init makes h an empty histogram with microsecond buckets 0..maxUS-1 (for
 // a Latency kept inside the object that records into it).
 func (h *Latency) Init(maxUS int) {
-	*h = Latency{Min: math.MaxInt64, counts: make([]int64, maxUS+1)}
+	*h = Latency{Min: math.MaxInt64, head: new([chunkUS]int64), maxUS: max(maxUS, 0)}
 }
 
 // Add records one sample. Negative samples (a wakeup before its target, which the
 // kernel never produces) are recorded as 0.
 func (h *Latency) Add(ns int64) {
-	if ns < 0 {
-		ns = 0
+	// One unsigned test sends the negative and the far samples out of
+	// line, which keeps Add within the inliner's budget (with the counters
+	// below in a helper it is not).
+	if uint64(ns) >= chunkUS*1000 {
+		h.addFar(ns)
+		return
 	}
 	h.Count++
 	h.Sum += ns
@@ -51,7 +77,39 @@ func (h *Latency) Add(ns int64) {
 	if ns > h.Max {
 		h.Max = ns
 	}
-	h.counts[min(ns/1000, int64(len(h.counts)-1))]++
+	h.head[uint64(ns)/1000]++
+}
+
+// addFar is Add for a negative sample or one past the head.
+func (h *Latency) addFar(ns int64) {
+	ns = max(ns, 0)
+	h.Count++
+	h.Sum += ns
+	h.Last = ns
+	h.Min = min(h.Min, ns)
+	h.Max = max(h.Max, ns)
+	us := int(ns / 1000)
+	if us < chunkUS {
+		h.head[us]++
+		return
+	}
+	f := h.far
+	if f == nil {
+		f = new(latencyFar)
+		h.far = f
+	}
+	if us >= h.maxUS {
+		f.over++
+		return
+	}
+	i := us / chunkUS
+	if i >= len(f.chunks) {
+		f.chunks = append(f.chunks, make([]*[chunkUS]int64, i+1-len(f.chunks))...)
+	}
+	if f.chunks[i] == nil {
+		f.chunks[i] = new([chunkUS]int64)
+	}
+	f.chunks[i][us%chunkUS]++
 }
 
 // Avg is the mean in ns (0 when empty).
@@ -70,10 +128,61 @@ func (h *Latency) MinOrZero() int64 {
 	return h.Min
 }
 
-// Buckets returns the microsecond buckets (shared; do not modify) and the overflow count.
-func (h *Latency) Buckets() ([]int64, int64) {
-	n := len(h.counts) - 1
-	return h.counts[:n:n], h.counts[n]
+// chunk returns the chunk of buckets i*chunkUS.., nil when none of them
+// has a sample.
+func (h *Latency) chunk(i int) *[chunkUS]int64 {
+	if i == 0 {
+		return h.head
+	}
+	if h.far == nil || i >= len(h.far.chunks) {
+		return nil
+	}
+	return h.far.chunks[i]
+}
+
+// Bucket returns the count of the bucket of us microseconds (0 outside
+// 0..maxUS-1).
+func (h *Latency) Bucket(us int) int64 {
+	if us < 0 || us >= h.maxUS {
+		return 0
+	}
+	if c := h.chunk(us / chunkUS); c != nil {
+		return c[us%chunkUS]
+	}
+	return 0
+}
+
+// Buckets yields the non-empty buckets, microseconds and count, in
+// increasing order.
+func (h *Latency) Buckets() iter.Seq2[int, int64] {
+	return func(yield func(int, int64) bool) {
+		for i := 0; i*chunkUS < h.maxUS; i++ {
+			c := h.chunk(i)
+			if c == nil {
+				if h.far == nil || i >= len(h.far.chunks) {
+					return
+				}
+				continue
+			}
+			for j, n := range c[:min(chunkUS, h.maxUS-i*chunkUS)] {
+				if n != 0 && !yield(i*chunkUS+j, n) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Overflow returns the number of samples past the last bucket.
+func (h *Latency) Overflow() int64 {
+	var n int64
+	if h.far != nil {
+		n = h.far.over
+	}
+	for _, c := range h.head[min(h.maxUS, chunkUS):] {
+		n += c
+	}
+	return n
 }
 
 // PercentileUS returns the smallest bucket (in us) at or below which fraction p of
@@ -83,12 +192,14 @@ func (h *Latency) PercentileUS(p float64) int64 {
 		return 0
 	}
 	need := int64(math.Ceil(p * float64(h.Count)))
+	if need <= 0 && h.maxUS > 0 {
+		return 0 // bucket 0 holds at least none of them
+	}
 	var acc int64
-	b, _ := h.Buckets()
-	for i, n := range b {
+	for us, n := range h.Buckets() {
 		acc += n
 		if acc >= need {
-			return int64(i)
+			return int64(us)
 		}
 	}
 	return h.Max / 1000

@@ -318,9 +318,9 @@ func (w *cyclictest) histogram() []string {
 		line := fmt.Sprintf("%06d", b)
 		any := false
 		for _, st := range w.stats {
-			bk, _ := st.lat.Buckets()
-			line += fmt.Sprintf(" %06d", bk[b])
-			if bk[b] != 0 {
+			n := st.lat.Bucket(b)
+			line += fmt.Sprintf(" %06d", n)
+			if n != 0 {
 				any = true
 			}
 		}
@@ -340,7 +340,7 @@ func (w *cyclictest) histogram() []string {
 		sum("Min Latencies", func(st *ctThread) int64 { return st.lat.MinOrZero() / 1000 }),
 		sum("Avg Latencies", func(st *ctThread) int64 { return int64(st.lat.Avg()) / 1000 }),
 		sum("Max Latencies", func(st *ctThread) int64 { return st.lat.Max / 1000 }),
-		sum("Histogram Overflows", func(st *ctThread) int64 { _, o := st.lat.Buckets(); return o }))
+		sum("Histogram Overflows", func(st *ctThread) int64 { return st.lat.Overflow() }))
 	return out
 }
 

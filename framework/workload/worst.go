@@ -20,12 +20,9 @@ type LatencyHist struct {
 }
 
 func histOf(thread int, h *metrics.Latency) LatencyHist {
-	b, over := h.Buckets()
-	lh := LatencyHist{Thread: thread, Overflow: over, MaxNS: h.Max, Buckets: [][2]int64{}}
-	for us, n := range b {
-		if n != 0 {
-			lh.Buckets = append(lh.Buckets, [2]int64{int64(us), n})
-		}
+	lh := LatencyHist{Thread: thread, Overflow: h.Overflow(), MaxNS: h.Max, Buckets: [][2]int64{}}
+	for us, n := range h.Buckets() {
+		lh.Buckets = append(lh.Buckets, [2]int64{int64(us), n})
 	}
 	return lh
 }
