@@ -1,8 +1,11 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"math/bits"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -243,7 +246,18 @@ func (c *Counters) Total(name string) int64 {
 
 // Samples returns every counter ever written, in stable order.
 func (c *Counters) Samples() []Sample {
-	var out []Sample
+	n := 0
+	for _, row := range c.cells {
+		for _, x := range row {
+			if x != nil && x.set {
+				n++
+			}
+		}
+	}
+	for _, bb := range c.blocks {
+		n += bits.OnesCount64(bb.b.set & (1<<len(bb.names) - 1))
+	}
+	out := make([]Sample, 0, n)
 	for i, row := range c.cells {
 		name := Name(i).String()
 		for j, x := range row {
@@ -259,11 +273,12 @@ func (c *Counters) Samples() []Sample {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Name != out[j].Name {
-			return out[i].Name < out[j].Name
+	// A name and CPU are one cell or one slot: no two samples tie.
+	slices.SortFunc(out, func(a, b Sample) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
 		}
-		return out[i].CPU < out[j].CPU
+		return cmp.Compare(a.CPU, b.CPU)
 	})
 	return out
 }
