@@ -1,7 +1,8 @@
 package kernel
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strconv"
 
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
@@ -137,16 +138,21 @@ func (k *Kernel) public(r spanRec) Span {
 // Spans returns c's logged spans that overlap [from, to], by start time, and
 // whether the log reaches back to from (false: older spans were overwritten).
 func (k *Kernel) Spans(cpu int, from, to ktime.Time) ([]Span, bool) {
+	return k.appendSpans(nil, cpu, from, to)
+}
+
+// appendSpans is Spans appending to dst.
+func (k *Kernel) appendSpans(dst []Span, cpu int, from, to ktime.Time) ([]Span, bool) {
 	l := k.cpus[cpu].spans
 	if l == nil {
-		return nil, false
+		return dst, false
 	}
 	n := l.n
 	first := uint64(0)
 	if n > spanLogSize {
 		first = n - spanLogSize
 	}
-	var out []Span
+	out := dst
 	complete := n <= spanLogSize
 	for i := first; i < n; i++ {
 		r := l.s[i%spanLogSize]
@@ -157,7 +163,7 @@ func (k *Kernel) Spans(cpu int, from, to ktime.Time) ([]Span, bool) {
 			complete = true
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	slices.SortStableFunc(out[len(dst):], func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
 	return out, complete
 }
 
@@ -184,22 +190,24 @@ type WakePath struct {
 	Spans []Span `json:"-"`
 }
 
-// WakePath explains the latency of t's last wakeup, latency ns measured up
-// to t's last clock read: the window is [read - latency, read]. The idle
-// time before the last sleep's hard expiry (target plus timer slack) is
-// slack, after it the interrupt's delay. Span logging must be on
-// (RecordSpans).
-func (k *Kernel) WakePath(t *Task, latency int64) WakePath {
+// WakePath sets *wp to where the latency of t's last wakeup went, latency ns
+// measured up to t's last clock read: the window is [read - latency, read].
+// The idle time before the last sleep's hard expiry (target plus timer
+// slack) is slack, after it the interrupt's delay. wp's Parts and Spans are
+// overwritten in place (a workload that keeps only its latest worst case
+// allocates them once). Span logging must be on (RecordSpans).
+func (k *Kernel) WakePath(wp *WakePath, t *Task, latency int64) {
 	c := t.cpu
 	end := t.clockReadAt
 	target := end - ktime.Time(latency)
-	wp := WakePath{At: target, CPU: c.id, LatencyNS: latency}
+	*wp = WakePath{At: target, CPU: c.id, LatencyNS: latency, Parts: wp.Parts[:0], Spans: wp.Spans[:0]}
 	if latency <= 0 {
-		return wp
+		wp.Parts, wp.Spans = nil, nil
+		return
 	}
-	spans, _ := k.Spans(c.id, target, end)
+	spans, _ := k.appendSpans(wp.Spans, c.id, target, end)
 	wp.Spans = spans
-	w := wakeAttribution{t: t, hard: max(t.lastHardExpiry, target), broadcast: t.wakeBroadcast > 0}
+	w := wakeAttribution{t: t, hard: max(t.lastHardExpiry, target), broadcast: t.wakeBroadcast > 0, parts: wakeParts{wp.Parts}}
 	covered := int64(0)
 	cursor := target
 	for _, s := range spans {
@@ -212,8 +220,9 @@ func (k *Kernel) WakePath(t *Task, latency int64) WakePath {
 		w.span(s, a, b)
 	}
 	w.parts.add("unattributed", "", wp.LatencyNS-covered, 0)
-	wp.Parts = w.parts.largestFirst()
-	return wp
+	if wp.Parts = w.parts.largestFirst(); len(wp.Parts) == 0 {
+		wp.Parts = nil // as a fresh WakePath (JSON null); a window always has a part
+	}
 }
 
 // wakeAttribution names the parts of one wakeup's window, span by span.
@@ -281,10 +290,10 @@ func (w *wakeAttribution) idle(a, b ktime.Time) {
 	}
 }
 
-// wakeParts sums time by (cause, detail) in order of first appearance.
+// wakeParts sums time by (cause, detail) in order of first appearance (a
+// wakeup has a handful of parts: a list, not a map).
 type wakeParts struct {
-	byKey map[string]*WakePart
-	order []string
+	ps []WakePart
 }
 
 // add counts ns (if positive) to the part (cause, detail), keeping its
@@ -293,28 +302,21 @@ func (ps *wakeParts) add(cause, detail string, ns int64, gap uint64) {
 	if ns <= 0 {
 		return
 	}
-	key := cause + "\x00" + detail
-	p, ok := ps.byKey[key]
-	if !ok {
-		if ps.byKey == nil {
-			ps.byKey = map[string]*WakePart{}
-		}
-		p = &WakePart{Cause: cause, Detail: detail}
-		ps.byKey[key] = p
-		ps.order = append(ps.order, key)
+	i := slices.IndexFunc(ps.ps, func(p WakePart) bool { return p.Cause == cause && p.Detail == detail })
+	if i < 0 {
+		i = len(ps.ps)
+		ps.ps = append(ps.ps, WakePart{Cause: cause, Detail: detail})
 	}
+	p := &ps.ps[i]
 	p.NS += ns
 	if gap > p.Gap {
 		p.Gap = gap
 	}
 }
 
-// largestFirst lists the parts by time spent, ties in order of appearance.
+// largestFirst sorts the parts by time spent, ties in order of appearance,
+// and returns them.
 func (ps *wakeParts) largestFirst() []WakePart {
-	var out []WakePart
-	for _, key := range ps.order {
-		out = append(out, *ps.byKey[key])
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].NS > out[j].NS })
-	return out
+	slices.SortStableFunc(ps.ps, func(a, b WakePart) int { return cmp.Compare(b.NS, a.NS) })
+	return ps.ps
 }

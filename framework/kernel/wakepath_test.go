@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -53,5 +54,53 @@ func TestCounterBlockFirst(t *testing.T) {
 			t.Errorf("block slots %d and %d are both %s", j, i, n)
 		}
 		seen[n] = i
+	}
+}
+
+// TestWakePathReuse: WakePath names a window's parts (one per cause and
+// detail, summed, largest first, ties in order of appearance) and gives the
+// same answer into a used WakePath, one with more parts and spans than the
+// new window, as into a fresh one.
+func TestWakePathReuse(t *testing.T) {
+	c := &CPU{id: 0}
+	k := &Kernel{cpus: []*CPU{c}}
+	c.spanBuf = spanLog{s: new([spanLogSize]spanRec)}
+	c.spans = &c.spanBuf
+	for _, r := range []spanRec{
+		{kind: SpanIdle, start: 0, end: 100, code: -1},
+		{kind: SpanIRQEntry, start: 100, end: 110},
+		{kind: SpanHRTimer, start: 110, end: 150},
+		{kind: SpanIRQExit, start: 150, end: 160},
+		{kind: SpanSoftirq, start: 160, end: 200, code: TimerSoftirq, arg: 7},
+		{kind: SpanTask, start: 200, end: 240, code: 1},
+		{kind: SpanIRQEntry, start: 1000, end: 1020},
+		{kind: SpanHRTimer, start: 1020, end: 1030},
+	} {
+		c.spans.add(r)
+	}
+	task := &Task{k: k, cpu: c, Pid: 1}
+	wide := func(wp *WakePath) { task.clockReadAt, task.lastHardExpiry = 240, 60; k.WakePath(wp, task, 220) }
+	narrow := func(wp *WakePath) { task.clockReadAt, task.lastHardExpiry = 1040, 0; k.WakePath(wp, task, 40) }
+	var w, n WakePath
+	wide(&w)
+	narrow(&n)
+	want := []WakePart{{Cause: "timer slack", NS: 40}, {Cause: "timer interrupt delay", NS: 40},
+		{Cause: "hrtimer_interrupt", NS: 40}, {Cause: "TIMER_SOFTIRQ", NS: 40, Detail: "catch-up 7 jiffies", Gap: 7},
+		{Cause: "return to user", NS: 40}, {Cause: "irq", NS: 20}}
+	if !reflect.DeepEqual(w.Parts, want) || w.LatencyNS != 220 || w.At != 20 || len(w.Spans) != 6 {
+		t.Errorf("wide window: %+v\nwant parts %+v", w, want)
+	}
+	want = []WakePart{{Cause: "irq", NS: 20}, {Cause: "hrtimer_interrupt", NS: 10}, {Cause: "unattributed", NS: 10}}
+	if !reflect.DeepEqual(n.Parts, want) || len(n.Spans) != 2 {
+		t.Errorf("narrow window: %+v\nwant parts %+v", n, want)
+	}
+	reused := w
+	narrow(&reused)
+	if !reflect.DeepEqual(reused, n) {
+		t.Errorf("narrow into a used WakePath: %+v\nwant %+v", reused, n)
+	}
+	wide(&reused)
+	if !reflect.DeepEqual(reused, w) {
+		t.Errorf("wide into a used WakePath: %+v\nwant %+v", reused, w)
 	}
 }

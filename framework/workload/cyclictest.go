@@ -62,7 +62,8 @@ type ctThread struct {
 	sleep kernel.ClockNanosleep
 	lat   metrics.Latency
 	// worst explains the Max (kernel.WakePath of the slowest wakeup); set
-	// with the first measured sample (lat.Count > 0) and on each new Max.
+	// with the first measured sample (lat.Count > 0) and rewritten in
+	// place on each new Max.
 	worst *kernel.WakePath
 	start int64 // when the thread starts its loop
 	pid   int
@@ -188,8 +189,10 @@ func (st *ctThread) Next(t *kernel.Task, r kernel.Result) kernel.Action {
 		if r.Now >= w.warmup {
 			// No sample yet (lat.Count == 0) is no worst case yet.
 			if d := now - st.next; st.lat.Count == 0 || d > st.lat.Max {
-				wp := w.k.WakePath(t, d)
-				st.worst = &wp
+				if st.worst == nil {
+					st.worst = new(kernel.WakePath)
+				}
+				w.k.WakePath(st.worst, t, d)
 			}
 			if b := w.k.BreakThreshold(); b > 0 && now-st.next > b && w.broke == nil {
 				// cyclictest -b: stop at the first wakeup over the threshold.
