@@ -17,10 +17,10 @@ import (
 // the hot path free of allocations. An owner may also hold its events by value
 // (Init), next to the state their handler reads.
 //
-// Invariant: index is the event's position in the heap far says (the queue's
-// near or far heap) when it heads a chain, chained when it follows another
-// event of the same time in one (prev, next), or -1 when it is not queued
-// (also while it fires: see Queue.firing). Only Queue writes the fields
+// Invariant: index is the event's slot in the tier far says (the queue's
+// near heap or far ring) when it heads a chain, chained when it follows
+// another event of the same time in one (prev, next), or -1 when it is not
+// queued (also while it fires: see Queue.firing). Only Queue writes the fields
 // but Name. The fields firing reads come first: an event held at the
 // start of a cache line fires reading that line alone.
 type Event struct {
@@ -47,7 +47,7 @@ type HandlerFunc func(now ktime.Time)
 // Fire calls f.
 func (f HandlerFunc) Fire(now ktime.Time) { f(now) }
 
-// chained is the index of a queued event that is not a heap entry but
+// chained is the index of a queued event that is not a tier entry but
 // follows the head of its chain.
 const chained = -2
 
@@ -71,44 +71,52 @@ func (e *Event) When() ktime.Time { return e.at }
 // instant fire in the order they were scheduled: seq is a global counter, so
 // ties never depend on heap layout or map order.
 //
-// It is two 4-ary min-heaps: near holds the events scheduled less than
-// NearSpan ahead of the clock, far the others. On a big machine most CPUs
-// sleep with one device event far ahead while a few run chains of short
-// steps (an activity, a task segment, the next); the steps churn a heap of a
-// handful of entries instead of sifting through every sleeper's event. An
-// event stays in the heap it was scheduled into until it fires, is moved
+// It has two tiers: near, a 4-ary min-heap, holds the events scheduled less
+// than NearSpan ahead of the clock, far (a ring, sorted) the others. On a
+// big machine most CPUs sleep with one device event far ahead while a few
+// run chains of short steps (an activity, a task segment, the next); the
+// steps churn a heap of a handful of entries instead of sifting through
+// every sleeper's event. The sleepers' events arrive in the far ring about
+// in the order they fire (each CPU arms its next wakeup later than the
+// others'), so each goes in a slot or two from its back and leaves from its
+// front, where a heap's root removal sifted through every sleeper's event
+// (about 310 instructions of the 64-CPU cyclictest's 7,100 per wakeup). An
+// event stays in the tier it was scheduled into until it fires, is moved
 // or cancelled; the earliest event is the smaller of the two roots, so the
 // split changes no order, only the cost.
 //
 // Events of one time form chains: an event scheduled for the time of the
 // last event appended for that time (tails, by a hash of the time) follows
-// it instead of entering a heap. Its sequence number is the largest so far,
+// it instead of entering a tier. Its sequence number is the largest so far,
 // so a chain is in (time, sequence) order, and every newer event of that
 // time joins the chain until another head for the time is created (tails
 // only ever holds the newest); the head's key is the smallest of its
-// chain and below every other heap entry's of that time, so when it fires,
+// chain and below every other tier entry's of that time, so when it fires,
 // its successor takes its slot without a sift. CPUs stepping in lockstep
 // (every CPU's interrupt at the same nanosecond) then cost O(1) per event
 // instead of a sift past every other CPU's event of that instant.
 //
-// Each heap holds every event's key next to its pointer, so sifting compares
-// without dereferencing events, and is 4-ary (half the levels of a binary
-// heap; a node's children share a cache line or two). The event being fired
-// stays at its heap's root until it returns (firing): most events re-arm
-// themselves while they fire (a CPU's next activity, segment or device
-// interrupt), and re-keying the root is one sift instead of a pop and a push.
+// Each tier holds every event's key next to its pointer, so sifting and
+// scanning compare without dereferencing events; the heap is 4-ary (half
+// the levels of a binary heap; a node's children share a cache line or
+// two). The event being fired stays at its tier's root until it returns
+// (firing): most events re-arm themselves while they fire (a CPU's next
+// activity, segment or device interrupt), and re-keying the near heap's
+// root is one sift instead of a pop and a push.
 type Queue struct {
-	near, far heap4
-	seq       uint64
+	near heap4
+	far  ring
+	seq  uint64
 	// tails[tailSlot(t)] is the last event appended for time t, if it is
 	// still queued and still at t: where the next event for t is chained.
 	tails [tailSlots]*Event
-	// firing: the root of this heap is the event being fired, logically
+	// firing is the event being fired from the root of its tier (the near
+	// heap's root, or the far ring's front when its far is set), logically
 	// no longer queued (its index is -1) until it is scheduled again or
 	// Step removes it. Every other entry's key is larger than the root's,
 	// so nothing scheduled or cancelled meanwhile moves it. nil when no
-	// event is firing.
-	firing *heap4
+	// event is firing from a root.
+	firing *Event
 	now    ktime.Time
 	pops   uint64
 	// stopped ends RunUntil after the event being fired (Stop).
@@ -121,7 +129,7 @@ type Queue struct {
 	stepLimit ktime.Time
 	bound     ktime.Time
 	boundSet  bool
-	// nearSpan, when not zero, replaces NearSpan (tests exercise both heaps
+	// nearSpan, when not zero, replaces NearSpan (tests exercise both tiers
 	// with small times); bigRekey, when smallHeap, makes every re-arm of the
 	// firing event look for a chain (tests exercise both paths).
 	nearSpan ktime.Time
@@ -265,23 +273,23 @@ func (q *Queue) Stopped() bool { return q.stopped }
 // Now is the time of the event being fired, or of the last one fired.
 func (q *Queue) Now() ktime.Time { return q.now }
 
-// entry is one heap slot: an event and its key.
+// entry is one tier slot: an event and its key.
 type entry struct {
 	at  ktime.Time
 	seq uint64
 	e   *Event
 }
 
-// arity is the heaps' fan-out.
+// arity is the near heap's fan-out.
 const arity = 4
 
 // Len is the number of queued events. It walks the queue (tests and
 // debugging): the hot path keeps no count.
 func (q *Queue) Len() int {
 	n := 0
-	for _, h := range [2]*heap4{&q.near, &q.far} {
-		for i, ent := range *h {
-			if i == 0 && q.firing == h {
+	count := func(ents []entry, firing bool) {
+		for i, ent := range ents {
+			if i == 0 && firing {
 				continue // firing, not queued (and it heads no chain)
 			}
 			for e := ent.e; e != nil; e = e.next {
@@ -289,6 +297,9 @@ func (q *Queue) Len() int {
 			}
 		}
 	}
+	f := q.firing
+	count(q.near, f != nil && !f.far)
+	count(q.far.buf, f != nil && f.far)
 	return n
 }
 
@@ -311,29 +322,33 @@ func (q *Queue) tailFor(at ktime.Time) *Event {
 	return nil
 }
 
-// rekeyFiring queues the firing event again, at the root of f (the heap it
-// fires from) with the key of ent: one sift down instead of a removal and an
-// insertion. It becomes its time's tail, so later events of that time chain
-// behind it.
-func (q *Queue) rekeyFiring(f *heap4, ent entry) {
+// rekeyFiring queues the firing event again, at the root of the near heap
+// (it fires from) with the key of ent: one sift down instead of a removal
+// and an insertion. It becomes its time's tail, so later events of that
+// time chain behind it.
+func (q *Queue) rekeyFiring(ent entry) {
 	e := ent.e
 	q.firing = nil
 	e.at, e.seq, e.index = ent.at, ent.seq, 0
-	(*f)[0] = ent
-	f.down(0)
+	q.near[0] = ent
+	q.near.down(0)
+	q.tails[tailSlot(ent.at)] = e
+}
+
+// rekeyFiringFar is rekeyFiring for an event firing from the far ring's
+// front and re-armed beyond the near span: it leaves the front and goes to
+// its place, found from the back.
+func (q *Queue) rekeyFiringFar(ent entry) {
+	e := ent.e
+	q.firing = nil
+	q.far.popFront()
+	e.at, e.seq = ent.at, ent.seq
+	q.far.insert(ent)
 	q.tails[tailSlot(ent.at)] = e
 }
 
 // Pops is the number of events fired so far.
 func (q *Queue) Pops() uint64 { return q.pops }
-
-// heapOf is the heap a queued (or firing) event is in.
-func (q *Queue) heapOf(e *Event) *heap4 {
-	if e.far {
-		return &q.far
-	}
-	return &q.near
-}
 
 // Schedule queues e at time at, or moves it there if it is already queued.
 // Scheduling in the past is an invariant violation: the simulation never goes back.
@@ -344,8 +359,8 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 		// The common cases of CPUs in lockstep: e joins the chain of its
 		// time, behind t.
 		tail = t
-		if e.index == -1 && (q.firing == nil || (*q.firing)[0].e != e) {
-			// e is in no heap or chain (not queued, not the firing root);
+		if e.index == -1 && q.firing != e {
+			// e is in no tier or chain (not queued, not the firing root);
 			// it is not t, which is queued.
 			q.chainAfter(e, at, t, sl)
 			return
@@ -358,17 +373,16 @@ func (q *Queue) Schedule(e *Event, at ktime.Time) {
 			return
 		}
 	}
-	if f := q.firing; f != nil && (*f)[0].e == e && len(*f) <= smallHeap-q.bigRekey && at >= q.now &&
-		e.far == (at-q.now >= q.span()) {
-		// The firing event re-arms itself in a small heap, as most steps
-		// of a CPU that runs alone do: re-keying the root costs less than
-		// looking for a chain. It is the newest event of its time, so it
-		// heads any later ones.
+	if q.firing == e && !e.far && len(q.near) <= smallHeap-q.bigRekey && at >= q.now && at-q.now < q.span() {
+		// The firing event re-arms itself in a small near heap, as most
+		// steps of a CPU that runs alone do: re-keying the root costs less
+		// than looking for a chain. It is the newest event of its time, so
+		// it heads any later ones.
 		q.seq++
 		if at < q.bound {
 			q.bound = at
 		}
-		q.rekeyFiring(f, entry{at, q.seq, e})
+		q.rekeyFiring(entry{at, q.seq, e})
 		return
 	}
 	q.schedule(e, at, tail)
@@ -396,12 +410,15 @@ func (q *Queue) leaveChain(e *Event) {
 			s.prev = e.prev
 		}
 	} else {
-		// Its successor heads the chain in its slot: a larger key than e's,
-		// so than its parent's.
-		h, i := q.heapOf(e), e.index
+		// Its successor heads the chain in its slot (as in unlink).
+		i := e.index
 		s.prev, s.index, s.far = nil, i, e.far
-		(*h)[i] = entry{s.at, s.seq, s}
-		h.down(i)
+		if e.far {
+			q.far.base[i] = entry{s.at, s.seq, s}
+		} else {
+			q.near[i] = entry{s.at, s.seq, s}
+			q.near.down(i)
+		}
 	}
 }
 
@@ -417,28 +434,37 @@ func (q *Queue) schedule(e *Event, at ktime.Time, tail *Event) {
 	}
 	far := at-q.now >= q.span()
 	ent := entry{at, q.seq, e}
-	// (The firing event's re-arm in a small heap is Schedule's.)
+	// (The firing event's re-arm in a small near heap is Schedule's.)
 	if tail == nil || tail == e {
 		if i := e.index; i >= 0 && e.next == nil && e.far == far {
-			// A lone head moves within its heap: re-key it, towards the
+			// A lone head moves within its tier: re-key it, towards the
 			// root if its time is earlier (a device programmed sooner),
-			// else (a later time, or a newer number) towards the leaves.
+			// else (a later time, or a newer number) towards the leaves
+			// (the far ring's back).
 			q.dropTail(e)
+			q.tails[tailSlot(at)] = e
+			if far {
+				q.far.move(i, ent)
+				e.at, e.seq = at, q.seq
+				return
+			}
 			earlier := at < e.at
 			e.at, e.seq = at, q.seq
-			h := q.heapOf(e)
-			(*h)[i] = ent
-			q.tails[tailSlot(at)] = e
+			q.near[i] = ent
 			if earlier {
-				h.up(i)
+				q.near.up(i)
 			} else {
-				h.down(i)
+				q.near.down(i)
 			}
 			return
 		}
-		if f := q.firing; f != nil && (*f)[0].e == e && e.far == far {
-			// The firing event re-arms itself in its heap: re-key the root.
-			q.rekeyFiring(f, ent)
+		if q.firing == e && e.far == far {
+			// The firing event re-arms itself in its tier: re-key the root.
+			if far {
+				q.rekeyFiringFar(ent)
+			} else {
+				q.rekeyFiring(ent)
+			}
 			return
 		}
 	}
@@ -447,14 +473,18 @@ func (q *Queue) schedule(e *Event, at ktime.Time, tail *Event) {
 		if tail == e {
 			tail = q.tailFor(at) // e was its time's tail: its predecessor is now
 		}
-	} else if f := q.firing; f != nil && (*f)[0].e == e {
+	} else if q.firing == e {
 		q.firing = nil
-		f.removeAt(0)
+		if e.far {
+			q.far.popFront()
+		} else {
+			q.near.removeAt(0)
+		}
 	}
 	q.insert(e, at, q.seq, tail)
 }
 
-// span is how far ahead an event goes into the far heap.
+// span is how far ahead an event goes into the far ring.
 func (q *Queue) span() ktime.Time {
 	if q.nearSpan != 0 {
 		return q.nearSpan
@@ -473,7 +503,11 @@ func (q *Queue) insert(e *Event, at ktime.Time, seq uint64, tail *Event) {
 		return
 	}
 	e.prev, e.far = nil, at-q.now >= q.span()
-	q.heapOf(e).push(entry{at, seq, e})
+	if e.far {
+		q.far.insert(entry{at, seq, e})
+	} else {
+		q.near.push(entry{at, seq, e})
+	}
 }
 
 // dropTail forgets e as the tail of its time before it leaves its place.
@@ -483,7 +517,7 @@ func (q *Queue) dropTail(e *Event) {
 	}
 }
 
-// unlink takes the queued e out of its chain or heap.
+// unlink takes the queued e out of its chain or tier.
 func (q *Queue) unlink(e *Event) {
 	q.dropTail(e)
 	if e.index == chained {
@@ -492,15 +526,28 @@ func (q *Queue) unlink(e *Event) {
 			e.next.prev = e.prev
 		}
 	} else if s := e.next; s != nil {
-		// A head leaves: its successor heads the chain in its slot.
-		h, i := q.heapOf(e), e.index
+		// A head leaves: its successor heads the chain in its slot. In the
+		// near heap its key is larger than e's, so than its parent's; in
+		// the far ring it stays between e's neighbours: every head of
+		// their time created after e's chain was closed (tails holds only
+		// the newest) has a larger sequence number than every event of
+		// e's chain.
+		i := e.index
 		s.prev, s.index, s.far = nil, i, e.far
-		(*h)[i] = entry{s.at, s.seq, s}
-		h.down(i) // its key is larger than e's, so than the parent's
+		if e.far {
+			q.far.base[i] = entry{s.at, s.seq, s}
+		} else {
+			q.near[i] = entry{s.at, s.seq, s}
+			q.near.down(i)
+		}
 	} else {
 		i := e.index
 		e.index = -1
-		q.heapOf(e).removeAt(i)
+		if e.far {
+			q.far.removeAt(i)
+		} else {
+			q.near.removeAt(i)
+		}
 	}
 	e.index, e.prev, e.next = -1, nil, nil
 }
@@ -510,28 +557,6 @@ func (q *Queue) Cancel(e *Event) {
 	if e.index != -1 {
 		q.unlink(e)
 	}
-}
-
-// peek is the earliest key of h, skipping its root when that is firing.
-func (q *Queue) peek(h *heap4) (ktime.Time, uint64, bool) {
-	s := *h
-	if q.firing != h {
-		if len(s) == 0 {
-			return 0, 0, false
-		}
-		return s[0].at, s[0].seq, true
-	}
-	// The root is not queued: the earliest is one of its children.
-	m := -1
-	for c := 1; c <= arity && c < len(s); c++ {
-		if m < 0 || s[c].less(&s[m]) {
-			m = c
-		}
-	}
-	if m < 0 {
-		return 0, 0, false
-	}
-	return s[m].at, s[m].seq, true
 }
 
 // FireNext is for the firing event's owner when its handler would re-arm
@@ -554,14 +579,13 @@ func (q *Queue) FireNext(e *Event, at ktime.Time) bool {
 	return q.fireNext(e, at)
 }
 
-// fireNext is FireNext while an event fires from a heap root.
+// fireNext is FireNext while an event fires from a tier's root.
 func (q *Queue) fireNext(e *Event, at ktime.Time) bool {
-	f := q.firing
-	if (*f)[0].e != e || at > q.stepLimit || q.stopped || q.poll != nil && q.pops%PollEvents == 0 {
+	if q.firing != e || at > q.stepLimit || q.stopped || q.poll != nil && q.pops%PollEvents == 0 {
 		return false
 	}
 	if !q.boundSet {
-		q.setBound(f)
+		q.setBound()
 	}
 	if at >= q.bound {
 		return false
@@ -593,12 +617,12 @@ func (q *Queue) fireNext(e *Event, at ktime.Time) bool {
 // cyclictest.
 func (q *Queue) FireAfter(e *Event, at ktime.Time) bool {
 	f := q.firing
-	if f == nil || e.index != -1 || (*f)[0].e == e || at < q.now || at > q.stepLimit || q.stopped ||
+	if f == nil || e.index != -1 || f == e || at < q.now || at > q.stepLimit || q.stopped ||
 		q.poll != nil && q.pops%PollEvents == 0 {
 		return false
 	}
 	if !q.boundSet {
-		q.setBound(f)
+		q.setBound()
 	}
 	if at >= q.bound {
 		return false
@@ -609,33 +633,42 @@ func (q *Queue) FireAfter(e *Event, at ktime.Time) bool {
 	return true
 }
 
-// setBound computes bound for the Step firing from the root of f: the
-// earliest queued time, among the firing root's children and the other
-// heap's root. Schedule lowers it from now on.
-func (q *Queue) setBound(f *heap4) {
+// setBound computes bound for the Step firing from a root: the earliest
+// queued time, among the firing root's children in the near heap, or the
+// entry after it in the far ring, and the other tier's root. Schedule
+// lowers it from now on.
+func (q *Queue) setBound() { q.bound, q.boundSet = q.earliest(), true }
+
+// earliest is the earliest queued time while an event fires from a root:
+// the smallest of the firing tier's entries after its root (the root's
+// children in the near heap; in the sorted far ring the first of them is
+// the smallest) and the other tier's root.
+func (q *Queue) earliest() ktime.Time {
+	f, o := []entry(q.near), q.far.buf
+	if q.firing.far {
+		f, o = o, f
+	}
 	b := ktime.Max
-	s := *f
-	for c := 1; c <= arity && c < len(s); c++ {
-		b = min(b, s[c].at)
+	for c := 1; c <= arity && c < len(f); c++ {
+		b = min(b, f[c].at)
 	}
-	o := &q.near
-	if f == o {
-		o = &q.far
+	if len(o) > 0 {
+		b = min(b, o[0].at)
 	}
-	if len(*o) > 0 {
-		b = min(b, (*o)[0].at)
-	}
-	q.bound, q.boundSet = b, true
+	return b
 }
 
 // Peek returns the time of the earliest event, or ktime.Max when the queue is empty.
 func (q *Queue) Peek() ktime.Time {
-	t := ktime.Max
-	if at, _, ok := q.peek(&q.near); ok {
-		t = at
+	if q.firing != nil {
+		return q.earliest()
 	}
-	if at, _, ok := q.peek(&q.far); ok && at < t {
-		t = at
+	t := ktime.Max
+	if len(q.near) > 0 {
+		t = q.near[0].at
+	}
+	if len(q.far.buf) > 0 {
+		t = min(t, q.far.buf[0].at)
 	}
 	return t
 }
@@ -661,36 +694,42 @@ func (q *Queue) RunUntil(limit ktime.Time) {
 // loop, so that an event costs no call of its own beyond its handler's.
 func (q *Queue) run(limit ktime.Time, once bool) bool {
 	for {
-		// No event is firing here: each heap's root is its earliest.
-		h := &q.near
-		if len(q.far) > 0 && (len(q.near) == 0 || q.far[0].less(&q.near[0])) {
-			h = &q.far
-		}
-		s := *h
-		if len(s) == 0 || s[0].at > limit {
+		// No event is firing here: each tier's root is its earliest.
+		var root *entry
+		if f := q.far.buf; len(f) > 0 && (len(q.near) == 0 || f[0].less(&q.near[0])) {
+			root = &f[0]
+		} else if len(q.near) > 0 {
+			root = &q.near[0]
+		} else {
 			return false
 		}
-		root := &s[0]
 		e, at := root.e, root.at
+		if at > limit {
+			return false
+		}
 		q.watch(e, at)
 		q.now = at
 		q.pops++
 		if succ := e.next; succ != nil {
 			// Its successor's key is the smallest left: it takes the root
 			// (the time is the same).
-			succ.prev, succ.index, succ.far = nil, 0, e.far
+			succ.prev, succ.index, succ.far = nil, e.index, e.far
 			root.seq, root.e = succ.seq, succ
 			e.index, e.next = -1, nil
 			e.h.Fire(at)
 		} else {
 			e.index = -1
-			q.firing = h
+			q.firing = e
 			q.stepLimit, q.boundSet = limit, false
 			e.h.Fire(at)
 			if q.firing != nil {
 				// Not re-armed: take it out now.
 				q.firing = nil
-				h.removeAt(0)
+				if e.far {
+					q.far.popFront()
+				} else {
+					q.near.removeAt(0)
+				}
 			}
 		}
 		if once {
@@ -834,4 +873,108 @@ func (h heap4) minLast(c, n int) int {
 		}
 	}
 	return m
+}
+
+// ring is the far tier: its heads sorted by key in buf, the earliest
+// first, each event's index its slot in base (buf is base[lo:lo+len(buf)]).
+// Far events are mostly sleeping CPUs' device interrupts, each armed later
+// than every other CPU's (a machine of periodic sleepers wakes them in
+// turn): their place is found from the back, a step or two, and the
+// earliest leaves the front without the sift through every sleeper's event
+// that a heap's root removal costs. An event armed out of that order shifts
+// every head after its place: O(n) at worst, where a heap is O(log n).
+type ring struct {
+	buf  []entry
+	base []entry
+	lo   int
+}
+
+// insert adds ent, whose event's far is set and which is in no tier, at its
+// place, shifting the later heads (found from the back) up a slot.
+func (r *ring) insert(ent entry) {
+	hi := r.lo + len(r.buf)
+	if hi == len(r.base) {
+		r.makeRoom()
+		hi = len(r.buf)
+	}
+	b := r.base
+	p := hi
+	for p > r.lo && ent.less(&b[p-1]) {
+		b[p] = b[p-1]
+		b[p].e.index = p
+		p--
+	}
+	b[p] = ent
+	ent.e.index = p
+	r.buf = b[r.lo : hi+1]
+}
+
+// makeRoom makes room at the back: it moves the heads to the start of base,
+// or of a new one four times their number when they fill more than a
+// quarter of it (amortized, a few index writes per insertion). The firing
+// event at the front keeps its index, -1.
+func (r *ring) makeRoom() {
+	n := len(r.buf)
+	b := r.base
+	if 4*n > len(b) || len(b) == 0 {
+		b = make([]entry, max(4*n, 16))
+		copy(b, r.buf)
+	} else {
+		copy(b, r.buf)
+		clear(b[n : r.lo+n])
+	}
+	for p := range n {
+		if e := b[p].e; e.index >= 0 {
+			e.index = p
+		}
+	}
+	r.base, r.buf, r.lo = b, b[:n], 0
+}
+
+// popFront removes the front (the firing event, whose index is already -1,
+// or the head at slot lo).
+func (r *ring) popFront() {
+	r.base[r.lo] = entry{}
+	r.lo++
+	if r.buf = r.buf[1:]; len(r.buf) == 0 {
+		r.lo, r.buf = 0, r.base[:0]
+	}
+}
+
+// removeAt removes the head at slot i, whose event's index is already
+// reset, shifting the later ones down a slot (the front just leaves).
+func (r *ring) removeAt(i int) {
+	if i == r.lo {
+		r.popFront()
+		return
+	}
+	b := r.base
+	last := r.lo + len(r.buf) - 1
+	for p := i; p < last; p++ {
+		b[p] = b[p+1]
+		b[p].e.index = p
+	}
+	b[last] = entry{}
+	r.buf = r.buf[:len(r.buf)-1]
+}
+
+// move re-keys the head at slot i to ent (a new key for the same event)
+// and shifts the heads between its old and new places by one.
+func (r *ring) move(i int, ent entry) {
+	b := r.base
+	p := i
+	if ent.less(&b[i]) {
+		for p > r.lo && ent.less(&b[p-1]) {
+			b[p] = b[p-1]
+			b[p].e.index = p
+			p--
+		}
+	} else {
+		for hi := r.lo + len(r.buf); p+1 < hi && b[p+1].less(&ent); p++ {
+			b[p] = b[p+1]
+			b[p].e.index = p
+		}
+	}
+	b[p] = ent
+	ent.e.index = p
 }

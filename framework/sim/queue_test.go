@@ -50,7 +50,7 @@ func TestScheduleInThePastPanics(t *testing.T) {
 	q.Schedule(NewEvent("late", func(ktime.Time) {}), 5)
 }
 
-// FuzzQueueOrder checks the heaps against a sort: events fire in (time,
+// FuzzQueueOrder checks the tiers against a sort: events fire in (time,
 // schedule order), whatever the interleaving of schedules, moves and cancels,
 // and wherever the near heap's span puts them (the first byte picks it).
 func FuzzQueueOrder(f *testing.F) {
@@ -164,7 +164,7 @@ func TestLivelockWatchdog(t *testing.T) {
 
 // FuzzQueueWhileFiring checks the queue against a model when the firing
 // event itself schedules, re-arms and cancels events (the event being fired
-// stays at its heap's root until it returns, and moves to the other heap when
+// stays at its tier's root until it returns, and moves to the other tier when
 // it re-arms beyond or within the near span) or runs its next step, or
 // another event's, in place (FireNext, FireAfter, allowed when nothing queued
 // comes first): the firing order, Peek, Len, Queued, Now and Pops must be
@@ -180,7 +180,7 @@ func FuzzQueueWhileFiring(f *testing.F) {
 			return
 		}
 		var q Queue
-		q.nearSpan = ktime.Time(ops[0]%16) + 1 // both heaps in use
+		q.nearSpan = ktime.Time(ops[0]%16) + 1 // both tiers in use
 		if ops[0]&16 != 0 {
 			q.bigRekey = smallHeap // every re-arm looks for a chain to join
 		}
@@ -371,7 +371,7 @@ func TestQueueChains(t *testing.T) {
 
 // BenchmarkQueueWakeups drives the queue the way the 64-CPU cyclictest
 // drives it: each CPU sleeps with a device event about 200 us ahead (the
-// far heap), and on each wakeup runs a chain of short steps of one re-armed
+// far ring), and on each wakeup runs a chain of short steps of one re-armed
 // run event (the near heap) before it arms the device again.
 func BenchmarkQueueWakeups(b *testing.B) {
 	const cpus, steps = 64, 9
@@ -572,5 +572,66 @@ func TestPollWithStepsInPlace(t *testing.T) {
 			t.Errorf("FireAfter %v: %d events, %d polls (%d not at a multiple of %d), want %d and %d",
 				after, q.Pops(), polls, bad, PollEvents, total, total/PollEvents)
 		}
+	}
+}
+
+// TestFarRingTies checks the order of far events of one time that are not
+// one chain (another time took their tails slot in between), so that the
+// far ring orders them by their sequence numbers: a head moved to that time
+// from later (ring.move towards the front) goes behind the heads already
+// there, with the number of its move, not the one of its first schedule
+// (it was scheduled first of all, so an order by that number, or a move
+// that stopped at the first head of its time, fires it first); a move to a
+// later time passes the heads before it; and the firing front re-armed to a
+// time of other heads (rekeyFiringFar) goes behind them, with its new
+// number too.
+func TestFarRingTies(t *testing.T) {
+	var q Queue
+	at := ktime.Time(1_000_000) // far: beyond NearSpan from 0
+	slotAfter := func(from ktime.Time) ktime.Time {
+		for tailSlot(from) != tailSlot(at) {
+			from++
+		}
+		return from
+	}
+	other := slotAfter(at + 2*NearSpan) // far from at, in at's tails slot
+	third := slotAfter(other + 1)
+	var got []string
+	ev := map[string]*Event{}
+	var add func(name string, when ktime.Time)
+	add = func(name string, when ktime.Time) {
+		e := ev[name]
+		if e == nil {
+			e = NewEvent(name, func(now ktime.Time) {
+				got = append(got, name)
+				if name == "a1" && now == at {
+					// q1 takes the slot, so that a1's re-arm to other is
+					// a head there, behind o1, o2 and o3's chain.
+					add("q1", third)
+					add("a1", other)
+				}
+			})
+			ev[name] = e
+		}
+		q.Schedule(e, when)
+	}
+	add("x", at+5000) // the first number of all
+	add("a1", at)
+	add("o1", other) // takes the slot from at's chain
+	add("a2", at)    // a second head of at, behind a1
+	add("o2", other) // a second head of other
+	add("x", at)     // a lone head moved earlier, to at: behind a2
+	add("y", at+7000)
+	add("o3", other) // a third head of other
+	add("z", other)  // o3's chain
+	add("w", at+3000)
+	add("w", at+9000) // a lone head moved later, past y
+	if len(q.far.buf) != 8 || len(q.near) != 0 {
+		t.Fatalf("near %d heads, far %d; want 0 and 8", len(q.near), len(q.far.buf))
+	}
+	q.RunUntil(ktime.Max)
+	want := []string{"a1", "a2", "x", "y", "w", "o1", "o2", "o3", "z", "a1", "q1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("fired %v, want %v", got, want)
 	}
 }
