@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -92,4 +93,66 @@ func TestCountersBlock(t *testing.T) {
 			f()
 		}()
 	}
+}
+
+// TestCountersBlocksGet: Get finds each slot of several bound blocks (on
+// the machine-wide row, CPU 0 and a later CPU), and a pair no block binds
+// reads 0, also between bound CPUs and past them.
+func TestCountersBlocksGet(t *testing.T) {
+	var c Counters
+	x, y, z := Intern("blkget_x"), Intern("blkget_y"), Intern("blkget_z")
+	cpus := []int{-1, 0, 5}
+	blocks := make([]Block, len(cpus))
+	for bi, cpu := range cpus {
+		c.Bind(&blocks[bi], cpu, x, y, z)
+		for i := 0; i < 3; i++ {
+			blocks[bi].Add(i, int64(100*bi+i+1))
+		}
+	}
+	c.Bind(&Block{}, 2, y) // a block of one, its slot 0 another name's slot 1 elsewhere
+	for bi, cpu := range cpus {
+		for i, n := range []string{"blkget_x", "blkget_y", "blkget_z"} {
+			if got, want := c.Get(n, cpu), int64(100*bi+i+1); got != want {
+				t.Errorf("Get(%s, %d) = %d, want %d", n, cpu, got, want)
+			}
+		}
+	}
+	for _, p := range []struct {
+		n   string
+		cpu int
+	}{{"blkget_x", 1}, {"blkget_x", 2}, {"blkget_y", 2}, {"blkget_z", 4}, {"blkget_z", 6}, {"blkget_z", 64}, {"blkget_w", 0}} {
+		if got := c.Get(p.n, p.cpu); got != 0 {
+			t.Errorf("Get(%s, %d) = %d, want 0", p.n, p.cpu, got)
+		}
+	}
+	// A full block: its last slot is the one before the next block's first.
+	var full []Name
+	for i := 0; i < BlockCap; i++ {
+		full = append(full, Intern(fmt.Sprintf("blkget_full%d", i)))
+	}
+	var fb Block
+	c.Bind(&fb, 9, full...)
+	c.Bind(&Block{}, 9, x)
+	for i := range full {
+		fb.Add(i, int64(1000+i))
+	}
+	for i := range full {
+		if got := c.Get(full[i].String(), 9); got != int64(1000+i) {
+			t.Errorf("Get(%s, 9) = %d, want %d", full[i], got, 1000+i)
+		}
+	}
+	if got := c.Get("blkget_x", 9); got != 0 {
+		t.Errorf("Get(blkget_x, 9) = %d, want 0 (the next block's unwritten slot)", got)
+	}
+	if got := c.Total("blkget_y"); got != 2+102+202 {
+		t.Errorf("Total(blkget_y) = %d, want %d", got, 2+102+202)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Errorf("Bind of a pair twice in one call did not panic")
+			}
+		}()
+		c.Bind(&Block{}, 7, z, z)
+	}()
 }
