@@ -910,14 +910,15 @@ func (r *ring) insert(ent entry) {
 }
 
 // makeRoom makes room at the back: it moves the heads to the start of base,
-// or of a new one four times their number when they fill more than a
-// quarter of it (amortized, a few index writes per insertion). The firing
-// event at the front keeps its index, -1.
+// or of a new one eight times their number when they fill more than an
+// eighth of it (amortized, an index write per seven insertions, each a
+// likely cache miss: the heads' events are other CPUs'). The firing event
+// at the front keeps its index, -1.
 func (r *ring) makeRoom() {
 	n := len(r.buf)
 	b := r.base
-	if 4*n > len(b) || len(b) == 0 {
-		b = make([]entry, max(4*n, 16))
+	if 8*n > len(b) || len(b) == 0 {
+		b = make([]entry, max(8*n, 16))
 		copy(b, r.buf)
 	} else {
 		copy(b, r.buf)
