@@ -637,18 +637,34 @@ func (c *governor) Enable(cpu int, states []sdk.CPUIdleState) {
 	c.g.Enable(cpu, states)
 }
 
-// Select implements sdk.Governor.
-func (c *governor) Select(r sdk.IdleSelect) (a sdk.IdleChoice) {
-	a = c.g.Select(r)
-	c.cost("Select", a.Cost)
-	n := 0
-	if r.CPU >= 0 && r.CPU < len(c.states) {
-		n = c.states[r.CPU]
-	}
-	if a.State < 0 || a.State >= n {
-		c.violation("Select", "state %d on cpu %d, which has states 0..%d", a.State, r.CPU, n-1)
+// Select implements sdk.Governor. The test of the answer is in line
+// (selectOK); badSelect names the violation.
+func (c *governor) Select(r sdk.IdleSelect) sdk.IdleChoice {
+	a := c.g.Select(r)
+	if !c.selectOK(r.CPU, a) {
+		c.badSelect(r.CPU, a)
 	}
 	return a
+}
+
+// selectOK reports whether a choice for cpu passes the checks: its cost,
+// and a state the host enabled on cpu.
+func (c *governor) selectOK(cpu int, a sdk.IdleChoice) bool {
+	return uint(cpu) < uint(len(c.states)) && uint(a.State) < uint(c.states[cpu]) && uint64(a.Cost) <= uint64(MaxCost)
+}
+
+// badSelect is Select's checks in full, for a choice that fails one.
+//
+//go:noinline
+func (c *governor) badSelect(cpu int, a sdk.IdleChoice) {
+	c.cost("Select", a.Cost)
+	n := 0
+	if cpu >= 0 && cpu < len(c.states) {
+		n = c.states[cpu]
+	}
+	if a.State < 0 || a.State >= n {
+		c.violation("Select", "state %d on cpu %d, which has states 0..%d", a.State, cpu, n-1)
+	}
 }
 
 // Reflect implements sdk.Governor. It checks nothing: a host may call

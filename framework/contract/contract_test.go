@@ -363,6 +363,9 @@ func TestViolations(t *testing.T) {
 		{name: "governor picks a negative state", highres: true,
 			h:    hooks{sel: func(a *sdk.IdleChoice) { a.State = -1 }},
 			kind: sdk.KindGovernor, plugin: "menu", call: "Select", problems: []string{"state -1"}},
+		{name: "governor's selection costs more than MaxCost", highres: true,
+			h:    hooks{sel: func(a *sdk.IdleChoice) { a.Cost = contract.MaxCost + 1 }},
+			kind: sdk.KindGovernor, plugin: "menu", call: "Select", problems: []string{"cost 10000000001 ns is outside"}},
 		// The kernel calls Start and Interrupt on the plugin behind the
 		// checker and hands the answers to its checks (CheckStart,
 		// CheckInterrupt): these cases show the checks still run there.
