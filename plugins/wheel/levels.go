@@ -82,8 +82,11 @@ type levelBase struct {
 	recalc        bool // next_expiry_recalc
 	timersPending bool // timers_pending
 	pending       [maxDepth]uint64
-	vectors       [wheelSize]bucketList
-	count         int
+	// vectors is nil until the base's first timer: a base's buckets are
+	// 4.6 kB and many bases never hold one (BASE_GLOBAL outside the pull
+	// model, often BASE_STD). No pending bit is set while it is nil.
+	vectors *[wheelSize]bucketList
+	count   int
 	// walk is where a one-jiffy-per-iteration loop would resume: the cost
 	// model of the per_jiffy and skip_empty strategies (see runTimers).
 	walk uint64
@@ -133,9 +136,6 @@ func (w *levelWheel) base(cpu, kind int, j uint64) *levelBase {
 		for i := 0; i < nrKinds; i++ {
 			b := &w.bases[nrKinds*cpu+i]
 			b.init, b.clk, b.nextExpiry, b.walk = true, j, j+nextTimerMaxDelta, j
-			for k := range b.vectors {
-				b.vectors[k] = emptyList
-			}
 		}
 	}
 	return &w.bases[nrKinds*cpu+kind]
@@ -163,6 +163,12 @@ func (b *levelBase) forward(j uint64) {
 // next_expiry to the timer's bucket expiry.
 func (w *levelWheel) enqueue(b *levelBase, n int32, idx int, bucketExpiry uint64) {
 	s := &w.c.timers
+	if b.vectors == nil {
+		b.vectors = new([wheelSize]bucketList)
+		for k := range b.vectors {
+			b.vectors[k] = emptyList
+		}
+	}
 	s.pushFront(&b.vectors[idx], n)
 	b.pending[levelOfBucket(idx)] |= 1 << uint(idx&lvlMask)
 	nd := &s.nodes[n]
