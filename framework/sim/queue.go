@@ -329,10 +329,30 @@ func (q *Queue) tailFor(at ktime.Time) *Event {
 func (q *Queue) rekeyFiring(ent entry) {
 	e := ent.e
 	q.firing = nil
-	e.at, e.seq, e.index = ent.at, ent.seq, 0
-	q.near[0] = ent
-	q.near.down(0)
+	e.at, e.seq = ent.at, ent.seq
 	q.tails[tailSlot(ent.at)] = e
+	h := q.near
+	if len(h) > arity+1 {
+		e.index = 0
+		h[0] = ent
+		h.down(0)
+		return
+	}
+	// The root's children are leaves (a CPU or two running, the usual
+	// heap of 2 to 4 entries): the smallest of them and ent takes the root,
+	// ent that one's slot, as down would put them.
+	m, best := 0, &ent
+	for c := 1; c < len(h); c++ {
+		if h[c].less(best) {
+			m, best = c, &h[c]
+		}
+	}
+	if m != 0 {
+		h[0] = *best
+		h[0].e.index = 0
+	}
+	h[m] = ent
+	e.index = m
 }
 
 // rekeyFiringFar is rekeyFiring for an event firing from the far ring's
