@@ -377,7 +377,7 @@ func evalExpr(expr hcl.Expression, ctx *hcl.EvalContext, b *budget) (cty.Value, 
 	if b == nil {
 		b = &budget{}
 	}
-	ectx := budgetContext(ctx, b)
+	ectx := budgetContext(ctx, b, expr)
 	budgets.Store(ectx, b)
 	v, diags := expr.Value(ectx)
 	budgets.Delete(ectx)

@@ -263,11 +263,17 @@ func visitAll(node hclsyntax.Node, fn func(hclsyntax.Node)) {
 	})
 }
 
-// budgetContext returns the context one evaluation runs in: a child of ctx
-// (which may be nil) whose functions are ctx's, each charging its result to b.
-// The caller registers it in budgets for the evaluation.
-func budgetContext(ctx *hcl.EvalContext, b *budget) *hcl.EvalContext {
+// budgetContext returns the context one evaluation of expr runs in: a child
+// of ctx (which may be nil) whose functions are ctx's, each charging its
+// result to b. The caller registers it in budgets for the evaluation. An
+// expression that calls no function gets the child without them: wrapping
+// every function of ctx for each attribute decoded was most of what a run
+// allocated to decode its configuration.
+func budgetContext(ctx *hcl.EvalContext, b *budget, expr hcl.Expression) *hcl.EvalContext {
 	child := ctx.NewChild()
+	if !callsFunction(expr) {
+		return child
+	}
 	var funcs map[string]function.Function
 	for c := ctx; c != nil; c = c.Parent() {
 		for name, f := range c.Functions {
@@ -281,6 +287,22 @@ func budgetContext(ctx *hcl.EvalContext, b *budget) *hcl.EvalContext {
 	}
 	child.Functions = funcs
 	return child
+}
+
+// callsFunction reports whether expr may call a function: it has a function
+// call, or it is not an hclsyntax expression whose nodes can be walked.
+func callsFunction(expr hcl.Expression) bool {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return true
+	}
+	calls := false
+	visitAll(node, func(n hclsyntax.Node) {
+		if _, ok := n.(*hclsyntax.FunctionCallExpr); ok {
+			calls = true
+		}
+	})
+	return calls
 }
 
 // chargedFunction is f with its result charged to b. join and replace can

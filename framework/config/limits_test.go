@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // TestHostileConfigs loads files that used to panic, overflow the stack or
@@ -188,4 +190,43 @@ func manyAttrs(n int) string {
 		b.WriteString("  unknown_" + strings.Repeat("x", i) + " = 1\n")
 	}
 	return b.String()
+}
+
+// TestCallsFunction: an evaluation gets the charged functions exactly when
+// its expression has a call, wherever it sits (in a template, a for
+// expression's parts, which instrument wraps, an object, a conditional); an
+// expression that cannot be walked counts as calling.
+func TestCallsFunction(t *testing.T) {
+	tests := []struct {
+		src  string
+		want bool
+	}{
+		{`1`, false},
+		{`var.cpus`, false},
+		{`"a${var.x}b"`, false},
+		{`[for c in [1, 2] : c * 2 if c > 1]`, false},
+		{`"%{for c in var.cpus}${c}%{endfor}"`, false},
+		{`{a = [1, var.x], b = "x"}`, false},
+		{`abs(-1)`, true},
+		{`"${upper("x")}"`, true},
+		{`[for c in range(3) : c]`, true},
+		{`[for c in [1] : tostring(c)]`, true},
+		{`{for c in [1] : c => [max(c, 2)]}`, true},
+		{`"%{for c in [1]}${c}%{endfor}${lower("X")}"`, true},
+		{`true ? 1 : abs(-1)`, true},
+		{`var.m[length(var.l)]`, true},
+	}
+	for _, tt := range tests {
+		expr, diags := hclsyntax.ParseExpression([]byte(tt.src), "t.hcl", hcl.InitialPos)
+		if diags.HasErrors() {
+			t.Fatalf("ParseExpression(%s): %s", tt.src, diagsString(diags))
+		}
+		instrument(expr)
+		if got := callsFunction(expr); got != tt.want {
+			t.Errorf("callsFunction(%s) = %v, want %v", tt.src, got, tt.want)
+		}
+	}
+	if !callsFunction(hcl.StaticExpr(cty.NumberIntVal(1), hcl.Range{})) {
+		t.Errorf("callsFunction of a non-hclsyntax expression = false, want true")
+	}
 }
