@@ -498,7 +498,7 @@ func (q *Queue) schedule(e *Event, at ktime.Time, tail *Event) {
 		if e.far {
 			q.far.popFront()
 		} else {
-			q.near.removeAt(0)
+			q.near.popRoot()
 		}
 	}
 	q.insert(e, at, q.seq, tail)
@@ -748,7 +748,7 @@ func (q *Queue) run(limit ktime.Time, once bool) bool {
 				if e.far {
 					q.far.popFront()
 				} else {
-					q.near.removeAt(0)
+					q.near.popRoot()
 				}
 			}
 		}
@@ -801,6 +801,39 @@ func (h *heap4) removeAt(i int) {
 	if i != last {
 		h.fix(i)
 	}
+}
+
+// popRoot removes the root, whose event's index is already reset: removeAt(0)
+// with the last entry's place found in line when the root's children are
+// all leaves (see Queue.rekeyFiring).
+func (h *heap4) popRoot() {
+	s := *h
+	last := len(s) - 1
+	x := s[last]
+	s[last] = entry{}
+	s = s[:last]
+	*h = s
+	switch {
+	case last == 0:
+		return
+	case last > arity+1:
+		s[0] = x
+		x.e.index = 0
+		s.down(0)
+		return
+	}
+	m, best := 0, &x
+	for c := 1; c < last; c++ {
+		if s[c].less(best) {
+			m, best = c, &s[c]
+		}
+	}
+	if m != 0 {
+		s[0] = *best
+		s[0].e.index = 0
+	}
+	s[m] = x
+	x.e.index = m
 }
 
 func (h heap4) fix(i int) {
