@@ -72,7 +72,7 @@ func (g geometry) calcWheelIndex(expires, clk uint64) (idx int, bucketExpiry uin
 // clk, next_expiry, next_expiry_recalc, timers_pending, pending_map, vectors).
 // Each CPU has two: BASE_STD and BASE_DEF (deferrable timers, NO_HZ_COMMON).
 //
-// Invariant: bit i of pending[l] is set exactly when vectors[l*64+i] is not
+// Invariant: bit i of pending[l] is set exactly when vectors[l][i] is not
 // empty. next_expiry is never later than the earliest bucket expiry; it is
 // stale-early after a dequeue emptied a bucket (recalc is then set).
 type levelBase struct {
@@ -82,10 +82,12 @@ type levelBase struct {
 	recalc        bool // next_expiry_recalc
 	timersPending bool // timers_pending
 	pending       [maxDepth]uint64
-	// vectors is nil until the base's first timer: a base's buckets are
-	// 4.6 kB and many bases never hold one (BASE_GLOBAL outside the pull
-	// model, often BASE_STD). No pending bit is set while it is nil.
-	vectors *[wheelSize]bucketList
+	// vectors[l] is level l's buckets, nil until the level's first timer:
+	// a base's 576 buckets are 4.6 kB, and many bases never hold a timer
+	// (BASE_GLOBAL outside the pull model, often BASE_STD) or hold a few
+	// on one or two levels (a CPU's vmstat timer). No pending bit of a
+	// level is set while its buckets are nil.
+	vectors [maxDepth]*[lvlSize]bucketList
 	count   int
 	// walk is where a one-jiffy-per-iteration loop would resume: the cost
 	// model of the per_jiffy and skip_empty strategies (see runTimers).
@@ -163,13 +165,15 @@ func (b *levelBase) forward(j uint64) {
 // next_expiry to the timer's bucket expiry.
 func (w *levelWheel) enqueue(b *levelBase, n int32, idx int, bucketExpiry uint64) {
 	s := &w.c.timers
-	if b.vectors == nil {
-		b.vectors = new([wheelSize]bucketList)
-		for k := range b.vectors {
-			b.vectors[k] = emptyList
+	lv := b.vectors[levelOfBucket(idx)]
+	if lv == nil {
+		lv = new([lvlSize]bucketList)
+		for k := range lv {
+			lv[k] = emptyList
 		}
+		b.vectors[levelOfBucket(idx)] = lv
 	}
-	s.pushFront(&b.vectors[idx], n)
+	s.pushFront(&lv[idx&lvlMask], n)
 	b.pending[levelOfBucket(idx)] |= 1 << uint(idx&lvlMask)
 	nd := &s.nodes[n]
 	nd.bucket, nd.bucketExpiry = int32(idx), bucketExpiry
@@ -190,7 +194,7 @@ func (w *levelWheel) internalAdd(b *levelBase, n int32) {
 func (w *levelWheel) detach(b *levelBase, n int32) {
 	s := &w.c.timers
 	idx := int(s.nodes[n].bucket)
-	l := &b.vectors[idx]
+	l := &b.vectors[levelOfBucket(idx)][idx&lvlMask]
 	if l.head == n && l.tail == n {
 		b.pending[levelOfBucket(idx)] &^= 1 << uint(idx&lvlMask)
 		b.recalc = true
@@ -439,12 +443,12 @@ func (w *levelWheel) collect(b *levelBase, heads *[maxDepth]bucketList) int {
 	clk := b.clk
 	levels := 0
 	for i := 0; i < w.g.depth; i++ {
-		idx := int(clk&lvlMask) + i*lvlSize
-		bit := uint64(1) << uint(idx&lvlMask)
+		j := int(clk & lvlMask) // the bucket's index in its level
+		bit := uint64(1) << uint(j)
 		if b.pending[i]&bit != 0 {
 			b.pending[i] &^= bit
-			heads[levels] = b.vectors[idx]
-			b.vectors[idx] = emptyList
+			heads[levels] = b.vectors[i][j]
+			b.vectors[i][j] = emptyList
 			levels++
 		}
 		if clk&lvlClkMask != 0 {
