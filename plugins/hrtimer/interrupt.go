@@ -85,37 +85,54 @@ func (p *Plugin) runQueues(cb *cpuBase, passNow, t ktime.Time, mask uint8) ktime
 	for active := cb.activeBases & mask; active != 0; active &= active - 1 {
 		idx := bits.TrailingZeros8(active)
 		q := &cb.bases[idx]
-		off := cb.offset(idx)
-		basenow := ktime.Time(addSafe(int64(passNow), off))
+		// basenow = ktime_add(now, base->offset). CLOCK_MONOTONIC (hard
+		// or soft), the base of nearly every expiry, has offset 0: its
+		// basenow is the pass time and no offset is looked up or added.
+		var off int64
+		basenow := passNow
+		if idx&3 != baseMonotonic {
+			off = cb.offset(idx)
+			basenow = ktime.Time(addSafe(int64(passNow), off))
+		}
 		for {
 			tm := q.first()
 			if tm == nil || basenow < tm.softexpires {
 				break
 			}
 			t = t.AddCost(p.cfg.Costs.Expiry)
-			// base->running = timer; __remove_hrtimer(..., reprogram=0).
-			p.removeTimer(cb, tm, false)
+			// base->running = timer; __remove_hrtimer(..., reprogram=0):
+			// the timer is the queue's first, so the erase is the heap's
+			// pop (removeTimer's checks and search are known answers).
+			tm.enqueued = false
+			if !q.popFirst() {
+				cb.activeBases &^= 1 << idx
+			}
 			// The expiry is written in place, field by field (every field:
 			// the slot may hold an earlier call's record).
 			n := len(p.exp)
 			p.growExpiriesIfFull(cb)
 			p.exp = p.exp[:n+1]
 			exp := &p.exp[n]
-			exp.ID, exp.Now, exp.BaseNow, exp.Soft = tm.id, t, ktime.Time(addSafe(int64(t), off)), tm.soft
-			exp.Overruns, exp.Restarted, exp.NewExpires = 0, false, 0
-			if tm.period > 0 {
-				// The declared callback starts with hrtimer_forward_now().
-				exp.Overruns = p.forward(tm, int64(exp.BaseNow), tm.period)
+			expBase := t
+			if off != 0 {
+				expBase = ktime.Time(addSafe(int64(t), off))
 			}
-			t = t.Add(tm.cbCost)
-			tm.runEnd = t
-			if tm.period > 0 {
-				// HRTIMER_RESTART: re-enqueue ABS, no device write here.
-				p.enqueue(cb, tm)
-				exp.Restarted = true
-				exp.NewExpires = tm.expires
-			} else {
+			exp.ID, exp.Now, exp.BaseNow, exp.Soft = tm.id, t, expBase, tm.soft
+			if tm.period <= 0 {
+				// HRTIMER_NORESTART, the common case.
+				exp.Overruns, exp.Restarted, exp.NewExpires = 0, false, 0
+				t = t.Add(tm.cbCost)
+				tm.runEnd = t
 				p.markInactive(tm)
+			} else {
+				// The declared callback starts with hrtimer_forward_now()
+				// and returns HRTIMER_RESTART: re-enqueue ABS, no device
+				// write here.
+				exp.Overruns = p.forward(tm, int64(expBase), tm.period)
+				t = t.Add(tm.cbCost)
+				tm.runEnd = t
+				p.enqueue(cb, tm)
+				exp.Restarted, exp.NewExpires = true, tm.expires
 			}
 			if tm.soft {
 				cb.stats.expiriesSoft++

@@ -124,6 +124,21 @@ func (q *timerQueue) remove(t *timer) bool {
 	return last > 0
 }
 
+// popFirst erases the first timer, remove(first()) on a non-empty queue,
+// and reports whether the queue still has timers.
+func (q *timerQueue) popFirst() bool {
+	h := q.h
+	last := len(h) - 1
+	h[0].idx = -1
+	x := h[last]
+	h[last] = nil
+	q.h = h[:last]
+	if last > 0 {
+		q.siftDown(0, x) // the last leaf fills the root's hole
+	}
+	return last > 0
+}
+
 //go:noinline
 func removeMissing() {
 	panic("hrtimer: timerQueue.remove of a timer that is not in this queue")

@@ -9,8 +9,9 @@ import (
 )
 
 // TestTimerQueueVsSorted checks the heap against a sorted slice under random
-// inserts and removals: first() and second() are the two smallest by
-// (expires, seq), and push reports leftmost-ness as timerqueue_add() does.
+// inserts and removals (remove, and popFirst for half the removals of the
+// first timer): first() and second() are the two smallest by (expires, seq),
+// and push reports leftmost-ness as timerqueue_add() does.
 func TestTimerQueueVsSorted(t *testing.T) {
 	rng := simrand.New(7, "queue")
 	var q timerQueue
@@ -37,9 +38,16 @@ func TestTimerQueueVsSorted(t *testing.T) {
 			slices.SortFunc(ref, cmp)
 		} else {
 			k := int(rng.Int63n(int64(len(ref))))
+			if rng.Int63n(4) == 0 {
+				k = 0
+			}
 			tm := ref[k]
 			ref = slices.Delete(ref, k, k+1)
-			if got := q.remove(tm); got != (len(ref) > 0) {
+			if k == 0 && rng.Int63n(2) == 0 {
+				if got := q.popFirst(); got != (len(ref) > 0) || tm.idx != -1 {
+					t.Fatalf("op %d: popFirst returned %v with %d left, idx %d", i, got, len(ref), tm.idx)
+				}
+			} else if got := q.remove(tm); got != (len(ref) > 0) {
 				t.Fatalf("op %d: remove returned %v with %d left", i, got, len(ref))
 			}
 		}
