@@ -152,7 +152,13 @@ func (k *Kernel) appendSpans(dst []Span, cpu int, from, to ktime.Time) ([]Span, 
 	if n > spanLogSize {
 		first = n - spanLogSize
 	}
-	out := dst
+	m := 0
+	for i := first; i < n; i++ {
+		if r := &l.s[i%spanLogSize]; r.end > from && r.start < to {
+			m++
+		}
+	}
+	out := slices.Grow(dst, m) // at its length: a thread's first worst case allocates it once
 	complete := n <= spanLogSize
 	for i := first; i < n; i++ {
 		r := l.s[i%spanLogSize]

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/framework/metrics"
@@ -263,34 +264,36 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 	if w.nsecs {
 		unit = 1
 	}
+	// The per-thread lists are allocated at their length (64 threads on a
+	// big machine), not grown.
+	rep.Bench = slices.Grow(rep.Bench, len(w.stats))
 	for _, st := range w.stats {
 		h := &st.lat
 		rep.Text = append(rep.Text, fmt.Sprintf("T:%2d (%5d) P:%2d I:%d C:%7d Min:%7d Act:%5d Avg:%5d Max:%8d",
 			st.tid, st.pid, w.prio, st.interval()/1000, h.Count, h.MinOrZero()/unit, h.Last/unit, int64(h.Avg())/unit, h.Max/unit))
-		rep.Bench = append(rep.Bench, BenchLine{Name: "Cyclictest", Sub: fmt.Sprintf("thread=%d", st.tid), Metrics: []Metric{
-			{"max-latency-ns", float64(h.Max), "lower"},
-			{"avg-latency-ns", h.Avg(), "lower"},
-			{"min-latency-ns", float64(h.MinOrZero()), "lower"},
-			{"p99-latency-us", float64(h.PercentileUS(0.99)), "lower"},
-			{"cycles", float64(h.Count), "higher"},
-		}})
+		ms := append(make([]Metric, 0, 7),
+			Metric{"max-latency-ns", float64(h.Max), "lower"},
+			Metric{"avg-latency-ns", h.Avg(), "lower"},
+			Metric{"min-latency-ns", float64(h.MinOrZero()), "lower"},
+			Metric{"p99-latency-us", float64(h.PercentileUS(0.99)), "lower"},
+			Metric{"cycles", float64(h.Count), "higher"})
 		if w.idleStates {
 			// The latency breakdown exists only on machines with idle states.
-			b := &rep.Bench[len(rep.Bench)-1]
-			b.Metrics = append(b.Metrics, Metric{"avg-idle-exit-ns", avgOf(st.idleExit, h.Count), "lower"},
+			ms = append(ms, Metric{"avg-idle-exit-ns", avgOf(st.idleExit, h.Count), "lower"},
 				Metric{"avg-broadcast-ns", avgOf(st.broadcast, h.Count), "lower"})
 		}
+		rep.Bench = append(rep.Bench, BenchLine{Name: "Cyclictest", Sub: fmt.Sprintf("thread=%d", st.tid), Metrics: ms})
 		if st.idleExit+st.broadcast > 0 {
 			rep.Text = append(rep.Text, fmt.Sprintf("#  T:%2d of the Avg: idle exit %.1f us, tick broadcast hand-off %.1f us",
 				st.tid, avgOf(st.idleExit, h.Count)/1000, avgOf(st.broadcast, h.Count)/1000))
 		}
 	}
-	var hists []LatencyHist
+	hists := slices.Grow([]LatencyHist(nil), len(w.stats))
 	for _, st := range w.stats {
 		hists = append(hists, histOf(int(st.tid), &st.lat))
 	}
 	rep.Extra["latency_us"] = hists
-	var worst []WorstCase
+	worst := slices.Grow([]WorstCase(nil), len(w.stats))
 	for _, st := range w.stats {
 		if st.worst == nil {
 			continue
