@@ -664,12 +664,12 @@ func (q *Queue) setBound() { q.bound, q.boundSet = q.earliest(), true }
 // children in the near heap; in the sorted far ring the first of them is
 // the smallest) and the other tier's root.
 func (q *Queue) earliest() ktime.Time {
-	f, o := []entry(q.near), q.far.buf
+	f, o, n := []entry(q.near), q.far.buf, arity
 	if q.firing.far {
-		f, o = o, f
+		f, o, n = o, f, 1 // the ring's next is its smallest: no look beyond it
 	}
 	b := ktime.Max
-	for c := 1; c <= arity && c < len(f); c++ {
+	for c := 1; c <= n && c < len(f); c++ {
 		b = min(b, f[c].at)
 	}
 	if len(o) > 0 {
