@@ -95,8 +95,19 @@ func (q *timerQueue) second() *timer {
 // push inserts t and reports whether it became the leftmost timer
 // (timerqueue_add()'s return).
 func (q *timerQueue) push(t *timer) bool {
-	q.h = append(q.h, t)
-	return q.siftUp(len(q.h)-1, t) == 0
+	h := append(q.h, t)
+	q.h = h
+	if len(h) == 2 {
+		// A second timer, the common case (a CPU's tick timer and one
+		// more): siftUp's one comparison in line.
+		if p := h[0]; less(t, p) {
+			h[0], h[1], p.idx, t.idx = t, p, 1, 0
+			return true
+		}
+		t.idx = 1
+		return false
+	}
+	return q.siftUp(len(h)-1, t) == 0
 }
 
 // remove erases t and reports whether the queue still has timers
@@ -133,7 +144,10 @@ func (q *timerQueue) popFirst() bool {
 	x := h[last]
 	h[last] = nil
 	q.h = h[:last]
-	if last > 0 {
+	switch {
+	case last == 1:
+		h[0], x.idx = x, 0 // the only other timer: siftDown with no child
+	case last > 1:
 		q.siftDown(0, x) // the last leaf fills the root's hole
 	}
 	return last > 0

@@ -10,7 +10,7 @@ import (
 
 // TestTimerQueueVsSorted checks the heap against a sorted slice under random
 // inserts and removals (remove, and popFirst for half the removals of the
-// first timer): first() and second() are the two smallest by (expires, seq),
+// first timer), in short queues and in a long one: first() and second() are the two smallest by (expires, seq),
 // and push reports leftmost-ness as timerqueue_add() does.
 func TestTimerQueueVsSorted(t *testing.T) {
 	rng := simrand.New(7, "queue")
@@ -26,8 +26,10 @@ func TestTimerQueueVsSorted(t *testing.T) {
 		}
 		return 0
 	}
-	for i := range 20000 {
-		if len(ref) == 0 || rng.Int63n(3) != 0 {
+	for i := range 40000 {
+		// The first half keeps the queue at most three timers long (the
+		// in-line paths of push and popFirst); then it grows.
+		if len(ref) == 0 || (i >= 20000 || len(ref) < 3) && rng.Int63n(3) != 0 {
 			seq++
 			tm := &timer{expires: ktime.Time(rng.Int63n(50)), seq: seq, idx: -1}
 			wantFirst := len(ref) == 0 || less(tm, ref[0])
