@@ -342,7 +342,12 @@ func (cb *cpuBase) updateNextEvent() ktime.Time {
 	// __hrtimer_get_next_event(cpu_base, HRTIMER_ACTIVE_HARD), then the soft
 	// timer when it is earlier: next_timer is stored once, at the end.
 	e, next := never, (*timer)(nil)
-	if a := cb.activeBases & activeHard; a != 0 {
+	if a := cb.activeBases & activeHard; a == 1<<baseMonotonic {
+		// firstEvent's CLOCK_MONOTONIC-only case in line (no call).
+		if t := cb.bases[baseMonotonic].first(); t != nil && int64(t.expires) < never {
+			e, next = max(int64(t.expires), 0), t
+		}
+	} else if a != 0 {
 		e, next = cb.firstEvent(a, never)
 	}
 	if ktime.Time(e) > soft {

@@ -60,3 +60,28 @@ func TestHRTimerModelDeclared(t *testing.T) {
 		}
 	})
 }
+
+// TestBaseIndex: hrtimer_clockid_to_base() with __hrtimer_setup()'s relative
+// CLOCK_REALTIME rule and the soft half; unknown clock ids are MONOTONIC.
+func TestBaseIndex(t *testing.T) {
+	for _, c := range []struct {
+		clock sdk.ClockID
+		mode  sdk.HRMode
+		want  int
+	}{
+		{sdk.ClockMonotonic, 0, baseMonotonic},
+		{sdk.ClockRealtime, 0, baseRealtime},
+		{sdk.ClockRealtime, sdk.HRModeRel, baseMonotonic},
+		{sdk.ClockRealtime, sdk.HRModeRel | sdk.HRModeSoft, baseMonotonicSoft},
+		{sdk.ClockRealtime, sdk.HRModePinned | sdk.HRModeSoft, baseRealtimeSoft},
+		{sdk.ClockBoottime, sdk.HRModeRel, baseBoottime},
+		{sdk.ClockTAI, sdk.HRModeSoft, baseTAISoft},
+		{sdk.ClockID(5), 0, baseMonotonic},
+		{sdk.ClockID(12), sdk.HRModeSoft, baseMonotonicSoft},
+		{sdk.ClockID(-1), 0, baseMonotonic},
+	} {
+		if got := baseIndex(c.clock, c.mode); got != c.want {
+			t.Errorf("baseIndex(%d, %#x) = %d, want %d", c.clock, c.mode, got, c.want)
+		}
+	}
+}

@@ -13,22 +13,26 @@ import (
 // re-derives it from the clock and mode of every Start, so a host should pass
 // the same Clock and SOFT bit every time it starts a given timer.
 func baseIndex(clock sdk.ClockID, mode sdk.HRMode) int {
-	if clock == sdk.ClockRealtime && mode&sdk.HRModeRel != 0 {
-		clock = sdk.ClockMonotonic
-	}
 	idx := baseMonotonic // hrtimer_clockid_to_base(): unknown ids WARN and use MONOTONIC
-	switch clock {
-	case sdk.ClockRealtime:
-		idx = baseRealtime
-	case sdk.ClockBoottime:
-		idx = baseBoottime
-	case sdk.ClockTAI:
-		idx = baseTAI
+	if uint(clock) < uint(len(clockBases)) {
+		idx = int(clockBases[clock])
+	}
+	if idx == baseRealtime && mode&sdk.HRModeRel != 0 {
+		idx = baseMonotonic
 	}
 	if mode&sdk.HRModeSoft != 0 {
 		idx += maxClockBases / 2
 	}
 	return idx
+}
+
+// clockBases is hrtimer_clockid_to_base() by clock id (one load instead of
+// a chain of compares); ids it does not name are CLOCK_MONOTONIC's.
+var clockBases = [...]uint8{
+	sdk.ClockRealtime:  baseRealtime,
+	sdk.ClockMonotonic: baseMonotonic,
+	sdk.ClockBoottime:  baseBoottime,
+	sdk.ClockTAI:       baseTAI,
 }
 
 // clockNow models __hrtimer_cb_get_time(): the base clock's current time read
