@@ -245,7 +245,13 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 		}
 
 		now2 := p.updateBase(cb, t)
-		e := p.interruptNextEvent(cb)
+		// interruptNextEvent, in line (it does not inline: two calls).
+		var e ktime.Time
+		if p.cfg.SoftirqNext == SoftirqStale {
+			e = cb.getNextEvent(activeAll)
+		} else {
+			e = cb.updateNextEvent()
+		}
 		if p.cfg.HangDelay == HangMaxHangTime {
 			cb.hangDetected = false
 		}

@@ -84,7 +84,10 @@ func (p *Plugin) interruptNextEvent(cb *cpuBase) ktime.Time {
 // v5.10 function has the same decisions in a different order), called by this
 // CPU after t became the leftmost timer of its base.
 func (p *Plugin) hrtimerReprogram(this *cpuBase, t *timer, reprogram bool) {
-	tcb := p.cpus[t.cpu]
+	tcb := this // t's CPU, nearly always the caller's
+	if int(t.cpu) != int(this.cpu) {
+		tcb = p.cpus[t.cpu]
+	}
 	expires := clampTime(toMono(t.expires, tcb.offset(int(t.base))))
 	if t.soft {
 		// A soft timer may sit on a remote CPU: its softirq_expires_next is
