@@ -151,6 +151,7 @@ type Kernel struct {
 	nextPid int
 
 	qosLatency *int64
+	spanRings  *[][spanLogSize]spanRec // the CPUs' span logs (RecordSpans), for Release
 	idleNames  idleNames
 	utilDecay  utilDecay // updateUtil's decay factors by interval
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
@@ -89,15 +90,56 @@ func (l *spanLog) add(s spanRec) {
 	l.n++
 }
 
+// spareRings is the span logs of a finished run (Kernel.Release), kept for
+// the next kernel in the process that records spans: a 64-CPU run's are
+// 512 kB, the most a run allocated. It holds one slab at most, the largest
+// released. (A sync.Pool loses it whenever the run's goroutine changes P.)
+// A log is read only up to what its run wrote (spanLog.n), so a reused one
+// needs no clearing.
+var spareRings struct {
+	sync.Mutex
+	r *[][spanLogSize]spanRec
+}
+
 // RecordSpans turns the per-CPU span logs on (a workload that reports its
-// worst case asks in Setup).
+// worst case asks in Setup). The CPUs' logs are one slab, the spare one
+// when it is big enough.
 func (k *Kernel) RecordSpans() {
-	for _, c := range k.cpus {
-		if c.spans == nil {
-			c.spanBuf = spanLog{s: new([spanLogSize]spanRec)}
-			c.spans = &c.spanBuf
-		}
+	if k.spanRings != nil {
+		return // on already
 	}
+	spareRings.Lock()
+	r := spareRings.r
+	if r != nil && len(*r) >= len(k.cpus) {
+		spareRings.r = nil
+	} else {
+		s := make([][spanLogSize]spanRec, len(k.cpus))
+		r = &s
+	}
+	spareRings.Unlock()
+	k.spanRings = r
+	for i, c := range k.cpus {
+		c.spanBuf = spanLog{s: &(*r)[i]}
+		c.spans = &c.spanBuf
+	}
+}
+
+// Release ends k: its span logs become the spare for the next kernel that
+// records spans. Nothing of k may be used after (the experiment's Run calls
+// it once the results are collected).
+func (k *Kernel) Release() {
+	if k.spanRings == nil {
+		return
+	}
+	for _, c := range k.cpus {
+		c.spans, c.spanBuf = nil, spanLog{}
+	}
+	spareRings.Lock()
+	if spareRings.r == nil || len(*spareRings.r) < len(*k.spanRings) {
+		spareRings.r = k.spanRings
+	}
+	spareRings.Unlock()
+	k.spanRings = nil
 }
 
 // span logs one span on c when logging is on.

@@ -104,3 +104,37 @@ func TestWakePathReuse(t *testing.T) {
 		t.Errorf("wide into a used WakePath: %+v\nwant %+v", reused, w)
 	}
 }
+
+// TestSpanLogReuse: a released kernel's span logs go to the next kernel that
+// records spans, which sees only its own spans in them (a wrapped ring of the
+// first run, then a few spans: no stale one is read, and the log reaches
+// back to the start).
+func TestSpanLogReuse(t *testing.T) {
+	newKernel := func() *Kernel { return &Kernel{cpus: []*CPU{{id: 0}, {id: 1}}} }
+	k1 := newKernel()
+	k1.RecordSpans()
+	for i := 0; i < spanLogSize+40; i++ {
+		k1.cpus[0].span(SpanTask, ktime.Time(10*i), ktime.Time(10*i+5), 1)
+		k1.cpus[1].span(SpanIRQEntry, ktime.Time(10*i), ktime.Time(10*i+5), 0)
+	}
+	rings := k1.spanRings
+	k1.Release()
+	if k1.cpus[0].spans != nil {
+		t.Fatalf("a released kernel still logs spans")
+	}
+	k1.cpus[0].span(SpanTask, 1, 2, 1) // a no-op, not a write into the next kernel's log
+	k2 := newKernel()
+	k2.RecordSpans()
+	if k2.spanRings != rings {
+		t.Fatalf("the second kernel's span logs are not the first's")
+	}
+	k2.cpus[0].span(SpanIdle, 3, 7, -1)
+	k2.cpus[0].span(SpanIRQEntry, 7, 9, 0)
+	spans, complete := k2.Spans(0, 0, 1<<40)
+	if len(spans) != 2 || spans[0].Kind != SpanIdle || spans[1].Kind != SpanIRQEntry || !complete {
+		t.Errorf("the reused log's spans = %+v, complete %v; want idle, irq entry, complete", spans, complete)
+	}
+	if spans, _ := k2.Spans(1, 0, 1<<40); len(spans) != 0 {
+		t.Errorf("CPU 1's reused log has %d spans, want none", len(spans))
+	}
+}
