@@ -179,10 +179,11 @@ func (p *Plugin) CPUState(cpu int) CPUState {
 
 // cpu returns cpu's base; an out-of-range CPU is a host bug.
 func (p *Plugin) cpu(cpu int) *cpuBase {
-	if uint(cpu) >= uint(len(p.cpus)) {
-		p.badCPU(cpu)
+	if uint(cpu) < uint(len(p.cpus)) {
+		return p.cpus[cpu] // (the test is the index's bounds check)
 	}
-	return p.cpus[cpu]
+	p.badCPU(cpu)
+	return nil // (never reached)
 }
 
 // badCPU is cpu's panic, out of line so that cpu inlines.

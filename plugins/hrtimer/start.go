@@ -102,11 +102,14 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 
 	t := p.timerFor(ht.ID, cpu)
 	t.cbCost, t.period = ht.CallbackCost, ht.Period
-	old := p.cpus[t.cpu]
+	old := this // the timer's base, nearly always the caller's
+	if int(t.cpu) != cpu {
+		old = p.cpus[t.cpu]
+	}
 
 	// 627ef5ae2df8: restarting this CPU's first timer keeps it local and
 	// defers the reprogramming until after the enqueue.
-	forceLocal := p.cfg.Restart == RestartDeferred && old == this && this.nextTimer == t
+	forceLocal := this.nextTimer == t && old == this && p.cfg.Restart == RestartDeferred
 
 	// remove_hrtimer(timer, base, restart=true, keep_local=force_local):
 	// reprogram on removal only for a local base, and not when force_local.
