@@ -104,7 +104,9 @@ func (h *Latency) addFar(ns int64) {
 	}
 	i := us / chunkUS
 	if i >= len(f.chunks) {
-		f.chunks = append(f.chunks, make([]*[chunkUS]int64, i+1-len(f.chunks))...)
+		c := make([]*[chunkUS]int64, i+1, max(i+1, 2*cap(f.chunks)))
+		copy(c, f.chunks)
+		f.chunks = c
 	}
 	if f.chunks[i] == nil {
 		f.chunks[i] = new([chunkUS]int64)
