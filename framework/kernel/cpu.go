@@ -44,7 +44,8 @@ const (
 	// flagInidle is ts->inidle: the idle task owns the CPU, from
 	// tick_nohz_idle_enter() in do_idle() to tick_nohz_idle_exit().
 	flagInidle
-	// flagNohzFull mirrors CPU.nohzFull, which never changes.
+	// flagNohzFull is tick_nohz_full_cpu(): the CPU is in the nohz_full=
+	// mask (set at boot, never changed; CPU.isNohzFull).
 	flagNohzFull
 
 	softirqMask = 1<<nrSoftirqs - 1
@@ -82,7 +83,6 @@ type CPU struct {
 	busyUntil ktime.Time
 	runTask   bool // runEv ends a task segment, not an activity
 	periodic  bool // the local device runs in periodic mode (low-res, nohz=off)
-	nohzFull  bool // tick_nohz_full_cpu(): in the nohz_full= mask
 	irqNest   bool // inside an activity: trace flags
 	inSoft    bool
 	// wheelIsDirty: a wheel call may have made the stopped tick's expiry
@@ -90,7 +90,8 @@ type CPU struct {
 	wheelIsDirty bool
 	// flags holds, in one word, everything that makes kick do more than
 	// let the current task run on: the raised softirqs (softirqMask), the
-	// pending hard interrupts (pendIRQs), flagInidle and flagNohzFull.
+	// pending hard interrupts (pendIRQs), flagInidle and flagNohzFull (the
+	// one copy of it: isNohzFull).
 	// continuesTask, run after every task segment, tests them at once.
 	flags uint32
 	_     [8]byte // the fields below on the lines they had before flags
@@ -169,7 +170,7 @@ type cpuSlot struct {
 }
 
 func initCPU(c *CPU, k *Kernel, id int, nohzFull bool) *CPU {
-	*c = CPU{k: k, id: id, nohzFull: nohzFull, idle: cpuIdle{state: -1}}
+	*c = CPU{k: k, id: id, idle: cpuIdle{state: -1}}
 	if nohzFull {
 		c.flags = flagNohzFull
 	}
@@ -243,6 +244,9 @@ func (c *CPU) Kernel() *Kernel { return c.k }
 
 // Curr is the task owning the CPU, nil for idle.
 func (c *CPU) Curr() *Task { return c.rq.curr }
+
+// isNohzFull is tick_nohz_full_cpu(c): c is in the nohz_full= mask.
+func (c *CPU) isNohzFull() bool { return c.flags&flagNohzFull != 0 }
 
 // RaiseSoftirq marks softirq vec pending on c (raise_softirq_irqoff()).
 func (c *CPU) RaiseSoftirq(now ktime.Time, vec int) {
@@ -530,7 +534,7 @@ func (c *CPU) kick(now ktime.Time) {
 		}
 	}
 	c.switchTo(now, next)
-	if c.nohzFull {
+	if c.isNohzFull() {
 		if cost := c.nohzFullUpdate(now); cost > 0 {
 			// The tick-sched work runs before the task continues (irq exit).
 			next.segRemaining += cost

@@ -23,11 +23,11 @@ func TestCPUsLineAligned(t *testing.T) {
 			if a := uintptr(unsafe.Pointer(c)); a%64 != 0 {
 				t.Errorf("%d CPUs: cpu%d at %#x, %d bytes past a cache line", n, i, a, a%64)
 			}
-			if c.id != i || c.k != k || c.nohzFull != (i == 1) || c.idle.state != -1 {
-				t.Errorf("%d CPUs: cpu%d initialised as id %d, nohz_full %v, idle state %d", n, i, c.id, c.nohzFull, c.idle.state)
+			if c.id != i || c.k != k || c.isNohzFull() != (i == 1) || c.idle.state != -1 {
+				t.Errorf("%d CPUs: cpu%d initialised as id %d, nohz_full %v, idle state %d", n, i, c.id, c.isNohzFull(), c.idle.state)
 			}
-			// flags starts with nothing pending and mirrors nohzFull.
-			if want := map[bool]uint32{false: 0, true: flagNohzFull}[c.nohzFull]; c.flags != want {
+			// flags starts with nothing pending but the nohz_full= mask's bit.
+			if want := map[bool]uint32{false: 0, true: flagNohzFull}[i == 1]; c.flags != want {
 				t.Errorf("%d CPUs: cpu%d flags %#x, want %#x", n, i, c.flags, want)
 			}
 		}

@@ -81,7 +81,7 @@ func cmpNextHrtimerEvent(basem, expires, h ktime.Time, tick int64) ktime.Time {
 // nobody has it, and update jiffies when we have it.
 func (c *CPU) tickSchedDoTimer(now ktime.Time) {
 	k := c.k
-	if k.tk.tickDoTimerCPU < 0 && !c.nohzFull {
+	if k.tk.tickDoTimerCPU < 0 && !c.isNohzFull() {
 		k.tk.tickDoTimerCPU = c.id
 	}
 	if k.tk.tickDoTimerCPU == c.id {
@@ -404,7 +404,7 @@ func (k *Kernel) startSchedTickRemote() {
 	}
 	hk := -1
 	for _, c := range k.cpus {
-		if !c.nohzFull {
+		if !c.isNohzFull() {
 			hk = c.id
 			break
 		}
@@ -414,7 +414,7 @@ func (k *Kernel) startSchedTickRemote() {
 	}
 	hz := uint64(k.m.HZ)
 	for _, c := range k.cpus {
-		if !c.nohzFull {
+		if !c.isNohzFull() {
 			continue
 		}
 		target := c

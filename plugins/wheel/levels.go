@@ -165,16 +165,17 @@ func (b *levelBase) forward(j uint64) {
 // next_expiry to the timer's bucket expiry.
 func (w *levelWheel) enqueue(b *levelBase, n int32, idx int, bucketExpiry uint64) {
 	s := &w.c.timers
-	lv := b.vectors[levelOfBucket(idx)]
+	lvl := levelOfBucket(idx)
+	lv := b.vectors[lvl]
 	if lv == nil {
 		lv = new([lvlSize]bucketList)
 		for k := range lv {
 			lv[k] = emptyList
 		}
-		b.vectors[levelOfBucket(idx)] = lv
+		b.vectors[lvl] = lv
 	}
 	s.pushFront(&lv[idx&lvlMask], n)
-	b.pending[levelOfBucket(idx)] |= 1 << uint(idx&lvlMask)
+	b.pending[lvl] |= 1 << uint(idx&lvlMask)
 	nd := &s.nodes[n]
 	nd.bucket, nd.bucketExpiry = int32(idx), bucketExpiry
 	b.count++
@@ -194,9 +195,10 @@ func (w *levelWheel) internalAdd(b *levelBase, n int32) {
 func (w *levelWheel) detach(b *levelBase, n int32) {
 	s := &w.c.timers
 	idx := int(s.nodes[n].bucket)
-	l := &b.vectors[levelOfBucket(idx)][idx&lvlMask]
+	lvl := levelOfBucket(idx)
+	l := &b.vectors[lvl][idx&lvlMask]
 	if l.head == n && l.tail == n {
-		b.pending[levelOfBucket(idx)] &^= 1 << uint(idx&lvlMask)
+		b.pending[lvl] &^= 1 << uint(idx&lvlMask)
 		b.recalc = true
 	}
 	s.unlink(l, n)
