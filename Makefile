@@ -17,6 +17,7 @@ PGO     := $(CURDIR)/cmd/tickemu/tickemu.pgo
 MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 
 .PHONY: api-check api-baseline
+.PHONY: capture
 .PHONY: all build run test test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration
 
 all: build
@@ -96,6 +97,10 @@ api-check: ## Fail if framework/sdk changed incompatibly since the baseline comm
 
 api-baseline: ## Rewrite api/sdk/BASELINE in the commit that bumps sdk.ProtocolVersion.
 	GO=$(GO) bash make/api.sh baseline
+
+capture: build ## Re-record the real-kernel agreement suite into validation/captures/*.tcap (root, tracefs; installs cyclictest and stress-ng). docs/capture.md
+	@echo "==> bash scripts/capture-suite.sh"
+	TICKEMU=$(BIN) bash scripts/capture-suite.sh
 
 calibration: ## Regenerate docs/calibration.md: each headline figure at half and double its cost constants.
 	@echo "==> go run ./internal/calibrate > docs/calibration.md"
