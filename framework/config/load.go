@@ -65,6 +65,9 @@ type loader struct {
 	// budget is charged with everything the file's expressions build.
 	budget *budget
 
+	// profile is the machine profile the machine block names, or nil.
+	profile *profile
+
 	vars     []variable
 	varIndex map[string]int
 	variants []variant
@@ -197,10 +200,11 @@ func emptyBody(r hcl.Range) hcl.Body {
 func (l *loader) decodeKernel(blocks hcl.Blocks) {
 	if b := l.only(blocks); b != nil {
 		l.spec.Kernel, l.spec.KernelRange = b.Body, b.DefRange
-		return
+	} else {
+		l.spec.KernelRange = l.fileStart()
+		l.spec.Kernel = emptyBody(l.spec.KernelRange)
 	}
-	l.spec.KernelRange = l.fileStart()
-	l.spec.Kernel = emptyBody(l.spec.KernelRange)
+	l.profileKernel()
 }
 
 func (l *loader) decodeWorkloads(blocks hcl.Blocks) {

@@ -52,8 +52,11 @@ func (l *loader) decodeMachine(blocks hcl.Blocks) {
 
 	// cpus first: the CPU lists are checked against it and may say "N".
 	cpusAttr, _ := MachineSchema.Lookup("cpus")
-	cc, rest, diags := rest.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "cpus"}}})
+	cc, rest, diags := rest.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "cpus"}, {Name: ProfileAttr}}})
 	l.diags = append(l.diags, diags...)
+	if a := cc.Attributes[ProfileAttr]; a != nil {
+		l.loadProfile(a)
+	}
 	m.CPUs = 1
 	nr := MaxCPUs
 	if a := cc.Attributes["cpus"]; a != nil {
@@ -70,7 +73,7 @@ func (l *loader) decodeMachine(blocks hcl.Blocks) {
 		}
 	}
 
-	d := decoder{ctx: l.ctx, budget: l.budget, nrCPUs: nr, hostAttrs: []string{"cpus"}, hostBlocks: []hcl.BlockHeaderSchema{idleStateHeader}}
+	d := decoder{ctx: l.ctx, budget: l.budget, nrCPUs: nr, hostAttrs: []string{"cpus", ProfileAttr}, hostBlocks: []hcl.BlockHeaderSchema{idleStateHeader}}
 	schema := sdk.Schema{Attributes: slices.DeleteFunc(slices.Clone(MachineSchema.Attributes),
 		func(a sdk.Attribute) bool { return a.Name == "cpus" })}
 	cfg, diags := d.decode(rest, schema, what)

@@ -54,6 +54,7 @@ func (l *loader) decodePlugins(byType map[string]hcl.Blocks) {
 		if b == nil {
 			r := l.fileStart()
 			p.Body, p.DefRange, p.PluginRange = emptyBody(r), r, r
+			l.applyProfile(&p)
 			l.spec.Plugins = append(l.spec.Plugins, p)
 			continue
 		}
@@ -81,6 +82,7 @@ func (l *loader) decodePlugins(byType map[string]hcl.Blocks) {
 				l.diags = append(l.diags, diags...)
 			}
 		}
+		l.applyProfile(&p)
 		l.spec.Plugins = append(l.spec.Plugins, p)
 	}
 }

@@ -1,0 +1,4 @@
+clockevent "local" {
+  plugin              = "archtimer"
+  sysreg_cost = "1us"
+}
