@@ -130,7 +130,10 @@ func TestTickAndHZ(t *testing.T) {
 	if c.HZ != 250 || c.Tick != "tick_nohz_handler" || c.Offset != 3_400_000 || c.CPUs != 2 || !c.CPUsStated {
 		t.Fatalf("capture %+v", c)
 	}
-	if s.Tick != (TickScore{Expiries: 6, FarArms: 1, Stops: 1}) {
+	// No switch on CPU 1: idle throughout; the stop after the sixth
+	// expiry is undone by the restart one tick ahead before any other
+	// tick, so all six count as kept (TestIdleTicksKept).
+	if s.Tick != (TickScore{Expiries: 6, FarArms: 1, Stops: 1, IdleKept: 6}) {
 		t.Errorf("tick %+v", s.Tick)
 	}
 	if len(s.Funcs) != 0 {
@@ -273,5 +276,60 @@ func TestPreArmedAfterExpiryCancel(t *testing.T) {
 	}
 	if f := s.Funcs["posix_timer_fn"]; f == nil || f.Starts != 1 || f.Expiries != 1 || f.Rearms != 0 {
 		t.Errorf("model score %+v", f)
+	}
+}
+
+// Idle ticks kept (TickScore.IdleKept): a tick expiring on an idle CPU
+// that is left on its period until the CPU's next tick expiry, with
+// RCU_SOFTIRQ raised or not; one case per rule.
+func TestIdleTicksKept(t *testing.T) {
+	const T = "hrtimer=ffff0000000000aa function=tick_sched_timer"
+	tick := func(i int) string { // expiry i, 4 ms apart; now= equals the trace clock
+		ts := int64(100_000_000 + i*4_000_000)
+		return l("001", secs(ts), "hrtimer_expire_entry", T+" now="+itoa(ts))
+	}
+	arm := func(i int, ahead int64) string { // a start of the tick ahead ns after expiry i
+		ts := int64(100_000_000+i*4_000_000) + 2_000
+		e := itoa(int64(100_000_000+i*4_000_000) + ahead)
+		return l("001", secs(ts), "hrtimer_start", T+" expires="+e+" softexpires="+e+" mode=ABS|PINNED")
+	}
+	at := func(i int, d int64) string { return secs(int64(100_000_000+i*4_000_000) + d) }
+	toIdle := l("001", at(-1, 0), "sched_switch", "prev_comm=a prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120")
+	toTask := func(i int) string {
+		return l("001", at(i, 5_000), "sched_switch", "prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=100 next_prio=120")
+	}
+	rcu := func(i int) string { return l("001", at(i, 1_000), "softirq_raise", "vec=9 [action=RCU]") }
+	// Five expiries 4 ms apart give the HZ and the offset; the cases add
+	// to them.
+	base := func(extra ...string) string {
+		s := hdr
+		for i := 0; i < 5; i++ {
+			s += tick(i)
+		}
+		return s + strings.Join(extra, "")
+	}
+	tests := []struct {
+		name      string
+		text      string
+		kept, rcu int64
+	}{
+		{"no switch: idle throughout, every tick kept", base(), 5, 0},
+		{"a task switched in first: never idle", hdr + toTask(-1) + tick(0) + tick(1) + tick(2) + tick(3) + tick(4), 0, 0},
+		{"idle: each expiry kept", hdr + toIdle + tick(0) + tick(1) + tick(2) + tick(3) + tick(4), 5, 0},
+		{"3.10 restart then stop: not kept", hdr + toIdle + tick(0) + arm(0, 4_000_000) + l("001", at(0, 3_000), "hrtimer_cancel", T) +
+			arm(0, 400_000_000) + tick(1) + tick(2) + tick(3) + tick(4), 4, 0},
+		{"3.10 restart alone: kept", hdr + toIdle + tick(0) + arm(0, 4_000_000) + tick(1) + tick(2) + tick(3) + tick(4), 5, 0},
+		{"tick_stop success: not kept", hdr + toIdle + tick(0) + l("001", at(0, 1_500), "tick_stop", "success=1 dependency=NONE") +
+			tick(1) + tick(2) + tick(3) + tick(4), 4, 0},
+		{"RCU_SOFTIRQ in a kept tick", hdr + toIdle + tick(0) + rcu(0) + tick(1) + rcu(1) + arm(1, 400_000_000) + tick(2) + tick(3) + tick(4), 4, 1},
+		{"the tick woke a task: not an idle tick kept", hdr + toIdle + tick(0) + rcu(0) + toTask(0) + tick(1) + tick(2) + tick(3) + tick(4), 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := scoreText(t, tc.text, Options{})
+			if s.Tick.IdleKept != tc.kept || s.Tick.IdleKeptRCU != tc.rcu {
+				t.Errorf("idle ticks kept %d (RCU %d), want %d (%d)", s.Tick.IdleKept, s.Tick.IdleKeptRCU, tc.kept, tc.rcu)
+			}
+		})
 	}
 }

@@ -28,6 +28,39 @@ type TickScore struct {
 	FarArms int64
 	// Stops are tick_stop events with success=1.
 	Stops int64
+	// IdleKept are expiries of the tick on an idle CPU (the idle task
+	// switched in last, or no switch on that CPU at all) after which the
+	// tick stays on its period: neither a start more than one tick ahead
+	// nor a cancel nor a successful tick_stop follows before the CPU's
+	// next tick expiry, and the CPU does not switch to a task meanwhile
+	// (the window ends at those two only, so that a capture with and one
+	// without the irq events count alike). In 3.10 the tick's own restart is an
+	// hrtimer_start one tick ahead that a stopping irq_exit() overrides
+	// (tick_nohz_irq_exit()); the last word counts. Such a tick was kept
+	// by something else than a timer: can_stop_idle_tick() /
+	// tick_nohz_next_event() saw rcu_needs_cpu(), irq_work or a pending
+	// softirq, or a timer due in the next period.
+	IdleKept int64
+	// IdleKeptRCU are the IdleKept ticks during which RCU_SOFTIRQ was
+	// raised on that CPU (rcu_sched_clock_irq() found rcu_pending()).
+	IdleKeptRCU int64
+}
+
+// rcuSoftirq is RCU_SOFTIRQ's vector (include/linux/interrupt.h, the same
+// since 2.6.28).
+const rcuSoftirq = 9
+
+// idleTick is one CPU's window after a tick expiry (Scorer.idleTick).
+type idleTick struct {
+	// known: a sched_switch on the CPU has shown whether it is idle.
+	known, idle bool
+	// open: a tick expired while the CPU was idle (or not yet known) and
+	// the window is running; stopped: the tick was then re-armed far,
+	// cancelled or stopped; rcu: RCU_SOFTIRQ was raised.
+	open, stopped, rcu bool
+	// Windows closed before the CPU's idleness was known: counted once
+	// the first switch shows the idle task was running (prev pid 0).
+	unknownKept, unknownKeptRCU int64
 }
 
 // Score is a capture's or a run's counts.
@@ -48,6 +81,8 @@ type Scorer struct {
 	// Until, when positive, ignores events after it (trace clock): a model
 	// run lasts a little longer than the capture it replays.
 	Until int64
+	// idle is each CPU's idle-tick window (TickScore.IdleKept).
+	idle []idleTick
 	// Setup counts, per callback ("timer:" before a timer_list one's), the
 	// starts at time 0 that are the replay's arming of timers armed before
 	// the capture (Capture.PreArmed, SetupStarts): the capture shows no
@@ -87,6 +122,7 @@ func (sc *Scorer) Feed(e *traceimport.Event) {
 		return
 	}
 	sc.s.Events++
+	sc.idleTick(e)
 	for i := range sc.c.Feed(e) {
 		sc.op(&sc.c.out[i])
 	}
@@ -97,7 +133,94 @@ func (sc *Scorer) Score() *Score {
 	for i := range sc.c.Finish() {
 		sc.op(&sc.c.out[i])
 	}
+	for cpu := range sc.idle {
+		w := &sc.idle[cpu]
+		sc.closeIdleTick(w)
+		if !w.known {
+			// No switch on this CPU in the whole capture: the idle task
+			// ran throughout (a task running throughout would have been
+			// switched out by the tick's scheduler at least once).
+			sc.s.Tick.IdleKept += w.unknownKept
+			sc.s.Tick.IdleKeptRCU += w.unknownKeptRCU
+		}
+	}
 	return &sc.s
+}
+
+// idleTick follows e's CPU's tick windows for TickScore.IdleKept.
+func (sc *Scorer) idleTick(e *traceimport.Event) {
+	if e.CPU < 0 || e.CPU >= 1<<16 {
+		return
+	}
+	for e.CPU >= len(sc.idle) {
+		sc.idle = append(sc.idle, idleTick{})
+	}
+	w := &sc.idle[e.CPU]
+	switch e.Kind {
+	case traceimport.SchedSwitch:
+		if e.NextPID != 0 {
+			// The CPU leaves idle: whatever the tick's last arm, it
+			// was kept for the task (can_stop_idle_tick() refuses
+			// with need_resched()) or is restarted by
+			// tick_nohz_idle_exit() now; not an idle tick kept.
+			w.open = false
+		}
+		sc.closeIdleTick(w)
+		if !w.known {
+			w.known = true
+			if e.PrevPID == 0 {
+				sc.s.Tick.IdleKept += w.unknownKept
+				sc.s.Tick.IdleKeptRCU += w.unknownKeptRCU
+			}
+		}
+		w.idle = e.NextPID == 0
+	case traceimport.HRExpireEntry:
+		if !sc.isTick(e.Function) {
+			return
+		}
+		sc.closeIdleTick(w)
+		if w.idle || !w.known {
+			w.open, w.stopped, w.rcu = true, false, false
+		}
+	case traceimport.HRStart:
+		if w.open && sc.isTick(e.Function) {
+			w.stopped = e.Expires-(e.Time+sc.offset) > sc.tickNsec
+		}
+	case traceimport.HRCancel:
+		if w.open && sc.isTick(e.Function) {
+			w.stopped = true
+		}
+	case traceimport.TickStop:
+		if w.open && e.Success == 1 {
+			w.stopped = true
+		}
+	case traceimport.SoftirqRaise:
+		if w.open && e.Vec == rcuSoftirq {
+			w.rcu = true
+		}
+	}
+}
+
+// closeIdleTick ends w's window and counts a kept tick.
+func (sc *Scorer) closeIdleTick(w *idleTick) {
+	if !w.open {
+		return
+	}
+	w.open = false
+	if w.stopped {
+		return
+	}
+	rcu := int64(0)
+	if w.rcu {
+		rcu = 1
+	}
+	if w.known {
+		sc.s.Tick.IdleKept++
+		sc.s.Tick.IdleKeptRCU += rcu
+		return
+	}
+	w.unknownKept++
+	w.unknownKeptRCU += rcu
 }
 
 // fn returns the score of a callback.
@@ -292,7 +415,7 @@ func (r Row) Diff() float64 {
 
 // Table lines up a capture's and a model's scores: per callback (sorted by
 // the capture's starts + expiries, then name) starts, expiries, re-arms,
-// cancels, lateness p50 and p99, then the tick's three figures.
+// cancels, lateness p50 and p99, then the tick's figures.
 func Table(capture, model *Score, noTickStop, noFarArms bool) []Row {
 	keys := map[string]bool{}
 	for k := range capture.Funcs {
@@ -335,6 +458,8 @@ func Table(capture, model *Score, noTickStop, noFarArms bool) []Row {
 		Row{Name: "tick expiries", Capture: capture.Tick.Expiries, Model: model.Tick.Expiries},
 		Row{Name: "tick arms > 1 tick ahead", Capture: capture.Tick.FarArms, Model: model.Tick.FarArms, NA: noFarArms},
 		Row{Name: "tick stops", Capture: capture.Tick.Stops, Model: model.Tick.Stops, NA: noTickStop},
+		Row{Name: "idle ticks kept", Capture: capture.Tick.IdleKept, Model: model.Tick.IdleKept, NA: noFarArms},
+		Row{Name: "idle ticks kept (RCU)", Capture: capture.Tick.IdleKeptRCU, Model: model.Tick.IdleKeptRCU, NA: noFarArms},
 	)
 	return rows
 }

@@ -75,7 +75,7 @@ type Outcome struct {
 }
 
 // traceEvents are the events the model's trace needs for scoring.
-const traceEvents = "hrtimer_start,hrtimer_cancel,hrtimer_expire_entry,timer_start,timer_cancel,timer_expire_entry,tick_stop"
+const traceEvents = "hrtimer_start,hrtimer_cancel,hrtimer_expire_entry,timer_start,timer_cancel,timer_expire_entry,tick_stop,sched_switch,softirq_raise"
 
 // Run scores the capture at path (cp is its Scan), runs spec (which holds
 // the replay workload) with eo and scores the model's trace, read back as it
