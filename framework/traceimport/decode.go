@@ -86,7 +86,7 @@ func decode(e *Event, f *fieldSet, in *interner) {
 	case SoftirqRaise, SoftirqEntry, SoftirqExit:
 		e.Vec = int(f.int("vec"))
 	case LocalTimerEntry, LocalTimerExit:
-	case SchedWakeup:
+	case SchedWakeup, SchedWaking:
 		e.WakeComm = f.str("comm")
 		e.WakePID = int(f.int(f.firstOf("pid", "tid")))
 		if v, ok := f.optInt("target_cpu"); ok {
@@ -100,6 +100,18 @@ func decode(e *Event, f *fieldSet, in *interner) {
 		e.PrevState = f.optStr("prev_state")
 		e.NextComm = f.str("next_comm")
 		e.NextPID = int(f.int(f.firstOf("next_pid", "next_tid")))
+	case SignalGenerate:
+		// "sig=%d errno=%d code=%d comm=%s pid=%d grp=%d res=%d"
+		e.Sig = int(f.int("sig"))
+		e.WakeComm = f.str("comm")
+		e.WakePID = int(f.int("pid"))
+		e.Result = int(f.int("res"))
+	case SignalDeliver:
+		// "sig=%d errno=%d code=%d sa_handler=%lx sa_flags=%lx"
+		e.Sig = int(f.int("sig"))
+	case WriteMSR:
+		e.MSR = uint64(f.int("msr"))
+		e.Value = uint64(f.int("value"))
 	case CPUIdle:
 		e.State = f.int("state")
 		if v, ok := f.optInt("cpu_id"); ok && v >= 0 && v < 1<<20 {

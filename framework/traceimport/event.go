@@ -55,6 +55,12 @@ const (
 	SchedWakeup
 	SchedSwitch
 	CPUIdle
+	// The extra kinds, decoded only by a reader asked to (DecodeExtra):
+	// replay's counting rules predate them and count them as unknown.
+	SchedWaking
+	SignalGenerate
+	SignalDeliver
+	WriteMSR
 	numKinds
 )
 
@@ -66,6 +72,7 @@ var kindNames = [numKinds]string{
 	IRQEntry: "irq_handler_entry", IRQExit: "irq_handler_exit", SoftirqRaise: "softirq_raise",
 	SoftirqEntry: "softirq_entry", SoftirqExit: "softirq_exit", LocalTimerEntry: "local_timer_entry",
 	LocalTimerExit: "local_timer_exit", SchedWakeup: "sched_wakeup", SchedSwitch: "sched_switch", CPUIdle: "cpu_idle",
+	SchedWaking: "sched_waking", SignalGenerate: "signal_generate", SignalDeliver: "signal_deliver", WriteMSR: "write_msr",
 }
 
 func (k Kind) String() string {
@@ -85,6 +92,15 @@ var ftraceKinds = map[string]Kind{
 	"irq_handler_entry": IRQEntry, "irq_handler_exit": IRQExit, "softirq_raise": SoftirqRaise,
 	"softirq_entry": SoftirqEntry, "softirq_exit": SoftirqExit, "local_timer_entry": LocalTimerEntry,
 	"local_timer_exit": LocalTimerExit, "sched_wakeup": SchedWakeup, "sched_switch": SchedSwitch, "cpu_idle": CPUIdle,
+}
+
+// extraKinds are the events an ftrace reader decodes only after
+// DecodeExtra: sched_waking (try_to_wake_up()'s first tracepoint),
+// signal:signal_generate and signal_deliver (include/trace/events/signal.h),
+// msr:write_msr (arch/x86/include/asm/msr-trace.h, the MSR writes of
+// x86 kernels built with tracepoints on MSR access).
+var extraKinds = map[string]Kind{
+	"sched_waking": SchedWaking, "signal_generate": SignalGenerate, "signal_deliver": SignalDeliver, "write_msr": WriteMSR,
 }
 
 // Event is one decoded trace event. Fields an event kind does not have are
@@ -149,6 +165,12 @@ type Event struct {
 	NextPID   int
 	// State is cpu_idle's state (4294967295 = PWR_EVENT_EXIT, leaving idle).
 	State int64
+	// Signal events: the signal number, and (signal_generate) the target
+	// task in WakeComm/WakePID and the result (0 delivered, 1 ignored,
+	// 2 already pending, 3 overflow, 4 lose info).
+	Sig, Result int
+	// WriteMSR: the register and the value written.
+	MSR, Value uint64
 }
 
 // Header is what a capture says about itself.

@@ -23,7 +23,12 @@ type FtraceReader struct {
 	f      fieldSet
 	in     interner
 	header bool // still in the leading comment block
+	extra  bool // decode extraKinds too
 }
+
+// DecodeExtra makes the reader decode sched_waking, signal_generate,
+// signal_deliver and write_msr events, which it otherwise counts as unknown.
+func (r *FtraceReader) DecodeExtra() { r.extra = true }
 
 // NewFtrace returns a reader of ftrace text from r.
 func NewFtrace(r io.Reader) *FtraceReader {
@@ -131,6 +136,9 @@ func (r *FtraceReader) parseLine(line string) (ok bool, err error) {
 	}
 	name = name[:len(name)-1]
 	kind, known := ftraceKinds[name]
+	if !known && r.extra {
+		kind, known = extraKinds[name]
+	}
 	if !known {
 		r.stats.skip(otherName(name))
 		return false, nil
@@ -139,8 +147,11 @@ func (r *FtraceReader) parseLine(line string) (ok bool, err error) {
 	f := &r.f
 	f.reset(n)
 	splitFields(f, fields)
-	if kind == SchedSwitch || kind == SchedWakeup {
+	if kind == SchedSwitch || kind == SchedWakeup || kind == SchedWaking {
 		schedPlugin(f, kind, fields)
+	}
+	if kind == WriteMSR {
+		msrFields(f, fields)
 	}
 	decode(e, f, &r.in)
 	if f.err != nil {
@@ -318,6 +329,19 @@ func schedPlugin(f *fieldSet, kind Kind, s string) {
 		cpu, _ := nextToken(s[i+4:])
 		f.add("target_cpu", cpu)
 	}
+}
+
+// msrFields reads write_msr's "6e0, value 1283562cf71" (TP_printk("%x,
+// value %llx%s"), " #GP" appended when the write faulted) as msr= and
+// value=.
+func msrFields(f *fieldSet, s string) {
+	reg, rest, ok := strings.Cut(strings.TrimSpace(s), ",")
+	if !ok {
+		return
+	}
+	f.add("msr", "0x"+reg)
+	v, _ := nextToken(strings.TrimPrefix(strings.TrimSpace(rest), "value"))
+	f.add("value", "0x"+v)
 }
 
 // commColonPid reads "comm:pid [prio]" (comm may hold spaces and colons).

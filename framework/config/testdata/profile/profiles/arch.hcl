@@ -1,4 +1,0 @@
-clockevent "local" {
-  plugin              = "archtimer"
-  sysreg_cost = "1us"
-}

@@ -1,4 +1,0 @@
-kernel {
-  irq_entry_cost = "900ns"
-  irq_entri_cost = "1us"
-}
