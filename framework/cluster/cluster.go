@@ -10,6 +10,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Job describes a sharded comparison.
@@ -67,7 +71,7 @@ func (j Job) check() error {
 	case j.Results == "":
 		return fmt.Errorf("no results directory")
 	}
-	return nil
+	return j.checkValues()
 }
 
 var jobName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$`)
@@ -92,18 +96,54 @@ func JobName(file string) string {
 	return name
 }
 
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	if s != "" && regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`).MatchString(s) {
-		return s
+// safe refuses a value that a job script, an #SBATCH line or a manifest
+// comment cannot carry as it is: a control character (a newline would end a
+// comment and start a command or a YAML document) or invalid UTF-8. Such a
+// value is never needed by a comparison, so it is refused rather than
+// escaped.
+func safe(what, v string) error {
+	if !utf8.ValidString(v) {
+		return fmt.Errorf("%s %q is not valid UTF-8", what, v)
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%s %q holds the control character %U: a job script or manifest cannot carry it safely", what, v, r)
+		}
+	}
+	return nil
 }
 
-func shellJoin(args []string) string {
+// checkValues refuses every value of the job that a script cannot carry.
+func (j Job) checkValues() error {
+	vals := [][2]string{{"tickemu binary", j.Tickemu}, {"configuration file", j.File}, {"results directory", j.Results},
+		{"image", j.Image}, {"claim", j.Claim}}
+	for _, a := range j.Args {
+		vals = append(vals, [2]string{"argument", a})
+	}
+	for _, v := range vals {
+		if err := safe(v[0], v[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shellQuote quotes s as one word of lang (mvdan.cc/sh's quoting: a bash
+// script, or POSIX sh for what sbatch --wrap runs). The values reaching it
+// passed checkValues, so quoting cannot fail but for a NUL byte, which
+// safe refuses too.
+func shellQuote(s string, lang syntax.LangVariant) string {
+	q, err := syntax.Quote(s, lang)
+	if err != nil {
+		panic(fmt.Sprintf("cluster: quoting a checked value %q: %v", s, err))
+	}
+	return q
+}
+
+func shellJoin(args []string, lang syntax.LangVariant) string {
 	q := make([]string, len(args))
 	for i, a := range args {
-		q[i] = shellQuote(a)
+		q[i] = shellQuote(a, lang)
 	}
 	return strings.Join(q, " ")
 }

@@ -3,16 +3,17 @@ package cluster
 import (
 	"bytes"
 	"errors"
-	"io"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"mvdan.cc/sh/v3/syntax"
 	k8sjson "sigs.k8s.io/json"
 	k8syaml "sigs.k8s.io/yaml"
 )
@@ -33,48 +34,15 @@ func TestKubernetesManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := yaml.NewDecoder(strings.NewReader(out))
-	dec.KnownFields(true)
-	var cm ConfigMap
-	var job, merge IndexedJob
-	if err := dec.Decode(&cm); err != nil {
-		t.Fatalf("first document: %v\n%s", err, out)
-	}
-	if err := dec.Decode(&job); err != nil {
-		t.Fatalf("second document: %v\n%s", err, out)
-	}
-	if err := dec.Decode(&merge); err != nil {
-		t.Fatalf("third document: %v\n%s", err, out)
-	}
-	var extra any
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		t.Errorf("a fourth document: %v", err)
-	}
-	// The same documents as plain maps: the fields the API requires.
-	var docs []map[string]any
-	d2 := yaml.NewDecoder(strings.NewReader(out))
-	for {
-		var m map[string]any
-		if err := d2.Decode(&m); err != nil {
-			break
-		}
-		docs = append(docs, m)
-	}
-	for _, m := range docs {
-		for _, k := range []string{"apiVersion", "kind", "metadata"} {
-			if _, ok := m[k]; !ok {
-				t.Errorf("%v: no %s", m["kind"], k)
-			}
-		}
-	}
+	cm, job, merge := manifestObjects(t, out)
 	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Data["nohz-catchup.hcl"] != string(j.Config) {
 		t.Errorf("ConfigMap = %+v", cm)
 	}
 	s := job.Spec
-	if job.APIVersion != "batch/v1" || job.Kind != "Job" || job.Metadata.Name != j.Name {
-		t.Errorf("job header = %s %s %s", job.APIVersion, job.Kind, job.Metadata.Name)
+	if job.APIVersion != "batch/v1" || job.Kind != "Job" || job.Name != j.Name {
+		t.Errorf("job header = %s %s %s", job.APIVersion, job.Kind, job.Name)
 	}
-	if s.CompletionMode != "Indexed" || s.Completions != 4 || s.Parallelism != 4 || s.BackoffLimit != 0 {
+	if *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 4 || *s.Parallelism != 4 || *s.BackoffLimit != 0 {
 		t.Errorf("job spec = %+v", s)
 	}
 	ps := s.Template.Spec
@@ -82,10 +50,10 @@ func TestKubernetesManifest(t *testing.T) {
 		t.Fatalf("pod spec = %+v", ps)
 	}
 	c := ps.Containers[0]
-	if c.Image != j.Image || c.Resources.Requests["cpu"] != "2" || len(c.Command) != 3 || c.Command[0] != "/bin/sh" {
+	if cpu := c.Resources.Requests[corev1.ResourceCPU]; c.Image != j.Image || cpu.String() != "2" || len(c.Command) != 3 || c.Command[0] != "/bin/sh" {
 		t.Errorf("container = %+v", c)
 	}
-	vols := map[string]Volume{}
+	vols := map[string]corev1.Volume{}
 	for _, v := range ps.Volumes {
 		vols[v.Name] = v
 	}
@@ -96,8 +64,8 @@ func TestKubernetesManifest(t *testing.T) {
 		}
 		switch m.MountPath {
 		case configDir:
-			if v.ConfigMap == nil || v.ConfigMap.Name != cm.Metadata.Name {
-				t.Errorf("the config mount is %+v, not the ConfigMap %s", v, cm.Metadata.Name)
+			if v.ConfigMap == nil || v.ConfigMap.Name != cm.Name {
+				t.Errorf("the config mount is %+v, not the ConfigMap %s", v, cm.Name)
 			}
 		case j.Results:
 			if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "runs" {
@@ -131,8 +99,8 @@ func TestKubernetesManifest(t *testing.T) {
 	// compare.txt and compare.html, prints the comparison and exits with
 	// the merge's status.
 	ms := merge.Spec
-	if merge.Metadata.Name != MergeJobName(j.Name) || !ms.Suspend || ms.Completions != 1 || ms.BackoffLimit != 0 {
-		t.Errorf("merge Job %s spec %+v", merge.Metadata.Name, ms)
+	if merge.Name != MergeJobName(j.Name) || ms.Suspend == nil || !*ms.Suspend || *ms.Completions != 1 || *ms.BackoffLimit != 0 {
+		t.Errorf("merge Job %s spec %+v", merge.Name, ms)
 	}
 	mc := ms.Template.Spec.Containers[0]
 	if len(ms.Template.Spec.Volumes) != 1 || ms.Template.Spec.Volumes[0].PersistentVolumeClaim == nil || mc.VolumeMounts[0].MountPath != j.Results {
@@ -160,7 +128,7 @@ func TestSlurmScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"#SBATCH --array=1-4\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --output=/shared/results/shard-%a.log\n",
-		"--dependency=afterok:\"$array\"", `/opt/tickemu compare '/shared/nohz catchup.hcl' --seeds 20 --sweep hz=100,250 --var 'duration=it'\''s 2s' --jobs`,
+		"--dependency=afterok:\"$array\"", `/opt/tickemu compare '/shared/nohz catchup.hcl' --seeds 20 --sweep 'hz=100,250' --var "duration=it's 2s" --jobs`,
 		"merge --report /shared/results/compare.html /shared/results/shard-1.json /shared/results/shard-2.json /shared/results/shard-3.json /shared/results/shard-4.json"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("script lacks %q:\n%s", want, out)
@@ -198,10 +166,26 @@ func TestJobName(t *testing.T) {
 		t.Errorf("long name %q", got)
 	}
 	var b bytes.Buffer
-	b.WriteString(shellJoin([]string{"a b", "it's", "plain/x=1"}))
-	if b.String() != `'a b' 'it'\''s' plain/x=1` {
+	b.WriteString(shellJoin([]string{"a b", "it's", "plain/x=1"}, syntax.LangBash))
+	if b.String() != `'a b' "it's" 'plain/x=1'` {
 		t.Errorf("shellJoin = %s", b.String())
 	}
+}
+
+// manifestObjects splits a manifest into its three documents and decodes
+// each strictly into its Kubernetes API type; a fourth document fails.
+func manifestObjects(t *testing.T, out string) (cm corev1.ConfigMap, job, merge batchv1.Job) {
+	t.Helper()
+	docs := strings.Split(out, "\n---\n")
+	if len(docs) != 3 {
+		t.Fatalf("%d documents, want 3:\n%s", len(docs), out)
+	}
+	for i, v := range []any{&cm, &job, &merge} {
+		if err := decodeStrict(docs[i]+"\n", v); err != nil {
+			t.Fatalf("document %d: %v\n%s", i+1, err, docs[i])
+		}
+	}
+	return cm, job, merge
 }
 
 // decodeStrict decodes a YAML document into a Kubernetes API object as the
@@ -295,5 +279,171 @@ func TestKubernetesAPITypes(t *testing.T) {
 		if err := decodeStrict(doc, &job); err == nil {
 			t.Errorf("a Job with %q for %q decodes", bad.to, bad.from)
 		}
+	}
+}
+
+// hostile are values an attacker could put in a configuration file's path,
+// a --var value, the results directory or the binary's path.
+var hostile = []string{
+	"$(touch PWNED)",
+	"`touch PWNED`",
+	"'; touch PWNED; '",
+	`"; touch PWNED; "`,
+	`\"; touch PWNED #`,
+	"${IFS}touch${IFS}PWNED",
+	"x: y # ---",
+	"a\ntouch PWNED",
+	"a\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: pwned",
+	"a\rtouch PWNED",
+	"a\x1b]0;title\x07",
+	"bad\xffutf8",
+}
+
+// TestEmittersResistInjection puts each hostile value in each field of a
+// job. Either the emitter refuses it, naming it, or the script and the
+// manifest carry it as data: run under bash with sbatch and tickemu stood in
+// for, nothing of it executes (no PWNED file) and tickemu receives it
+// intact; the manifest still holds exactly its three objects.
+func TestEmittersResistInjection(t *testing.T) {
+	for _, h := range hostile {
+		for _, field := range []string{"file", "arg", "results", "tickemu", "image", "claim"} {
+			t.Run(fmt.Sprintf("%s=%q", field, h), func(t *testing.T) {
+				dir := t.TempDir()
+				j := testJob()
+				j.Tickemu, j.File, j.Results = filepath.Join(dir, "bin", "tickemu"), filepath.Join(dir, "nohz.hcl"), filepath.Join(dir, "results")
+				switch field {
+				case "file":
+					j.File = filepath.Join(dir, h+".hcl")
+				case "arg":
+					j.Args = []string{"--var", "duration=" + h}
+				case "results":
+					j.Results = filepath.Join(dir, h)
+				case "tickemu":
+					j.Tickemu = filepath.Join(dir, "bin", h)
+				case "image":
+					j.Image = h
+				case "claim":
+					j.Claim = h
+				}
+				checkSlurm(t, j, dir, field, h)
+				checkKubernetes(t, j, dir, field, h)
+			})
+		}
+	}
+}
+
+// stub writes an executable that appends its arguments, one per line
+// between brackets, to log.
+func stub(t *testing.T, path, log, extra string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	body := "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]\\n' \"$a\" >> " + syntaxQuote(log) + "; done\n" + extra
+	if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func syntaxQuote(s string) string { return shellQuote(s, syntax.LangPOSIX) }
+
+func checkSlurm(t *testing.T, j Job, dir, field, h string) {
+	script, err := Slurm(j)
+	if err != nil {
+		if !namesValue(err, h) && !strings.Contains(err.Error(), "#SBATCH") {
+			t.Errorf("Slurm refused without naming the value: %v", err)
+		}
+		return
+	}
+	if field == "image" || field == "claim" {
+		return // not in the Slurm script
+	}
+	// Outside Slurm: the script submits itself and the merge job; the
+	// stand-in sbatch records its arguments and runs --wrap's string with
+	// sh, as the merge job would.
+	bin := filepath.Join(dir, "stubs")
+	log := filepath.Join(dir, "sbatch.log")
+	stub(t, filepath.Join(bin, "sbatch"), log, `for a in "$@"; do case "$a" in --wrap=*) sh -c "${a#--wrap=}";; esac; done
+echo 42
+`)
+	tlog := filepath.Join(dir, "tickemu.log")
+	stub(t, j.Tickemu, tlog, "")
+	sfile := filepath.Join(dir, "job.sbatch")
+	os.WriteFile(sfile, []byte(script), 0o644)
+	run := func(env ...string) {
+		cmd := exec.Command("bash", sfile)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), append(env, "PATH="+bin+":"+os.Getenv("PATH"))...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("bash job.sbatch %v: %v\n%s\n%s", env, err, out, script)
+		}
+	}
+	run()
+	run("SLURM_ARRAY_TASK_ID=1", "SLURM_CPUS_PER_TASK=1")
+	if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
+		t.Fatalf("the Slurm script ran injected code:\n%s", script)
+	}
+	got, _ := os.ReadFile(tlog)
+	if !strings.Contains(string(got), "["+j.File+"]") {
+		t.Errorf("tickemu did not get the file %q intact:\n%s", j.File, got)
+	}
+	if field == "arg" && !strings.Contains(string(got), "[duration="+h+"]") {
+		t.Errorf("tickemu did not get the --var value intact:\n%s", got)
+	}
+}
+
+// namesValue reports whether err shows the hostile value h, quoted (so its
+// control characters are escapes, not raw bytes).
+func namesValue(err error, h string) bool {
+	q := strconv.Quote(h)
+	return strings.Contains(err.Error(), q[1:len(q)-1])
+}
+
+func checkKubernetes(t *testing.T, j Job, dir, field, h string) {
+	if field != "image" && field != "claim" {
+		j.File = "configs/" + filepath.Base(j.File)
+		if field == "file" {
+			j.File = "configs/" + h + ".hcl"
+		}
+		j.Results = "/results"
+		if field == "results" {
+			j.Results = "/results/" + h
+		}
+	}
+	out, err := Kubernetes(j)
+	if err != nil {
+		if !namesValue(err, h) {
+			t.Errorf("Kubernetes refused without naming the value: %v", err)
+		}
+		return
+	}
+	_, job, _ := manifestObjects(t, out)
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "kind: ") && line != "kind: ConfigMap" && line != "kind: Job" {
+			t.Errorf("the manifest holds an object of %s", line)
+		}
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	if field == "image" && c.Image != h {
+		t.Errorf("image %q, want %q", c.Image, h)
+	}
+	// The pod's command, run with a stand-in tickemu.
+	bin := filepath.Join(dir, "k8sbin")
+	tlog := filepath.Join(dir, "k8s-tickemu.log")
+	name := filepath.Base(j.Tickemu)
+	stub(t, filepath.Join(bin, name), tlog, "")
+	res := filepath.Join(dir, "k8s-results")
+	os.MkdirAll(res, 0o755)
+	script := strings.ReplaceAll(c.Command[2], syntaxQuote(j.Results), syntaxQuote(res))
+	script = strings.ReplaceAll(script, syntaxQuote(j.Tickemu), syntaxQuote(filepath.Join(bin, name)))
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("pod command: %v\n%s\n%s", err, b, script)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
+		t.Fatalf("the pod command ran injected code:\n%s", script)
+	}
+	if got, _ := os.ReadFile(tlog); field == "arg" && !strings.Contains(string(got), "[duration="+h+"]") {
+		t.Errorf("tickemu did not get the --var value intact:\n%s", got)
 	}
 }

@@ -6,75 +6,13 @@ import (
 	"path"
 	"strconv"
 
-	"go.yaml.in/yaml/v3"
-)
-
-// The manifest's objects, as the Kubernetes API (batch/v1 Job, v1
-// ConfigMap) spells them; only the fields the job sets.
-type (
-	// Meta is an object's metadata.
-	Meta struct {
-		Name   string            `yaml:"name,omitempty"`
-		Labels map[string]string `yaml:"labels,omitempty"`
-	}
-	// ConfigMap holds the configuration file.
-	ConfigMap struct {
-		APIVersion string            `yaml:"apiVersion"`
-		Kind       string            `yaml:"kind"`
-		Metadata   Meta              `yaml:"metadata"`
-		Data       map[string]string `yaml:"data"`
-	}
-	// IndexedJob is a batch/v1 Job with completionMode Indexed.
-	IndexedJob struct {
-		APIVersion string  `yaml:"apiVersion"`
-		Kind       string  `yaml:"kind"`
-		Metadata   Meta    `yaml:"metadata"`
-		Spec       JobSpec `yaml:"spec"`
-	}
-	JobSpec struct {
-		CompletionMode string `yaml:"completionMode"`
-		Completions    int    `yaml:"completions"`
-		Parallelism    int    `yaml:"parallelism"`
-		BackoffLimit   int    `yaml:"backoffLimit"`
-		// Suspend holds the merge Job until the shards are done.
-		Suspend  bool        `yaml:"suspend,omitempty"`
-		Template PodTemplate `yaml:"template"`
-	}
-	PodTemplate struct {
-		Metadata Meta    `yaml:"metadata"`
-		Spec     PodSpec `yaml:"spec"`
-	}
-	PodSpec struct {
-		RestartPolicy string      `yaml:"restartPolicy"`
-		Containers    []Container `yaml:"containers"`
-		Volumes       []Volume    `yaml:"volumes"`
-	}
-	Container struct {
-		Name         string        `yaml:"name"`
-		Image        string        `yaml:"image"`
-		Command      []string      `yaml:"command"`
-		Resources    Resources     `yaml:"resources"`
-		VolumeMounts []VolumeMount `yaml:"volumeMounts"`
-	}
-	Resources struct {
-		Requests map[string]string `yaml:"requests"`
-	}
-	VolumeMount struct {
-		Name      string `yaml:"name"`
-		MountPath string `yaml:"mountPath"`
-		ReadOnly  bool   `yaml:"readOnly,omitempty"`
-	}
-	Volume struct {
-		Name                  string        `yaml:"name"`
-		ConfigMap             *ConfigMapRef `yaml:"configMap,omitempty"`
-		PersistentVolumeClaim *ClaimRef     `yaml:"persistentVolumeClaim,omitempty"`
-	}
-	ConfigMapRef struct {
-		Name string `yaml:"name"`
-	}
-	ClaimRef struct {
-		ClaimName string `yaml:"claimName"`
-	}
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"mvdan.cc/sh/v3/syntax"
+	"sigs.k8s.io/yaml"
 )
 
 // MergeJobName names the merge Job of the Job name.
@@ -98,39 +36,50 @@ func Kubernetes(j Job) (string, error) {
 		return "", fmt.Errorf("the Kubernetes Job needs an image (--image) and a results claim (--claim)")
 	}
 	base := path.Base(j.File)
+	if errs := validation.IsConfigMapKey(base); len(errs) > 0 {
+		return "", fmt.Errorf("configuration file name %q cannot be a ConfigMap key: %s", base, errs[0])
+	}
+	for _, n := range []struct{ what, name string }{{"claim", j.Claim}} {
+		if errs := validation.IsDNS1123Subdomain(n.name); len(errs) > 0 {
+			return "", fmt.Errorf("%s %q is not a Kubernetes name: %s", n.what, n.name, errs[0])
+		}
+	}
 	file := path.Join(configDir, base)
 	compare := append([]string{j.Tickemu, "compare", file}, j.Args...)
+	sh := func(args ...string) string { return shellJoin(args, syntax.LangPOSIX) }
+	q := func(s string) string { return shellQuote(s, syntax.LangPOSIX) }
 	script := fmt.Sprintf(`set -eu
 i=$((JOB_COMPLETION_INDEX + 1))
 %s --jobs %d --shard "$i/%d" > %s/shard-"$i".json.tmp
 mv %s/shard-"$i".json.tmp %s/shard-"$i".json`,
-		shellJoin(compare), j.CPUs, j.Shards, shellQuote(j.Results), shellQuote(j.Results), shellQuote(j.Results))
+		sh(compare...), j.CPUs, j.Shards, q(j.Results), q(j.Results), q(j.Results))
 	labels := map[string]string{"app.kubernetes.io/name": "tickemu", "app.kubernetes.io/instance": j.Name}
-	cm := ConfigMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: Meta{Name: j.Name + "-config", Labels: labels},
-		Data: map[string]string{base: string(j.Config)}}
-	job := IndexedJob{APIVersion: "batch/v1", Kind: "Job", Metadata: Meta{Name: j.Name, Labels: labels},
-		Spec: JobSpec{CompletionMode: "Indexed", Completions: j.Shards, Parallelism: j.Shards,
-			// A shard is deterministic: running it again gives the same failure.
-			BackoffLimit: 0,
-			Template: PodTemplate{Metadata: Meta{Labels: labels}, Spec: PodSpec{RestartPolicy: "Never",
-				Containers: []Container{{Name: "shard", Image: j.Image, Command: []string{"/bin/sh", "-c", script},
-					Resources:    Resources{Requests: map[string]string{"cpu": strconv.Itoa(j.CPUs)}},
-					VolumeMounts: []VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}, {Name: "results", MountPath: j.Results}}}},
-				Volumes: []Volume{{Name: "config", ConfigMap: &ConfigMapRef{Name: cm.Metadata.Name}},
-					{Name: "results", PersistentVolumeClaim: &ClaimRef{ClaimName: j.Claim}}}}}}}
+	cm := corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: j.Name + "-config", Labels: labels},
+		Data:       map[string]string{base: string(j.Config)}}
+	configVol := corev1.Volume{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}}
+	resultsVol := corev1.Volume{Name: "results", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+		ClaimName: j.Claim}}}
+	cpus := func(n int) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(strconv.Itoa(n))}}
+	}
+	job := indexedJob(j.Name, labels, batchv1.IndexedCompletion, j.Shards, false, corev1.Container{
+		Name: "shard", Image: j.Image, Command: []string{"/bin/sh", "-c", script}, Resources: cpus(j.CPUs),
+		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}, {Name: "results", MountPath: j.Results}},
+	}, configVol, resultsVol)
 	txt := path.Join(j.Results, "compare.txt")
 	// The merge's status is compare's (1: a run failed); the log shows the
 	// comparison either way.
 	mergeScript := fmt.Sprintf("set +e\n%s > %s\nstatus=$?\ncat %s\nexit $status",
-		shellJoin(append([]string{j.Tickemu}, j.MergeArgs(j.Results)...)), shellQuote(txt), shellQuote(txt))
-	merge := IndexedJob{APIVersion: "batch/v1", Kind: "Job", Metadata: Meta{Name: MergeJobName(j.Name), Labels: labels},
-		Spec: JobSpec{CompletionMode: "NonIndexed", Completions: 1, Parallelism: 1, BackoffLimit: 0, Suspend: true,
-			Template: PodTemplate{Metadata: Meta{Labels: labels}, Spec: PodSpec{RestartPolicy: "Never",
-				Containers: []Container{{Name: "merge", Image: j.Image, Command: []string{"/bin/sh", "-c", mergeScript},
-					Resources:    Resources{Requests: map[string]string{"cpu": "1"}},
-					VolumeMounts: []VolumeMount{{Name: "results", MountPath: j.Results}}}},
-				Volumes: []Volume{{Name: "results", PersistentVolumeClaim: &ClaimRef{ClaimName: j.Claim}}}}}}}
+		sh(append([]string{j.Tickemu}, j.MergeArgs(j.Results)...)...), q(txt), q(txt))
+	merge := indexedJob(MergeJobName(j.Name), labels, batchv1.NonIndexedCompletion, 1, true, corev1.Container{
+		Name: "merge", Image: j.Image, Command: []string{"/bin/sh", "-c", mergeScript}, Resources: cpus(1),
+		VolumeMounts: []corev1.VolumeMount{{Name: "results", MountPath: j.Results}},
+	}, resultsVol)
 	var b bytes.Buffer
+	// The comment carries only values that passed checkValues (no
+	// newline), each quoted: it cannot end early.
 	fmt.Fprintf(&b, `# Generated by tickemu compare --emit k8s: %s as a Kubernetes Indexed Job
 # of %d shards (pod I writes %s/shard-I.json on the claim %s) and a merge
 # Job, created suspended, that writes %s and %s/compare.html
@@ -141,16 +90,36 @@ mv %s/shard-"$i".json.tmp %s/shard-"$i".json`,
 #   kubectl patch job/%s --type=merge -p '{"spec":{"suspend":false}}'
 #   kubectl wait --for=condition=complete --timeout=1h job/%s
 #   kubectl logs job/%s
-`, shellJoin(compare), j.Shards, j.Results, j.Claim, txt, j.Results, j.Name, merge.Metadata.Name, merge.Metadata.Name, merge.Metadata.Name)
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	for _, obj := range []any{cm, job, merge} {
-		if err := enc.Encode(obj); err != nil {
+`, sh(compare...), j.Shards, q(j.Results), j.Claim, q(txt), q(j.Results), j.Name, merge.Name, merge.Name, merge.Name)
+	// Each object through the API types' own JSON field names
+	// (sigs.k8s.io/yaml marshals through encoding/json and the types' tags).
+	for i, obj := range []any{cm, job, merge} {
+		doc, err := yaml.Marshal(obj)
+		if err != nil {
 			return "", err
 		}
-	}
-	if err := enc.Close(); err != nil {
-		return "", err
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(doc)
 	}
 	return b.String(), nil
+}
+
+// indexedJob is a batch/v1 Job of one container: completions pods in the
+// given completion mode, none retried (a shard is deterministic: running
+// it again gives the same failure), suspended until resumed if suspend.
+func indexedJob(name string, labels map[string]string, mode batchv1.CompletionMode, completions int, suspend bool,
+	c corev1.Container, vols ...corev1.Volume) batchv1.Job {
+	n := int32(completions)
+	var backoff int32
+	job := batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: batchv1.JobSpec{CompletionMode: &mode, Completions: &n, Parallelism: &n, BackoffLimit: &backoff,
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c}, Volumes: vols}}}}
+	if suspend {
+		job.Spec.Suspend = &suspend
+	}
+	return job
 }
