@@ -30,6 +30,7 @@ type cyclictest struct {
 	dmaLat         bool
 	qos            int64
 	userWork       int64
+	loops          int64
 	warmup         ktime.Time
 	start          int64
 	jitter         int64
@@ -69,7 +70,10 @@ type ctThread struct {
 	start int64 // when the thread starts its loop
 	pid   int
 	cpu   int
-	_     [4]int64 // to 192 bytes: the 160-byte size class is not line-aligned
+	// cycles counts every wakeup, warm-up included (cyclictest's
+	// stat->cycles, which -l ends the thread at).
+	cycles int64
+	_      [3]int64 // to 192 bytes: the 160-byte size class is not line-aligned
 }
 
 // interval is the thread's period (-i interval, -d distance).
@@ -85,6 +89,7 @@ func init() {
 			attr("interval", sdk.TypeDuration, "1000us", "base interval (-i)"),
 			attr("distance", sdk.TypeDuration, "500us", "interval increment per thread (-d)"),
 			count("priority", "0", "0", "99", "SCHED_FIFO priority (-p); 0 = SCHED_OTHER"),
+			count("loops", "0", "0", "1000000000", "wakeups per thread, after which the thread exits (-l); 0 = until the run ends"),
 			attr("clock", sdk.TypeString, "monotonic", "clock (-c)", "monotonic", "realtime"),
 			attr("mode", sdk.TypeString, "clock_nanosleep", "sleep mode: absolute clock_nanosleep (default) or relative (-r)", "clock_nanosleep", "relative"),
 			count("histogram", "0", "0", maxHistBuckets, "histogram buckets in us (-h); 0 = off. Forces distance to 0, as cyclictest does (the summary says so)"),
@@ -106,7 +111,7 @@ const defaultHistBuckets = 10000
 func newCyclictest(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 	w := &cyclictest{name: name, threads: int(c.Int("threads")), interval: c.Duration("interval"),
 		distance: c.Duration("distance"), prio: int(c.Int("priority")), mode: c.String("mode"),
-		histMax: int(c.Int("histogram")), nsecs: c.Bool("nsecs"), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency"), userWork: c.Duration("user_work"), start: c.Duration("start"), jitter: c.Duration("start_jitter"), idleStates: len(m.IdleStates) > 0}
+		histMax: int(c.Int("histogram")), nsecs: c.Bool("nsecs"), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency"), userWork: c.Duration("user_work"), loops: c.Int("loops"), start: c.Duration("start"), jitter: c.Duration("start_jitter"), idleStates: len(m.IdleStates) > 0}
 	if w.threads < 1 {
 		return nil, fieldErr("threads", "must be at least 1, got %d", w.threads)
 	}
@@ -210,6 +215,11 @@ func (st *ctThread) Next(t *kernel.Task, r kernel.Result) kernel.Action {
 		st.next += iv
 		for now > st.next {
 			st.next += iv
+		}
+		// timerthread() leaves its loop when stat->cycles reaches
+		// max_cycles (-l).
+		if st.cycles++; w.loops > 0 && st.cycles >= w.loops {
+			return kernel.Exit{}
 		}
 		if w.userWork > 0 {
 			// The statistics work first; the sleep after it (step 5) is
