@@ -1,0 +1,230 @@
+package bundlescenario
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tickemu/tickemu/framework/bundle"
+	"github.com/tickemu/tickemu/framework/kernelversion"
+)
+
+// Scenario is a bundle's run as a tickemu scenario.
+type Scenario struct {
+	// HCL is the scenario file: machine, plugin blocks, kernel block,
+	// workloads and run.
+	HCL []byte
+	// Command is the translated argv.
+	Command *Command
+	// DurationNS is the run's length: the command's own flags, else the
+	// capture's wall time.
+	DurationNS int64
+	// Notes say what the model approximates, machine and command.
+	Notes []string
+}
+
+// Options are the choices a bundle does not make.
+type Options struct {
+	// Profile is a machine profile file (`machine { profile }`); empty:
+	// the model's default costs.
+	Profile string
+	// Seed is the run's seed (0: 1).
+	Seed uint64
+}
+
+// noConstraint is the PM QoS CPU latency value that means none
+// (PM_QOS_CPU_LATENCY_DEFAULT_VALUE, 2000 s in us).
+const noConstraint = 2000000000
+
+// FromManifest builds the scenario of a bundle's manifest.
+func FromManifest(m *bundle.Manifest, o Options) (*Scenario, error) {
+	h := m.Host
+	if h.CPUs < 1 {
+		return nil, fmt.Errorf("host: %d CPUs online", h.CPUs)
+	}
+	cmd, err := Translate(m.Command, h.CPUs)
+	if err != nil {
+		return nil, err
+	}
+	sc := &Scenario{Command: cmd, DurationNS: cmd.DurationNS}
+	note := func(format string, args ...any) { sc.Notes = append(sc.Notes, fmt.Sprintf(format, args...)) }
+	if sc.DurationNS == 0 {
+		if m.WallNS <= 0 {
+			return nil, fmt.Errorf("command %s sets no length and the bundle has no wall time", strings.Join(m.Command, " "))
+		}
+		sc.DurationNS = m.WallNS
+		note("run length: the capture's wall time, %s (the command's flags set none)", durText(m.WallNS))
+	}
+
+	f := hclwrite.NewEmptyFile()
+	root := f.Body()
+	mach := root.AppendNewBlock("machine", nil).Body()
+	mach.SetAttributeValue("cpus", cty.NumberIntVal(int64(h.CPUs)))
+	if want := fmt.Sprintf("0-%d", h.CPUs-1); h.Online != "" && h.Online != want && !(h.CPUs == 1 && h.Online == "0") {
+		note("online CPUs %s are numbered 0-%d in the model", h.Online, h.CPUs-1)
+	}
+	switch h.HZ {
+	case 100, 250, 300, 1000:
+		mach.SetAttributeValue("hz", cty.NumberIntVal(int64(h.HZ)))
+	default:
+		note("HZ unknown (no kernel configuration in the bundle): the model's default")
+	}
+	switch h.NoHZ {
+	case "off", "idle", "full":
+		mach.SetAttributeValue("nohz", cty.StringVal(h.NoHZ))
+	default:
+		note("NO_HZ mode %q unknown: the model's default (idle)", h.NoHZ)
+	}
+	if h.NoHZ == "full" && h.NohzFull != "" {
+		mach.SetAttributeValue("nohz_full", cty.StringVal(h.NohzFull))
+	}
+	if h.Isolated != "" {
+		mach.SetAttributeValue("isolcpus", cty.StringVal(h.Isolated))
+	}
+	mach.SetAttributeValue("highres", cty.BoolVal(h.HighRes))
+	if o.Profile != "" {
+		mach.SetAttributeValue("profile", cty.StringVal(o.Profile))
+	}
+	for _, s := range h.CPUIdle.States {
+		if s.Disabled || strings.EqualFold(s.Name, "POLL") {
+			// The model's idle loop polls without a state; a disabled
+			// state is never chosen.
+			continue
+		}
+		st := mach.AppendNewBlock("idle_state", []string{labelOf(s.Name)}).Body()
+		st.SetAttributeValue("exit_latency", cty.StringVal(fmt.Sprintf("%dus", s.LatencyUS)))
+		st.SetAttributeValue("target_residency", cty.StringVal(fmt.Sprintf("%dus", s.ResidencyUS)))
+	}
+	if h.CPUIdle.Driver != "" {
+		note("cpuidle driver %s: its states' latencies and residencies are the model's; the driver's own behaviour is not modelled", h.CPUIdle.Driver)
+	}
+
+	if len(h.Clockevents) > 0 {
+		ce := h.Clockevents[0]
+		switch ce {
+		case "lapic-deadline":
+			b := root.AppendNewBlock("clockevent", []string{"local"}).Body()
+			b.SetAttributeValue("plugin", cty.StringVal("lapic"))
+			b.SetAttributeValue("mode", cty.StringVal("tsc_deadline"))
+		case "lapic":
+			b := root.AppendNewBlock("clockevent", []string{"local"}).Body()
+			b.SetAttributeValue("plugin", cty.StringVal("lapic"))
+			b.SetAttributeValue("mode", cty.StringVal("oneshot"))
+		case "arch_sys_timer", "arch_mem_timer":
+			b := root.AppendNewBlock("clockevent", []string{"local"}).Body()
+			b.SetAttributeValue("plugin", cty.StringVal("archtimer"))
+		default:
+			note("clockevent device %s is not modelled: the model's default", ce)
+		}
+		if h.Hypervisor != "" {
+			note("a %s guest: programming the clockevent traps to the hypervisor, which the default device costs do not include", h.Hypervisor)
+		}
+	}
+	if h.Broadcast != "" {
+		note("broadcast device %s: not set up (no idle state here stops the local timer)", h.Broadcast)
+	}
+	switch g := h.CPUIdle.Governor; g {
+	case "menu", "teo":
+		root.AppendNewBlock("governor", nil).Body().SetAttributeValue("plugin", cty.StringVal(g))
+	case "":
+	default:
+		note("cpuidle governor %s is not modelled: the kernel version's default (menu)", g)
+	}
+
+	kb := root.AppendNewBlock("kernel", nil).Body()
+	if r, ok := release(h.Release); ok {
+		kb.SetAttributeValue("version", cty.StringVal(r))
+	} else if h.Release != "" {
+		note("kernel %s is outside the modelled releases (%s): the latest behaviour", h.Release, kernelversion.Covered())
+	}
+	if h.TimerMigration != nil {
+		kb.SetAttributeValue("timer_migration", cty.BoolVal(*h.TimerMigration != 0))
+	}
+	if h.PMQoSLatencyUS >= 0 && h.PMQoSLatencyUS < noConstraint {
+		note("a PM QoS CPU latency request of %d us was in force before the run: not modelled", h.PMQoSLatencyUS)
+	}
+
+	for _, w := range cmd.Workloads {
+		b := root.AppendNewBlock("workload", []string{w.Type, w.Name}).Body()
+		for _, a := range w.Attrs {
+			b.SetAttributeValue(a.Name, a.Value)
+		}
+	}
+	run := root.AppendNewBlock("run", nil).Body()
+	run.SetAttributeValue("duration", cty.StringVal(durText(sc.DurationNS)))
+	seed := o.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	run.SetAttributeValue("seed", cty.NumberUIntVal(seed))
+
+	var head strings.Builder
+	fmt.Fprintf(&head, "# The scenario of capture bundle %s: %s\n", nameOf(m), strings.Join(m.Command, " "))
+	fmt.Fprintf(&head, "# on %s %s, %d CPUs, HZ %d, NO_HZ %s (written by tickemu's bundle translation).\n", h.Release, h.Machine, h.CPUs, h.HZ, h.NoHZ)
+	sc.Notes = append(sc.Notes, cmd.Notes...)
+	for _, n := range sc.Notes {
+		fmt.Fprintf(&head, "# note: %s\n", n)
+	}
+	sc.HCL = append([]byte(head.String()), hclwrite.Format(f.Bytes())...)
+	return sc, nil
+}
+
+// release is the modelled release of a uname -r ("6.18.44-fc-v1272" is
+// 6.18), if the table covers it.
+func release(uname string) (string, bool) {
+	maj, rest, ok := strings.Cut(uname, ".")
+	if !ok {
+		return "", false
+	}
+	end := 0
+	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	r := maj + "." + rest[:end]
+	if _, err := kernelversion.ParseCovered(r); err != nil {
+		return "", false
+	}
+	return r, true
+}
+
+// labelOf makes a cpuidle state's name ("haltpoll idle") a block label the
+// configuration accepts: letters, digits, '_', '-' and '.' kept, the rest
+// '_'.
+func labelOf(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "state"
+	}
+	return b.String()
+}
+
+// nameOf is the bundle's name, or its command's program.
+func nameOf(m *bundle.Manifest) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	if len(m.Command) > 0 {
+		return m.Command[0]
+	}
+	return "(unnamed)"
+}
+
+// durText writes ns as a duration the configuration reads: whole
+// milliseconds when exact, else nanoseconds.
+func durText(ns int64) string {
+	if ns%1_000_000 == 0 {
+		return strconv.FormatInt(ns/1_000_000, 10) + "ms"
+	}
+	return strconv.FormatInt(ns, 10) + "ns"
+}

@@ -1,0 +1,37 @@
+# The scenario of capture bundle test: stress-ng --nanosleep 1 --timer 1 --timer-freq 1000
+# on 6.18.44-fc-v1272 x86_64, 2 CPUs, HZ 250, NO_HZ idle (written by tickemu's bundle translation).
+# note: run length: the capture's wall time, 1234ms (the command's flags set none)
+# note: cpuidle driver haltpoll: its states' latencies and residencies are the model's; the driver's own behaviour is not modelled
+# note: a KVM guest: programming the clockevent traps to the hypervisor, which the default device costs do not include
+# note: cpuidle governor haltpoll is not modelled: the kernel version's default (menu)
+# note: stress-ng's instances are not pinned; the model places instance i on CPU i
+# note: stress-ng --nanosleep: the method is random, the only one before V0.17.00 (give --nanosleep-method all for later versions' default)
+machine {
+  cpus    = 2
+  hz      = 250
+  nohz    = "idle"
+  highres = true
+  idle_state "haltpoll_idle" {
+    exit_latency     = "1us"
+    target_residency = "1us"
+  }
+}
+clockevent "local" {
+  plugin = "lapic"
+  mode   = "tsc_deadline"
+}
+kernel {
+  version         = "6.18"
+  timer_migration = true
+}
+workload "stress_ng_nanosleep" "nanosleep" {
+  instances = 1
+}
+workload "stress_ng_timer" "timer" {
+  instances = 1
+  freq      = "1000Hz"
+}
+run {
+  duration = "1234ms"
+  seed     = 1
+}
