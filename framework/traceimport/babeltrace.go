@@ -54,11 +54,27 @@ var lttngKinds = map[string]Kind{
 	"irq_softirq_entry": SoftirqEntry, "irq_softirq_exit": SoftirqExit,
 	"x86_irq_vectors_local_timer_entry": LocalTimerEntry, "x86_irq_vectors_local_timer_exit": LocalTimerExit,
 	"sched_wakeup": SchedWakeup, "sched_switch": SchedSwitch, "power_cpu_idle": CPUIdle,
+	"sched_waking": SchedWaking, "sched_wakeup_new": SchedWakeupNew, "sched_migrate_task": SchedMigrateTask,
+	"x86_irq_vectors_irq_work_entry": IRQWorkEntry, "x86_irq_vectors_irq_work_exit": IRQWorkExit,
 	// lttng-modules before 2.7 kept the kernel's names (its commit 9bbf98da
 	// "Namespace all tracepoints" added the timer_ and irq_ prefixes).
 	"hrtimer_init": HRInit, "hrtimer_start": HRStart, "hrtimer_cancel": HRCancel,
 	"hrtimer_expire_entry": HRExpireEntry, "hrtimer_expire_exit": HRExpireExit,
 	"softirq_raise": SoftirqRaise, "softirq_entry": SoftirqEntry, "softirq_exit": SoftirqExit,
+}
+
+// lttngPrios hides LTTng's priorities from decode: lttng-modules records
+// p->prio in some events and versions and p->prio - MAX_RT_PRIO in others
+// (2.5's sched_wakeup prio = 120 beside its sched_switch prev_prio = 20), so
+// a value cannot be read as the kernel's without knowing which; the
+// priorities of a babeltrace capture are unknown (-1).
+func lttngPrios(f *fieldSet) {
+	for i := range f.p {
+		switch f.p[i].k {
+		case "prio", "prev_prio", "next_prio":
+			f.p[i].k = "lttng_" + f.p[i].k
+		}
+	}
 }
 
 // NewBabeltrace returns a reader of babeltrace text from r.
@@ -231,6 +247,7 @@ func (r *BabeltraceReader) parseEvent(n int64, s string, whole bool) (bool, erro
 	}
 	e.Comm = f.optStr("procname")
 	lttngRename(f, kind)
+	lttngPrios(f)
 	decode(e, f, &r.in)
 	if f.err != nil {
 		f.err.Msg = name + ": " + f.err.Msg

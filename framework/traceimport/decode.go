@@ -12,6 +12,7 @@ import (
 func decode(e *Event, f *fieldSet, in *interner) {
 	e.WasArmed = -1
 	e.TimerCPU = -1
+	e.WakePrio, e.PrevPrio, e.NextPrio = -1, -1, -1
 	switch e.Kind {
 	case HRInit:
 		e.Timer = f.ptr("hrtimer")
@@ -86,9 +87,12 @@ func decode(e *Event, f *fieldSet, in *interner) {
 	case SoftirqRaise, SoftirqEntry, SoftirqExit:
 		e.Vec = int(f.int("vec"))
 	case LocalTimerEntry, LocalTimerExit:
-	case SchedWakeup, SchedWaking:
+	case SchedWakeup, SchedWaking, SchedWakeupNew:
+		// "comm=%s pid=%d prio=%d target_cpu=%03d" (include/trace/events/
+		// sched.h, the sched_wakeup_template class).
 		e.WakeComm = f.str("comm")
 		e.WakePID = int(f.int(f.firstOf("pid", "tid")))
+		e.WakePrio = optPrio(f, "prio")
 		if v, ok := f.optInt("target_cpu"); ok {
 			e.TargetCPU = int(v)
 		} else {
@@ -100,6 +104,37 @@ func decode(e *Event, f *fieldSet, in *interner) {
 		e.PrevState = f.optStr("prev_state")
 		e.NextComm = f.str("next_comm")
 		e.NextPID = int(f.int(f.firstOf("next_pid", "next_tid")))
+		e.PrevPrio = optPrio(f, "prev_prio")
+		e.NextPrio = optPrio(f, "next_prio")
+	case SchedMigrateTask:
+		// "comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d".
+		e.WakeComm = f.str("comm")
+		e.WakePID = int(f.int(f.firstOf("pid", "tid")))
+		e.WakePrio = optPrio(f, "prio")
+		e.OrigCPU = int(f.int("orig_cpu"))
+		e.TargetCPU = int(f.int("dest_cpu"))
+	case IPISendCPU:
+		// "cpu=%u callsite=%pS callback=%pS" (include/trace/events/ipi.h, 6.6).
+		e.TargetCPU = int(f.int("cpu"))
+		e.Function = in.get(cleanFunction(f.optStr("callback")))
+	case IPISendCPUMask:
+		e.CPUMask = in.get(f.str("cpumask"))
+		e.Function = in.get(cleanFunction(f.optStr("callback")))
+	case IRQWorkEntry, IRQWorkExit, IPIEntry, IPIExit:
+		e.Vec = int(f.int("vector"))
+	case TimerBaseIdle:
+		// "is_idle=%d cpu=%d" (6.9, kernel/time/timer.c's
+		// timer_base_try_to_set_idle()).
+		e.IsIdle = f.int("is_idle") != 0
+		e.TimerCPU = int(f.int("cpu"))
+	case PMQoSAddRequest, PMQoSUpdateRequest, PMQoSRemoveRequest:
+		// "CPU_DMA_LATENCY value=%d" (the cpu_latency_qos_request class).
+		e.QoSValue = f.int("value")
+	case PMQoSUpdateTarget:
+		// "action=%s prev_value=%d curr_value=%d".
+		e.QoSAction = f.str("action")
+		e.QoSPrev = f.int("prev_value")
+		e.QoSValue = f.int("curr_value")
 	case SignalGenerate:
 		// "sig=%d errno=%d code=%d comm=%s pid=%d grp=%d res=%d"
 		e.Sig = int(f.int("sig"))
@@ -118,6 +153,15 @@ func decode(e *Event, f *fieldSet, in *interner) {
 			e.CPU = int(v)
 		}
 	}
+}
+
+// optPrio reads an optional kernel priority (0-139; the babeltrace reader
+// has turned LTTng's into the kernel's); -1 when absent or out of range.
+func optPrio(f *fieldSet, k string) int {
+	if v, ok := f.optInt(k); ok && v >= 0 && v < 140 {
+		return int(v)
+	}
+	return -1
 }
 
 // timerFlags normalises timer_start's flags: decoded text ("D|P") since

@@ -55,9 +55,28 @@ const (
 	SchedWakeup
 	SchedSwitch
 	CPUIdle
+	// Events of current kernels (6.x): sched_waking (try_to_wake_up()'s
+	// start, on the waker's CPU), sched_wakeup_new (a new task's first
+	// wakeup), sched_migrate_task, ipi_send_cpu / ipi_send_cpumask (6.6),
+	// the x86 irq_vectors entries of irq_work and of IPIs, timer_base_idle
+	// (6.9's timer migration) and the CPU latency PM QoS requests
+	// (kernel/power/qos.c).
+	SchedWaking
+	SchedWakeupNew
+	SchedMigrateTask
+	IPISendCPU
+	IPISendCPUMask
+	IRQWorkEntry
+	IRQWorkExit
+	IPIEntry
+	IPIExit
+	TimerBaseIdle
+	PMQoSAddRequest
+	PMQoSUpdateRequest
+	PMQoSRemoveRequest
+	PMQoSUpdateTarget
 	// The extra kinds, decoded only by a reader asked to (DecodeExtra):
 	// replay's counting rules predate them and count them as unknown.
-	SchedWaking
 	SignalGenerate
 	SignalDeliver
 	WriteMSR
@@ -72,7 +91,12 @@ var kindNames = [numKinds]string{
 	IRQEntry: "irq_handler_entry", IRQExit: "irq_handler_exit", SoftirqRaise: "softirq_raise",
 	SoftirqEntry: "softirq_entry", SoftirqExit: "softirq_exit", LocalTimerEntry: "local_timer_entry",
 	LocalTimerExit: "local_timer_exit", SchedWakeup: "sched_wakeup", SchedSwitch: "sched_switch", CPUIdle: "cpu_idle",
-	SchedWaking: "sched_waking", SignalGenerate: "signal_generate", SignalDeliver: "signal_deliver", WriteMSR: "write_msr",
+	SchedWaking: "sched_waking", SchedWakeupNew: "sched_wakeup_new", SchedMigrateTask: "sched_migrate_task",
+	IPISendCPU: "ipi_send_cpu", IPISendCPUMask: "ipi_send_cpumask", IRQWorkEntry: "irq_work_entry", IRQWorkExit: "irq_work_exit",
+	IPIEntry: "ipi_vector_entry", IPIExit: "ipi_vector_exit", TimerBaseIdle: "timer_base_idle",
+	PMQoSAddRequest: "pm_qos_add_request", PMQoSUpdateRequest: "pm_qos_update_request", PMQoSRemoveRequest: "pm_qos_remove_request",
+	PMQoSUpdateTarget: "pm_qos_update_target",
+	SignalGenerate:    "signal_generate", SignalDeliver: "signal_deliver", WriteMSR: "write_msr",
 }
 
 func (k Kind) String() string {
@@ -92,15 +116,22 @@ var ftraceKinds = map[string]Kind{
 	"irq_handler_entry": IRQEntry, "irq_handler_exit": IRQExit, "softirq_raise": SoftirqRaise,
 	"softirq_entry": SoftirqEntry, "softirq_exit": SoftirqExit, "local_timer_entry": LocalTimerEntry,
 	"local_timer_exit": LocalTimerExit, "sched_wakeup": SchedWakeup, "sched_switch": SchedSwitch, "cpu_idle": CPUIdle,
+	"sched_waking": SchedWaking, "sched_wakeup_new": SchedWakeupNew, "sched_migrate_task": SchedMigrateTask,
+	"ipi_send_cpu": IPISendCPU, "ipi_send_cpumask": IPISendCPUMask, "irq_work_entry": IRQWorkEntry, "irq_work_exit": IRQWorkExit,
+	// The x86 IPI vectors (arch/x86/include/asm/trace/irq_vectors.h); Name
+	// keeps which.
+	"reschedule_entry": IPIEntry, "reschedule_exit": IPIExit, "call_function_entry": IPIEntry, "call_function_exit": IPIExit,
+	"call_function_single_entry": IPIEntry, "call_function_single_exit": IPIExit,
+	"timer_base_idle": TimerBaseIdle, "pm_qos_add_request": PMQoSAddRequest, "pm_qos_update_request": PMQoSUpdateRequest,
+	"pm_qos_remove_request": PMQoSRemoveRequest, "pm_qos_update_target": PMQoSUpdateTarget,
 }
 
 // extraKinds are the events an ftrace reader decodes only after
-// DecodeExtra: sched_waking (try_to_wake_up()'s first tracepoint),
-// signal:signal_generate and signal_deliver (include/trace/events/signal.h),
+// DecodeExtra: signal:signal_generate and signal_deliver (include/trace/events/signal.h),
 // msr:write_msr (arch/x86/include/asm/msr-trace.h, the MSR writes of
 // x86 kernels built with tracepoints on MSR access).
 var extraKinds = map[string]Kind{
-	"sched_waking": SchedWaking, "signal_generate": SignalGenerate, "signal_deliver": SignalDeliver, "write_msr": WriteMSR,
+	"signal_generate": SignalGenerate, "signal_deliver": SignalDeliver, "write_msr": WriteMSR,
 }
 
 // Event is one decoded trace event. Fields an event kind does not have are
@@ -153,18 +184,37 @@ type Event struct {
 	// name.
 	IRQ, Vec int
 	Name     string
-	// Sched: the woken task (sched_wakeup: WakeComm/WakePID/TargetCPU) and
-	// the switch (prev/next).
+	// Sched: the woken or moved task (sched_wakeup, sched_waking,
+	// sched_wakeup_new, sched_migrate_task: WakeComm/WakePID; TargetCPU the
+	// wakeup's target_cpu, the migration's dest_cpu, ipi_send_cpu's cpu;
+	// OrigCPU the migration's orig_cpu) and the switch (prev/next).
 	WakeComm  string
 	WakePID   int
 	TargetCPU int
+	OrigCPU   int
 	PrevComm  string
 	PrevPID   int
 	PrevState string
 	NextComm  string
 	NextPID   int
+	// Kernel priorities (0-99 RT, 100-139 SCHED_OTHER by nice; -1 when the
+	// line has none): the woken or moved task's prio= (WakePrio), the
+	// switch's prev_prio= and next_prio=.
+	WakePrio, PrevPrio, NextPrio int
 	// State is cpu_idle's state (4294967295 = PWR_EVENT_EXIT, leaving idle).
 	State int64
+	// CPUMask is ipi_send_cpumask's cpumask ("0-1", "3"); Function holds
+	// the IPI's callback (0x0 for none).
+	CPUMask string
+	// IsIdle is timer_base_idle's is_idle (TimerCPU its cpu).
+	IsIdle bool
+	// QoSValue is a PM QoS request's value in us (pm_qos_add_request,
+	// _update_request; -1, PM_QOS_DEFAULT_VALUE, for a removal), and for
+	// pm_qos_update_target the constraint after the change (curr_value;
+	// QoSPrev before it, QoSAction "ADD_REQ", "UPDATE_REQ" or
+	// "REMOVE_REQ").
+	QoSValue, QoSPrev int64
+	QoSAction         string
 	// Signal events: the signal number, and (signal_generate) the target
 	// task in WakeComm/WakePID and the result (0 delivered, 1 ignored,
 	// 2 already pending, 3 overflow, 4 lose info).

@@ -26,8 +26,8 @@ type FtraceReader struct {
 	extra  bool // decode extraKinds too
 }
 
-// DecodeExtra makes the reader decode sched_waking, signal_generate,
-// signal_deliver and write_msr events, which it otherwise counts as unknown.
+// DecodeExtra makes the reader decode signal_generate, signal_deliver and
+// write_msr events, which it otherwise counts as unknown.
 func (r *FtraceReader) DecodeExtra() { r.extra = true }
 
 // NewFtrace returns a reader of ftrace text from r.
@@ -147,13 +147,16 @@ func (r *FtraceReader) parseLine(line string) (ok bool, err error) {
 	f := &r.f
 	f.reset(n)
 	splitFields(f, fields)
-	if kind == SchedSwitch || kind == SchedWakeup || kind == SchedWaking {
+	if kind == SchedSwitch || kind == SchedWakeup || kind == SchedWaking || kind == SchedWakeupNew {
 		schedPlugin(f, kind, fields)
 	}
 	if kind == WriteMSR {
 		msrFields(f, fields)
 	}
 	decode(e, f, &r.in)
+	if kind == IPIEntry || kind == IPIExit {
+		e.Name = r.in.get(name)
+	}
 	if f.err != nil {
 		f.err.Msg = name + ": " + f.err.Msg
 		return false, f.err

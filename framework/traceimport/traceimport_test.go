@@ -67,11 +67,55 @@ func TestHandWrittenCaptures(t *testing.T) {
 				if w := ev[8]; w.WakeComm != "cyclictest" || w.WakePID != 1200 || w.TargetCPU != 1 {
 					t.Errorf("wakeup: %+v", w)
 				}
-				if s := ev[10]; s.PrevComm != "swapper/1" || s.PrevPID != 0 || s.PrevState != "R" || s.NextComm != "cyclictest" || s.NextPID != 1200 {
+				if s := ev[10]; s.PrevComm != "swapper/1" || s.PrevPID != 0 || s.PrevState != "R" || s.NextComm != "cyclictest" || s.NextPID != 1200 || s.PrevPrio != 120 || s.NextPrio != 19 {
 					t.Errorf("switch: %+v", s)
 				}
 				if s := ev[11]; s.Comm != "kworker/1:1" || s.PID != 88 || s.Timeout != 100 || !s.HasTimeout || s.BucketExpiry != 4294767400 || s.TimerCPU != 1 || s.Flags != "I" {
 					t.Errorf("timer_start: %+v", s)
+				}
+			},
+		},
+		{
+			// Lines of captures on a 6.18 KVM guest: the events current
+			// kernels emit beside the timer ones.
+			file: "tracefs-6.18.txt", format: "ftrace", cpus: 2,
+			kinds: []Kind{PMQoSAddRequest, PMQoSUpdateTarget, SchedWaking, SchedWakeup, SchedWakeupNew, SchedMigrateTask,
+				IPISendCPU, IPISendCPUMask, IPIEntry, IPIExit, IPIEntry, IRQWorkEntry, IRQWorkExit, TimerBaseIdle, HRInit,
+				PMQoSRemoveRequest, PMQoSUpdateTarget},
+			unknown: map[string]int64{"itimer_state": 1, "cpu_idle_miss": 1},
+			check: func(t *testing.T, ev []Event) {
+				if ev[0].QoSValue != 0 || ev[1].QoSAction != "ADD_REQ" || ev[1].QoSPrev != 2000000000 || ev[1].QoSValue != 0 {
+					t.Errorf("pm_qos add: %+v %+v", ev[0], ev[1])
+				}
+				if w := ev[2]; w.WakeComm != "migration/0" || w.WakePID != 18 || w.TargetCPU != 0 || w.Time != 150_308_299_000 {
+					t.Errorf("sched_waking: %+v", w)
+				}
+				if w := ev[4]; w.WakeComm != "go" || w.WakePID != 11705 || w.TargetCPU != 1 || w.WakePrio != 120 || ev[2].WakePrio != 0 {
+					t.Errorf("sched_wakeup_new: %+v", w)
+				}
+				if m := ev[5]; m.WakeComm != "tickemu" || m.WakePID != 11686 || m.OrigCPU != 1 || m.TargetCPU != 0 {
+					t.Errorf("sched_migrate_task: %+v", m)
+				}
+				if i := ev[6]; i.TargetCPU != 1 || i.Function != "0x0" {
+					t.Errorf("ipi_send_cpu: %+v", i)
+				}
+				if i := ev[7]; i.CPUMask != "0-1" || i.Function != "do_sync_core" {
+					t.Errorf("ipi_send_cpumask: %+v", i)
+				}
+				if i := ev[8]; i.Name != "reschedule_entry" || i.Vec != 253 || ev[10].Name != "call_function_single_entry" {
+					t.Errorf("ipi vectors: %+v %+v", i, ev[10])
+				}
+				if w := ev[11]; w.Vec != 246 || w.CPU != 1 {
+					t.Errorf("irq_work_entry: %+v", w)
+				}
+				if b := ev[13]; !b.IsIdle || b.TimerCPU != 1 {
+					t.Errorf("timer_base_idle: %+v", b)
+				}
+				if h := ev[14]; h.Clock != "CLOCK_MONOTONIC" || h.Mode != "REL|HARD" || h.Timer != 0x718535b9 {
+					t.Errorf("hrtimer_setup: %+v", h)
+				}
+				if ev[15].QoSValue != -1 || ev[16].QoSAction != "REMOVE_REQ" || ev[16].QoSValue != 2000000000 {
+					t.Errorf("pm_qos remove: %+v %+v", ev[15], ev[16])
 				}
 			},
 		},
@@ -441,6 +485,10 @@ var realBabeltraceLines = []struct {
 		func(e Event) bool {
 			return e.Kind == HRStart && e.Timer == 18446612132844857728 && e.Function == "0xffffffff810ae0d0"
 		}},
+	{"sched_waking (decoded since 6.x captures carry it)", `[18:18:55.348197462] (+0.000000937) calista sched_waking: { cpu_id = 2 }, { comm = "migration/2", tid = 21, prio = -100, target_cpu = 2 }`,
+		func(e Event) bool {
+			return e.Kind == SchedWaking && e.WakeComm == "migration/2" && e.WakePID == 21 && e.TargetCPU == 2 && e.CPU == 2 && e.WakePrio == -1
+		}},
 	{"underscore field names", `[08:36:01.212724539] (+0.000003300) lager hrtimer_cancel: { cpu_id = 1 }, { _hrtimer = 3253852144 }`,
 		func(e Event) bool { return e.Kind == HRCancel && e.Timer == 3253852144 }},
 }
@@ -463,13 +511,13 @@ func TestBabeltraceRealOutput(t *testing.T) {
 	}
 	// Unknown events are counted, whatever their layout.
 	text := "[08:36:01.211260539] (+?.?????????) lager kmem_kmalloc: { cpu_id = 1 }, { call_site = 0xBF083A6C, ptr = 0xCDEB5C00, bytes_req = 712, bytes_alloc = 1024, gfp_flags = 208 }\n" +
-		"[18:18:55.348197462] (+0.000000937) calista sched_waking: { cpu_id = 2 }, { comm = \"migration/2\", tid = 21, prio = -100, target_cpu = 2 }\n" +
+		"[18:18:55.348197462] (+0.000000937) calista sched_stat_runtime: { cpu_id = 2 }, { comm = \"migration/2\", tid = 21, runtime = 5000, vruntime = 1 }\n" +
 		"timestamp = 08:36:07.217750839, delta = +0.000002300, trace:hostname = lager, name = sys_ioctl, stream.packet.context = { cpu_id = 1 }, event.fields = { fd = 31, cmd = 63063, arg = 0 }\n"
 	r := NewBabeltrace(strings.NewReader(text))
 	if ev, err := readAll(t, r); err != nil || len(ev) != 0 {
 		t.Fatalf("%v %v", ev, err)
 	}
-	if u := r.Stats().Unknown; u["kmem_kmalloc"] != 1 || u["sched_waking"] != 1 || u["sys_ioctl"] != 1 {
+	if u := r.Stats().Unknown; u["kmem_kmalloc"] != 1 || u["sched_stat_runtime"] != 1 || u["sys_ioctl"] != 1 {
 		t.Errorf("unknown %v", u)
 	}
 }
