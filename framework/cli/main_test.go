@@ -8,7 +8,7 @@ import (
 
 // mainWith runs the command line with the builtins, as cmd/tickemu does.
 func mainWith(args []string, stdout, stderr io.Writer) int {
-	return New().Run(args, stdout, stderr)
+	return New(testExtras...).Run(args, stdout, stderr)
 }
 
 // builtins are the linked-in plugins of tests that bypass the command line.

@@ -209,11 +209,12 @@ func (b *built) close() {
 
 // Run simulates spec once.
 func Run(spec *config.Spec, o Options) (res *Result, err error) {
-	b, err := build(spec, o)
-	if b != nil {
-		defer b.close()
-	}
-	if err != nil {
+	b := &built{}
+	defer b.close()
+	// A linked-in plugin's panic ends the run as an out-of-process one's
+	// does (linkedPanic); the deferred close still kills what was opened.
+	defer b.recoverLinkedPanic(&res, &err)
+	if err := b.build(spec, o); err != nil {
 		return nil, err
 	}
 	warm := ktime.Time(spec.Run.Warmup)
@@ -282,14 +283,13 @@ func describeSummary(err error) string {
 // spec, step by step; every block's diagnostics are collected before it
 // fails (a *DiagError), except that a plugin transport failure ends it at
 // once. b is returned either way, so that the caller can close what opened.
-func build(spec *config.Spec, o Options) (*built, error) {
+func (b *built) build(spec *config.Spec, o Options) error {
 	var diags hcl.Diagnostics
-	b := &built{}
 	if spec, diags = workloadMachine(spec); diags.HasErrors() {
-		return b, &DiagError{Diags: diags, Files: spec.Files()}
+		return &DiagError{Diags: diags, Files: spec.Files()}
 	}
 	b.spec = spec
-	fail := func() (*built, error) { return b, &DiagError{Diags: diags, Files: spec.Files()} }
+	fail := func() error { return &DiagError{Diags: diags, Files: spec.Files()} }
 	// The kernel block first: the plugins' Setup carries its timer_migration.
 	kschema := kernel.KernelSchema()
 	kcfg, kd, decoded := b.decodeKernel(kschema)
@@ -297,7 +297,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 	plugins, d, err := b.openPlugins(o)
 	diags = append(diags, d...)
 	if err != nil {
-		return b, err
+		return err
 	}
 	if decoded {
 		// After the plugin blocks' overrides, as they are listed.
@@ -312,7 +312,7 @@ func build(spec *config.Spec, o Options) (*built, error) {
 		diags = append(diags, d)
 		return fail()
 	}
-	return b, nil
+	return nil
 }
 
 // decodeKernel decodes the kernel block into b.settings; decoded reports
@@ -613,10 +613,9 @@ func catchTransport(f func()) (err error) {
 
 // Validate builds everything Run would (plugins opened and configured,
 // kernel, workloads) without simulating.
-func Validate(spec *config.Spec, o Options) error {
-	b, err := build(spec, o)
-	if b != nil {
-		defer b.close()
-	}
-	return err
+func Validate(spec *config.Spec, o Options) (err error) {
+	b := &built{}
+	defer b.close()
+	defer b.recoverLinkedPanic(nil, &err)
+	return b.build(spec, o)
 }
