@@ -163,6 +163,7 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 		{Name: "tick-stops", Value: float64(r.Total("tick_stops")), Better: "lower"},
 		{Name: "tick-retains", Value: float64(r.Total("tick_retains")), Better: "lower"},
 	}, idleEntryMetrics(r)...)}, "")
+	line(workload.BenchLine{Name: "CPUTime", Metrics: cpuTimeMetrics(r)}, "")
 	if o.Units {
 		for _, u := range unitOrder {
 			fmt.Fprintf(b, "Unit %s better=%s assume=exact\n", u, units[u])
@@ -170,6 +171,45 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// cpuTimeMetrics are the machine's CPU time shares in percent: stat-* as
+// /proc/stat reports them under the configured accounting (of the fields'
+// sum, as mpstat computes them), exact-* the simulated time by context.
+func cpuTimeMetrics(r *Result) []workload.Metric {
+	var st [6]int64 // user (with nice), system, idle (with iowait), irq, softirq, total
+	var ex [6]int64
+	for _, c := range r.Kernel.CPUs {
+		p := c.ProcStat
+		st[0] += p.User + p.Nice
+		st[1] += p.System
+		st[2] += p.Idle + p.Iowait
+		st[3] += p.IRQ
+		st[4] += p.Softirq
+		st[5] += p.Total()
+		ex[0] += c.UserNS
+		ex[1] += c.SystemNS
+		ex[2] += c.IdleNS
+		ex[3] += c.IRQNS
+		ex[4] += c.SoftirqNS
+		ex[5] += c.UserNS + c.SystemNS + c.IdleNS + c.IRQNS + c.SoftirqNS
+	}
+	names := [5]string{"user", "system", "idle", "irq", "softirq"}
+	better := [5]string{"higher", "lower", "higher", "lower", "lower"}
+	var out []workload.Metric
+	for _, k := range []struct {
+		prefix string
+		v      *[6]int64
+	}{{"stat-", &st}, {"exact-", &ex}} {
+		for i, n := range names {
+			pct := 0.0
+			if k.v[5] > 0 {
+				pct = math.Round(1e4*float64(k.v[i])/float64(k.v[5])) / 100
+			}
+			out = append(out, workload.Metric{Name: k.prefix + n + "-pct", Value: pct, Better: better[i]})
+		}
+	}
+	return out
 }
 
 // idleEntryMetrics are the idle entries per state on machines with idle

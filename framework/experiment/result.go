@@ -9,6 +9,7 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/workload"
@@ -44,6 +45,10 @@ type ConfigInfo struct {
 	WarmupNS          int64       `json:"warmup_ns"`
 	Events            uint64      `json:"events"`
 	PosixTimerSignals string      `json:"posix_timer_signals"`
+	// CputimeAccounting and IRQTimeAccounting are the kernel's CPU time
+	// accounting, which makes the CPUs' proc_stat.
+	CputimeAccounting string `json:"cputime_accounting"`
+	IRQTimeAccounting bool   `json:"irq_time_accounting"`
 	// KernelVersion is the release whose settings apply (kernel.version,
 	// --kernel-version); Overridden the versioned attributes the file sets
 	// otherwise. Both empty without a version.
@@ -69,6 +74,14 @@ type CPUSummary struct {
 	TaskNS            int64 `json:"task_ns"`
 	IRQNS             int64 `json:"irq_ns"`
 	SoftirqNS         int64 `json:"softirq_ns"`
+	// UserNS and SystemNS split TaskNS exactly: user-mode computation, and
+	// syscalls and kernel work on behalf of a task.
+	UserNS   int64 `json:"user_ns"`
+	SystemNS int64 `json:"system_ns"`
+	// ProcStat is the CPU's /proc/stat line as the configured accounting
+	// makes it (kernel cputime_accounting, irq_time_accounting), in ns:
+	// what the kernel reports, not the exact times above.
+	ProcStat kernel.ProcStat `json:"proc_stat"`
 }
 
 // Counter is one counter value, from the kernel model or a plugin.
@@ -111,7 +124,8 @@ func collect(spec *config.Spec, b *built, end ktime.Time) (*Result, error) {
 	r := &Result{Plugins: b.plugins}
 	r.Config = ConfigInfo{Hash: spec.Hash(), Variant: spec.Variant, Seed: spec.Run.Seed, CPUs: spec.Machine.CPUs,
 		HZ: spec.Machine.HZ, NoHZ: spec.Machine.NoHZ, HighRes: spec.Machine.HighRes, DurationNS: spec.Run.Duration,
-		WarmupNS: spec.Run.Warmup, Events: k.Events(), PosixTimerSignals: b.settings.PosixTimerSignals}
+		WarmupNS: spec.Run.Warmup, Events: k.Events(), PosixTimerSignals: b.settings.PosixTimerSignals,
+		CputimeAccounting: b.settings.CputimeAccounting, IRQTimeAccounting: b.settings.IRQTimeAccounting}
 	if !spec.KernelVersion.IsZero() {
 		r.Config.KernelVersion = spec.KernelVersion.String()
 	}
@@ -132,12 +146,14 @@ func collect(spec *config.Spec, b *built, end ktime.Time) (*Result, error) {
 		r.Workloads = append(r.Workloads, w.Report(k, end))
 	}
 	ctx := k.ContextTimes()
+	exact, stat := k.ExactTimes(), k.ProcStats()
 	r.Kernel.CPUs = make([]CPUSummary, 0, k.CPUs())
 	for cpu := 0; cpu < k.CPUs(); cpu++ {
 		g := func(n string) int64 { return k.Counters.Get(n, cpu) }
 		r.Kernel.CPUs = append(r.Kernel.CPUs, CPUSummary{CPU: cpu, LocalTimerIRQs: g("local_timer_interrupts"),
 			HRTimerIRQs: g("hrtimer_interrupts"), DeviceWrites: g("device_writes"), DeviceWriteCostNS: g("device_write_cost_ns"),
-			Ticks: g("ticks"), TickStops: g("tick_stops"), IdleNS: ctx[cpu][0], TaskNS: ctx[cpu][1], IRQNS: ctx[cpu][2], SoftirqNS: ctx[cpu][3]})
+			Ticks: g("ticks"), TickStops: g("tick_stops"), IdleNS: ctx[cpu][0], TaskNS: ctx[cpu][1], IRQNS: ctx[cpu][2], SoftirqNS: ctx[cpu][3],
+			UserNS: exact[cpu].User, SystemNS: exact[cpu].System, ProcStat: stat[cpu]})
 	}
 	gaps := &k.CatchupGaps
 	r.Kernel.CatchupGaps = GapSummary{Count: gaps.Count(), P50: gaps.Quantile(0.5), P99: gaps.Quantile(0.99), Max: gaps.Max()}

@@ -97,6 +97,11 @@ type KernelSettings struct {
 	// (clockevents.Options, framework/clockevents).
 	MinDelta        string
 	StarvationGuard bool
+	// CputimeAccounting is the kernel's CPU time accounting
+	// (CputimeTick, CputimeVtime) and IRQTimeAccounting
+	// CONFIG_IRQ_TIME_ACCOUNTING (cputime.go): what /proc/stat reports.
+	CputimeAccounting string
+	IRQTimeAccounting bool
 }
 
 // clockevents_min_delta values: clockevents.MinDeltaPolicy's names.
@@ -147,6 +152,17 @@ func KernelSchema() sdk.Schema {
 				{Since: "7.0", Value: "true", Commit: "d6e152d905bd", Title: "clockevents: Prevent timer interrupt starvation",
 					Note: "merged in the 7.0-rc8 week (timers/urgent, April 2026); the resets of 4096fd0e8eae (clockevents: Add missing resets of the next_event_forced flag, 16 Apr 2026), which the model includes, followed through timers/urgent"},
 			}},
+		{Name: "cputime_accounting", Type: sdk.TypeString, Default: CputimeTick, OneOf: []string{CputimeTick, CputimeVtime},
+			Doc: "how the kernel accounts CPU time, as /proc/stat reports it: tick (CONFIG_TICK_CPU_ACCOUNTING: each tick charges TICK_NSEC to the context it interrupted) " +
+				"or vtime (CONFIG_VIRT_CPU_ACCOUNTING_GEN: nohz_full CPUs measure user, system and idle at every transition; the others sample ticks). " +
+				"The exact times are reported beside it",
+			Unversioned: "a build option (the Kconfig choice \"CPU/Task time and stats accounting\", default TICK_CPU_ACCOUNTING) that every modelled release offers: " +
+				"kernels built for nohz_full select VIRT_CPU_ACCOUNTING_GEN, others keep TICK_CPU_ACCOUNTING"},
+		{Name: "irq_time_accounting", Type: sdk.TypeBool, Default: "false",
+			Doc: "CONFIG_IRQ_TIME_ACCOUNTING: hard and soft interrupt time is measured at irq entry and exit and taken out of the next tick's charge; " +
+				"without it /proc/stat's irq column stays 0 and softirq counts only the ticks that interrupted a softirq",
+			Unversioned: "a build option (default n; on x86 it also needs a stable TSC, sched_clock_irqtime) in every modelled release: many distribution " +
+				"kernels enable it, others do not (a /proc/stat whose irq column moves comes from a kernel that has it)"},
 	}}
 	d := DefaultCosts()
 	for _, a := range d.costAttrs() {
@@ -173,6 +189,11 @@ func ParseKernelSettings(c sdk.Config) (KernelSettings, error) {
 		ks.MinDelta = MinDeltaAdjust
 	}
 	ks.StarvationGuard = c["clockevents_starvation_guard"] == "true"
+	ks.CputimeAccounting = c["cputime_accounting"]
+	if ks.CputimeAccounting == "" {
+		ks.CputimeAccounting = CputimeTick
+	}
+	ks.IRQTimeAccounting = c["irq_time_accounting"] == "true"
 	r := c.Reader()
 	for _, a := range ks.Costs.costAttrs() {
 		if v, ok := c[a.name+"_cost"]; ok && v != "" {

@@ -19,6 +19,10 @@ const (
 	ctxTask
 	ctxIRQ
 	ctxSoftirq
+	// ctxKsoftirqd is softirqs run outside interrupt exit, by ksoftirqd:
+	// the kernel measures them as the thread's time, not as softirq time
+	// (irqtime_account_irq(), cputime.go).
+	ctxKsoftirqd
 	numCtx
 )
 
@@ -138,6 +142,9 @@ type CPU struct {
 	// softirqFns are the handlers (open_softirq()), read only when a
 	// softirq runs: last, out of the lines every event touches.
 	softirqFns [nrSoftirqs]func(c *CPU, now ktime.Time) ktime.Time
+
+	// acct is the kernel's CPU time accounting (cputime.go), read at ticks.
+	acct cpuAcct
 }
 
 // newCPUs makes a machine's n CPUs in one allocation of over 32 KB, so
@@ -209,6 +216,9 @@ func (h *runHandler) Fire(now ktime.Time) {
 		}
 		c.mode = modeFree
 		t.segRemaining = 0
+		if t.segUser {
+			c.acct.userPiece(c.rq.segStart, now)
+		}
 		t.segmentEnded(now)
 		t = c.rq.curr
 		if !c.continuesTask(t) {
@@ -303,6 +313,9 @@ func (c *CPU) accountUntil(t ktime.Time) {
 	if t > c.ctxSince {
 		c.ctxNS[c.ctx] += int64(t - c.ctxSince)
 		c.ctxSince = t
+	}
+	if c.mode == modeTask && c.rq.curr.segUser {
+		c.acct.userPiece(c.rq.segStart, t)
 	}
 	if c.mode == modeIdle && c.idle.state >= 0 && t > c.idle.since {
 		c.cnt.idleResidency[c.idle.state].Add(int64(t - c.idle.since))
@@ -414,7 +427,14 @@ func (c *CPU) ipiArrived(now ktime.Time, kind uint32) {
 func (c *CPU) interruptArrived(now ktime.Time) {
 	switch c.mode {
 	case modeBusy:
-		return // latched: taken when the activity ends (irqs disabled)
+		// Latched: taken when the activity ends (irqs disabled). One
+		// arriving during the activity's softirqs interrupts them in the
+		// kernel (__do_softirq() runs with interrupts enabled): its tick
+		// is softirq time.
+		if now < c.acct.softEnd {
+			c.acct.softLatched = true
+		}
+		return
 	case modeTask:
 		c.preemptSegment(now)
 		c.startInterrupts(now)
@@ -513,7 +533,7 @@ func (c *CPU) kick(now ktime.Time) {
 	}
 	if c.flags&softirqMask != 0 {
 		// Left over from a capped __do_softirq(): ksoftirqd runs them.
-		c.setCtx(now, ctxSoftirq)
+		c.setCtx(now, ctxKsoftirqd)
 		end := c.doSoftirqs(now)
 		c.beginActivity(now, end)
 		return
@@ -526,7 +546,11 @@ func (c *CPU) kick(now ktime.Time) {
 	if c.flags&flagInidle != 0 {
 		// do_idle() saw need_resched(): tick_nohz_idle_exit() before schedule_idle().
 		c.flags &^= flagInidle
+		stopped := c.ts.tickStopped
 		if cost := c.idleExit(now); cost > 0 {
+			if stopped {
+				c.accountIdleTicks() // tick_nohz_account_idle_time()
+			}
 			c.span(SpanTickSched, now, now+ktime.Time(cost), 0)
 			c.setCtx(now, ctxIdle)
 			c.beginActivity(now, now+ktime.Time(cost))
@@ -564,6 +588,9 @@ func (c *CPU) preemptSegment(now ktime.Time) {
 	if c.spans != nil {
 		c.spans.add(spanRec{kind: SpanTask, start: c.rq.segStart, end: now, code: int32(t.Pid)})
 	}
+	if t.segUser {
+		c.acct.userPiece(c.rq.segStart, now)
+	}
 	t.segRemaining -= int64(now - c.rq.segStart)
 	if t.segRemaining < 0 {
 		t.segRemaining = 0
@@ -598,6 +625,8 @@ func (c *CPU) continuesTask(t *Task) bool {
 func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 	k := c.k
 	wasIdle := c.flags&flagInidle != 0
+	overIdle := c.rq.curr == nil
+	c.acct.from = c.interruptedCtx()
 	c.setCtx(now, ctxIRQ)
 	c.irqNest = true
 	start := now
@@ -639,9 +668,14 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 	c.span(SpanIRQExit, now, now+ktime.Time(k.costs.IRQExit), 0)
 	now += ktime.Time(k.costs.IRQExit)
 	c.irqNest = false
+	c.acct.softEnd = 0
 	if c.flags&softirqMask != 0 {
 		c.setCtx(now, ctxSoftirq)
 		now = c.doSoftirqs(now)
+		c.acct.softEnd = now
+	}
+	if overIdle {
+		c.acct.irqIdleNS += int64(now - start)
 	}
 	if c.rq.curr != nil {
 		c.setCtx(now, ctxTask)

@@ -425,6 +425,7 @@ func (k *Kernel) ContextTimes() [][4]int64 {
 		for j := 0; j < 4; j++ {
 			out[i][j] = k.cpus[i].ctxNS[j]
 		}
+		out[i][ctxSoftirq] += k.cpus[i].ctxNS[ctxKsoftirqd]
 	}
 	return out
 }

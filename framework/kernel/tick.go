@@ -94,6 +94,7 @@ func (c *CPU) tickSchedDoTimer(now ktime.Time) {
 func (c *CPU) tickHandle(now ktime.Time) {
 	k := c.k
 	c.cnt.b.Add(cTicks, 1)
+	c.accountProcessTick() // update_process_times(): first, for the context the tick interrupted
 	if c.ts.tickStopped {
 		// tick_sched_handle(): a stopped tick that fired clears ts->next_tick,
 		// so the next tick_nohz_stop_tick() reprograms even the same expiry
@@ -290,6 +291,9 @@ func (c *CPU) nohzStopTickAt(now, expires, capAt ktime.Time) int64 {
 	cost := walk + k.costs.NohzStop
 	if !c.ts.tickStopped {
 		c.ts.tickStopped = true
+		if c.flags&flagInidle != 0 {
+			c.acct.idleJiffies = k.tk.jiffies // tick_nohz_idle_stop_tick(): ts->idle_jiffies
+		}
 		c.cnt.b.Add(cTickStops, 1)
 		k.tr.Event(now, c.traceCtx(), "tick_stop", "success=1 dependency=NONE")
 	}

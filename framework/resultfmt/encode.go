@@ -79,6 +79,7 @@ func WriteText(w io.Writer, r *experiment.Result) error {
 	if len(quiet) > 0 {
 		fmt.Fprintf(b, "%4s %d CPUs idle throughout (at most one timer interrupt and device write, no task or softirq time): %s\n", "", len(quiet), cpuList(quiet))
 	}
+	writeCPUTime(b, r, quiet)
 	fmt.Fprintf(b, "hrtimer: starts %d cancels %d expiries %d (soft %d) interrupts %d retries %d hangs %d (nr_hangs %d, max_hang_time %d ns)\n",
 		r.Total("hrtimer_start"), r.Total("hrtimer_cancel"), r.Total("hrtimer_expire"), r.Total("hrtimer_expire_soft"),
 		r.Total("hrtimer_interrupts"), r.Total("hrtimer_retries"), r.Total("hrtimer_hangs"),
@@ -255,4 +256,62 @@ func versionText(c experiment.ConfigInfo) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// writeCPUTime writes the CPU time table: per CPU (the quiet ones left
+// out, as in the kernel table) and machine-wide, the shares /proc/stat
+// gives under the configured accounting, then the exact simulated shares.
+func writeCPUTime(b *strings.Builder, r *experiment.Result, quiet []int) {
+	c := r.Config
+	irq := "no irq time accounting"
+	if c.IRQTimeAccounting {
+		irq = "irq time accounting"
+	}
+	idle := "idle from ticks"
+	if c.NoHZ != "off" {
+		idle = "idle = ts->idle_sleeptime"
+	}
+	fmt.Fprintf(b, "cpu time, %% of each row: /proc/stat (%s accounting, %s, %s) | exact simulated time\n", c.CputimeAccounting, irq, idle)
+	fmt.Fprintf(b, "%4s %7s %7s %7s %7s %7s %7s | %7s %7s %7s %7s %7s\n", "CPU", "user", "system", "idle", "iowait", "irq", "softirq",
+		"user", "system", "idle", "irq", "softirq")
+	var all experiment.CPUSummary
+	row := func(name string, cs experiment.CPUSummary) {
+		p := cs.ProcStat
+		st := float64(p.Total())
+		ex := float64(cs.UserNS + cs.SystemNS + cs.IdleNS + cs.IRQNS + cs.SoftirqNS)
+		sh := func(v int64, tot float64) float64 {
+			if tot == 0 {
+				return 0
+			}
+			return 100 * float64(v) / tot
+		}
+		fmt.Fprintf(b, "%4s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f | %7.2f %7.2f %7.2f %7.2f %7.2f\n", name,
+			sh(p.User+p.Nice, st), sh(p.System, st), sh(p.Idle, st), sh(p.Iowait, st), sh(p.IRQ, st), sh(p.Softirq, st),
+			sh(cs.UserNS, ex), sh(cs.SystemNS, ex), sh(cs.IdleNS, ex), sh(cs.IRQNS, ex), sh(cs.SoftirqNS, ex))
+	}
+	q := 0
+	for _, cs := range r.Kernel.CPUs {
+		all.UserNS += cs.UserNS
+		all.SystemNS += cs.SystemNS
+		all.IdleNS += cs.IdleNS
+		all.IRQNS += cs.IRQNS
+		all.SoftirqNS += cs.SoftirqNS
+		p := &all.ProcStat
+		p.User += cs.ProcStat.User
+		p.Nice += cs.ProcStat.Nice
+		p.System += cs.ProcStat.System
+		p.Idle += cs.ProcStat.Idle
+		p.Iowait += cs.ProcStat.Iowait
+		p.IRQ += cs.ProcStat.IRQ
+		p.Softirq += cs.ProcStat.Softirq
+		p.Steal += cs.ProcStat.Steal
+	}
+	row("all", all)
+	for _, cs := range r.Kernel.CPUs {
+		if q < len(quiet) && quiet[q] == cs.CPU {
+			q++
+			continue
+		}
+		row(strconv.Itoa(cs.CPU), cs)
+	}
 }

@@ -1,0 +1,99 @@
+package kernel_test
+
+import (
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/clockevents"
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/plugins/hrtimer"
+	"github.com/tickemu/tickemu/plugins/lapic"
+	"github.com/tickemu/tickemu/plugins/wheel"
+)
+
+// acctRun runs, on one CPU at HZ=250 with NO_HZ idle, a task that loops
+// over 370 us of user computation, a 150 us syscall and a 230 us sleep
+// for 1 s, under the given accounting, and returns the CPU's exact times
+// and /proc/stat line.
+func acctRun(t *testing.T, mode string, irqtime bool) (kernel.ExactTimes, kernel.ProcStat) {
+	t.Helper()
+	const hz = 250
+	setup := sdk.Setup{CPUs: 1, HZ: hz, HighRes: true, Seed: 1}
+	wb := configure(t, wheel.New(), setup).(sdk.TimerBase)
+	hb := configure(t, hrtimer.New(), setup).(sdk.HRTimerBase)
+	setup.Role = "local"
+	dev := configure(t, lapic.New(), setup).(sdk.ClockEventDevice)
+	local, err := clockevents.New(dev, clockevents.Options{HZ: hz})
+	if err != nil {
+		t.Fatalf("clockevents.New: %v", err)
+	}
+	k, err := kernel.New(kernel.Options{
+		Machine:  kernel.Machine{CPUs: 1, HZ: hz, NoHZ: "idle", HighRes: true},
+		Settings: kernel.KernelSettings{PosixTimerSignals: "consistent", Costs: rigCosts, CputimeAccounting: mode, IRQTimeAccounting: irqtime},
+		Plugins:  kernel.Plugins{Wheel: wb, HRTimer: hb, Local: local},
+		Seed:     1,
+	})
+	if err != nil {
+		t.Fatalf("kernel.New: %v", err)
+	}
+	k.Boot()
+	n := 0
+	prog := kernel.ProgramFunc(func(_ *kernel.Task, _ kernel.Result) kernel.Action {
+		n++
+		switch n % 3 {
+		case 1:
+			return kernel.Compute{NS: 370_000}
+		case 2:
+			return kernel.Syscall{Name: "getppid", Cost: 150_000}
+		}
+		return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 230_000}
+	})
+	if _, err := k.Spawn(k.NewProcess("loop"), "loop", 0, kernel.SchedOther, 0, prog); err != nil {
+		t.Fatalf("Spawn: %v", err)
+	}
+	k.Start(0)
+	if err := k.Run(ktime.Time(ktime.Second)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return k.ExactTimes()[0], k.ProcStats()[0]
+}
+
+// TestCPUTimeUserWork: a task's user computation is user time, exactly and
+// as the ticks sample it, its syscalls system time; interrupts show in
+// /proc/stat only under irq time accounting; idle is the exact idle time
+// (NO_HZ: ts->idle_sleeptime). The same run twice gives the same figures.
+func TestCPUTimeUserWork(t *testing.T) {
+	for _, irqtime := range []bool{false, true} {
+		ex, st := acctRun(t, kernel.CputimeTick, irqtime)
+		total := ex.User + ex.System + ex.Idle + ex.IRQ + ex.Softirq
+		if total != int64(ktime.Second) {
+			t.Errorf("irqtime=%v: exact times sum to %d ns, want the run's 1 s", irqtime, total)
+		}
+		// 370 us of ~770 us per loop is user: about 48% of the run.
+		if share := float64(ex.User) / float64(total); share < 0.40 || share > 0.55 {
+			t.Errorf("irqtime=%v: exact user share %.3f, want about 0.48", irqtime, share)
+		}
+		if ex.System <= 0 || ex.IRQ <= 0 {
+			t.Errorf("irqtime=%v: exact system %d, irq %d ns: want both > 0", irqtime, ex.System, ex.IRQ)
+		}
+		// 250 ticks sample the loop: user and system get whole ticks.
+		tick := int64(ktime.Second / 250)
+		if st.User < 50*tick/2 || st.System <= 0 {
+			t.Errorf("irqtime=%v: /proc/stat user %d, system %d ns: want user at least 25 ticks' worth and system > 0", irqtime, st.User, st.System)
+		}
+		if !irqtime && (st.User%tick != 0 || st.System%tick != 0 || st.IRQ != 0) {
+			t.Errorf("tick sampling: user %d, system %d, irq %d ns: want whole ticks and no irq time", st.User, st.System, st.IRQ)
+		}
+		if irqtime && st.IRQ != ex.IRQ {
+			t.Errorf("irq time accounting: irq %d ns, want the measured %d", st.IRQ, ex.IRQ)
+		}
+		if st.Idle != ex.Idle {
+			t.Errorf("irqtime=%v: idle %d ns, want ts->idle_sleeptime, the exact %d", irqtime, st.Idle, ex.Idle)
+		}
+		ex2, st2 := acctRun(t, kernel.CputimeTick, irqtime)
+		if ex2 != ex || st2 != st {
+			t.Errorf("irqtime=%v: a second run gives %+v %+v, the first %+v %+v", irqtime, ex2, st2, ex, st)
+		}
+	}
+}
