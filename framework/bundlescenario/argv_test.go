@@ -30,7 +30,7 @@ func TestTranslate(t *testing.T) {
 		// The brief's own captures.
 		{"cyclictest -t2 -a -i 1000 -l 5000 -m -q", []string{
 			`cyclictest.cyclictest: threads=2 interval="1000us" distance="500us" priority=0 loops=5000 dma_latency=true`},
-			5000 * 1500 * 1000},
+			5001*1500*1000 + 1e6},
 		{"stress-ng --timer 1 -t 2s --metrics-brief", []string{
 			`stress_ng_timer.timer: instances=1`}, 2e9},
 		// -t without a number: one thread per CPU; -t N glued or apart.
@@ -39,7 +39,7 @@ func TestTranslate(t *testing.T) {
 		{"cyclictest -t 3 -i500", []string{
 			`cyclictest.cyclictest: threads=3 interval="500us" distance="500us" priority=0 dma_latency=true`}, 0},
 		{"cyclictest --threads=2 --interval=250 --distance=0 --loops=100", []string{
-			`cyclictest.cyclictest: threads=2 interval="250us" distance="0us" priority=0 loops=100 dma_latency=true`}, 100 * 250 * 1000},
+			`cyclictest.cyclictest: threads=2 interval="250us" distance="0us" priority=0 loops=100 dma_latency=true`}, 101*250*1000 + 1e6},
 		// -a with a list pins round robin; -t alone then counts its CPUs.
 		{"cyclictest -a 1 -t -mq", []string{
 			`cyclictest.cyclictest: threads=1 cpus="1" interval="1000us" distance="500us" priority=0 dma_latency=true`}, 0},
@@ -52,7 +52,7 @@ func TestTranslate(t *testing.T) {
 			`cyclictest.cyclictest: threads=1 interval="1000us" distance="500us" priority=2 dma_latency=true`}, 0},
 		// -h forces distance 0 (the run's length uses it), -r, -c 1, -N.
 		{"cyclictest -t2 -h 400 -l 10 -r -c 1 -N", []string{
-			`cyclictest.cyclictest: clock="realtime" nsecs=true threads=2 interval="1000us" distance="500us" priority=0 mode="relative" histogram=400 loops=10 dma_latency=true`}, 10 * 1000 * 1000},
+			`cyclictest.cyclictest: clock="realtime" nsecs=true threads=2 interval="1000us" distance="500us" priority=0 mode="relative" histogram=400 loops=10 dma_latency=true`}, 11*1000*1000 + 1e6},
 		// PM QoS: --laptop drops the request, --latency sets its value.
 		{"cyclictest --laptop", []string{
 			`cyclictest.cyclictest: threads=1 interval="1000us" distance="500us" priority=0 dma_latency=false`}, 0},
@@ -63,7 +63,9 @@ func TestTranslate(t *testing.T) {
 		{"cyclictest -S -a 1 -D 1m", []string{
 			`cyclictest.cyclictest: threads=2 interval="1000us" distance="500us" priority=0 dma_latency=true`}, 60e9},
 		{"cyclictest -l 1000 -D 5", []string{
-			`cyclictest.cyclictest: threads=1 interval="1000us" distance="500us" priority=0 loops=1000 dma_latency=true`}, 1e9},
+			`cyclictest.cyclictest: threads=1 interval="1000us" distance="500us" priority=0 loops=1000 dma_latency=true`}, 1001*1000*1000 + 1e6},
+		{"cyclictest -l 10000 -D 5", []string{
+			`cyclictest.cyclictest: threads=1 interval="1000us" distance="500us" priority=0 loops=10000 dma_latency=true`}, 5e9},
 		// stress-ng: N = 0 is one per CPU; --timer-freq; -T; --taskset.
 		{"stress-ng --timer 0 --timer-freq 10000 -t 5", []string{
 			`stress_ng_timer.timer: instances=2 freq="10000Hz"`}, 5e9},

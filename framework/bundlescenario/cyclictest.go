@@ -5,6 +5,10 @@ import (
 	"strings"
 )
 
+// startMargin is the cyclictest workload's default start_jitter: a thread
+// starts up to that long after the run.
+const startMargin = 1_000_000
+
 // cyclictestSpec is rt-tests cyclictest's options (process_options(),
 // src/cyclictest/cyclictest.c, v2.x; -n is 1.x's clock_nanosleep switch,
 // the only mode 2.x has).
@@ -209,9 +213,12 @@ func cyclictest(argv []string, cpus int) (*Command, error) {
 		set(&w, "latency", us(max(latency, 0)))
 	}
 	// Each thread stops after loops wakeups of its own interval, all of
-	// them at -D: the run lasts as long as the slowest thread.
+	// them at -D: the run lasts as long as the slowest thread, plus its
+	// start (the workload's start_jitter, 1 ms, and the first interval)
+	// so that its last wakeup is in the run.
 	if loops > 0 {
-		cmd.DurationNS = loops * (interval + (threads-1)*distance) * 1000
+		slowest := (interval + (threads-1)*distance) * 1000
+		cmd.DurationNS = (loops+1)*slowest + startMargin
 	}
 	if duration > 0 && (cmd.DurationNS == 0 || duration < cmd.DurationNS) {
 		cmd.DurationNS = duration

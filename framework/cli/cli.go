@@ -83,6 +83,8 @@ func (a *App) run(args []string, stdout, stderr io.Writer) int {
 		return a.cmdValidate(rest, stdout, stderr)
 	case "replay":
 		return a.cmdReplay(rest, stdout, stderr)
+	case "check":
+		return a.cmdCheck(rest, stdout, stderr)
 	case "bisect":
 		return a.cmdBisect(rest, stdout, stderr)
 	case "plugins":
@@ -127,6 +129,8 @@ commands:
   validate FILE  load and check a scenario without running it
   replay CAPTURE replay a kernel capture (ftrace or babeltrace text) and print capture
                  and model side by side: [--config FILE] [--variant NAME] (docs/replay.md)
+  check BUNDLE...  run capture bundles' commands on the model, model against real with
+                 tolerances: [--profile FILE] [--format text|json] [--seed N] [--scenario]
   plugins        list builtin and discovered plugins with their schemas [--format text|json]
   plugins lock   write tickemu-plugins.lock: the SHA-256 of every plugin binary on the path
   workloads      list the workload types and the kernel block with every attribute [--format text|json]

@@ -32,6 +32,6 @@ workload "cyclictest" "cyclictest" {
   dma_latency = true
 }
 run {
-  duration = "75ms"
+  duration = "77500000ns"
   seed     = 1
 }

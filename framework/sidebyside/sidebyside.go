@@ -1,0 +1,554 @@
+// Package sidebyside holds the model against the real kernel for one
+// capture bundle: it runs the bundle's own command as a scenario on the
+// bundle's machine (framework/bundlescenario), scores the capture's trace
+// and the model's trace with replay's counting rules (framework/replay), and
+// lines up per-callback operations, the tick, interrupts, context switches,
+// CPU time by context and the workload's own figures (cyclictest's
+// latencies, stress-ng's bogo ops/s), each row with a tolerance class and a
+// within/outside mark. `tickemu check` prints it.
+package sidebyside
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/tickemu/tickemu/framework/bundle"
+	"github.com/tickemu/tickemu/framework/bundlescenario"
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/replay"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/traceimport"
+	"github.com/tickemu/tickemu/framework/workload"
+)
+
+// Class is a row's tolerance class.
+type Class string
+
+// The tolerance classes (issue 33): per-callback and other event counts
+// 5%, the tick's figures 10%, throughput (bogo ops/s) 15%, latencies and
+// their percentiles 25%, all relative to the real value; CPU time shares
+// within 2 percentage points. A row without a class is shown, not judged.
+const (
+	ClassCount      Class = "count"
+	ClassTick       Class = "tick"
+	ClassThroughput Class = "throughput"
+	ClassLatency    Class = "latency"
+	ClassShare      Class = "share"
+	ClassNone       Class = ""
+)
+
+// Tolerance is the class's bound: a fraction of the real value, or for
+// ClassShare percentage points.
+func (c Class) Tolerance() float64 {
+	switch c {
+	case ClassCount:
+		return 0.05
+	case ClassTick:
+		return 0.10
+	case ClassThroughput:
+		return 0.15
+	case ClassLatency:
+		return 0.25
+	case ClassShare:
+		return 2
+	}
+	return math.NaN()
+}
+
+// Text is the tolerance as the table prints it ("5%", "2pt").
+func (c Class) Text() string {
+	switch c {
+	case ClassNone:
+		return ""
+	case ClassShare:
+		return fmt.Sprintf("%gpt", c.Tolerance())
+	}
+	return fmt.Sprintf("%g%%", 100*c.Tolerance())
+}
+
+// Unit is how a row's values print.
+type Unit string
+
+// Units: a plain count, ns (printed as a duration), us (cyclictest's own
+// unit), a share of CPU time in percent, a rate per second.
+const (
+	UnitCount Unit = ""
+	UnitNS    Unit = "ns"
+	UnitUS    Unit = "us"
+	UnitShare Unit = "%"
+	UnitRate  Unit = "/s"
+)
+
+// Row is one figure, real against model.
+type Row struct {
+	Section, Name     string
+	Real, Model       float64
+	HasReal, HasModel bool
+	Unit              Unit
+	Class             Class
+}
+
+// Diff is (model - real) / real; NaN when real is 0 and model not.
+func (r Row) Diff() float64 {
+	if r.Real == 0 {
+		if r.Model == 0 {
+			return 0
+		}
+		return math.NaN()
+	}
+	return (r.Model - r.Real) / math.Abs(r.Real)
+}
+
+// Within reports whether the model is within the row's tolerance of the
+// real value; ok is false for a row without a class or a value.
+func (r Row) Within() (within, ok bool) {
+	if r.Class == ClassNone || !r.HasReal || !r.HasModel {
+		return false, false
+	}
+	if r.Class == ClassShare {
+		return math.Abs(r.Model-r.Real) <= r.Class.Tolerance()+1e-9, true
+	}
+	d := r.Diff()
+	if math.IsNaN(d) {
+		return false, true
+	}
+	return math.Abs(d) <= r.Class.Tolerance()+1e-9, true
+}
+
+// Table is one bundle's side by side.
+type Table struct {
+	// Bundle is the bundle's name, Command its argv joined.
+	Bundle, Command string
+	// Header describes the capture and the model run; Notes what the
+	// model approximates (the scenario's notes).
+	Header, Notes []string
+	Rows          []Row
+}
+
+// Within counts the rows within tolerance and the rows judged.
+func (t *Table) Within() (within, marked int) {
+	for _, r := range t.Rows {
+		if in, ok := r.Within(); ok {
+			marked++
+			if in {
+				within++
+			}
+		}
+	}
+	return within, marked
+}
+
+// Options are a check's choices.
+type Options struct {
+	// Scenario are the translation's options (profile, seed).
+	Scenario bundlescenario.Options
+	// Experiment runs the model (its Opener at least); Trace and
+	// TraceEvents are set here.
+	Experiment experiment.Options
+}
+
+// modelEvents are the events of the model's trace that the scoring reads
+// (replay's, sched_switch for the context switches).
+const modelEvents = "hrtimer_start,hrtimer_cancel,hrtimer_expire_entry,timer_start,timer_cancel,timer_expire_entry,tick_stop,sched_switch,softirq_raise"
+
+// Check runs the model for the bundle at path and builds its table.
+func Check(path string, o Options) (*Table, error) {
+	b, err := bundle.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m := &b.Manifest
+	sc, err := bundlescenario.FromManifest(m, o.Scenario)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t := &Table{Bundle: name(m, path), Command: strings.Join(m.Command, " "), Notes: sc.Notes}
+	h := m.Host
+	t.Header = append(t.Header,
+		fmt.Sprintf("real: Linux %s %s, %d CPUs, HZ %d, NO_HZ %s, clockevent %s, cpuidle %s/%s; ran %s, exit status %d",
+			h.Release, h.Machine, h.CPUs, h.HZ, h.NoHZ, strings.Join(uniq(h.Clockevents), ","), h.CPUIdle.Driver, h.CPUIdle.Governor,
+			durText(float64(m.WallNS)), m.ExitStatus))
+	if m.Note != "" {
+		t.Header = append(t.Header, "provenance: "+m.Note)
+	}
+	if lost := m.Trace.Total(); lost > 0 {
+		t.Header = append(t.Header, fmt.Sprintf("the trace lost %d events: its counts are low", lost))
+	}
+
+	// The capture: a first pass learns its tick and periods, the second
+	// scores it (and counts its context switches).
+	cp, err := scan(b)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := b.Trace()
+	if err != nil {
+		return nil, err
+	}
+	realSwitches := &switchCounter{}
+	realScore, err := replay.NewScorer(cp.IsTick, cp.TickNsec(), cp.Offset, replay.Options{}).
+		ScoreReader(realSwitches.wrap(traceimport.Detect(tr)))
+	tr.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, bundle.TraceName, err)
+	}
+
+	// The model: the scenario, its trace scored as it is written.
+	spec, diags := config.LoadBytes(t.Bundle+".hcl", sc.HCL, config.Options{})
+	if diags.HasErrors() {
+		var files map[string]*hcl.File
+		if spec != nil {
+			files = spec.Files()
+		}
+		var sb strings.Builder
+		config.WriteDiagnostics(&sb, diags, files, false)
+		return nil, fmt.Errorf("%s: the translated scenario does not load:\n%s", path, sb.String())
+	}
+	modelSwitches := &switchCounter{}
+	res, modelScore, err := runModel(spec, cp, o.Experiment, modelSwitches)
+	if err != nil {
+		return nil, fmt.Errorf("%s: model: %w", path, err)
+	}
+	t.Header = append(t.Header, fmt.Sprintf("model: %d CPUs, HZ %d, %s simulated, seed %d%s", res.Config.CPUs, res.Config.HZ,
+		durText(float64(res.Config.DurationNS)), res.Config.Seed, plugins(res)))
+
+	t.callbackRows(realScore, modelScore, cp)
+	t.systemRows(m, res, realSwitches.n, modelSwitches.n)
+	out, err := commandOutput(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.workloadRows(sc.Command, out, res); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+func name(m *bundle.Manifest, path string) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	return strings.TrimSuffix(base, bundle.Ext)
+}
+
+func uniq(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if len(out) == 0 || out[len(out)-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func plugins(r *experiment.Result) string {
+	var b strings.Builder
+	for _, p := range r.Plugins {
+		fmt.Fprintf(&b, ", %s %s", p.Kind, p.Name)
+	}
+	return b.String()
+}
+
+// scan is replay's first pass over the bundle's trace.
+func scan(b *bundle.Bundle) (*replay.Capture, error) {
+	tr, err := b.Trace()
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	cp, err := replay.Scan(traceimport.Detect(tr))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", b.Path, bundle.TraceName, err)
+	}
+	return cp, nil
+}
+
+// switchCounter counts the sched_switch events a reader passes on.
+type switchCounter struct {
+	r traceimport.Reader
+	n int64
+}
+
+func (c *switchCounter) wrap(r traceimport.Reader) traceimport.Reader { c.r = r; return c }
+
+// Next passes the next event on, counting it if it is a switch.
+func (c *switchCounter) Next() (*traceimport.Event, error) {
+	e, err := c.r.Next()
+	if err == nil && e.Kind == traceimport.SchedSwitch {
+		c.n++
+	}
+	return e, err
+}
+
+// Header passes the wrapped reader's header on.
+func (c *switchCounter) Header() traceimport.Header { return c.r.Header() }
+
+// Stats passes the wrapped reader's statistics on.
+func (c *switchCounter) Stats() traceimport.Stats { return c.r.Stats() }
+
+// runModel runs spec with its trace scored as replay scores tickemu's own
+// trace (replayrun does the same for a replay): the callbacks that the
+// capture shows restarting their timer restart in the model too.
+func runModel(spec *config.Spec, cp *replay.Capture, eo experiment.Options, switches *switchCounter) (*experiment.Result, *replay.Score, error) {
+	pr, pw := io.Pipe()
+	type scored struct {
+		s   *replay.Score
+		err error
+	}
+	done := make(chan scored, 1)
+	go func() {
+		sc := replay.NewScorer(func(fn string) bool { return replay.TickFunctions[fn] }, ktime.TickNsec(spec.Machine.HZ), 0,
+			replay.Options{Restarts: func(fn string) bool {
+				return cp.Periods[fn] > 0 || cp.WheelPeriods[fn] > 0 || replay.TickFunctions[fn]
+			}, ExplicitCancels: true})
+		s, err := sc.ScoreReader(switches.wrap(traceimport.NewFtrace(pr)))
+		pr.CloseWithError(err)
+		done <- scored{s, err}
+	}()
+	eo.Trace, eo.TraceEvents = pw, modelEvents
+	res, runErr := experiment.Run(spec, eo)
+	pw.Close()
+	s := <-done
+	if runErr != nil {
+		return nil, nil, runErr
+	}
+	if s.err != nil {
+		return nil, nil, fmt.Errorf("reading the model's trace: %w", s.err)
+	}
+	return res, s.s, nil
+}
+
+// callbackRows are replay's table (per callback, then the tick), each row
+// classed; a callback row that is 0 on both sides is left out.
+func (t *Table) callbackRows(real, model *replay.Score, cp *replay.Capture) {
+	for _, r := range replay.Table(real, model, cp.Format == "babeltrace", !cp.OffsetKnown) {
+		row := Row{Name: r.Name, Real: float64(r.Capture), Model: float64(r.Model), HasReal: !r.NA, HasModel: true}
+		switch {
+		case strings.HasPrefix(r.Name, "tick ") || strings.HasPrefix(r.Name, "idle ticks"):
+			row.Section, row.Class = "tick", ClassTick
+		case strings.Contains(r.Name, " lateness "):
+			row.Section, row.Class, row.Unit = "callbacks", ClassLatency, UnitNS
+		default:
+			row.Section, row.Class = "callbacks", ClassCount
+		}
+		if row.Section == "callbacks" && r.Capture == 0 && r.Model == 0 {
+			continue
+		}
+		t.Rows = append(t.Rows, row)
+	}
+}
+
+// systemRows: local timer interrupts (/proc/interrupts LOC against the
+// model's), context switches (sched_switch events in both traces) and CPU
+// time by context (/proc/stat against the model's context times).
+func (t *Table) systemRows(m *bundle.Manifest, res *experiment.Result, realSwitches, modelSwitches int64) {
+	var loc, modelLoc int64
+	hasLoc := false
+	for _, c := range m.After.Interrupts {
+		if c.Name == "LOC" {
+			hasLoc = true
+		}
+	}
+	for _, v := range bundle.Delta(m.Before.Interrupts, m.After.Interrupts, "LOC") {
+		loc += int64(v)
+	}
+	for _, c := range res.Kernel.CPUs {
+		modelLoc += c.LocalTimerIRQs
+	}
+	t.Rows = append(t.Rows,
+		Row{Section: "interrupts", Name: "local timer interrupts (LOC)", Real: float64(loc), HasReal: hasLoc, Model: float64(modelLoc), HasModel: true, Class: ClassCount},
+		Row{Section: "sched", Name: "context switches (sched_switch)", Real: float64(realSwitches), HasReal: true, Model: float64(modelSwitches), HasModel: true, Class: ClassCount})
+
+	var real bundle.CPUStat
+	hasStat := false
+	for _, d := range bundle.StatDelta(m.Before.Stat, m.After.Stat) {
+		if d.CPU == -1 {
+			real, hasStat = d, true
+		}
+	}
+	realTotal := float64(real.User + real.Nice + real.System + real.Idle + real.IOWait + real.IRQ + real.Softirq + real.Steal)
+	var idle, task, irq, soft int64
+	for _, c := range res.Kernel.CPUs {
+		idle, task, irq, soft = idle+c.IdleNS, task+c.TaskNS, irq+c.IRQNS, soft+c.SoftirqNS
+	}
+	modelTotal := float64(idle + task + irq + soft)
+	share := func(name string, r uint64, mv int64) Row {
+		row := Row{Section: "cpu time", Name: name, Unit: UnitShare, Class: ClassShare, HasReal: hasStat && realTotal > 0, HasModel: modelTotal > 0}
+		if row.HasReal {
+			row.Real = 100 * float64(r) / realTotal
+		}
+		if row.HasModel {
+			row.Model = 100 * float64(mv) / modelTotal
+		}
+		return row
+	}
+	t.Rows = append(t.Rows,
+		share("idle (idle + iowait)", real.Idle+real.IOWait, idle),
+		share("task (user + nice + system)", real.User+real.Nice+real.System, task),
+		share("irq", real.IRQ, irq),
+		share("softirq", real.Softirq, soft))
+	if hasStat && real.Steal > 0 {
+		t.Rows = append(t.Rows, Row{Section: "cpu time", Name: "steal", Unit: UnitShare, Real: 100 * float64(real.Steal) / realTotal, HasReal: true})
+	}
+}
+
+// commandOutput is the command's stdout and stderr together (stress-ng
+// writes its metrics to either, by version).
+func commandOutput(b *bundle.Bundle) ([]byte, error) {
+	var out []byte
+	for _, name := range []string{bundle.StdoutName, bundle.StderrName} {
+		has := false
+		for _, n := range b.Names() {
+			has = has || n == name
+		}
+		if !has {
+			continue
+		}
+		data, err := b.File(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data...)
+	}
+	return out, nil
+}
+
+// workloadRows: cyclictest's per-thread cycles, Min, Avg, Max (and p99
+// with -h) from its output against the model's report; stress-ng's bogo
+// ops/s per stressor.
+func (t *Table) workloadRows(cmd *bundlescenario.Command, out []byte, res *experiment.Result) error {
+	switch cmd.Tool {
+	case "cyclictest":
+		return t.cyclictestRows(cmd, out, res)
+	case "stress-ng":
+		return t.stressNGRows(out, res)
+	}
+	return nil
+}
+
+func metric(b workload.BenchLine, name string) (float64, bool) {
+	for _, m := range b.Metrics {
+		if m.Name == name {
+			return m.Value, true
+		}
+	}
+	return 0, false
+}
+
+func (t *Table) cyclictestRows(cmd *bundlescenario.Command, out []byte, res *experiment.Result) error {
+	real, err := ParseCyclictest(out)
+	if err != nil {
+		return fmt.Errorf("%s: %w", bundle.StdoutName, err)
+	}
+	nsecs := false
+	for _, w := range cmd.Workloads {
+		for _, a := range w.Attrs {
+			if a.Name == "nsecs" && a.Value.True() {
+				nsecs = true
+			}
+		}
+	}
+	unit := 1000.0 // cyclictest prints us, or ns with -N
+	if nsecs {
+		unit = 1
+	}
+	var model []workload.BenchLine
+	for _, w := range res.Workloads {
+		if w.Type == "cyclictest" {
+			model = append(model, w.Bench...)
+		}
+	}
+	n := max(len(real), len(model))
+	for i := 0; i < n; i++ {
+		var rt *CyclictestThread
+		for j := range real {
+			if real[j].Thread == i {
+				rt = &real[j]
+			}
+		}
+		var mb *workload.BenchLine
+		if i < len(model) {
+			mb = &model[i]
+		}
+		sec := fmt.Sprintf("cyclictest T:%d", i)
+		add := func(name string, rv int64, rhas bool, mname string, scale float64, class Class, u Unit) {
+			row := Row{Section: sec, Name: name, Unit: u, Class: class}
+			if rt != nil && rhas {
+				row.Real, row.HasReal = float64(rv), true
+			}
+			if mb != nil {
+				if v, ok := metric(*mb, mname); ok {
+					row.Model, row.HasModel = v*scale, true
+				}
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		lu := UnitUS
+		if nsecs {
+			lu = UnitCount
+		}
+		var c, mn, av, mx, p int64
+		var hasC, hasP bool
+		if rt != nil {
+			c, hasC, mn, av, mx, p, hasP = rt.Cycles, rt.HasCycles, rt.Min, rt.Avg, rt.Max, rt.P99, rt.HasP99
+		}
+		add("cycles", c, hasC, "cycles", 1, ClassCount, UnitCount)
+		// The model's ns, in cyclictest's unit, truncated as it prints.
+		add("min latency", mn, true, "min-latency-ns", 1/unit, ClassLatency, lu)
+		add("avg latency", av, true, "avg-latency-ns", 1/unit, ClassLatency, lu)
+		add("max latency", mx, true, "max-latency-ns", 1/unit, ClassLatency, lu)
+		if hasP {
+			add("p99 latency (-h histogram)", p, true, "p99-latency-us", 1000/unit, ClassLatency, lu)
+		}
+	}
+	for i := range t.Rows {
+		if strings.HasPrefix(t.Rows[i].Section, "cyclictest") && t.Rows[i].HasModel && t.Rows[i].Unit != UnitCount {
+			t.Rows[i].Model = math.Trunc(t.Rows[i].Model)
+		}
+	}
+	if len(real) == 0 {
+		t.Notes = append(t.Notes, "cyclictest printed no T: lines or histogram summary (-v, --histfile?): its latencies are n/a")
+	}
+	return nil
+}
+
+func (t *Table) stressNGRows(out []byte, res *experiment.Result) error {
+	real, err := ParseStressNG(out)
+	if err != nil {
+		return err
+	}
+	byName := map[string]StressNGMetric{}
+	for _, r := range real {
+		byName[r.Stressor] = r
+	}
+	var names []string
+	model := map[string]workload.Report{}
+	for _, w := range res.Workloads {
+		model[w.Name] = w
+		names = append(names, w.Name)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		row := Row{Section: "stress-ng " + n, Name: "bogo ops/s (real time)", Unit: UnitRate, Class: ClassThroughput}
+		if r, ok := byName[n]; ok {
+			row.Real, row.HasReal = r.Rate, true
+		}
+		for _, b := range model[n].Bench {
+			if v, ok := metric(b, "bogo-ops/s"); ok {
+				row.Model, row.HasModel = v, true
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if len(real) == 0 {
+		t.Notes = append(t.Notes, "stress-ng printed no metrics lines (run it with --metrics-brief): bogo ops/s are n/a")
+	}
+	return nil
+}
