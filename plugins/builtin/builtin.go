@@ -26,5 +26,6 @@ func Factories() []sdk.Factory {
 		{Kind: sdk.KindGovernor, Name: "menu", New: governor.NewMenu},
 		{Kind: sdk.KindGovernor, Name: "teo", New: governor.NewTeo},
 		{Kind: sdk.KindGovernor, Name: "always_stop", New: governor.NewAlwaysStop},
+		{Kind: sdk.KindGovernor, Name: "haltpoll", New: governor.NewHaltpoll},
 	}
 }

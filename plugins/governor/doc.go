@@ -16,6 +16,11 @@
 //	             on every idle entry before the governor ran; the state is the
 //	             deepest one whose target residency fits the sleep length and
 //	             whose exit latency meets the PM QoS limit.
+//	haltpoll     drivers/cpuidle/governors/haltpoll.c, the governor of KVM
+//	             guests with the cpuidle-haltpoll driver (POLL, then a halt that
+//	             exits to the host): polls with the tick kept for a zero PM QoS
+//	             request or while its adaptive guest_halt_poll_ns window is
+//	             open, else halts with the tick stopped.
 //
 // One plugin value serves every CPU; the per-CPU data is what the kernel keeps
 // in struct menu_device and struct teo_cpu.
