@@ -264,3 +264,46 @@ func TestShippedScenariosIdentical(t *testing.T) {
 		})
 	}
 }
+
+// TestProcessIsolationIdenticalRCU: the RCU model (grace periods, its
+// process_timeout timer, the ticks its callbacks keep), driven by a replayed
+// 3.10 capture, gives byte-identical results and traces in process and out
+// of process.
+func TestProcessIsolationIdenticalRCU(t *testing.T) {
+	spec := loadInline(t, `
+kernel {
+  version = "3.10"
+}
+workload "replay" "cap" {
+  capture = "../replay/testdata/captures/lttng-bug446190-3.10.txt"
+}
+run {
+  duration = "1500ms"
+}
+`)
+	var c common
+	op, closeOp, err := New().newOpener(&c, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeOp()
+	var out, traces [2]bytes.Buffer
+	for i, iso := range []string{"inprocess", "process"} {
+		res, err := experiment.Run(spec, experiment.Options{Opener: op, Isolation: iso, Trace: &traces[i]})
+		if err != nil {
+			t.Fatalf("Run(isolation=%s): %v", iso, err)
+		}
+		if gp := res.Total("rcu_grace_periods"); gp == 0 {
+			t.Fatalf("isolation=%s: no RCU grace period ran", iso)
+		}
+		if err := resultfmt.WriteJSON(&out[i], res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {
+		t.Errorf("results differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", out[0].Len(), out[1].Len())
+	}
+	if traces[0].Len() == 0 || !bytes.Equal(traces[0].Bytes(), traces[1].Bytes()) {
+		t.Errorf("traces differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", traces[0].Len(), traces[1].Len())
+	}
+}

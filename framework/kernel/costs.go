@@ -28,6 +28,8 @@ type Costs struct {
 	TimerCallback  int64 // a background wheel timer's callback
 	TmigrWalk      int64 // one group level of a timer-migration hierarchy walk (calibration.md §14)
 	TmigrRemote    int64 // tmigr_handle_remote_cpu() around one remote CPU's expiry (calibration.md §14)
+	RCUCore        int64 // one rcu_core() pass (RCU_SOFTIRQ) or GP-kthread step, without callbacks (calibration.md §15)
+	RCUCallback    int64 // invoking one RCU callback (rcu_do_batch())
 }
 
 // DefaultCosts returns the defaults documented on Costs.
@@ -37,6 +39,7 @@ func DefaultCosts() Costs {
 		NohzStop: 350, NohzRestart: 300, Syscall: 150, ContextSwitch: 1200, Wakeup: 400,
 		IPISend: 200, IPILatency: 1500, SignalGenerate: 350, SignalDeliver: 800, SignalDequeue: 150, ClockRead: 25,
 		TimerSlack: 50000, TimerCallback: 500, TmigrWalk: 60, TmigrRemote: 250,
+		RCUCore: 1500, RCUCallback: 100,
 	}
 }
 
@@ -71,6 +74,8 @@ func (c *Costs) costAttrs() []struct {
 		{"timer_callback", &c.TimerCallback, "a background wheel timer callback"},
 		{"tmigr_walk", &c.TmigrWalk, "one group level of a timer-migration hierarchy walk (activate, deactivate, requeue)"},
 		{"tmigr_remote", &c.TmigrRemote, "tmigr_handle_remote_cpu() around one remote CPU's expiry (locks, fetch of its next event)"},
+		{"rcu_core", &c.RCUCore, "one rcu_core() pass (RCU_SOFTIRQ) or grace-period kthread step, without invoking callbacks"},
+		{"rcu_callback", &c.RCUCallback, "invoking one RCU callback (rcu_do_batch())"},
 	}
 }
 
@@ -102,7 +107,16 @@ type KernelSettings struct {
 	// CONFIG_IRQ_TIME_ACCOUNTING (cputime.go): what /proc/stat reports.
 	CputimeAccounting string
 	IRQTimeAccounting bool
+	// RCUFQSDelay is how jiffies_till_first_fqs / jiffies_till_next_fqs
+	// default (RCUFQSFixed, RCUFQSByHZ).
+	RCUFQSDelay string
 }
+
+// RCUFQSDelay values.
+const (
+	RCUFQSFixed = "fixed"
+	RCUFQSByHZ  = "hz"
+)
 
 // clockevents_min_delta values: clockevents.MinDeltaPolicy's names.
 const (
@@ -140,6 +154,13 @@ func KernelSchema() sdk.Schema {
 				"(get_nohz_timer_target(): hrtimers in every era, the wheel with migration = \"push\"). With the wheel's 6.9+ migration = \"pull\" the " +
 				"timer-migration hierarchy runs either way: the sysctl then only switches hrtimer placement",
 			Unversioned: "a sysctl, /proc/sys/kernel/timer_migration, in every release since 2.6.31 (default 1); what it switches follows the wheel's migration attribute"},
+		{Name: "rcu_fqs_delay", Type: sdk.TypeString, Default: RCUFQSByHZ, OneOf: []string{RCUFQSFixed, RCUFQSByHZ},
+			Doc: "the RCU grace-period kthread's wait before each force-quiescent-state scan, which reports idle CPUs' quiescent states: " +
+				"fixed (3 jiffies, RCU_JIFFIES_TILL_FORCE_QS of 3.10) or hz (1 + (HZ > 250) + (HZ > 500) jiffies, plus one per 256 CPUs)",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: RCUFQSFixed},
+				{Since: "3.11", Value: RCUFQSByHZ, Commit: "026ad2835ce6", Title: "rcu: Drive quiescent-state-forcing delay from HZ"},
+			}},
 		{Name: "clockevents_min_delta", Type: sdk.TypeString, Default: MinDeltaAdjust, OneOf: []string{MinDeltaAdjust, MinDeltaRetry10, MinDeltaOnce},
 			Doc: "clockevents_program_min_delta() variant: min_adjust (CONFIG_GENERIC_CLOCKEVENTS_MIN_ADJUST, x86: raise min_delta_ns after 3 failures), " +
 				"retry10 (the generic variant since 4.15: up to 10 tries at k*min_delta_ns) or once (the generic variant before 4.15)",
@@ -194,6 +215,10 @@ func ParseKernelSettings(c sdk.Config) (KernelSettings, error) {
 		ks.CputimeAccounting = CputimeTick
 	}
 	ks.IRQTimeAccounting = c["irq_time_accounting"] == "true"
+	ks.RCUFQSDelay = c["rcu_fqs_delay"]
+	if ks.RCUFQSDelay == "" {
+		ks.RCUFQSDelay = RCUFQSByHZ
+	}
 	r := c.Reader()
 	for _, a := range ks.Costs.costAttrs() {
 		if v, ok := c[a.name+"_cost"]; ok && v != "" {

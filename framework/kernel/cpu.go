@@ -187,6 +187,7 @@ func initCPU(c *CPU, k *Kernel, id int, nohzFull bool) *CPU {
 	c.devEv.Init(fmt.Sprintf("local-timer cpu%d", id), (*devHandler)(c))
 	c.softirqFns[TimerSoftirq] = runTimerSoftirq
 	c.softirqFns[HRTimerSoftirq] = runHRTimerSoftirq
+	c.softirqFns[RCUSoftirq] = runRCUSoftirq
 	c.wheel = sdk.WheelState{RaiseAt: sdk.NoExpiry, NextExpiry: sdk.NoExpiry}
 	c.cnt.init(&k.Counters, id, k.idleNames)
 	return c

@@ -70,6 +70,9 @@ func (c *CPU) enterIdle(now ktime.Time) {
 // limit.
 func (c *CPU) enterIdleState(now ktime.Time) {
 	k := c.k
+	// ct_idle_enter() (cpuidle_idle_call() / default_idle_call()): RCU
+	// stops watching the CPU, an extended quiescent state.
+	c.rcuIdleEnter()
 	if c.cpuidle.pending {
 		c.cpuidle.pending = false
 		c.enterGovernedState(now)

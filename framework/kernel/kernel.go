@@ -140,7 +140,8 @@ type Kernel struct {
 	cpus     []*CPU
 	tickNsec int64
 
-	tk timekeeping
+	tk  timekeeping
+	rcu rcuState // Tree RCU's grace periods and callbacks (rcu.go)
 
 	nextTimerID sdk.TimerID
 	hrtimers    []*HRTimer    // by TimerID; nil for ids of wheel timers
@@ -250,6 +251,7 @@ func New(o Options) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel: local clockevent device %q has %d channels and is not per-CPU-capable for %d CPUs", k.local.Name(), ch, m.CPUs)
 	}
 	k.cpus = newCPUs(k, m.CPUs, nohzFull)
+	k.rcu.cpus = make([]rcuData, m.CPUs)
 	if k.bcDev != nil {
 		b, err := clockevents.NewBroadcast(k.bcDev, 0, k.local)
 		if err != nil {

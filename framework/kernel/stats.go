@@ -37,6 +37,12 @@ var (
 	cntTickStops                = metrics.Intern("tick_stops")
 	cntTickRestarts             = metrics.Intern("tick_restarts")
 	cntTickRetains              = metrics.Intern("tick_retains")
+	cntTickKeepTimer            = metrics.Intern("tick_keep:timer")
+	cntTickKeepRCU              = metrics.Intern("tick_keep:rcu")
+	cntTickKeepSoftirq          = metrics.Intern("tick_keep:softirq")
+	cntRCUCallbacks             = metrics.Intern("rcu_callbacks")
+	cntRCUInvoked               = metrics.Intern("rcu_callbacks_invoked")
+	cntRCUGPs                   = metrics.Intern("rcu_grace_periods")
 	cntSoftirq                  [nrSoftirqs]metrics.Name
 	cntBroadcastEnter           = metrics.Intern("broadcast_enter")
 	cntBroadcastDeviceWrites    = metrics.Intern("broadcast_device_writes")

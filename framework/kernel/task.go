@@ -507,8 +507,13 @@ func (a Wait) start(t *Task, now ktime.Time) {
 	})
 }
 
-func (Exit) start(t *Task, _ ktime.Time) {
+func (Exit) start(t *Task, now ktime.Time) {
 	t.state = taskDead
+	// release_task() -> put_task_struct_rcu_user() (kernel/exit.c; 3.10
+	// called call_rcu() there directly): the task_struct is freed after a
+	// grace period, delayed_put_task_struct() queued by call_rcu() on the
+	// CPU the task exits on.
+	t.cpu.CallRCU(now)
 	t.cpu.rq.curr = nil
 }
 

@@ -105,6 +105,7 @@ func (c *CPU) tickHandle(now ktime.Time) {
 		c.RaiseSoftirq(now, TimerSoftirq)
 	}
 	k.runCPUTimers(c, now)
+	c.rcuSchedClockIRQ(now)
 	c.schedulerTick(now)
 }
 
@@ -175,10 +176,15 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 	basemono, basejiff := k.tk.lastJiffiesUpdate, k.tk.jiffies
 	var cost int64
 	var next ktime.Time
-	if c.flags&(1<<TimerSoftirq) != 0 {
+	keep := cntTickKeepTimer
+	switch {
+	case c.rcuNeedsCPU():
+		// rcu_needs_cpu(): callbacks queued here; keep ticking.
+		next, keep = basemono+ktime.Time(tick), cntTickKeepRCU
+	case c.flags&(1<<TimerSoftirq) != 0:
 		// local_timer_softirq_pending(): keep ticking.
-		next = basemono + ktime.Time(tick)
-	} else {
+		next, keep = basemono+ktime.Time(tick), cntTickKeepSoftirq
+	default:
 		// Low-res: hrtimers expire from the tick, so the next one counts
 		// (get_next_timer_interrupt() -> cmp_next_hrtimer_event()); the two
 		// plugins are asked together.
@@ -202,8 +208,13 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 	if next < basemono {
 		next = basemono
 	}
-	if int64(next-basemono) <= tick && !c.ts.tickStopped {
-		return 0, cost
+	if int64(next-basemono) <= tick {
+		// Due in the next period: by what (a timer, or what
+		// tick_nohz_next_event() asks besides timers).
+		k.Counters.Inc(keep, c.id, 1)
+		if !c.ts.tickStopped {
+			return 0, cost
+		}
 	}
 	delta := int64(maxIdleNS)
 	tcpu := k.tk.tickDoTimerCPU

@@ -76,7 +76,7 @@ var timelineCosts = Costs{
 	IRQEntry: 1000, IRQExit: 500, SoftirqEntry: 500, Tick: 1000, JiffiesUpdate: 200,
 	NohzStop: 2000, NohzRestart: 2000, Syscall: 500, ContextSwitch: 2000, Wakeup: 1000,
 	IPISend: 500, IPILatency: 2000, SignalGenerate: 500, SignalDeliver: 1000, SignalDequeue: 500,
-	ClockRead: 100, TimerSlack: 50000, TimerCallback: 1000,
+	ClockRead: 100, TimerSlack: 50000, TimerCallback: 1000, RCUCore: 1000, RCUCallback: 100,
 }
 
 // timeline is one machine being driven.
@@ -354,6 +354,18 @@ func (tl *timeline) state() string {
 			tick = "stopped next_tick=" + timelineTime(c.ts.nextTick)
 		}
 		fmt.Fprintf(&b, "cpu%d: %s, tick %s, device next event %s\n", c.id, mode, tick, timelineTime(k.local.NextEvent(c.id)))
+	}
+	// RCU, once it has had work: the grace-period phase (odd: running),
+	// the CPUs it still waits for, and each CPU's queued callbacks.
+	if k.rcu.gpSeq != 0 || k.Counters.Total("rcu_callbacks") != 0 {
+		fmt.Fprintf(&b, "rcu: gp_seq=%d owing=%d callbacks=", k.rcu.gpSeq, k.rcu.owing)
+		for i := range k.rcu.cpus {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(strconv.FormatInt(k.rcu.cpus[i].callbacks(), 10))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -27,6 +27,7 @@ type replayLoad struct {
 	name, path string
 	cap        *replay.Capture
 	tasksOn    bool
+	rcuOn      bool
 	dmaLat     bool
 	qos        int64
 	hrCost     int64
@@ -84,6 +85,36 @@ type item struct {
 	op               replay.Op
 	sw               bool
 	prevPID, nextPID int
+	// rcu: a call_rcu() the capture implies on op.CPU (rcuWork).
+	rcu rcuWork
+}
+
+// rcuWork is what a capture shows of RCU's work that it does not trace
+// itself (call_rcu() has no trace event outside CONFIG_RCU_TRACE).
+type rcuWork uint8
+
+const (
+	rcuNone rcuWork = iota
+	// rcuExit: a task's last switch (prev_state X, Z or the TASK_DEAD
+	// values 64 of 3.x and 128 of 4.14+ that LTTng prints as numbers):
+	// release_task() queues its task_struct with call_rcu().
+	rcuExit
+	// rcuSoftirq: RCU_SOFTIRQ raised on the CPU. rcu_pending() was true
+	// there; if the model's RCU has nothing to do on that CPU, the
+	// capture's kernel had callbacks the replay did not queue (file
+	// closes, frees: the syscalls a capture of timer events leaves out),
+	// and one call_rcu() stands for them.
+	rcuSoftirq
+)
+
+// deadState reports whether a sched_switch prev_state is a task's final
+// switch.
+func deadState(s string) bool {
+	switch s {
+	case "X", "Z", "x", "64", "128":
+		return true
+	}
+	return false
 }
 
 type replayTask struct {
@@ -113,6 +144,7 @@ func init() {
 			attr("tasks", sdk.TypeBool, "true", "run the capture's hrtimer_wakeup sleepers as tasks (else only its timers)"),
 			attr("hrtimer_cost", sdk.TypeDuration, "200ns", "callback run time of a replayed hrtimer"),
 			attr("timer_cost", sdk.TypeDuration, "500ns", "callback run time of a replayed timer_list timer"),
+			attr("rcu", sdk.TypeBool, "true", "queue RCU callbacks where the capture shows RCU work: a task's exit (call_rcu() in release_task()) and an RCU_SOFTIRQ raised on a CPU where the model's RCU has nothing to do (docs/replay.md)"),
 			attr("dma_latency", sdk.TypeBool, "false", "hold a /dev/cpu_dma_latency request of latency for the whole run, as cyclictest does by default (a trace cannot show it)"),
 			attr("latency", sdk.TypeDuration, "0s", "the PM QoS CPU latency requested with dma_latency"),
 		}},
@@ -124,7 +156,7 @@ func init() {
 			return cp.CPUs, cp.HZ, nil
 		},
 		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &replayLoad{name: name, path: c.String("capture"), tasksOn: c.Bool("tasks"),
+			w := &replayLoad{name: name, path: c.String("capture"), tasksOn: c.Bool("tasks"), rcuOn: c.Bool("rcu"),
 				hrCost: c.Duration("hrtimer_cost"), wheelCost: c.Duration("timer_cost"), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency")}
 			cp, err := scanCapture(w.path)
 			if err != nil {
@@ -312,6 +344,14 @@ func (w *replayLoad) fill() bool {
 		for _, op := range w.cls.Feed(e) {
 			w.queue = append(w.queue, item{op: op})
 		}
+		if w.rcuOn {
+			switch {
+			case e.Kind == traceimport.SchedSwitch && deadState(e.PrevState):
+				w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, rcu: rcuExit})
+			case e.Kind == traceimport.SoftirqRaise && e.Vec == kernel.RCUSoftirq:
+				w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, rcu: rcuSoftirq})
+			}
+		}
 		if e.Kind == traceimport.SchedSwitch && w.tasksOn {
 			w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, sw: true,
 				prevPID: e.PrevPID, nextPID: e.NextPID})
@@ -341,6 +381,13 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 	op := &it.op
 	if op.CPU < 0 || op.CPU >= k.CPUs() {
 		w.skipped++
+		return
+	}
+	if it.rcu != rcuNone {
+		c := k.CPU(op.CPU)
+		if it.rcu == rcuExit || !c.RCUHasWork() && !k.RCUGracePeriod() {
+			c.CallRCU(now)
+		}
 		return
 	}
 	if it.sw {
