@@ -18,7 +18,7 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 
 .PHONY: api-check api-baseline
 .PHONY: capture
-.PHONY: all build run test test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration
+.PHONY: all build run test test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration validation
 
 all: build
 
@@ -98,13 +98,21 @@ api-check: ## Fail if framework/sdk changed incompatibly since the baseline comm
 api-baseline: ## Rewrite api/sdk/BASELINE in the commit that bumps sdk.ProtocolVersion.
 	GO=$(GO) bash make/api.sh baseline
 
-capture: build ## Re-record the real-kernel agreement suite into validation/captures/*.tcap (root, tracefs; installs cyclictest and stress-ng). docs/capture.md
+capture: build ## Re-record the real-kernel agreement suite into validation/captures/ (NAME.tcap) (root, tracefs; installs cyclictest and stress-ng). docs/capture.md
 	@echo "==> bash scripts/capture-suite.sh"
 	TICKEMU=$(BIN) bash scripts/capture-suite.sh
 
 calibration: ## Regenerate docs/calibration.md: each headline figure at half and double its cost constants.
 	@echo "==> go run ./internal/calibrate > docs/calibration.md"
 	t=$$(mktemp) && $(GO) run ./internal/calibrate > $$t && cat $$t > docs/calibration.md && rm $$t
+
+# validation runs every bundle of the suite on the model (tickemu check): the
+# real traces are scored too, a few seconds a bundle, so it is not part of
+# verify-generate. VALIDATION_FLAGS passes -profile FILE (a machine profile)
+# and the like to the generator.
+validation: ## Regenerate docs/validation.md: the model against the real kernel for every bundle of validation/captures/ (tickemu check), with tolerances, noise and validation/reasons.txt.
+	@echo "==> go run ./internal/validation $(VALIDATION_FLAGS) > docs/validation.md"
+	t=$$(mktemp) && $(GO) run ./internal/validation $(VALIDATION_FLAGS) > $$t && cat $$t > docs/validation.md && rm $$t
 
 clean: ## Remove build output.
 	rm -rf bin

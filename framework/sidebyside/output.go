@@ -27,8 +27,8 @@ func (t *Table) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "%-*s  %-*s  %12s  %12s  %8s  %6s  %s\n", secW, "section", nameW, "figure", "real", "model", "diff", "tol", "mark")
 	for _, r := range t.Rows {
-		real, model := r.format(r.Real, r.HasReal), r.format(r.Model, r.HasModel)
-		fmt.Fprintf(&b, "%-*s  %-*s  %12s  %12s  %8s  %6s  %s\n", secW, r.Section, nameW, r.Name, real, model, r.diffText(), r.Class.Text(), r.Mark())
+		real, model := r.Format(r.Real, r.HasReal), r.Format(r.Model, r.HasModel)
+		fmt.Fprintf(&b, "%-*s  %-*s  %12s  %12s  %8s  %6s  %s\n", secW, r.Section, nameW, r.Name, real, model, r.DiffText(), r.Class.Text(), r.Mark())
 	}
 	within, marked := t.Within()
 	fmt.Fprintf(&b, "# within tolerance: %d of %d rows\n", within, marked)
@@ -49,9 +49,9 @@ func (r Row) Mark() string {
 	return "OUTSIDE"
 }
 
-// diffText is the model's difference from the real value: relative for
+// DiffText is the model's difference from the real value: relative for
 // every class but shares (percentage points).
-func (r Row) diffText() string {
+func (r Row) DiffText() string {
 	if !r.HasReal || !r.HasModel {
 		return ""
 	}
@@ -68,8 +68,8 @@ func (r Row) diffText() string {
 	}
 }
 
-// format prints a value in the row's unit.
-func (r Row) format(v float64, has bool) string {
+// Format prints a value in the row's unit.
+func (r Row) Format(v float64, has bool) string {
 	if !has {
 		return "n/a"
 	}
