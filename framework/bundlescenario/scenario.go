@@ -127,8 +127,16 @@ func FromManifest(m *bundle.Manifest, o Options) (*Scenario, error) {
 		note("broadcast device %s: not set up (no idle state here stops the local timer)", h.Broadcast)
 	}
 	switch g := h.CPUIdle.Governor; g {
-	case "menu", "teo":
-		root.AppendNewBlock("governor", nil).Body().SetAttributeValue("plugin", cty.StringVal(g))
+	case "menu", "teo", "haltpoll":
+		gb := root.AppendNewBlock("governor", nil).Body()
+		gb.SetAttributeValue("plugin", cty.StringVal(g))
+		if g == "haltpoll" {
+			// The haltpoll governor's module parameters, where the
+			// kernel command line sets them (haltpoll.guest_halt_poll_ns=0).
+			for _, p := range haltpollParams(h.CmdLine) {
+				gb.SetAttributeValue(p.Name, p.Value)
+			}
+		}
 	case "":
 	default:
 		note("cpuidle governor %s is not modelled: the kernel version's default (menu)", g)
@@ -142,6 +150,17 @@ func FromManifest(m *bundle.Manifest, o Options) (*Scenario, error) {
 	}
 	if h.TimerMigration != nil {
 		kb.SetAttributeValue("timer_migration", cty.BoolVal(*h.TimerMigration != 0))
+	}
+	// CPU time accounting, as the kernel was built: /proc/stat's columns
+	// depend on it.
+	switch {
+	case h.Config["VIRT_CPU_ACCOUNTING_GEN"] == "y":
+		kb.SetAttributeValue("cputime_accounting", cty.StringVal("vtime"))
+	case h.Config["TICK_CPU_ACCOUNTING"] == "y":
+		kb.SetAttributeValue("cputime_accounting", cty.StringVal("tick"))
+	}
+	if v := h.Config["IRQ_TIME_ACCOUNTING"]; v == "y" || v == "n" {
+		kb.SetAttributeValue("irq_time_accounting", cty.BoolVal(v == "y"))
 	}
 	if h.PMQoSLatencyUS >= 0 && h.PMQoSLatencyUS < noConstraint {
 		note("a PM QoS CPU latency request of %d us was in force before the run: not modelled", h.PMQoSLatencyUS)
@@ -227,4 +246,35 @@ func durText(ns int64) string {
 		return strconv.FormatInt(ns/1_000_000, 10) + "ms"
 	}
 	return strconv.FormatInt(ns, 10) + "ns"
+}
+
+// haltpollParams reads the haltpoll governor's parameters from a kernel
+// command line ("haltpoll.guest_halt_poll_ns=0"); a value that is not a
+// number (or Y/N for allow_shrink) is left to the plugin's default.
+func haltpollParams(cmdline string) []Attr {
+	var out []Attr
+	for _, w := range strings.Fields(cmdline) {
+		if w == "--" {
+			break // what follows is init's
+		}
+		k, v, ok := strings.Cut(w, "=")
+		name, isHaltpoll := strings.CutPrefix(k, "haltpoll.")
+		if !ok || !isHaltpoll {
+			continue
+		}
+		switch name {
+		case "guest_halt_poll_ns", "guest_halt_poll_grow_start", "guest_halt_poll_grow", "guest_halt_poll_shrink":
+			if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+				out = append(out, Attr{name, cty.NumberUIntVal(n)})
+			}
+		case "guest_halt_poll_allow_shrink":
+			switch strings.ToLower(v) {
+			case "y", "1", "true":
+				out = append(out, Attr{name, cty.True})
+			case "n", "0", "false":
+				out = append(out, Attr{name, cty.False})
+			}
+		}
+	}
+	return out
 }

@@ -24,7 +24,9 @@ func guest(argv ...string) *bundle.Manifest {
 	return &bundle.Manifest{
 		Name: "test", Command: argv, Start: time.Date(2026, 12, 7, 4, 0, 0, 0, time.UTC), WallNS: 1_234_000_000,
 		Host: bundle.Host{Release: "6.18.44-fc-v1272", Machine: "x86_64", Hypervisor: "KVM", CPUs: 2, Online: "0-1",
-			HZ: 250, NoHZ: "idle", HighRes: true, TimerMigration: &tm, Clocksource: "kvm-clock",
+			CmdLine: "console=ttyS0 cpuidle_haltpoll.force=1 haltpoll.guest_halt_poll_ns=0 haltpoll.guest_halt_poll_allow_shrink=N -- --init-arg haltpoll.guest_halt_poll_grow=9",
+			Config:  map[string]string{"HZ": "250", "NO_HZ_IDLE": "y", "TICK_CPU_ACCOUNTING": "y", "IRQ_TIME_ACCOUNTING": "n", "VIRT_CPU_ACCOUNTING_GEN": "n"},
+			HZ:      250, NoHZ: "idle", HighRes: true, TimerMigration: &tm, Clocksource: "kvm-clock",
 			Clockevents: []string{"lapic-deadline", "lapic-deadline"},
 			CPUIdle: bundle.CPUIdle{Driver: "haltpoll", Governor: "haltpoll", States: []bundle.IdleState{
 				{Name: "POLL", Desc: "CPUIDLE CORE POLL IDLE"}, {Name: "haltpoll idle", Desc: "default architecture idle", LatencyUS: 1, ResidencyUS: 1}}},
@@ -64,6 +66,9 @@ func TestScenarioGolden(t *testing.T) {
 		// capture's).
 		src := strings.Replace(string(sc.HCL), `duration = "`, `duration = "20ms" # `, 1)
 		r := simtest.Run(t, src, config.Options{}, nil)
+		if !strings.Contains(src, "guest_halt_poll_ns           = 0") || !strings.Contains(src, "guest_halt_poll_allow_shrink = false") || strings.Contains(src, "guest_halt_poll_grow ") {
+			t.Errorf("%s: the haltpoll governor's command line parameters (and only the kernel's) are not in the scenario", tc.name)
+		}
 		if r.Config.CPUs != 2 || r.Config.HZ != 250 || len(r.Config.IdleStates) != 1 {
 			t.Errorf("%s: ran on %d CPUs, HZ %d, idle states %v; want the guest's 2, 250, [haltpoll_idle]", tc.name, r.Config.CPUs, r.Config.HZ, r.Config.IdleStates)
 		}
@@ -78,6 +83,7 @@ func TestScenarioFacts(t *testing.T) {
 	m.Host.HZ = 0
 	m.Host.CPUIdle.States[1].Disabled = true
 	m.Host.PMQoSLatencyUS = 10
+	m.Host.CPUIdle.Governor = "ladder"
 	sc, err := FromManifest(m, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +95,7 @@ func TestScenarioFacts(t *testing.T) {
 		}
 	}
 	s := strings.Join(body, "\n")
-	for _, want := range []string{"outside the modelled releases", "clockevent device hpet is not modelled", "HZ unknown", "PM QoS CPU latency request of 10 us", "governor haltpoll is not modelled"} {
+	for _, want := range []string{"outside the modelled releases", "clockevent device hpet is not modelled", "HZ unknown", "PM QoS CPU latency request of 10 us", "governor ladder is not modelled"} {
 		if !strings.Contains(strings.Join(sc.Notes, "\n"), want) {
 			t.Errorf("notes %q lack %q", sc.Notes, want)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/tickemu/tickemu/framework/bundlescenario"
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/framework/replay"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/traceimport"
@@ -347,7 +348,8 @@ func (t *Table) callbackRows(real, model *replay.Score, cp *replay.Capture) {
 
 // systemRows: local timer interrupts (/proc/interrupts LOC against the
 // model's), context switches (sched_switch events in both traces) and CPU
-// time by context (/proc/stat against the model's context times).
+// time by context (/proc/stat against the model's /proc/stat, the same
+// columns by the kernel's accounting rules).
 func (t *Table) systemRows(m *bundle.Manifest, res *experiment.Result, realSwitches, modelSwitches int64) {
 	var loc, modelLoc int64
 	hasLoc := false
@@ -374,11 +376,15 @@ func (t *Table) systemRows(m *bundle.Manifest, res *experiment.Result, realSwitc
 		}
 	}
 	realTotal := float64(real.User + real.Nice + real.System + real.Idle + real.IOWait + real.IRQ + real.Softirq + real.Steal)
-	var idle, task, irq, soft int64
+	// The model's /proc/stat as its accounting makes it (tick sampling,
+	// irq time accounting as the kernel was built), summed over CPUs.
+	var ps kernel.ProcStat
 	for _, c := range res.Kernel.CPUs {
-		idle, task, irq, soft = idle+c.IdleNS, task+c.TaskNS, irq+c.IRQNS, soft+c.SoftirqNS
+		p := c.ProcStat
+		ps.User, ps.Nice, ps.System, ps.Idle = ps.User+p.User, ps.Nice+p.Nice, ps.System+p.System, ps.Idle+p.Idle
+		ps.Iowait, ps.IRQ, ps.Softirq, ps.Steal = ps.Iowait+p.Iowait, ps.IRQ+p.IRQ, ps.Softirq+p.Softirq, ps.Steal+p.Steal
 	}
-	modelTotal := float64(idle + task + irq + soft)
+	modelTotal := float64(ps.Total())
 	share := func(name string, r uint64, mv int64) Row {
 		row := Row{Section: "cpu time", Name: name, Unit: UnitShare, Class: ClassShare, HasReal: hasStat && realTotal > 0, HasModel: modelTotal > 0}
 		if row.HasReal {
@@ -390,10 +396,11 @@ func (t *Table) systemRows(m *bundle.Manifest, res *experiment.Result, realSwitc
 		return row
 	}
 	t.Rows = append(t.Rows,
-		share("idle (idle + iowait)", real.Idle+real.IOWait, idle),
-		share("task (user + nice + system)", real.User+real.Nice+real.System, task),
-		share("irq", real.IRQ, irq),
-		share("softirq", real.Softirq, soft))
+		share("user (user + nice)", real.User+real.Nice, ps.User+ps.Nice),
+		share("system", real.System, ps.System),
+		share("idle (idle + iowait)", real.Idle+real.IOWait, ps.Idle+ps.Iowait),
+		share("irq", real.IRQ, ps.IRQ),
+		share("softirq", real.Softirq, ps.Softirq))
 	if hasStat && real.Steal > 0 {
 		t.Rows = append(t.Rows, Row{Section: "cpu time", Name: "steal", Unit: UnitShare, Real: 100 * float64(real.Steal) / realTotal, HasReal: true})
 	}

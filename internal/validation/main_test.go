@@ -69,7 +69,7 @@ func TestGenerate(t *testing.T) {
 	reasons := filepath.Join(dir, "reasons.txt")
 	if err := os.WriteFile(reasons, []byte(`# test reasons
 ct | callbacks | timer:* | background kernel timers of other processes: the scenario runs cyclictest only
-* | cpu time | task* | the machine was busy with other jobs
+* | cpu time | user* | the machine was busy with other jobs
 ct | tick | no such row | stale
 `), 0o644); err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ ct | tick | no such row | stale
 		"| cyclictest T:0 | max latency | 131us | 2us | -98.5% | 25% | OUTSIDE | 100.0% (> tolerance) | **no reason given** |",
 		"| cyclictest T:1 | max latency | 112us | 2us | -98.2% | 25% | OUTSIDE | 0% | **no reason given** |",
 		"| callbacks | timer:process_timeout starts | 15 | 0 | -100.0% | 5% | OUTSIDE | 0% | background kernel timers of other processes: the scenario runs cyclictest only |",
-		"| cpu time | task (user + nice + system) | 100.0% | 0.3% | -99.7pt | 2pt | OUTSIDE | 0.0pt | the machine was busy with other jobs |",
+		"| cpu time | user (user + nice) | 72.2% | 0.0% | -72.2pt | 2pt | OUTSIDE | 0.0pt | the machine was busy with other jobs |",
 		"| cyclictest T:0 | cycles | 100 | 100 | = | 5% | ok | n/a |  |", // plain: no recapture
 		"- line 4: ct | tick | no such row",
 		"Outside without a reason: ",

@@ -3,7 +3,6 @@
 # note: run length: the capture's wall time, 1234ms (the command's flags set none)
 # note: cpuidle driver haltpoll: its states' latencies and residencies are the model's; the driver's own behaviour is not modelled
 # note: a KVM guest: programming the clockevent traps to the hypervisor, which the default device costs do not include
-# note: cpuidle governor haltpoll is not modelled: the kernel version's default (menu)
 # note: stress-ng's instances are not pinned; the model places instance i on CPU i
 # note: stress-ng --nanosleep: the method is random, the only one before V0.17.00 (give --nanosleep-method all for later versions' default)
 machine {
@@ -20,9 +19,16 @@ clockevent "local" {
   plugin = "lapic"
   mode   = "tsc_deadline"
 }
+governor {
+  plugin                       = "haltpoll"
+  guest_halt_poll_ns           = 0
+  guest_halt_poll_allow_shrink = false
+}
 kernel {
-  version         = "6.18"
-  timer_migration = true
+  version             = "6.18"
+  timer_migration     = true
+  cputime_accounting  = "tick"
+  irq_time_accounting = false
 }
 workload "stress_ng_nanosleep" "nanosleep" {
   instances = 1
