@@ -56,6 +56,9 @@ func TestScripts(t *testing.T) {
 				env.Setenv(k, v)
 			}
 			env.Setenv("EXAMPLES", filepath.Join(root, "examples"))
+			// Capture bundles (binary) for calibrate.txtar.
+			env.Setenv("CALDATA", filepath.Join(root, "cmd", "tickemu", "testdata", "calibrate"))
+			env.Setenv("PROFILES", filepath.Join(root, "profiles"))
 			once.Do(func() {
 				buildErr = buildExample(filepath.Join(root, "examples", "fixed"), "./cmd/tickemu-plugin-fixed", fixed)
 			})

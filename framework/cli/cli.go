@@ -85,6 +85,8 @@ func (a *App) run(args []string, stdout, stderr io.Writer) int {
 		return a.cmdReplay(rest, stdout, stderr)
 	case "check":
 		return a.cmdCheck(rest, stdout, stderr)
+	case "calibrate":
+		return a.cmdCalibrate(rest, stdout, stderr)
 	case "bisect":
 		return a.cmdBisect(rest, stdout, stderr)
 	case "plugins":
@@ -131,6 +133,10 @@ commands:
                  and model side by side: [--config FILE] [--variant NAME] (docs/replay.md)
   check BUNDLE...  run capture bundles' commands on the model, model against real with
                  tolerances: [--profile FILE] [--format text|json] [--seed N] [--scenario]
+  calibrate BUNDLE...
+                 fit this machine's costs from capture bundles, print them with their
+                 uncertainties and the replay residuals: [--out PROFILE] [--no-replay]
+                 (docs/calibration-fit.md)
   plugins        list builtin and discovered plugins with their schemas [--format text|json]
   plugins lock   write tickemu-plugins.lock: the SHA-256 of every plugin binary on the path
   workloads      list the workload types and the kernel block with every attribute [--format text|json]

@@ -1,0 +1,327 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tickemu/tickemu/framework/bundle"
+	"github.com/tickemu/tickemu/framework/calibrate"
+	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/kernel"
+	"github.com/tickemu/tickemu/framework/replay"
+	"github.com/tickemu/tickemu/framework/replayrun"
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/traceimport"
+	"github.com/tickemu/tickemu/framework/workload"
+)
+
+// cmdCalibrate fits this machine's costs from capture bundles:
+//
+//	tickemu calibrate BUNDLE... [--out PROFILE] [--no-replay]
+//
+// It measures every estimator in each bundle's trace, pools the bundles,
+// prints the estimates and the fitted parameters with their uncertainties,
+// writes the machine profile to PROFILE, and replays each bundle on the
+// model with the builtin defaults and with the fitted profile, printing the
+// residuals (docs/calibration-fit.md).
+func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.registerPluginFlags(fs)
+	out := fs.String("out", "", "write the machine profile (HCL) to this file")
+	noReplay := fs.Bool("no-replay", false, "skip the residual check (replaying each bundle with and without the profile)")
+	if wantsHelp(fs, "tickemu calibrate BUNDLE... [flags]", "fit this machine's costs from capture bundles and write a machine profile (docs/calibration-fit.md)", args, stdout) {
+		return 0
+	}
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(paths) == 0 {
+		fmt.Fprintln(stderr, "usage: tickemu calibrate BUNDLE... [--out PROFILE] [--no-replay]")
+		return 2
+	}
+	var bundles []calibrate.Bundle
+	var opened []*bundle.Bundle
+	for _, p := range paths {
+		b, err := bundle.Open(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+			return 2
+		}
+		m, err := measureBundle(b)
+		if err != nil {
+			fmt.Fprintf(stderr, "tickemu: calibrate: %s: %s: %v\n", p, bundle.TraceName, err)
+			return 2
+		}
+		ce := strings.Join(b.Manifest.Host.Clockevents, ",")
+		bundles = append(bundles, calibrate.Bundle{Name: filepath.Base(p), M: m, Clockevents: ce,
+			LAPIC: slices.ContainsFunc(b.Manifest.Host.Clockevents, func(s string) bool { return strings.HasPrefix(s, "lapic") })})
+		opened = append(opened, b)
+	}
+	defaults, err := a.costDefaults()
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+		return 1
+	}
+	per, pooled, params := calibrate.Fit(bundles, defaults)
+
+	var names []string
+	var hdr strings.Builder
+	for i, b := range bundles {
+		names = append(names, b.Name)
+		m := opened[i].Manifest
+		res := "ns timestamps"
+		if b.M.Resolution == 1000 {
+			res = "us timestamps"
+		}
+		msr := "no msr events"
+		if b.M.MSRTraced {
+			msr = "msr:write_msr traced"
+		}
+		fmt.Fprintf(&hdr, "# %s: %q, %s, trace clock %s (%s), %d events, %s, clockevent %s\n",
+			b.Name, strings.Join(m.Command, " "), hostLine(m.Host), orDash(m.Trace.Clock), res, b.M.Events, msr, orDash(b.Clockevents))
+	}
+	if _, err := io.WriteString(stdout, hdr.String()); err != nil {
+		return 1
+	}
+	fmt.Fprintln(stdout, "\n## estimates (each interval less the tracepoints it spans; centre ± standard error, n samples)")
+	if err := calibrate.WriteEstimates(stdout, names, per, pooled); err != nil {
+		return 1
+	}
+	fmt.Fprintln(stdout, "\n## fitted parameters")
+	if err := calibrate.WriteParams(stdout, params); err != nil {
+		return 1
+	}
+
+	var pv calibrate.Provenance
+	pv.Tool = version
+	for i, b := range bundles {
+		m := opened[i].Manifest
+		line := fmt.Sprintf("%s: %s, captured %s", b.Name, strings.Join(m.Command, " "), m.Start.UTC().Format(time.DateTime+" UTC"))
+		if m.Note != "" {
+			line += " (" + m.Note + ")"
+		}
+		pv.Bundles = append(pv.Bundles, line)
+	}
+	pv.Host = hostLine(opened[0].Manifest.Host)
+	var prof strings.Builder
+	if err := calibrate.WriteProfile(&prof, pv, params); err != nil {
+		return 1
+	}
+	profPath := *out
+	if profPath != "" {
+		if err := os.WriteFile(profPath, []byte(prof.String()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+			return 1
+		}
+	}
+	if *noReplay {
+		return 0
+	}
+	tmp, err := os.MkdirTemp("", "tickemu-calibrate-")
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	if profPath == "" {
+		profPath = filepath.Join(tmp, "profile.hcl")
+		if err := os.WriteFile(profPath, []byte(prof.String()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+			return 1
+		}
+	}
+	absProf, err := filepath.Abs(profPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+		return 1
+	}
+	withProf := filepath.Join(tmp, "fitted.hcl")
+	if err := os.WriteFile(withProf, []byte(fmt.Sprintf("machine {\n  profile = %q\n}\n", absProf)), 0o644); err != nil {
+		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+		return 1
+	}
+	opts, log, ok := c.setup(stderr)
+	if !ok {
+		return 2
+	}
+	op, closeOp, err := a.newOpener(&c, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 2
+	}
+	defer closeOp()
+	fmt.Fprintln(stdout, "\n## residuals: each bundle replayed on the model with the defaults and with the fitted profile")
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "bundle\tfigure\tcapture\tdefaults\tfitted\t")
+	for i, b := range opened {
+		trace := filepath.Join(tmp, fmt.Sprintf("trace%d.txt", i))
+		if err := extractTrace(b, trace); err != nil {
+			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+			return 1
+		}
+		var cols [2][]replay.Row
+		for j, cfg := range []string{"", withProf} {
+			rows, err := replayRows(trace, cfg, opts, op, c.isolation)
+			if err != nil {
+				return reportError(stderr, fmt.Errorf("%s: %w", names[i], err))
+			}
+			cols[j] = rows
+		}
+		for k, r := range cols[0] {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", names[i], r.Name, rowValue(r, r.Capture), rowValue(r, r.Model), rowValue(cols[1][k], cols[1][k].Model))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// residualRows are the replay table's rows the residual check prints.
+var residualRows = []string{"hrtimer_wakeup lateness p50", "hrtimer_wakeup lateness p99", "posix_timer_fn lateness p50", "posix_timer_fn lateness p99", "tick expiries", "tick stops"}
+
+func replayRows(trace, cfgFile string, opts config.Options, op experiment.Opener, isolation string) ([]replay.Row, error) {
+	cp, err := workload.ScanCapture(trace)
+	if err != nil {
+		return nil, err
+	}
+	src, name, err := replayrun.Config(cfgFile, trace, cp)
+	if err != nil {
+		return nil, err
+	}
+	spec, diags := config.LoadBytes(name, src, opts)
+	if diags.HasErrors() {
+		return nil, &experiment.DiagError{Diags: diags, Files: spec.Files()}
+	}
+	o, err := replayrun.Run(trace, cp, spec, experiment.Options{Opener: op, Isolation: isolation})
+	if err != nil {
+		return nil, err
+	}
+	var rows []replay.Row
+	all := replay.Table(o.CaptureScore, o.ModelScore, false, !cp.OffsetKnown)
+	for _, want := range residualRows {
+		for _, r := range all {
+			if r.Name == want {
+				rows = append(rows, r)
+			}
+		}
+	}
+	return rows, nil
+}
+
+func rowValue(r replay.Row, v int64) string {
+	if r.NA {
+		return "n/a"
+	}
+	if r.Duration {
+		return calibrateNS(v)
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func calibrateNS(ns int64) string {
+	switch {
+	case ns >= 1_000_000 || ns <= -1_000_000:
+		return fmt.Sprintf("%.3gms", float64(ns)/1e6)
+	case ns >= 1000 || ns <= -1000:
+		return fmt.Sprintf("%.3gus", float64(ns)/1e3)
+	}
+	return fmt.Sprintf("%dns", ns)
+}
+
+func measureBundle(b *bundle.Bundle) (*calibrate.Measurement, error) {
+	r, err := b.Trace()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	fr := traceimport.NewFtrace(r)
+	fr.DecodeExtra()
+	return calibrate.Measure(fr)
+}
+
+func extractTrace(b *bundle.Bundle, path string) error {
+	r, err := b.Trace()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func hostLine(h bundle.Host) string {
+	s := fmt.Sprintf("Linux %s %s", orDash(h.Release), h.Machine)
+	if h.Hypervisor != "" {
+		s += ", " + h.Hypervisor + " guest"
+	}
+	s += fmt.Sprintf(", %d CPUs", h.CPUs)
+	if h.HZ != 0 {
+		s += fmt.Sprintf(", HZ %d", h.HZ)
+	}
+	if h.NoHZ != "" {
+		s += ", nohz " + h.NoHZ
+	}
+	if h.CPUModel != "" {
+		s += ", " + h.CPUModel
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// costDefaults gives the model's default of every constant the fit names:
+// the kernel block's costs and the builtin plugins' cost attributes.
+func (a *App) costDefaults() (func(string) float64, error) {
+	vals := map[string]float64{}
+	for _, at := range kernel.KernelSchema().Attributes {
+		if at.Type == sdk.TypeDuration {
+			d, err := time.ParseDuration(at.Default)
+			if err != nil {
+				return nil, fmt.Errorf("kernel.%s's default %q: %v", at.Name, at.Default, err)
+			}
+			vals["kernel."+at.Name] = float64(d.Nanoseconds())
+		}
+	}
+	for _, f := range a.factories {
+		p := f.New()
+		info := p.Info()
+		for _, at := range p.Schema().Attributes {
+			switch {
+			case at.Type == sdk.TypeDuration:
+				if d, err := time.ParseDuration(at.Default); err == nil {
+					vals[info.Name+"."+at.Name] = float64(d.Nanoseconds())
+				}
+			case strings.HasSuffix(at.Name, "_ns"):
+				if v, err := strconv.ParseFloat(at.Default, 64); err == nil {
+					vals[info.Name+"."+at.Name] = v
+				}
+			}
+		}
+	}
+	return func(k string) float64 { return vals[k] }, nil
+}
