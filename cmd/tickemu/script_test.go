@@ -59,6 +59,8 @@ func TestScripts(t *testing.T) {
 			// Capture bundles (binary) for calibrate.txtar.
 			env.Setenv("CALDATA", filepath.Join(root, "cmd", "tickemu", "testdata", "calibrate"))
 			env.Setenv("PROFILES", filepath.Join(root, "profiles"))
+			// check.txtar reads framework/sidebyside's committed bundle.
+			env.Setenv("BUNDLE", filepath.Join(root, "framework", "sidebyside", "testdata", "cyclictest-t2-h.tcap"))
 			once.Do(func() {
 				buildErr = buildExample(filepath.Join(root, "examples", "fixed"), "./cmd/tickemu-plugin-fixed", fixed)
 			})
