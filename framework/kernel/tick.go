@@ -391,11 +391,43 @@ func (k *Kernel) pmQoS() int64 {
 }
 
 // SetPMQoS records a /dev/cpu_dma_latency request (cyclictest writes 0).
+// Like cpu_latency_qos_add_request() (kernel/power/qos.c) it traces
+// pm_qos_add_request with the request and pm_qos_update_target with the
+// constraint before and after (in us; 2000000000,
+// PM_QOS_CPU_LATENCY_DEFAULT_VALUE, for none), so a replay of the trace
+// holds what the run held.
 func (k *Kernel) SetPMQoS(ns int64) {
+	prev := k.pmQoS()
 	if k.qosLatency == nil || ns < *k.qosLatency {
 		v := ns
 		k.qosLatency = &v
 	}
+	if k.tr.Enabled("pm_qos_add_request") || k.tr.Enabled("pm_qos_update_target") {
+		ctx := k.cpus[0].traceCtx()
+		k.tr.Event(k.Now(), ctx, "pm_qos_add_request", "CPU_DMA_LATENCY value="+itoa(qosUS(ns)))
+		k.tr.Event(k.Now(), ctx, "pm_qos_update_target", "action=ADD_REQ prev_value="+itoa(qosUS(prev))+" curr_value="+itoa(qosUS(k.pmQoS())))
+	}
+}
+
+// SetPMQoSLimit sets the CPU latency constraint itself (the aggregate of
+// every request, pm_qos_update_target()'s curr_value), none when ns < 0: a
+// replayed capture's, changing when the capture shows it change.
+func (k *Kernel) SetPMQoSLimit(ns int64) {
+	if ns < 0 {
+		k.qosLatency = nil
+		return
+	}
+	v := ns
+	k.qosLatency = &v
+}
+
+// qosUS is a constraint in ns as the PM QoS events print it: us, and
+// PM_QOS_CPU_LATENCY_DEFAULT_VALUE (2000000000) for none.
+func qosUS(ns int64) int64 {
+	if ns == int64(ktime.Max) {
+		return 2_000_000_000
+	}
+	return ns / 1000
 }
 
 // stoppedTickFired reports whether the stopped tick's one programmed event has

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -205,15 +206,26 @@ func itoa(v int64) string {
 // more after its expires, over at least 3.
 func TestScanDeferrable(t *testing.T) {
 	capture := func(flags string, lateBy int) string {
-		var b strings.Builder
-		b.WriteString(hdr)
+		// Lines in time order, as tracefs merges the CPUs' buffers.
+		type line struct {
+			at   int
+			text string
+		}
+		var ls []line
+		ts := func(j int) string { return strconv.Itoa(j/1000) + "." + fmt.Sprintf("%06d", j%1000*1000) }
+		add := func(cpu string, at int, ev, fields string) { ls = append(ls, line{at, l(cpu, ts(at), ev, fields)}) }
 		for i := 0; i < 4; i++ {
 			at := 1000 + 100*i
-			ts := func(j int) string { return strconv.Itoa(j/1000) + "." + fmt.Sprintf("%06d", j%1000*1000) }
-			b.WriteString(l("000", ts(at), "timer_start", fmt.Sprintf("timer=ffff1 function=vmstat expires=%d [timeout=50]%s", at+50, flags)))
-			b.WriteString(l("000", ts(at+50+lateBy), "timer_expire_entry", fmt.Sprintf("timer=ffff1 function=vmstat now=%d", at+50+lateBy)))
-			b.WriteString(l("001", ts(at+10), "timer_start", fmt.Sprintf("timer=ffff2 function=ontime expires=%d [timeout=5]%s", at+15, flags)))
-			b.WriteString(l("001", ts(at+15), "timer_expire_entry", fmt.Sprintf("timer=ffff2 function=ontime now=%d", at+15)))
+			add("000", at, "timer_start", fmt.Sprintf("timer=ffff1 function=vmstat expires=%d [timeout=50]%s", at+50, flags))
+			add("000", at+50+lateBy, "timer_expire_entry", fmt.Sprintf("timer=ffff1 function=vmstat now=%d", at+50+lateBy))
+			add("001", at+10, "timer_start", fmt.Sprintf("timer=ffff2 function=ontime expires=%d [timeout=5]%s", at+15, flags))
+			add("001", at+15, "timer_expire_entry", fmt.Sprintf("timer=ffff2 function=ontime now=%d", at+15))
+		}
+		sort.SliceStable(ls, func(i, j int) bool { return ls[i].at < ls[j].at })
+		var b strings.Builder
+		b.WriteString(hdr)
+		for _, x := range ls {
+			b.WriteString(x.text)
 		}
 		return b.String()
 	}
@@ -329,6 +341,42 @@ func TestIdleTicksKept(t *testing.T) {
 			s, _ := scoreText(t, tc.text, Options{})
 			if s.Tick.IdleKept != tc.kept || s.Tick.IdleKeptRCU != tc.rcu {
 				t.Errorf("idle ticks kept %d (RCU %d), want %d (%d)", s.Tick.IdleKept, s.Tick.IdleKeptRCU, tc.kept, tc.rcu)
+			}
+		})
+	}
+}
+
+// TestBackwardsTimestamps: a capture whose time goes back by more than
+// BackwardsTolerance (two runs in one file) is refused with the line, its
+// time and the latest time before it; per-CPU clocks a few us apart are
+// not.
+func TestBackwardsTimestamps(t *testing.T) {
+	const S = "success=1 dependency=NONE"
+	run := l("000", "100.000000", "tick_stop", S) + l("001", "100.500000", "tick_stop", S) + l("000", "101.000000", "tick_stop", S)
+	tests := []struct {
+		name, text string
+		err        string
+	}{
+		{"two runs concatenated", hdr + run + hdr + l("000", "50.000000", "tick_stop", S) + run,
+			`line 10: field "timestamp": 50.000000 s is 51.000000 s before line 6's 101.000000 s`},
+		{"a CPU's clock a few us behind", hdr + run + l("001", "100.999990", "tick_stop", S) + l("000", "101.000001", "tick_stop", S), ""},
+		{"just over the tolerance", hdr + l("000", "10.002000", "tick_stop", S) + l("001", "10.000999", "tick_stop", S),
+			"line 5: field \"timestamp\": 10.000999 s is 0.001001 s before line 4's 10.002000 s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Scan(traceimport.Detect(strings.NewReader(tc.text)))
+			if tc.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Last != 101_000_001_000 {
+					t.Errorf("Last %d", c.Last)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("error %v, want %q", err, tc.err)
 			}
 		})
 	}

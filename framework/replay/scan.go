@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -73,6 +74,11 @@ type TaskInfo struct {
 	// hrtimer_nanosleep() gives RT tasks none).
 	ZeroSlack bool
 	Sleeps    int64
+	// Prio is the kernel priority the capture last showed for it
+	// (sched_switch's prev_prio/next_prio, the wakeup events' prio: 0-99
+	// real-time, MAX_RT_PRIO-1 - rt_priority; 100-139 SCHED_OTHER, 120 +
+	// nice); -1 when no event gave one.
+	Prio int
 }
 
 // MaxTasks bounds Capture.Tasks, MaxPreArmed Capture.PreArmed.
@@ -90,6 +96,31 @@ type PreArmed struct {
 	Time     int64 // of its first expiry (trace clock)
 	Now      int64 // its now= (ns or jiffies)
 }
+
+// BackwardsTolerance is how far an event may be older than the latest one
+// before it: tracefs and trace-cmd merge the per-CPU buffers in time order,
+// so a real capture goes back by nothing, or by the little a CPU's clock
+// lags another's on a machine whose trace clock is not synchronised (the
+// "local" clock: microseconds). Further back is a capture made of two runs
+// (two files concatenated, a second `cat trace` appended) or per-CPU
+// buffers written one after the other, which a replay would apply as one
+// timeline: it is refused.
+const BackwardsTolerance = 1_000_000
+
+// BackwardsError is a capture whose timestamps go back by more than
+// BackwardsTolerance.
+type BackwardsError struct {
+	Line, LastLine int64 // the event and the latest event before it
+	Time, Last     int64 // their timestamps (trace clock, ns)
+}
+
+func (e *BackwardsError) Error() string {
+	return fmt.Sprintf("line %d: field \"timestamp\": %s s is %s s before line %d's %s s (more than %d ms back): "+
+		"the capture holds two runs or unmerged per-CPU buffers; split it where the time goes back, or sort it by timestamp",
+		e.Line, traceSecs(e.Time), traceSecs(e.Last-e.Time), e.LastLine, traceSecs(e.Last), BackwardsTolerance/1_000_000)
+}
+
+func traceSecs(ns int64) string { return fmt.Sprintf("%d.%06d", ns/1e9, (ns%1e9)/1e3) }
 
 // Span is the capture's length.
 func (c *Capture) Span() int64 { return c.Last - c.First }
@@ -176,11 +207,12 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			return nil
 		}
 		taskIdx[k] = len(c.Tasks)
-		c.Tasks = append(c.Tasks, TaskInfo{PID: pid, CPU: cpu, Comm: strings.Clone(comm), ZeroSlack: true})
+		c.Tasks = append(c.Tasks, TaskInfo{PID: pid, CPU: cpu, Comm: strings.Clone(comm), ZeroSlack: true, Prio: -1})
 		return &c.Tasks[len(c.Tasks)-1]
 	}
 	maxCPU := -1
 	first := true
+	var lastLine int64
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -193,7 +225,12 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 		if first {
 			c.First, first = e.Time, false
 		}
-		c.Last = max(c.Last, e.Time)
+		if e.Time < c.Last-BackwardsTolerance {
+			return nil, &BackwardsError{Line: e.Line, Time: e.Time, LastLine: lastLine, Last: c.Last}
+		}
+		if e.Time >= c.Last {
+			c.Last, lastLine = e.Time, e.Line
+		}
 		maxCPU = max(maxCPU, e.CPU)
 		switch e.Kind {
 		case traceimport.HRStart, traceimport.TimerStart:
@@ -240,7 +277,12 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 				}
 			}
 		case traceimport.SchedSwitch:
-			task(e.NextPID, e.CPU, e.NextComm)
+			if ti := task(e.NextPID, e.CPU, e.NextComm); ti != nil && e.NextPrio >= 0 {
+				ti.Prio = e.NextPrio
+			}
+			if i, ok := taskIdx[[2]int{e.PrevPID, e.CPU}]; ok && e.PrevPrio >= 0 {
+				c.Tasks[i].Prio = e.PrevPrio
+			}
 		case traceimport.HRCancel, traceimport.TimerCancel:
 			// A cancel does not make a timer seen: before f2e388a019e4 the
 			// kernel traces one in __run_hrtimer() / expire_timers() right

@@ -141,8 +141,9 @@ run {
 }
 `
 
-// TestRoundTrip replays tickemu's own trace of a run on the same machine,
-// holding the PM QoS request cyclictest held (the trace cannot show it): the
+// TestRoundTrip replays tickemu's own trace of a run on the same machine:
+// the trace states the PM QoS request cyclictest held (pm_qos_add_request,
+// pm_qos_update_target), which the replay holds from then on, and the
 // capture's and the model's counts agree on every row. This checks that the
 // importer, the counting rules and the workload invert the model's tracing.
 func TestRoundTrip(t *testing.T) {
@@ -157,7 +158,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(diags)
 	}
 	if _, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories()), Trace: f,
-		TraceEvents: "hrtimer_*,timer_*,tick_stop,sched_switch,sched_wakeup"}); err != nil {
+		TraceEvents: "hrtimer_*,timer_*,tick_stop,sched_switch,sched_wakeup,pm_qos_*"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -171,7 +172,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, name, err := replayrun.ConfigWith(machineFile, tracePath, cp, 0)
+	src, name, err := replayrun.Config(machineFile, tracePath, cp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ var Known = []string{
 	"irq_handler_entry", "irq_handler_exit",
 	"itimer_expire", "itimer_state",
 	"local_timer_entry", "local_timer_exit",
+	"pm_qos_add_request", "pm_qos_update_target",
 	"sched_switch", "sched_wakeup",
 	"signal_deliver", "signal_generate",
 	"softirq_entry", "softirq_exit", "softirq_raise",

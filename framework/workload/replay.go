@@ -62,6 +62,19 @@ type replayLoad struct {
 	wheelTimeout map[*kernel.WheelTimer]uint64
 	wheelExp     map[*kernel.WheelTimer]uint64
 
+	// cur is, per CPU, the pid the capture shows running there (-1 not
+	// known yet): every event's task column is the CPU's current task, so
+	// a task whose switch-out the capture lacks (its own events filtered
+	// out, a lost event) stops running when another task's event shows up
+	// on its CPU, or the CPU enters idle.
+	cur map[int]int
+	// waking holds, per pid, the time of a sched_waking not yet followed
+	// by its sched_wakeup (which names the CPU the task was put on).
+	waking map[int]int64
+	// qosReq is set, per CPU, after a CPU latency request whose
+	// pm_qos_update_target (the aggregate) may follow.
+	qosReq map[int]bool
+
 	applied, skipped int64
 	lateness         replay.Hist // model expiry lateness of replayed hrtimers (ns)
 	wakeLat          replay.Hist // model sleeper wakeup latency (ns), hard expiry to user space
@@ -79,12 +92,17 @@ type wheelRearm struct {
 	timeout uint64
 }
 
-// item is one thing to do at a capture time: a classified timer operation
-// or a sched_switch.
+// item is one thing to do at a capture time: a classified timer operation,
+// a change of the task a CPU runs, a task woken, or a new PM QoS
+// constraint.
 type item struct {
-	op               replay.Op
-	sw               bool
+	op   replay.Op
+	kind itemKind
+	// itemSwitch: prevPID stops running on op.CPU, nextPID runs there.
+	// itemWake: nextPID on op.CPU is woken.
 	prevPID, nextPID int
+	// itemQoS: the constraint in ns, -1 for none.
+	qos int64
 	// rcu: a call_rcu() the capture implies on op.CPU (rcuWork).
 	rcu rcuWork
 }
@@ -117,13 +135,23 @@ func deadState(s string) bool {
 	return false
 }
 
+type itemKind uint8
+
+const (
+	itemOp itemKind = iota
+	itemSwitch
+	itemWake
+	itemQoS
+)
+
 type replayTask struct {
 	w       *replayLoad
 	t       *kernel.Task
 	waiting bool  // parked in Wait
 	running bool  // the capture shows it running
 	sleep   bool  // a sleep is due
-	sleepAt int64 // its hard expiry (simulated CLOCK_MONOTONIC)
+	sleepAt int64 // the time it asks to sleep until (simulated CLOCK_MONOTONIC): the capture's softexpires
+	hardAt  int64 // the capture's hard expiry (softexpires + the task's slack), whence its wakeup latency counts
 	slept   bool
 	lastExp ktime.Time
 	// graceUntil: after a wakeup the task runs until then unless the
@@ -232,16 +260,14 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.expiredWheel, w.rearm = map[tkey]bool{}, map[*kernel.WheelTimer]wheelRearm{}
 	w.selfArmed, w.wheelTimeout, w.wheelExp = map[*kernel.WheelTimer]bool{}, map[*kernel.WheelTimer]uint64{}, map[*kernel.WheelTimer]uint64{}
 	w.hrExp = map[*kernel.HRTimer]ktime.Time{}
+	w.cur, w.waking, w.qosReq = map[int]int{}, map[int]int64{}, map[int]bool{}
 	if w.tasksOn {
 		for _, ti := range w.cap.Tasks {
 			if ti.CPU >= k.CPUs() {
 				continue
 			}
 			rt := &replayTask{w: w}
-			pol, prio := kernel.SchedOther, 0
-			if ti.Sleeps > 0 && ti.ZeroSlack {
-				pol, prio = kernel.SchedFIFO, 50 // no slack: an RT task (hrtimer_nanosleep())
-			}
+			pol, prio := taskPolicy(ti)
 			comm := ti.Comm
 			if len(comm) > 15 {
 				comm = comm[:15]
@@ -352,12 +378,114 @@ func (w *replayLoad) fill() bool {
 				w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, rcu: rcuSoftirq})
 			}
 		}
-		if e.Kind == traceimport.SchedSwitch && w.tasksOn {
-			w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, sw: true,
-				prevPID: e.PrevPID, nextPID: e.NextPID})
+		w.pmQoS(e)
+		if w.tasksOn {
+			w.sched(e)
 		}
 	}
 	return true
+}
+
+// sched queues what e shows of the tasks: who runs on its CPU, and which
+// task is woken.
+func (w *replayLoad) sched(e *traceimport.Event) {
+	at := replay.Op{Time: e.Time, CPU: e.CPU}
+	cur, known := w.cur[e.CPU]
+	if !known {
+		cur = -1
+	}
+	switchTo := func(next int) {
+		if next != cur {
+			w.queue = append(w.queue, item{op: at, kind: itemSwitch, prevPID: cur, nextPID: next})
+		}
+		w.cur[e.CPU] = next
+	}
+	switch e.Kind {
+	case traceimport.SchedSwitch:
+		if cur >= 0 && cur != e.PrevPID {
+			// The switch-in of prev is missing: cur has not run since
+			// an event of prev's showed up (see cur).
+			w.queue = append(w.queue, item{op: at, kind: itemSwitch, prevPID: cur, nextPID: -1})
+		}
+		w.queue = append(w.queue, item{op: at, kind: itemSwitch, prevPID: e.PrevPID, nextPID: e.NextPID})
+		w.cur[e.CPU] = e.NextPID
+		return
+	case traceimport.CPUIdle:
+		if e.State != 4294967295 { // entering idle: the idle task runs
+			switchTo(0)
+		}
+		return
+	case traceimport.SchedWaking:
+		if len(w.waking) < 1<<16 {
+			w.waking[e.WakePID] = e.Time
+		}
+	case traceimport.SchedWakeup, traceimport.SchedWakeupNew:
+		// Woken at its sched_waking (try_to_wake_up()'s start) when the
+		// capture has one, on the CPU the wakeup names.
+		t := e.Time
+		if wt, ok := w.waking[e.WakePID]; ok && wt <= t && t-wt < replay.RestartWindow {
+			t = wt
+		}
+		delete(w.waking, e.WakePID)
+		w.queue = append(w.queue, item{op: replay.Op{Time: t, CPU: e.TargetCPU}, kind: itemWake, nextPID: e.WakePID})
+	}
+	if e.PID >= 0 {
+		switchTo(e.PID) // the task column: the CPU's current task
+	}
+}
+
+// pmQoSNone is PM_QOS_CPU_LATENCY_DEFAULT_VALUE (include/linux/pm_qos.h):
+// the constraint with no request, in us.
+const pmQoSNone = 2_000_000_000
+
+// pmQoS queues the CPU latency constraint the capture's PM QoS events set:
+// cpu_latency_qos_add_request() and its update and removal trace the
+// request (pm_qos_add_request, value in us), then pm_qos_update_target the
+// constraint all requests make (curr_value), which corrects the first when
+// another request is held too. A pm_qos_update_target that follows no CPU
+// latency request on its CPU is another constraint's (a frequency QoS).
+func (w *replayLoad) pmQoS(e *traceimport.Event) {
+	ns := func(us int64) int64 {
+		if us < 0 || us >= pmQoSNone {
+			return -1
+		}
+		return us * 1000
+	}
+	var v int64
+	switch e.Kind {
+	case traceimport.PMQoSAddRequest, traceimport.PMQoSUpdateRequest:
+		v = ns(e.QoSValue)
+		w.qosReq[e.CPU] = true
+	case traceimport.PMQoSRemoveRequest:
+		v = -1
+		w.qosReq[e.CPU] = true
+	case traceimport.PMQoSUpdateTarget:
+		if !w.qosReq[e.CPU] {
+			return
+		}
+		delete(w.qosReq, e.CPU)
+		v = ns(e.QoSValue)
+	default:
+		return
+	}
+	w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, kind: itemQoS, qos: v})
+}
+
+// taskPolicy is the scheduling class and RT priority of a replayed task:
+// the capture's kernel priority when an event showed it (0-99:
+// SCHED_FIFO at MAX_RT_PRIO-1 - prio, include/linux/sched/prio.h; 100-139:
+// SCHED_OTHER), else SCHED_FIFO for a task whose sleeps had no slack
+// (hrtimer_nanosleep() gives RT tasks none), else SCHED_OTHER.
+func taskPolicy(ti replay.TaskInfo) (kernel.Policy, int) {
+	switch {
+	case ti.Prio >= 0 && ti.Prio < 100:
+		return kernel.SchedFIFO, min(max(99-ti.Prio, 1), 99)
+	case ti.Prio >= 100:
+		return kernel.SchedOther, 0
+	case ti.Sleeps > 0 && ti.ZeroSlack:
+		return kernel.SchedFIFO, 50
+	}
+	return kernel.SchedOther, 0
 }
 
 // pump runs every item due at now and schedules itself for the next one.
@@ -390,7 +518,8 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 		}
 		return
 	}
-	if it.sw {
+	switch it.kind {
+	case itemSwitch:
 		if rt := w.tasks[[2]int{it.prevPID, op.CPU}]; rt != nil {
 			rt.running = false
 		}
@@ -398,6 +527,18 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 			rt.running = true
 			rt.kick(now)
 		}
+		return
+	case itemWake:
+		// A task parked in Wait is woken (a sleeper in clock_nanosleep is
+		// the model's to wake); it runs while the capture catches up
+		// with its switch-in.
+		if rt := w.tasks[[2]int{it.nextPID, op.CPU}]; rt != nil && rt.waiting {
+			rt.graceUntil = now + wakeGrace
+			rt.kick(now)
+		}
+		return
+	case itemQoS:
+		k.SetPMQoSLimit(it.qos)
 		return
 	}
 	if op.Kind == replay.OpExpire && op.Wheel {
@@ -455,7 +596,11 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 		exp := int64(w.sim(op.Time)) + delta
 		if op.Function == "hrtimer_wakeup" && w.tasksOn {
 			if rt := w.tasks[[2]int{op.PID, op.CPU}]; rt != nil {
-				rt.sleep, rt.sleepAt = true, exp
+				// clock_nanosleep() asks for the soft expiry and the
+				// kernel adds the task's slack (hrtimer_nanosleep():
+				// current->timer_slack_ns, 0 for RT tasks), as the
+				// model does for the replayed task's policy.
+				rt.sleep, rt.sleepAt, rt.hardAt = true, exp-max(op.Expires-op.SoftExpires, 0), exp
 				rt.kick(now)
 				return
 			}
@@ -528,7 +673,7 @@ func (rt *replayTask) next(t *kernel.Task, r kernel.Result) kernel.Action {
 		rt.graceUntil = r.Now + wakeGrace
 	}
 	if rt.sleep {
-		rt.sleep, rt.slept, rt.lastExp = false, true, ktime.Time(rt.sleepAt)
+		rt.sleep, rt.slept, rt.lastExp = false, true, ktime.Time(rt.hardAt)
 		return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: rt.sleepAt}
 	}
 	if rt.running {
