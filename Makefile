@@ -19,6 +19,7 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 .PHONY: api-check api-baseline
 .PHONY: capture
 .PHONY: all build run test test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration validation
+.PHONY: kernel-oracle test-oracle
 
 all: build
 
@@ -113,6 +114,20 @@ calibration: ## Regenerate docs/calibration.md: each headline figure at half and
 validation: ## Regenerate docs/validation.md: the model against the real kernel for every bundle of validation/captures/ (tickemu check), with tolerances, noise and validation/reasons.txt.
 	@echo "==> go run ./internal/validation $(VALIDATION_FLAGS) > docs/validation.md"
 	t=$$(mktemp) && $(GO) run ./internal/validation $(VALIDATION_FLAGS) > $$t && cat $$t > docs/validation.md && rm $$t
+
+kernel-oracle: ## Build the kernel oracle: kernel/time/timer.c of linux-source-6.12 (or KERNEL_SRC=DIR) as oracle/lib/libktimer-oracle.so, reused while unchanged (docs/kernel-oracle.md).
+	@echo "==> bash scripts/kernel-oracle.sh"
+	bash scripts/kernel-oracle.sh
+
+# The oracle's packages (oracle/...) build only with the build tag
+# kernel_oracle: without it they are a package comment, so ./... needs
+# neither cgo nor the library; with it their tests fail, naming
+# `make kernel-oracle`, when the library is missing.
+ORACLE_SEQS ?= 500
+test-oracle: kernel-oracle ## Differential tests: random operation sequences through the kernel's timer.c and plugins/wheel at its release (ORACLE_SEQS x 2000 operations).
+	@echo "==> go vet -tags kernel_oracle ./oracle/... && go test -tags kernel_oracle -v ./oracle/wheeldiff -args -seqs $(ORACLE_SEQS)"
+	$(GO) vet -tags kernel_oracle ./oracle/...
+	$(GO) test -tags kernel_oracle -count=1 -timeout 15m -v ./oracle/wheeldiff -args -seqs $(ORACLE_SEQS)
 
 clean: ## Remove build output.
 	rm -rf bin

@@ -150,7 +150,11 @@ for o in "$obj/oracle.o" "$obj/shim.o"; do
 done
 
 # -z defs: a symbol the shim does not provide fails the link, by name.
-gcc -shared -o "$obj/libktimer-oracle.so" "$obj/oracle.o" "$obj/shim.o" "$obj/host.o" \
+# Only the kwo_* entry points are exported: the kernel's own names
+# (timer_delete, add_timer, ...) must bind inside the library, never to the
+# C library's functions of the same name.
+echo '{ global: kwo_*; local: *; };' >"$obj/exports.map"
+gcc -shared -Wl,--version-script="$obj/exports.map" -o "$obj/libktimer-oracle.so" "$obj/oracle.o" "$obj/shim.o" "$obj/host.o" \
 	-Wl,-z,defs -Wl,-z,text -Wl,--defsym=jiffies=jiffies_64 -Wl,-soname,libktimer-oracle.so
 
 # Instructions that fault or misbehave in user mode: interrupt flag
@@ -168,7 +172,6 @@ secs=$(( $(date +%s) - start ))
 cat >"$out/build-info.txt" <<INFO
 release: $release
 tree: $name
-source: $src
 key: $key
 built: $(date -u +%Y-%m-%dT%H:%M:%SZ) in $secs s
 INFO

@@ -74,7 +74,11 @@
 // timer_jiffies backwards and leaves it at jiffies+1 after a softirq on an
 // empty wheel; a timer whose callback runs is not kept on its base by
 // __mod_timer(); the collected jiffy reported for each expiry is the pass's
-// clock even where the kernel's trace point would show a forwarded one. NextExpiry of the cascade layout is
+// clock even where the kernel's trace point would show a forwarded one;
+// mod_timer() of a timer that is not queued does not forward the base the
+// timer was last queued on (the kernel's lock_timer_base() base), which only
+// leaves that base's clock behind until its next forward (oracle/wheeldiff
+// checks that nothing else differs, docs/kernel-oracle.md). NextExpiry of the cascade layout is
 // the exact earliest expiry (the kernel computes it only at idle entry),
 // cached and recomputed from per-bucket bitmaps when its timer leaves.
 //
@@ -85,5 +89,6 @@
 // V1-V13 (docs/reference/wheel-tick.md) at HZ 100/250/1000;
 // FuzzTimerBaseVsReference runs every strategy of both layouts against a
 // sorted-slice reference model; the sdktest.RunTimerBase suite runs for every
-// combination.
+// combination. oracle/wheeldiff (`make test-oracle`) runs random operation
+// sequences through the kernel's own timer.c and the 6.12 configuration.
 package wheel

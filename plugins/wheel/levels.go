@@ -527,6 +527,17 @@ func (w *levelWheel) nextOfBase(b *levelBase, j uint64, m *meter) (uint64, bool)
 	if b.recalc {
 		w.recalcNext(b, m)
 	}
+	// 6.9+ next_timer_interrupt() (6.12 kernel/time/timer.c; 6.1's
+	// get_next_timer_interrupt() does not): an empty base's next_expiry
+	// moves to jiffies + NEXT_TIMER_MAX_DELTA, which both bases of
+	// fetch_next_timer_interrupt() are compared by. Left at clk +
+	// NEXT_TIMER_MAX_DELTA from a long-past clock, it was below the
+	// bucket expiry of a timer clamped to WHEEL_TIMEOUT_MAX, which enqueue
+	// then did not record: the base kept timers_pending false with the
+	// timer queued (found by oracle/wheeldiff against 6.12's timer.c).
+	if w.c.opt.migr == MigrationPull && !b.timersPending {
+		b.nextExpiry = j + nextTimerMaxDelta
+	}
 	next := b.nextExpiry
 	if after(j, b.clk) {
 		if after(next, j) {

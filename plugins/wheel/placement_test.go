@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // migrWheel is a 4-CPU wheel at HZ 1000 with kernel.timer_migration on and
@@ -144,4 +145,28 @@ func counter(cs []sdk.Counter, name string, cpu int) int64 {
 		}
 	}
 	return -1
+}
+
+// TestPullEmptyBaseNextExpiry: in the 6.9+ pull model an idle entry moves
+// an empty base's next_expiry to jiffies + NEXT_TIMER_MAX_DELTA
+// (next_timer_interrupt()), so a timer clamped to WHEEL_TIMEOUT_MAX on a
+// base that was empty for a long time is still recorded as pending. The
+// plugin kept clk + NEXT_TIMER_MAX_DELTA from the base's first clock, the
+// clamped timer's bucket expiry was past it, and the base reported no
+// pending timer (a mismatch oracle/wheeldiff found against 6.12's timer.c).
+func TestPullEmptyBaseNextExpiry(t *testing.T) {
+	const hz = 250
+	w := newWheel(t, hz, 2, attrMigration, "pull")
+	j0 := ktime.InitialJiffies(hz)
+	w.RunTimers(0, j0)
+	j1 := j0 + 20_000_000 // past NEXT_TIMER_MAX_DELTA - WHEEL_TIMEOUT_MAX (16.8M jiffies)
+	w.NextTimerInterrupt(0, j1)
+	if got := w.Bases(0)[0].NextExpiry; got != j1+nextTimerMaxDelta {
+		t.Fatalf("empty BASE_LOCAL next_expiry after idle entry = j1%+d, want j1+NEXT_TIMER_MAX_DELTA", int64(got-j1))
+	}
+	r := w.ModTimer(0, j1, sdk.WheelTimer{ID: 1, Expires: j1 + 2_000_000_000, Flags: sdk.TimerPinned})
+	if r.State.LocalNext != r.BucketExpiry || !w.Bases(0)[0].TimersPending {
+		t.Errorf("clamped timer at bucket j1%+d: LocalNext %d, timers_pending %v; want the bucket expiry and true",
+			int64(r.BucketExpiry-j1), int64(r.State.LocalNext-j1), w.Bases(0)[0].TimersPending)
+	}
 }

@@ -365,3 +365,31 @@ func (c *common) placement(id sdk.TimerID) (cpu, idx int, jiffy uint64, ok bool)
 	nd := &c.timers.nodes[n]
 	return int(nd.cpu), int(nd.bucket), nd.bucketExpiry, true
 }
+
+// BaseState is one timer base of a CPU as the levels layout holds it (the
+// fields of struct timer_base the wheel's decisions depend on).
+type BaseState struct {
+	Clk, NextExpiry       uint64
+	Recalc, TimersPending bool // next_expiry_recalc, timers_pending
+	Count                 int  // timers queued
+}
+
+// Bases reports cpu's bases in the kernel's order, BASE_LOCAL (BASE_STD
+// before 6.9), BASE_GLOBAL (pull model only) and BASE_DEF, for the levels
+// layout; nil for the cascade layout or before the CPU's first call. It
+// changes nothing: the differential tests against the kernel's own code
+// (oracle/wheeldiff) compare it with the kernel's bases after every call.
+func (w *Wheel) Bases(cpu int) []BaseState {
+	w.checkCPU(cpu)
+	lw, ok := w.eng.(*levelWheel)
+	if !ok || !lw.bases[nrKinds*cpu].init {
+		return nil
+	}
+	out := make([]BaseState, 0, nrKinds)
+	for _, k := range []int{kindStd, kindGlobal, kindDef} {
+		b := &lw.bases[nrKinds*cpu+k]
+		out = append(out, BaseState{Clk: b.clk, NextExpiry: b.nextExpiry, Recalc: b.recalc,
+			TimersPending: b.timersPending, Count: b.count})
+	}
+	return out
+}
