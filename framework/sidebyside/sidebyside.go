@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -192,9 +193,14 @@ func Check(path string, o Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	realSwitches := &switchCounter{}
+	// The sleep timers of cyclictest's threads, per thread.
+	comm := ""
+	if sc.Command.Tool == "cyclictest" {
+		comm = "cyclictest"
+	}
+	realObs := newObserver(comm)
 	realScore, err := replay.NewScorer(cp.IsTick, cp.TickNsec(), cp.Offset, replay.Options{}).
-		ScoreReader(realSwitches.wrap(traceimport.Detect(tr)))
+		ScoreReader(realObs.wrap(traceimport.Detect(tr)))
 	tr.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", path, bundle.TraceName, err)
@@ -211,21 +217,25 @@ func Check(path string, o Options) (*Table, error) {
 		config.WriteDiagnostics(&sb, diags, files, false)
 		return nil, fmt.Errorf("%s: the translated scenario does not load:\n%s", path, sb.String())
 	}
-	modelSwitches := &switchCounter{}
-	res, modelScore, err := runModel(spec, cp, o.Experiment, modelSwitches)
+	modelObs := newObserver(comm)
+	res, modelScore, err := runModel(spec, cp, o.Experiment, modelObs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: model: %w", path, err)
 	}
-	t.Header = append(t.Header, fmt.Sprintf("model: %d CPUs, HZ %d, %s simulated, seed %d%s", res.Config.CPUs, res.Config.HZ,
-		durText(float64(res.Config.DurationNS)), res.Config.Seed, plugins(res)))
+	prof := "default costs"
+	if p := o.Scenario.Profile; p != "" {
+		prof = "machine profile " + filepath.Base(p)
+	}
+	t.Header = append(t.Header, fmt.Sprintf("model: %d CPUs, HZ %d, %s simulated, seed %d%s; %s", res.Config.CPUs, res.Config.HZ,
+		durText(float64(res.Config.DurationNS)), res.Config.Seed, plugins(res), prof))
 
 	t.callbackRows(realScore, modelScore, cp)
-	t.systemRows(m, res, realSwitches.n, modelSwitches.n)
+	t.systemRows(m, res, realObs.switches, modelObs.switches)
 	out, err := commandOutput(b)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.workloadRows(sc.Command, out, res); err != nil {
+	if err := t.workloadRows(sc.Command, out, res, realObs, modelObs); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
@@ -271,33 +281,86 @@ func scan(b *bundle.Bundle) (*replay.Capture, error) {
 	return cp, nil
 }
 
-// switchCounter counts the sched_switch events a reader passes on.
-type switchCounter struct {
-	r traceimport.Reader
-	n int64
+// observer watches the events a reader passes on: it counts the
+// context switches (sched_switch) and, for the tasks called comm, the
+// lateness of the sleep timers each task starts (hrtimer_wakeup: the
+// expiry's now less the start's softexpires, the time the task asked to
+// wake at), by pid.
+type observer struct {
+	r        traceimport.Reader
+	switches int64
+	comm     string
+	// armed maps a sleep timer to the pid that started it and its
+	// softexpires.
+	armed    map[uint64][2]int64
+	lateness map[int]*replay.Hist
 }
 
-func (c *switchCounter) wrap(r traceimport.Reader) traceimport.Reader { c.r = r; return c }
+func newObserver(comm string) *observer {
+	return &observer{comm: comm, armed: map[uint64][2]int64{}, lateness: map[int]*replay.Hist{}}
+}
 
-// Next passes the next event on, counting it if it is a switch.
-func (c *switchCounter) Next() (*traceimport.Event, error) {
-	e, err := c.r.Next()
-	if err == nil && e.Kind == traceimport.SchedSwitch {
-		c.n++
+func (o *observer) wrap(r traceimport.Reader) traceimport.Reader { o.r = r; return o }
+
+// Next passes the next event on, noting it.
+func (o *observer) Next() (*traceimport.Event, error) {
+	e, err := o.r.Next()
+	if err != nil {
+		return e, err
 	}
-	return e, err
+	switch e.Kind {
+	case traceimport.SchedSwitch:
+		o.switches++
+	case traceimport.HRStart:
+		if o.comm != "" && e.Function == "hrtimer_wakeup" && e.Comm == o.comm {
+			o.armed[e.Timer] = [2]int64{int64(e.PID), e.SoftExpires}
+		} else {
+			delete(o.armed, e.Timer)
+		}
+	case traceimport.HRExpireEntry:
+		if a, ok := o.armed[e.Timer]; ok {
+			delete(o.armed, e.Timer)
+			h := o.lateness[int(a[0])]
+			if h == nil {
+				h = new(replay.Hist)
+				o.lateness[int(a[0])] = h
+			}
+			h.Add(e.Now - a[1])
+		}
+	}
+	return e, nil
 }
 
 // Header passes the wrapped reader's header on.
-func (c *switchCounter) Header() traceimport.Header { return c.r.Header() }
+func (o *observer) Header() traceimport.Header { return o.r.Header() }
 
 // Stats passes the wrapped reader's statistics on.
-func (c *switchCounter) Stats() traceimport.Stats { return c.r.Stats() }
+func (o *observer) Stats() traceimport.Stats { return o.r.Stats() }
+
+// threads is the sleep timer lateness of the tasks seen, in pid order,
+// without the first when there is one more task than threads: cyclictest's
+// main thread (the lowest pid: it starts the others) sleeps with
+// usleep() too.
+func (o *observer) threads(n int) []*replay.Hist {
+	pids := make([]int, 0, len(o.lateness))
+	for p := range o.lateness {
+		pids = append(pids, p)
+	}
+	sort.Ints(pids)
+	if len(pids) == n+1 {
+		pids = pids[1:]
+	}
+	out := make([]*replay.Hist, 0, len(pids))
+	for _, p := range pids {
+		out = append(out, o.lateness[p])
+	}
+	return out
+}
 
 // runModel runs spec with its trace scored as replay scores tickemu's own
 // trace (replayrun does the same for a replay): the callbacks that the
 // capture shows restarting their timer restart in the model too.
-func runModel(spec *config.Spec, cp *replay.Capture, eo experiment.Options, switches *switchCounter) (*experiment.Result, *replay.Score, error) {
+func runModel(spec *config.Spec, cp *replay.Capture, eo experiment.Options, obs *observer) (*experiment.Result, *replay.Score, error) {
 	pr, pw := io.Pipe()
 	type scored struct {
 		s   *replay.Score
@@ -309,7 +372,7 @@ func runModel(spec *config.Spec, cp *replay.Capture, eo experiment.Options, swit
 			replay.Options{Restarts: func(fn string) bool {
 				return cp.Periods[fn] > 0 || cp.WheelPeriods[fn] > 0 || replay.TickFunctions[fn]
 			}, ExplicitCancels: true})
-		s, err := sc.ScoreReader(switches.wrap(traceimport.NewFtrace(pr)))
+		s, err := sc.ScoreReader(obs.wrap(traceimport.NewFtrace(pr)))
 		pr.CloseWithError(err)
 		done <- scored{s, err}
 	}()
@@ -430,10 +493,10 @@ func commandOutput(b *bundle.Bundle) ([]byte, error) {
 // workloadRows: cyclictest's per-thread cycles, Min, Avg, Max (and p99
 // with -h) from its output against the model's report; stress-ng's bogo
 // ops/s per stressor.
-func (t *Table) workloadRows(cmd *bundlescenario.Command, out []byte, res *experiment.Result) error {
+func (t *Table) workloadRows(cmd *bundlescenario.Command, out []byte, res *experiment.Result, realObs, modelObs *observer) error {
 	switch cmd.Tool {
 	case "cyclictest":
-		return t.cyclictestRows(cmd, out, res)
+		return t.cyclictestRows(cmd, out, res, realObs, modelObs)
 	case "stress-ng":
 		return t.stressNGRows(out, res)
 	}
@@ -449,7 +512,7 @@ func metric(b workload.BenchLine, name string) (float64, bool) {
 	return 0, false
 }
 
-func (t *Table) cyclictestRows(cmd *bundlescenario.Command, out []byte, res *experiment.Result) error {
+func (t *Table) cyclictestRows(cmd *bundlescenario.Command, out []byte, res *experiment.Result, realObs, modelObs *observer) error {
 	real, err := ParseCyclictest(out)
 	if err != nil {
 		return fmt.Errorf("%s: %w", bundle.StdoutName, err)
@@ -472,6 +535,16 @@ func (t *Table) cyclictestRows(cmd *bundlescenario.Command, out []byte, res *exp
 			model = append(model, w.Bench...)
 		}
 	}
+	threads := len(model)
+	for _, w := range cmd.Workloads {
+		for _, a := range w.Attrs {
+			if a.Name == "threads" {
+				f, _ := a.Value.AsBigFloat().Int64()
+				threads = int(f)
+			}
+		}
+	}
+	realTh, modelTh := realObs.threads(threads), modelObs.threads(threads)
 	n := max(len(real), len(model))
 	for i := 0; i < n; i++ {
 		var rt *CyclictestThread
@@ -513,6 +586,22 @@ func (t *Table) cyclictestRows(cmd *bundlescenario.Command, out []byte, res *exp
 		add("max latency", mx, true, "max-latency-ns", 1/unit, ClassLatency, lu)
 		if hasP {
 			add("p99 latency (-h histogram)", p, true, "p99-latency-us", 1000/unit, ClassLatency, lu)
+		}
+		// From the traces, with or without -h: when the thread's sleep
+		// timer fired against the time it asked for (the kernel's part
+		// of the latency, before the wakeup and the switch).
+		for _, q := range []struct {
+			name string
+			q    float64
+		}{{"sleep timer lateness p50 (trace)", 0.5}, {"sleep timer lateness p99 (trace)", 0.99}} {
+			row := Row{Section: sec, Name: q.name, Unit: UnitNS, Class: ClassLatency}
+			if i < len(realTh) && realTh[i].Count() > 0 {
+				row.Real, row.HasReal = float64(realTh[i].Quantile(q.q)), true
+			}
+			if i < len(modelTh) && modelTh[i].Count() > 0 {
+				row.Model, row.HasModel = float64(modelTh[i].Quantile(q.q)), true
+			}
+			t.Rows = append(t.Rows, row)
 		}
 	}
 	for i := range t.Rows {
