@@ -45,8 +45,8 @@ const (
 
 // Estimators lists every estimator.
 var Estimators = []Estimator{
-	{ETracepoint, "hrtimer_setup -> hrtimer_start of the same timer, next events on the CPU",
-		"one tracepoint's own cost: hrtimer_setup_sleeper_on_stack() then hrtimer_start_expires() in do_nanosleep() do almost nothing between"},
+	{ETracepoint, "sched_wakeup or signal_generate -> hrtimer_expire_exit of the callback they are in, MSR 0x6e0 write -> local_timer_exit; next events",
+		"one tracepoint's own cost: the end of try_to_wake_up() or send_sigqueue(), the callback's return and __run_hrtimer()'s exit tracepoint right after it; the end of hrtimer_interrupt() after tick_program_event()"},
 	{EIRQEntry, "local_timer_entry -> hrtimer_expire_entry, next events on the CPU",
 		"sysvec_apic_timer_interrupt() after irq_enter_rcu(): hrtimer_interrupt() up to the first __run_hrtimer()"},
 	{EHRTail, "the last hrtimer_expire_exit -> local_timer_exit, only MSR writes between",
@@ -107,13 +107,18 @@ type cpuState struct {
 	last     traceimport.Kind
 	lastTime int64
 	has      bool
+	lastMSR  uint64 // the register of the CPU's last MSR write
 	// idle: in a cpuidle state (cpu_idle entered, not left).
 	idle bool
 	// inLT: inside a local timer interrupt; ltIdle: the CPU was idle when
 	// it came; woken: tasks woken in it.
 	inLT   bool
 	ltIdle bool
-	woken  map[int]bool
+	// ltFirst: the CPU's earliest queued hard hrtimer when the interrupt
+	// came (ltFirstOK: there was one).
+	ltFirst   uint64
+	ltFirstOK bool
+	woken     map[int]bool
 	// The open intervals: their start and the events seen since.
 	expEntry   int64 // hrtimer_expire_entry of the timer expEntryT
 	expEntryT  uint64
@@ -142,6 +147,20 @@ type cpuState struct {
 	queue map[uint64]int64
 }
 
+// earliest is the queued timer with the earliest expiry (the lowest
+// pointer among equal ones, so the answer does not follow map order).
+func (c *cpuState) earliest() (uint64, bool) {
+	var t uint64
+	var x int64
+	ok := false
+	for o, e := range c.queue {
+		if !ok || e < x || e == x && o < t {
+			t, x, ok = o, e, true
+		}
+	}
+	return t, ok
+}
+
 func (c *cpuState) first(t uint64) bool {
 	e, ok := c.queue[t]
 	if !ok {
@@ -160,12 +179,6 @@ func (c *cpuState) first(t uint64) bool {
 func Measure(r traceimport.Reader) (*Measurement, error) {
 	m := &Measurement{Samples: map[string][]Interval{}, Resolution: 1000}
 	cpus := map[int]*cpuState{}
-	// Where and when each timer was set up and started.
-	type setup struct {
-		t   int64
-		cpu int
-	}
-	setups := map[uint64]setup{}
 	expires := map[uint64]int64{}
 	first := map[uint64]bool{} // the timer was its CPU's first at its start
 	// hrtimer_start -> sched_switch samples are classified at the end,
@@ -208,13 +221,8 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 			c.hxOnlyMSR = false
 		}
 		switch e.Kind {
-		case traceimport.HRInit:
-			setups[e.Timer] = setup{e.Time, e.CPU}
 		case traceimport.HRStart:
-			if s, ok := setups[e.Timer]; ok && next && prev == traceimport.HRInit && s.cpu == e.CPU {
-				add(ETracepoint, e.Time-s.t, 0)
-			}
-			delete(setups, e.Timer)
+
 			for _, o := range cpus {
 				delete(o.queue, e.Timer)
 			}
@@ -232,15 +240,20 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 			if e.MSR == tscDeadlineMSR && c.start >= 0 {
 				c.startMSR++
 			}
+			c.lastMSR = e.MSR
 		case traceimport.LocalTimerEntry:
 			c.inLT, c.ltIdle = true, c.idle
 			clear(c.woken)
+			// The device was programmed for the earliest hard expiry
+			// queued when the interrupt came; timers whose soft expiry
+			// has passed run in the same interrupt, early for theirs.
+			c.ltFirst, c.ltFirstOK = c.earliest()
 		case traceimport.HRExpireEntry:
 			if next && prev == traceimport.LocalTimerEntry {
 				add(EIRQEntry, e.Time-prevT, 0)
 			}
 			if c.inLT && e.Function == "hrtimer_wakeup" {
-				if x, ok := expires[e.Timer]; ok && c.first(e.Timer) {
+				if x, ok := expires[e.Timer]; ok && c.ltFirstOK && c.ltFirst == e.Timer {
 					name := ELatenessBusy
 					if c.ltIdle {
 						name = ELatenessIdle
@@ -255,6 +268,9 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 			delete(expires, e.Timer)
 			c.expEntry, c.expEntryT, c.expEntryFn, c.expN = e.Time, e.Timer, e.Function, 0
 		case traceimport.HRExpireExit:
+			if next && (prev == traceimport.SchedWakeup || prev == traceimport.SignalGenerate) && c.expEntry >= 0 && c.expEntryT == e.Timer {
+				add(ETracepoint, e.Time-prevT, 0)
+			}
 			if c.expEntry >= 0 && c.expEntryT == e.Timer {
 				switch {
 				case isTickFn[c.expEntryFn]:
@@ -273,6 +289,9 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 			}
 			c.tEntry = -1
 		case traceimport.LocalTimerExit:
+			if next && prev == traceimport.WriteMSR && c.lastMSR == tscDeadlineMSR {
+				add(ETracepoint, e.Time-prevT, 0)
+			}
 			if c.hxExit >= 0 && c.hxOnlyMSR {
 				add(EHRTail, e.Time-c.hxExit, c.hxN-1)
 			}

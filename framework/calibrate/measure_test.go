@@ -38,7 +38,6 @@ func TestMeasure(t *testing.T) {
 				line("ct-100", 0, "10.000020600", start("00000000000000a2", "10600000000")) +
 				line("ct-100", 0, "10.000022600", switchOut),
 			want: map[string][]Interval{
-				ETracepoint:   {{700, 0}, {600, 0}},
 				EStartProgram: {{10000, 1}},
 				EStartPlain:   {{2000, 0}},
 			},
@@ -68,6 +67,8 @@ func TestMeasure(t *testing.T) {
 				line("hog-200", 1, "10.000063000", "timer_expire_exit: timer=00000000000000c1") +
 				line("hog-200", 1, "10.000063500", "softirq_exit: vec=1 [action=TIMER]"),
 			want: map[string][]Interval{
+				// sched_wakeup -> expire_exit, the MSR write -> local_timer_exit.
+				ETracepoint:    {{500, 0}, {500, 0}},
 				EIRQEntry:      {{400, 0}},
 				EWakeup:        {{1600, 2}},
 				EHRTail:        {{7500, 1}},
@@ -98,6 +99,7 @@ func TestMeasure(t *testing.T) {
 				line("ct-100", 1, "10.000070300", "local_timer_exit: vector=236") +
 				line("ct-100", 1, "10.000071300", "sched_switch: prev_comm=ct prev_pid=100 prev_prio=120 prev_state=R ==> next_comm=hog next_pid=200 next_prio=120"),
 			want: map[string][]Interval{
+				ETracepoint:   {{500, 0}},
 				EIRQEntry:     {{400, 0}},
 				EWakeup:       {{1600, 2}},
 				EHRTail:       {{500, 0}},
@@ -127,10 +129,29 @@ func TestMeasure(t *testing.T) {
 				line("sng-300", 0, "10.000021000", "sched_switch: prev_comm=sng prev_pid=300 prev_prio=120 prev_state=R ==> next_comm=sng next_pid=301 next_prio=120") +
 				line("sng-301", 0, "10.000022000", "signal_deliver: sig=34 errno=0 code=-2 sa_handler=5555 sa_flags=c000000"),
 			want: map[string][]Interval{
+				// signal_generate -> expire_exit, twice.
+				ETracepoint:     {{500, 0}, {300, 0}},
 				EIRQEntry:       {{200, 0}},
 				ESignalGenerate: {{800, 0}, {300, 0}},
 				EHRTail:         {{500, 0}},
 				ESignalDeliver:  {{4000, 2}},
+			},
+		},
+		{
+			name: "a timer run early in another's interrupt (its soft expiry passed) is not the device's lateness",
+			trace: line("a-100", 1, "10.000000000", start("00000000000000b1", "10000040000")) +
+				line("b-101", 1, "10.000000500", "hrtimer_start: hrtimer=00000000000000b2 function=hrtimer_wakeup expires=10000090000 softexpires=10000040000 mode=ABS was_armed=0") +
+				line("hog-200", 1, "10.000050000", "local_timer_entry: vector=236") +
+				line("hog-200", 1, "10.000050400", "hrtimer_expire_entry: hrtimer=00000000000000b1 function=hrtimer_wakeup now=10000055000") +
+				line("hog-200", 1, "10.000051400", "hrtimer_expire_exit: hrtimer=00000000000000b1") +
+				line("hog-200", 1, "10.000052000", "hrtimer_expire_entry: hrtimer=00000000000000b2 function=hrtimer_wakeup now=10000055000") +
+				line("hog-200", 1, "10.000053000", "hrtimer_expire_exit: hrtimer=00000000000000b2") +
+				line("hog-200", 1, "10.000053500", "local_timer_exit: vector=236"),
+			want: map[string][]Interval{
+				EIRQEntry:     {{400, 0}},
+				EWakeup:       {{1000, 0}, {1000, 0}},
+				EHRTail:       {{500, 0}},
+				ELatenessBusy: {{15000, 0}}, // b2's -35 us is not a sample
 			},
 		},
 		{
