@@ -107,10 +107,19 @@ type KernelSettings struct {
 	// CONFIG_IRQ_TIME_ACCOUNTING (cputime.go): what /proc/stat reports.
 	CputimeAccounting string
 	IRQTimeAccounting bool
+	// NohzFullIdleExit is what a nohz_full CPU's idle exit does with its
+	// stopped tick (NohzFullIdleExitRestart, NohzFullIdleExitConditional).
+	NohzFullIdleExit string
 	// RCUFQSDelay is how jiffies_till_first_fqs / jiffies_till_next_fqs
 	// default (RCUFQSFixed, RCUFQSByHZ).
 	RCUFQSDelay string
 }
+
+// NohzFullIdleExit values.
+const (
+	NohzFullIdleExitRestart     = "restart"
+	NohzFullIdleExitConditional = "conditional"
+)
 
 // RCUFQSDelay values.
 const (
@@ -154,6 +163,13 @@ func KernelSchema() sdk.Schema {
 				"(get_nohz_timer_target(): hrtimers in every era, the wheel with migration = \"push\"). With the wheel's 6.9+ migration = \"pull\" the " +
 				"timer-migration hierarchy runs either way: the sysctl then only switches hrtimer placement",
 			Unversioned: "a sysctl, /proc/sys/kernel/timer_migration, in every release since 2.6.31 (default 1); what it switches follows the wheel's migration attribute"},
+		{Name: "nohz_full_idle_exit", Type: sdk.TypeString, Default: NohzFullIdleExitConditional, OneOf: []string{NohzFullIdleExitRestart, NohzFullIdleExitConditional},
+			Doc: "a nohz_full CPU leaving idle with its tick stopped: restart (before 5.14: tick_nohz_restart_sched_tick() always, the tick fires once before the task stops it again) " +
+				"or conditional (5.14+: tick_nohz_idle_update_tick() re-evaluates as for a running task, the tick stays stopped while the task runs alone)",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: NohzFullIdleExitRestart},
+				{Since: "5.14", Value: NohzFullIdleExitConditional, Commit: "a5183862e76f", Title: "tick/nohz: Conditionally restart tick on idle exit"},
+			}},
 		{Name: "rcu_fqs_delay", Type: sdk.TypeString, Default: RCUFQSByHZ, OneOf: []string{RCUFQSFixed, RCUFQSByHZ},
 			Doc: "the RCU grace-period kthread's wait before each force-quiescent-state scan, which reports idle CPUs' quiescent states: " +
 				"fixed (3 jiffies, RCU_JIFFIES_TILL_FORCE_QS of 3.10) or hz (1 + (HZ > 250) + (HZ > 500) jiffies, plus one per 256 CPUs)",
@@ -215,6 +231,10 @@ func ParseKernelSettings(c sdk.Config) (KernelSettings, error) {
 		ks.CputimeAccounting = CputimeTick
 	}
 	ks.IRQTimeAccounting = c["irq_time_accounting"] == "true"
+	ks.NohzFullIdleExit = c["nohz_full_idle_exit"]
+	if ks.NohzFullIdleExit == "" {
+		ks.NohzFullIdleExit = NohzFullIdleExitConditional
+	}
 	ks.RCUFQSDelay = c["rcu_fqs_delay"]
 	if ks.RCUFQSDelay == "" {
 		ks.RCUFQSDelay = RCUFQSByHZ

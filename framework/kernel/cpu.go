@@ -548,7 +548,15 @@ func (c *CPU) kick(now ktime.Time) {
 		// do_idle() saw need_resched(): tick_nohz_idle_exit() before schedule_idle().
 		c.flags &^= flagInidle
 		stopped := c.ts.tickStopped
-		if cost := c.idleExit(now); cost > 0 {
+		if stopped && c.isNohzFull() && c.k.settings.NohzFullIdleExit == NohzFullIdleExitConditional {
+			// tick_nohz_idle_exit() -> tick_nohz_idle_update_tick()
+			// (a5183862e76f, 5.14): a nohz_full CPU's stopped tick is
+			// not restarted; __tick_nohz_full_update_tick() decides as
+			// for a running task (nohzFullUpdate, after the switch): it
+			// stays stopped while the task runs alone.
+			c.k.doUpdateJiffies(now)
+			c.accountIdleTicks() // tick_nohz_account_idle_time()
+		} else if cost := c.idleExit(now); cost > 0 {
 			if stopped {
 				c.accountIdleTicks() // tick_nohz_account_idle_time()
 			}

@@ -89,3 +89,74 @@ func TestNohzFullEras(t *testing.T) {
 		}
 	}
 }
+
+// TestNohzFullIdleExit: a task alone on nohz_full CPU 1 sleeping 200 us at a
+// time (cyclictest), with the menu governor, which would keep the tick of
+// such short idles. Its tick is stopped while the task runs alone and stays
+// stopped at idle entry (cpuidle_idle_call(): stop_tick ||
+// tick_nohz_tick_stopped()). Before 5.14 every idle exit restarted it
+// (tick_nohz_restart_sched_tick()) and the task stopped it again: one stop
+// and one cancel of the tick per wakeup. Since a5183862e76f (5.14)
+// tick_nohz_idle_update_tick() leaves it stopped: one stop in the run. The
+// same holds with teo.
+func TestNohzFullIdleExit(t *testing.T) {
+	for _, gov := range []string{"menu", "teo"} {
+		for _, tc := range []struct {
+			exit       string
+			minStops   int64
+			maxStops   int64
+			maxCancels int64
+		}{
+			{"restart", 4900, 5100, 5100},
+			{"conditional", 1, 1, 1},
+		} {
+			src := `
+machine {
+  cpus      = 2
+  nohz      = "full"
+  nohz_full = "1"
+  idle_state "C1" {
+    exit_latency     = "2us"
+    target_residency = "2us"
+  }
+  idle_state "C6" {
+    exit_latency     = "133us"
+    target_residency = "600us"
+  }
+}
+governor {
+  plugin = "` + gov + `"
+}
+kernel {
+  nohz_full_idle_exit = "` + tc.exit + `"
+}
+workload "cyclictest" "rt" {
+  cpus        = "1"
+  interval    = "200us"
+  dma_latency = false
+}
+run {
+  duration = "1s"
+}`
+			r := simtest.Run(t, src, config.Options{}, nil)
+			var stops, cancels int64
+			for _, c := range r.Kernel.Counters {
+				if c.Source == "kernel" && c.CPU == 1 {
+					switch c.Name {
+					case "tick_stops":
+						stops += c.Value
+					case "hrtimer_cancel":
+						cancels += c.Value
+					}
+				}
+			}
+			if stops < tc.minStops || stops > tc.maxStops || cancels > tc.maxCancels {
+				t.Errorf("%s, %s: nohz_full CPU 1 stopped its tick %d times and cancelled an hrtimer %d times in 1 s of 200 us sleeps, want %d-%d stops and at most %d cancels",
+					gov, tc.exit, stops, cancels, tc.minStops, tc.maxStops, tc.maxCancels)
+			}
+			if n := r.Kernel.CPUs[1].Ticks; n != 0 {
+				t.Errorf("%s, %s: nohz_full CPU 1 ticked %d times, want 0", gov, tc.exit, n)
+			}
+		}
+	}
+}
