@@ -203,13 +203,17 @@ type StressNGMetric struct {
 	// RealSecs is the "real time (secs)" column; Rate the bogo ops/s
 	// (real time).
 	RealSecs, Rate float64
+	// Misc holds the stressor's miscellaneous metrics by name ("nanosec
+	// sleep overrun"); nil when it printed none.
+	Misc map[string]float64
 }
 
 // ParseStressNG reads the metrics lines of stress-ng's output (--metrics or
 // --metrics-brief): "stress-ng: metrc: [PID] STRESSOR BOGO-OPS REAL USR
 // SYS RATE RATE-USR-SYS ..." (older versions print "info:" instead of
-// "metrc:"). The header lines and the "miscellaneous metrics" part are
-// skipped: a stressor line is a name followed by numbers only.
+// "metrc:"); a stressor line is a name followed by numbers only. After
+// "miscellaneous metrics:" come "STRESSOR VALUE NAME (...)" lines, kept in
+// the stressor's Misc.
 func ParseStressNG(out []byte) ([]StressNGMetric, error) {
 	var res []StressNGMetric
 	seen := map[string]bool{}
@@ -234,7 +238,32 @@ func ParseStressNG(out []byte) ([]StressNGMetric, error) {
 			misc = true
 			continue
 		}
-		if misc || len(f) < 7 {
+		if misc {
+			// "STRESSOR VALUE NAME WORDS (geometic mean of N instances)"
+			if len(f) < 3 {
+				continue
+			}
+			v, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				continue
+			}
+			name := strings.Join(f[2:], " ")
+			if k := strings.Index(name, " ("); k >= 0 {
+				name = name[:k]
+			}
+			for i := range res {
+				if res[i].Stressor == f[0] {
+					if res[i].Misc == nil {
+						res[i].Misc = map[string]float64{}
+					}
+					if _, dup := res[i].Misc[name]; !dup {
+						res[i].Misc[name] = v
+					}
+				}
+			}
+			continue
+		}
+		if len(f) < 7 {
 			continue
 		}
 		nums := make([]float64, 0, len(f)-1)

@@ -24,7 +24,7 @@ func TestParseStressNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []StressNGMetric{{"timer", 841, 1.00, 840.93}, {"nanosleep", 7732, 2.00, 3864.54}}
+	want := []StressNGMetric{{"timer", 841, 1.00, 840.93, nil}, {"nanosleep", 7732, 2.00, 3864.54, map[string]float64{"nanosec sleep overrun": 93939.33}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}

@@ -317,6 +317,8 @@ func (o *observer) Next() (*traceimport.Event, error) {
 		} else {
 			delete(o.armed, e.Timer)
 		}
+	case traceimport.HRCancel:
+		delete(o.armed, e.Timer)
 	case traceimport.HRExpireEntry:
 		if a, ok := o.armed[e.Timer]; ok {
 			delete(o.armed, e.Timer)
@@ -642,9 +644,41 @@ func (t *Table) stressNGRows(out []byte, res *experiment.Result) error {
 			}
 		}
 		t.Rows = append(t.Rows, row)
+		// The stressor's own metrics that the model reports too.
+		for _, mm := range stressNGMisc {
+			if mm.stressor != n {
+				continue
+			}
+			row := Row{Section: "stress-ng " + n, Name: mm.name, Unit: mm.unit, Class: mm.class}
+			if r, ok := byName[n]; ok {
+				if v, ok := r.Misc[mm.name]; ok {
+					row.Real, row.HasReal = v, true
+				}
+			}
+			for _, b := range model[n].Bench {
+				if v, ok := metric(b, mm.metric); ok {
+					row.Model, row.HasModel = v, true
+				}
+			}
+			if row.HasReal || row.HasModel {
+				t.Rows = append(t.Rows, row)
+			}
+		}
 	}
 	if len(real) == 0 {
 		t.Notes = append(t.Notes, "stress-ng printed no metrics lines (run it with --metrics-brief): bogo ops/s are n/a")
 	}
 	return nil
+}
+
+// stressNGMisc are the stressors' "miscellaneous metrics" (stress-ng
+// --metrics, --metrics-brief) that a workload reports as well.
+var stressNGMisc = []struct {
+	stressor, name, metric string
+	unit                   Unit
+	class                  Class
+}{
+	// stress_metrics_set(args, 0, "nanosec sleep overrun", ...): the mean
+	// of each sleep's wakeup less its request (stress-nanosleep.c).
+	{"nanosleep", "nanosec sleep overrun", "sleep-overrun-ns", UnitNS, ClassLatency},
 }

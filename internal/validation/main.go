@@ -175,8 +175,11 @@ figures are set against the real ones:
   user, nice and system; irq; softirq) against the model's idle, task, irq
   and softirq times;
 - the workload's own figures: cyclictest's cycles, Min, Avg and Max per thread
-  (and the p99 from its -h histogram when it printed one), stress-ng's bogo
-  ops/s (real time) per stressor.
+  (and the p99 from its -h histogram when it printed one), and from each
+  trace the lateness p50 and p99 of each thread's sleep timer (its
+  hrtimer_wakeup expiry against the time it asked for); stress-ng's bogo
+  ops/s (real time) per stressor, and the stressor's own metrics the model
+  reports too (--nanosleep's sleep overrun).
 
 The model runs with %s.
 
@@ -187,7 +190,7 @@ The model runs with %s.
 | count | per-callback starts, expiries, re-arms, cancels; cyclictest cycles; interrupts; context switches | the model is within 5%% of the real value |
 | tick | tick expiries, far arms, stops, idle ticks kept | within 10%% |
 | throughput | stress-ng bogo ops/s | within 15%% |
-| latency | expiry lateness p50 and p99; cyclictest Min, Avg, Max, p99 | within 25%% |
+| latency | expiry lateness p50 and p99; cyclictest Min, Avg, Max, p99, sleep timer lateness; stress-ng sleep overrun | within 25%% |
 | share | CPU time by context | within 2 percentage points |
 
 A real value of 0 is met only by 0. A row without both values (n/a) is shown
