@@ -32,7 +32,9 @@ type Capture struct {
 	OffsetKnown bool
 	// Tick is the tick's callback as the capture names it: a TickFunctions
 	// name, or for captures with raw addresses (babeltrace) the callback
-	// whose timers expire one tick apart most often.
+	// whose timers expire one tick apart most often. A capture that names
+	// a TickFunctions callback anywhere has no other tick, even when that
+	// one never expires in it (a tickless CPU woken by a 1 ms hrtimer).
 	Tick string
 	// Periods holds, per hrtimer callback whose timers expire again without
 	// a traced start (HRTIMER_RESTART), the median spacing of those
@@ -179,6 +181,11 @@ type lateTally struct{ n, late int }
 
 const maxSpacings = 64
 
+// levelZeroSpan is the number of jiffies the 4.8+ wheel's level 0 covers
+// (LVL_SIZE, 64 buckets of one jiffy): a timer due sooner is queued one
+// jiffy late and no further rounded.
+const levelZeroSpan = 64
+
 // maxScanTimers bounds the first pass's per-timer table: past it, new
 // pointers are not tracked (their restarts and first expiries go unseen).
 const maxScanTimers = 1 << 20
@@ -188,6 +195,10 @@ const maxScanTimers = 1 << 20
 func Scan(r traceimport.Reader) (*Capture, error) {
 	c := &Capture{Periods: map[string]int64{}, WheelPeriods: map[string]int64{}, Deferrable: map[string]bool{}, SelfRearm: map[string]bool{}}
 	wheelSpacings := map[string][]int64{}
+	// wheelRound: per timer_list callback, bucket_expiry - expires of its
+	// starts less than a level-0 span ahead (the 4.8+ wheel queues a
+	// level-0 timer one jiffy past its expiry, calc_index()); -1 unseen.
+	wheelRound := map[string]int64{}
 	late := map[string]*lateTally{}
 	selfs := map[string]*selfTally{}
 	flagsTraced := false
@@ -212,6 +223,10 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 	}
 	maxCPU := -1
 	first := true
+	// namedTick: a start or expiry of a TickFunctions callback is in the
+	// capture, which then names its tick and no other callback is taken
+	// for it (a 1 ms hrtimer of a tickless CPU has one-tick spacings too).
+	namedTick := false
 	var lastLine int64
 	for {
 		e, err := r.Next()
@@ -232,6 +247,9 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			c.Last, lastLine = e.Time, e.Line
 		}
 		maxCPU = max(maxCPU, e.CPU)
+		if (e.Kind == traceimport.HRStart || e.Kind == traceimport.HRExpireEntry) && TickFunctions[e.Function] {
+			namedTick = true
+		}
 		switch e.Kind {
 		case traceimport.HRStart, traceimport.TimerStart:
 			k := tkey{e.Timer, e.Kind == traceimport.TimerStart}
@@ -266,6 +284,9 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 				}
 				st.justExpired = false
 				st.armed, st.startExp = true, e.Expires
+				if e.BucketExpiry > 0 && e.HasTimeout && e.Timeout >= 0 && e.Timeout < levelZeroSpan && len(wheelRound) < 1<<12 {
+					wheelRound[e.Function] = e.BucketExpiry - e.Expires
+				}
 				flagsTraced = flagsTraced || e.FlagsTraced
 			}
 			if e.Kind == traceimport.HRStart && e.Function == "hrtimer_wakeup" {
@@ -379,6 +400,9 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 	}
 	sort.Strings(names)
 	for _, fn := range names {
+		if namedTick && !TickFunctions[fn] {
+			continue
+		}
 		for _, hz := range []int{100, 250, 300, 1000} {
 			n := votes[fn][hz]
 			if TickFunctions[fn] {
@@ -409,7 +433,15 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 	for _, fn := range wnames {
 		if s := wheelSpacings[fn]; len(s) >= 2 {
 			sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-			c.WheelPeriods[fn] = s[len(s)/2]
+			p := s[len(s)/2]
+			// The spacing of a level-0 timer re-armed at jiffies + period
+			// from its callback is the period plus the wheel's rounding
+			// (its starts' bucket_expiry - expires): the period is what
+			// the replay declares, and the model's wheel rounds it again.
+			if r, ok := wheelRound[fn]; ok && p < levelZeroSpan && p-r > 0 {
+				p -= r
+			}
+			c.WheelPeriods[fn] = p
 		}
 	}
 	for fn, t := range selfs {
