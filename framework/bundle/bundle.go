@@ -140,8 +140,11 @@ type IdleState struct {
 
 // TraceInfo is how the trace was recorded.
 type TraceInfo struct {
-	Clock    string   `json:"clock"`          // trace_clock in use
-	BufferKB int      `json:"buffer_kb"`      // buffer_size_kb per CPU
+	Clock    string `json:"clock"`     // trace_clock in use
+	BufferKB int    `json:"buffer_kb"` // buffer_size_kb per CPU
+	// Instance is the tracefs instance the trace was recorded in
+	// (instances/NAME, removed afterwards); "" for the top-level buffer.
+	Instance string   `json:"instance,omitempty"`
 	Events   []string `json:"events"`         // "group/name" of every event enabled
 	Missing  []string `json:"missing"`        // events asked for that this kernel lacks
 	Lost     []Lost   `json:"lost,omitempty"` // per CPU, from per_cpu/cpuN/stats

@@ -87,6 +87,8 @@ func (a *App) run(args []string, stdout, stderr io.Writer) int {
 		return a.cmdCheck(rest, stdout, stderr)
 	case "calibrate":
 		return a.cmdCalibrate(rest, stdout, stderr)
+	case "capture":
+		return a.cmdCapture(rest, stdout, stderr)
 	case "bisect":
 		return a.cmdBisect(rest, stdout, stderr)
 	case "plugins":
@@ -129,7 +131,7 @@ commands:
   bisect FILE    which modelled kernel change moves a metric: --good A --bad B --metric NAME
                  [--seeds N] [--jobs N] [--format text|json] (docs/kernel-changes.md)
   validate FILE  load and check a scenario without running it
-  replay CAPTURE replay a kernel capture (ftrace or babeltrace text) and print capture
+  replay CAPTURE replay a kernel capture (a capture bundle, ftrace or babeltrace text) and print capture
                  and model side by side: [--config FILE] [--variant NAME] (docs/replay.md)
   check BUNDLE...  run capture bundles' commands on the model, model against real with
                  tolerances: [--profile FILE] [--format text|json] [--seed N] [--scenario]
@@ -137,6 +139,9 @@ commands:
                  fit this machine's costs from capture bundles, print them with their
                  uncertainties and the replay residuals: [--out PROFILE] [--no-replay]
                  (docs/calibration-fit.md)
+  capture -- CMD record CMD on the local kernel (root, tracefs) into a capture bundle for replay:
+                 [--out BUNDLE] [--name N] [--note TEXT] [--events LIST] [--buffer-kb N]
+                 [--clock C] [--global] (docs/capture.md)
   plugins        list builtin and discovered plugins with their schemas [--format text|json]
   plugins lock   write tickemu-plugins.lock: the SHA-256 of every plugin binary on the path
   workloads      list the workload types and the kernel block with every attribute [--format text|json]

@@ -231,7 +231,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	// finished are written, the others marked, and the status is 128+signal.
 	stop := make(chan struct{})
 	var caught atomic.Value // os.Signal
-	removeHandler := onInterrupt(func(s os.Signal) {
+	removeHandler := onInterrupt("stopping; the runs that finished are written, the others marked", func(s os.Signal) {
 		caught.Store(s)
 		close(stop)
 	})

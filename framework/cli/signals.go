@@ -22,21 +22,56 @@ var exitSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 // groups are killed first whoever handles the signal.
 var interruptHandler struct {
 	sync.Mutex
-	fn func(os.Signal)
+	fn  func(os.Signal)
+	msg string // what tickemu says it does with the signal
 }
 
 // onInterrupt makes the first exit signal call fn (after the plugin groups
 // are killed) instead of exiting: the command then finishes, writes what it
 // has and returns 128+signal itself. A second signal exits at once. The
 // returned function removes fn.
-func onInterrupt(fn func(os.Signal)) (remove func()) {
+func onInterrupt(msg string, fn func(os.Signal)) (remove func()) {
 	interruptHandler.Lock()
-	interruptHandler.fn = fn
+	interruptHandler.fn, interruptHandler.msg = fn, msg
 	interruptHandler.Unlock()
 	return func() {
 		interruptHandler.Lock()
 		interruptHandler.fn = nil
 		interruptHandler.Unlock()
+	}
+}
+
+// exitHooks run when a signal makes tickemu exit at once (no handler, or a
+// second signal): a command that changed the system (capture's tracefs
+// settings) puts it back there, since deferred calls do not run on
+// os.Exit.
+var exitHooks struct {
+	sync.Mutex
+	fns []func()
+}
+
+// onExit adds fn to the hooks run before a signal's os.Exit; the returned
+// function removes it.
+func onExit(fn func()) (remove func()) {
+	exitHooks.Lock()
+	exitHooks.fns = append(exitHooks.fns, fn)
+	i := len(exitHooks.fns) - 1
+	exitHooks.Unlock()
+	return func() {
+		exitHooks.Lock()
+		exitHooks.fns[i] = nil
+		exitHooks.Unlock()
+	}
+}
+
+func runExitHooks() {
+	exitHooks.Lock()
+	fns := append([]func(){}, exitHooks.fns...)
+	exitHooks.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		if fns[i] != nil {
+			fns[i]()
+		}
 	}
 }
 
@@ -67,6 +102,7 @@ func watchSignals(stderr io.Writer) (stop func()) {
 	handled := false                // a command took the signal and returns by itself
 	exit := func(s os.Signal, msg string) {
 		loader.KillPluginGroups()
+		runExitHooks()
 		fmt.Fprintf(stderr, "tickemu: %v: %s\n", s, msg)
 		loader.CleanupClients()
 		os.Exit(signalStatus(s))
@@ -93,7 +129,7 @@ func watchSignals(stderr io.Writer) (stop func()) {
 			return
 		}
 		interruptHandler.Lock()
-		fn := interruptHandler.fn
+		fn, msg := interruptHandler.fn, interruptHandler.msg
 		interruptHandler.Unlock()
 		if fn == nil {
 			exit(s, "stopped, plugin processes killed")
@@ -101,7 +137,7 @@ func watchSignals(stderr io.Writer) (stop func()) {
 		}
 		handled = true
 		loader.KillPluginGroups()
-		fmt.Fprintf(stderr, "tickemu: %v: stopping; the runs that finished are written, the others marked (again to exit at once)\n", s)
+		fmt.Fprintf(stderr, "tickemu: %v: %s (again to exit at once)\n", s, msg)
 		fn(s)
 		if s := next(); s != nil {
 			exit(s, "stopped at once, plugin processes killed")

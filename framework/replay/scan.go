@@ -21,8 +21,10 @@ type Capture struct {
 	CPUs       int
 	CPUsStated bool
 	// HZ is inferred from the spacing of the tick's expiries (0: no tick
-	// seen often enough to say).
-	HZ int
+	// seen often enough to say); HZStated when it is instead the kernel's
+	// CONFIG_HZ, stated by a capture bundle's manifest.
+	HZ       int
+	HZStated bool
 	// First and Last are the first and last event times (trace clock).
 	First, Last int64
 	// Offset is the timers' CLOCK_MONOTONIC minus the trace clock, from the

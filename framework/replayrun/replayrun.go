@@ -141,7 +141,9 @@ func (o *Outcome) Write(w io.Writer, name string) error {
 	if !cp.CPUsStated {
 		b.WriteString(" (highest CPU seen)")
 	}
-	if cp.HZ != 0 {
+	if cp.HZStated {
+		fmt.Fprintf(&b, ", HZ %d (the bundle's CONFIG_HZ)", cp.HZ)
+	} else if cp.HZ != 0 {
 		fmt.Fprintf(&b, ", HZ %d (from the tick's expiries)", cp.HZ)
 	} else {
 		b.WriteString(", HZ not inferable (no tick seen)")

@@ -2,10 +2,13 @@ package traceimport
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/tickemu/tickemu/framework/bundle"
 )
 
 // Detect picks the reader for r by its first non-blank line: babeltrace
@@ -38,14 +41,33 @@ func looksBabeltrace(s string) bool {
 // File is an opened capture.
 type File struct {
 	Reader
-	f *os.File
+	// Manifest is the capture bundle's manifest (docs/capture.md), nil for
+	// a plain trace file.
+	Manifest *bundle.Manifest
+	c        io.Closer
 }
 
 // Close closes the file.
-func (f *File) Close() error { return f.f.Close() }
+func (f *File) Close() error { return f.c.Close() }
 
-// Open opens a capture file and detects its format.
+// Open opens a capture and detects its format: a capture bundle (`tickemu
+// capture`'s .tcap, read by its gzip header whatever its name), whose trace
+// entry is read, or a plain ftrace or babeltrace text file.
 func Open(path string) (*File, error) {
+	if bundle.Sniff(path) {
+		b, err := bundle.Open(path)
+		if err == nil {
+			tr, err := b.Trace()
+			if err != nil {
+				return nil, err
+			}
+			return &File{Reader: Detect(tr), Manifest: &b.Manifest, c: tr}, nil
+		}
+		if !errors.Is(err, bundle.ErrNotBundle) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s is gzip-compressed but not a capture bundle (%v): decompress a compressed trace first", path, err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -55,5 +77,5 @@ func Open(path string) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is a directory (give babeltrace's text output, not the CTF trace directory)", path)
 	}
-	return &File{Reader: Detect(f), f: f}, nil
+	return &File{Reader: Detect(f), c: f}, nil
 }

@@ -233,6 +233,19 @@ func scanCapture(path string) (*replay.Capture, error) {
 	if cp.Events == 0 {
 		return nil, fmt.Errorf("%s: no timer, irq, sched or power event in the capture", path)
 	}
+	if m := f.Manifest; m != nil {
+		// A capture bundle states what the first pass guesses: the
+		// kernel's CONFIG_HZ and the online CPUs (docs/capture.md).
+		if m.Host.HZ > 0 {
+			cp.HZ, cp.HZStated = m.Host.HZ, true
+		}
+		if m.Host.CPUs > cp.CPUs {
+			cp.CPUs = m.Host.CPUs
+		}
+		if m.Host.CPUs > 0 {
+			cp.CPUsStated = true
+		}
+	}
 	scans.Store(k, cp)
 	return cp, nil
 }
