@@ -55,6 +55,9 @@ func readSetting(path string) (string, error) {
 				return f[1 : len(f)-1], nil
 			}
 		}
+		if f := strings.Fields(s); len(f) == 1 {
+			return f[0], nil // one clock, as written (a copy of the file)
+		}
 		return "", fmt.Errorf("%s: no [selected] clock in %q", path, s)
 	case "buffer_size_kb":
 		if _, exp, ok := strings.Cut(s, "(expanded: "); ok {

@@ -31,7 +31,7 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 	c.register(fs, true)
 	pmQoS := fs.Duration("pm-qos", -1, "hold a PM QoS CPU latency request (/dev/cpu_dma_latency) of this value for the run, as cyclictest does (0s: poll only); a trace cannot show it")
 	cfgFile := fs.String("config", "", "HCL file with the machine, plugins, kernel block and variants to replay on (default: the builtin defaults)")
-	if wantsHelp(fs, "tickemu replay CAPTURE [flags]", "replay a kernel capture (ftrace or babeltrace text) and print capture and model side by side", args, stdout) {
+	if wantsHelp(fs, "tickemu replay CAPTURE [flags]", "replay a kernel capture (a capture bundle, ftrace or babeltrace text) and print capture and model side by side", args, stdout) {
 		return 0
 	}
 	capture, ok := parseFile(fs, args, stderr)

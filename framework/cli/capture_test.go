@@ -1,0 +1,385 @@
+//go:build linux
+
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tickemu/tickemu/framework/bundle"
+	"github.com/tickemu/tickemu/framework/capture"
+)
+
+// The tests below capture on the machine's own kernel: they need root and
+// tracefs, as CI has.
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("this test records the real kernel with tickemu capture: it needs root (tracefs at /sys/kernel/tracing); run the tests as root")
+	}
+}
+
+// installCaptureDeps runs scripts/install-capture-deps.sh (cyclictest,
+// stress-ng).
+func installCaptureDeps(t *testing.T) {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(file), "..", "..", "scripts", "install-capture-deps.sh")
+	if out, err := exec.Command("bash", script).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+}
+
+// tracefsState reads every tracefs setting a capture could touch, top
+// level: the switches, clock, buffer size, pid lists, cpumask, every
+// option, every event's enable and the default set's filters, and the
+// instances there are.
+func tracefsState(t *testing.T) map[string]string {
+	t.Helper()
+	root := capture.DefaultTracefs
+	out := map[string]string{}
+	read := func(rel string) {
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			if os.IsNotExist(err) {
+				return
+			}
+			t.Fatal(err)
+		}
+		out[rel] = string(b)
+	}
+	for _, f := range []string{"tracing_on", "current_tracer", "buffer_size_kb", "trace_clock", "set_event", "set_event_pid",
+		"set_event_notrace_pid", "tracing_cpumask", "trace_options"} {
+		read(f)
+	}
+	for _, pat := range []string{"options/*", "events/*/*/enable", "events/*/enable", "events/timer/*/filter", "events/irq/*/filter", "events/sched/*/filter"} {
+		m, err := filepath.Glob(filepath.Join(root, pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m {
+			rel, _ := filepath.Rel(root, p)
+			read(rel)
+		}
+	}
+	inst, _ := os.ReadDir(filepath.Join(root, "instances"))
+	var names []string
+	for _, e := range inst {
+		names = append(names, e.Name())
+	}
+	out["instances/"] = strings.Join(names, " ")
+	if len(out) < 100 {
+		t.Fatalf("only %d tracefs files read: is tracefs mounted at %s?", len(out), root)
+	}
+	return out
+}
+
+func sameState(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("tracefs %s was %q before the capture, %q after", k, v, after[k])
+		}
+	}
+	for k, v := range after {
+		if _, ok := before[k]; !ok {
+			t.Errorf("tracefs %s appeared: %q", k, v)
+		}
+	}
+}
+
+// kernelHZ is CONFIG_HZ as /proc/config.gz or /boot/config-RELEASE has it
+// (0 when neither is there).
+func kernelHZ(t *testing.T) int {
+	t.Helper()
+	var r io.Reader
+	if f, err := os.Open("/proc/config.gz"); err == nil {
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	} else {
+		rel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+		f, err := os.Open("/boot/config-" + strings.TrimSpace(string(rel)))
+		if err != nil {
+			return 0
+		}
+		defer f.Close()
+		r = f
+	}
+	b, _ := io.ReadAll(r)
+	m := regexp.MustCompile(`(?m)^CONFIG_HZ=(\d+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("kernel configuration without CONFIG_HZ")
+	}
+	hz, _ := strconv.Atoi(string(m[1]))
+	return hz
+}
+
+// runCapture runs tickemu capture in process and opens the bundle.
+func runCapture(t *testing.T, args ...string) (*bundle.Bundle, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "x.tcap")
+	var stdout, stderr bytes.Buffer
+	full := append([]string{"capture", "--out", out}, args...)
+	if code := mainWith(full, &stdout, &stderr); code != 0 {
+		t.Fatalf("tickemu %s: exit %d\n%s%s", strings.Join(full, " "), code, stdout.String(), stderr.String())
+	}
+	b, err := bundle.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, stdout.String()
+}
+
+func TestCaptureSleep(t *testing.T) {
+	needRoot(t)
+	before := tracefsState(t)
+	b, summary := runCapture(t, "--note", "test", "--", "sleep", "0.05")
+	sameState(t, before, tracefsState(t))
+	m := b.Manifest
+	if !slices.Equal(m.Command, []string{"sleep", "0.05"}) || m.ExitStatus != 0 || m.Signal != "" || m.Name != "sleep" || m.Note != "test" {
+		t.Errorf("command %q exit %d signal %q name %q note %q", m.Command, m.ExitStatus, m.Signal, m.Name, m.Note)
+	}
+	if m.WallNS < 50e6 {
+		t.Errorf("wall %d ns for sleep 0.05", m.WallNS)
+	}
+	if hz := kernelHZ(t); m.Host.HZ != hz {
+		t.Errorf("manifest HZ %d, kernel configuration %d", m.Host.HZ, hz)
+	}
+	if m.Host.CPUs != runtime.NumCPU() && m.Host.CPUs < 1 {
+		t.Errorf("CPUs %d", m.Host.CPUs)
+	}
+	if m.Trace.Instance == "" || m.Trace.Clock != "mono" || !slices.Contains(m.Trace.Events, "sched/sched_switch") ||
+		!slices.Contains(m.Trace.Events, "timer/hrtimer_start") {
+		t.Errorf("trace %+v", m.Trace)
+	}
+	if !slices.Contains(m.Changed, bundle.Setting{Path: "instances/" + m.Trace.Instance, Old: "absent", New: "created"}) {
+		t.Errorf("changed %+v lacks the instance", m.Changed)
+	}
+	if len(m.Before.Stat) == 0 || len(m.After.Interrupts) == 0 {
+		t.Error("no /proc snapshots")
+	}
+	trace, err := b.File(bundle.TraceName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(trace, []byte(": sched_switch: ")) || !bytes.Contains(trace, []byte("#P:")) {
+		t.Errorf("the trace has no sched_switch or no header:\n%.2000s", trace)
+	}
+	if !strings.Contains(summary, "capture sleep: sleep 0.05, exit status 0") || !regexp.MustCompile(`sched_switch +\d+`).MatchString(summary) {
+		t.Errorf("summary:\n%s", summary)
+	}
+
+	// tickemu replay reads the bundle, with the manifest's HZ.
+	var stdout, stderr bytes.Buffer
+	if code := mainWith([]string{"replay", b.Path}, &stdout, &stderr); code != 0 {
+		t.Fatalf("replay: exit %d\n%s", code, stderr.String())
+	}
+	if want := fmt.Sprintf("HZ %d (the bundle's CONFIG_HZ)", m.Host.HZ); m.Host.HZ > 0 && !strings.Contains(stdout.String(), want) {
+		t.Errorf("replay output lacks %q:\n%.1000s", want, stdout.String())
+	}
+}
+
+func TestCaptureExitStatus(t *testing.T) {
+	needRoot(t)
+	b, summary := runCapture(t, "--events", "sched/sched_switch,timer/nosuch", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
+	m := b.Manifest
+	if m.ExitStatus != 3 || !slices.Equal(m.Trace.Events, []string{"sched/sched_switch"}) || !slices.Equal(m.Trace.Missing, []string{"timer/nosuch"}) {
+		t.Errorf("exit %d events %q missing %q", m.ExitStatus, m.Trace.Events, m.Trace.Missing)
+	}
+	for name, want := range map[string]string{bundle.StdoutName: "out\n", bundle.StderrName: "err\n"} {
+		if got, err := b.File(name); err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if !strings.Contains(summary, "exit status 3") || !strings.Contains(summary, "missing events: timer/nosuch") {
+		t.Errorf("summary:\n%s", summary)
+	}
+}
+
+func TestCaptureCyclictest(t *testing.T) {
+	needRoot(t)
+	installCaptureDeps(t)
+	b, _ := runCapture(t, "--", "cyclictest", "-t1", "-l", "50", "-i", "1000", "-q")
+	if b.Manifest.ExitStatus != 0 {
+		t.Fatalf("cyclictest exit status %d", b.Manifest.ExitStatus)
+	}
+	out, err := b.File(bundle.StdoutName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`T: 0 .*C:\s+50 .*Max:\s+\d+`).Match(out) {
+		t.Errorf("cyclictest's output:\n%s", out)
+	}
+	trace, err := b.File(bundle.TraceName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(trace, []byte("function=hrtimer_wakeup")); n < 50 {
+		t.Errorf("%d hrtimer_wakeup starts for 50 cyclictest loops", n)
+	}
+}
+
+func TestCaptureGlobalRestores(t *testing.T) {
+	needRoot(t)
+	before := tracefsState(t)
+	b, _ := runCapture(t, "--global", "--buffer-kb", "2048", "--", "sleep", "0.02")
+	sameState(t, before, tracefsState(t))
+	if b.Manifest.Trace.Instance != "" || b.Manifest.Trace.BufferKB != 2048 {
+		t.Errorf("trace %+v", b.Manifest.Trace)
+	}
+}
+
+// startCaptureHost starts the test binary as `tickemu capture ... -- args`
+// and returns it once the command runs, with the command's pid.
+func startCaptureHost(t *testing.T, out string, args ...string) (*exec.Cmd, *syncBuffer, int) {
+	t.Helper()
+	host := exec.Command(os.Args[0], append([]string{"capture", "--out", out, "--"}, args...)...)
+	host.Env = append(os.Environ(), hostEnv+"=1")
+	stderr := &syncBuffer{}
+	host.Stdout, host.Stderr = io.Discard, stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = host.Process.Kill()
+		_, _ = host.Process.Wait()
+	})
+	re := regexp.MustCompile(`running .* \(pid (\d+)\)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(stderr.String()); m != nil {
+			pid, _ := strconv.Atoi(m[1])
+			return host, stderr, pid
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the command never started:\n%s", stderr.String())
+	return nil, nil, 0
+}
+
+// waitStatus waits for the host and returns its exit status.
+func waitStatus(t *testing.T, host *exec.Cmd) int {
+	t.Helper()
+	err := host.Wait()
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	t.Fatal(err)
+	return -1
+}
+
+func noGroupLeft(t *testing.T, pgid int) {
+	t.Helper()
+	if left := processes(func(_, _, g int) bool { return g == pgid }); len(left) > 0 {
+		t.Errorf("processes of the command's group %d outlive tickemu: %v", pgid, left)
+		for _, p := range left {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
+// TestCaptureSIGINT: Ctrl-C during a capture stops the command, writes the
+// bundle, restores every tracefs setting and exits 130; nothing is left.
+func TestCaptureSIGINT(t *testing.T) {
+	needRoot(t)
+	before := tracefsState(t)
+	out := filepath.Join(t.TempDir(), "x.tcap")
+	host, stderr, pid := startCaptureHost(t, out, "sleep", "5")
+	if err := host.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitStatus(t, host); code != 130 {
+		t.Errorf("exit status %d, want 130\n%s", code, stderr.String())
+	}
+	noGroupLeft(t, pid)
+	sameState(t, before, tracefsState(t))
+	b, err := bundle.Open(out)
+	if err != nil {
+		t.Fatalf("no bundle after SIGINT: %v\n%s", err, stderr.String())
+	}
+	if m := b.Manifest; m.ExitStatus != -1 || m.Signal != "SIGINT" || m.WallNS > 4e9 {
+		t.Errorf("exit %d signal %q wall %d ns", m.ExitStatus, m.Signal, m.WallNS)
+	}
+}
+
+// TestCaptureSecondSignal: a command that ignores SIGINT is killed by the
+// second one; tickemu restores the settings and exits at once, without a
+// bundle.
+func TestCaptureSecondSignal(t *testing.T) {
+	needRoot(t)
+	before := tracefsState(t)
+	out := filepath.Join(t.TempDir(), "x.tcap")
+	host, stderr, pid := startCaptureHost(t, out, "sh", "-c", `trap "" INT; sleep 20`)
+	host.Process.Signal(syscall.SIGINT)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "again to exit at once"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first SIGINT was not taken:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	host.Process.Signal(syscall.SIGINT)
+	if code := waitStatus(t, host); code != 130 {
+		t.Errorf("exit status %d, want 130\n%s", code, stderr.String())
+	}
+	noGroupLeft(t, pid)
+	sameState(t, before, tracefsState(t))
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a bundle was written after the second signal: %v", err)
+	}
+}
+
+// TestCaptureNotRoot runs tickemu capture as the user nobody: it refuses,
+// saying what it needs, before touching anything.
+func TestCaptureNotRoot(t *testing.T) {
+	needRoot(t) // to become nobody
+	dir, err := os.MkdirTemp("", "tickemu-capture-user-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "tickemu")
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	before := tracefsState(t)
+	cmd := exec.Command(bin, "capture", "--", "true")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), hostEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "needs root") {
+		t.Errorf("as nobody: %v\n%s", err, stderr.String())
+	}
+	sameState(t, before, tracefsState(t))
+}
