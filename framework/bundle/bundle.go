@@ -145,9 +145,12 @@ type TraceInfo struct {
 	// Instance is the tracefs instance the trace was recorded in
 	// (instances/NAME, removed afterwards); "" for the top-level buffer.
 	Instance string   `json:"instance,omitempty"`
-	Events   []string `json:"events"`         // "group/name" of every event enabled
-	Missing  []string `json:"missing"`        // events asked for that this kernel lacks
-	Lost     []Lost   `json:"lost,omitempty"` // per CPU, from per_cpu/cpuN/stats
+	Events   []string `json:"events"`  // "group/name" of every event enabled
+	Missing  []string `json:"missing"` // events asked for that this kernel lacks
+	// Filters are the event filters in force, by event ("msr/write_msr":
+	// "msr == 0x6e0"); an event not listed was recorded unfiltered.
+	Filters map[string]string `json:"filters,omitempty"`
+	Lost    []Lost            `json:"lost,omitempty"` // per CPU, from per_cpu/cpuN/stats
 }
 
 // Lost is one CPU's trace losses: events overwritten in the ring buffer

@@ -33,6 +33,17 @@ var DefaultEvents = []string{
 	"signal/signal_generate", "signal/signal_deliver",
 	"ipi/*",
 	"timer_migration/*",
+	"msr/write_msr",
+}
+
+// Filters are the event filters a capture sets on the events it enables
+// (any other event's filter is cleared). msr/write_msr keeps the writes of
+// IA32_TSC_DEADLINE (MSR 0x6e0) only: each one programs the local APIC
+// timer in TSC-deadline mode (lapic_next_deadline(),
+// arch/x86/kernel/apic/apic.c), the clockevent write calibration times; the
+// other MSR writes (x2APIC EOIs, one per interrupt) would swamp the trace.
+var Filters = map[string]string{
+	"msr/write_msr": "msr == 0x6e0",
 }
 
 // eventItem is one item of an event list: a pattern (or alternatives) to

@@ -24,6 +24,7 @@ var kernel618 = []string{
 	"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task",
 	"sched/sched_stat_runtime", "power/cpu_idle", "power/cpu_frequency", "signal/signal_generate", "signal/signal_deliver",
 	"ipi/ipi_send_cpu", "ipi/ipi_send_cpumask", "timer_migration/tmigr_cpu_idle", "timer_migration/tmigr_cpu_active",
+	"msr/write_msr", "msr/read_msr",
 }
 
 var kernel510 = []string{
@@ -46,6 +47,7 @@ func TestResolveEvents(t *testing.T) {
 		"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task",
 		"power/cpu_idle", "signal/signal_generate", "signal/signal_deliver",
 		"ipi/ipi_send_cpu", "ipi/ipi_send_cpumask", "timer_migration/tmigr_cpu_active", "timer_migration/tmigr_cpu_idle",
+		"msr/write_msr",
 	}
 	tests := []struct {
 		name          string
@@ -61,7 +63,7 @@ func TestResolveEvents(t *testing.T) {
 		{name: "default on 5.10", kernel: kernel510, first: "timer/hrtimer_init",
 			has:     []string{"timer/hrtimer_init", "timer/tick_stop", "signal/signal_deliver"},
 			hasNot:  []string{"timer/hrtimer_setup"},
-			missing: []string{"timer/timer_base_idle", "irq_vectors/local_timer_entry", "irq_vectors/local_timer_exit", "irq_vectors/call_function_entry", "irq_vectors/call_function_exit", "irq_vectors/call_function_single_entry", "irq_vectors/call_function_single_exit", "irq_vectors/reschedule_entry", "irq_vectors/reschedule_exit", "irq_vectors/irq_work_entry", "irq_vectors/irq_work_exit", "ipi/*", "timer_migration/*"}},
+			missing: []string{"timer/timer_base_idle", "irq_vectors/local_timer_entry", "irq_vectors/local_timer_exit", "irq_vectors/call_function_entry", "irq_vectors/call_function_exit", "irq_vectors/call_function_single_entry", "irq_vectors/call_function_single_exit", "irq_vectors/reschedule_entry", "irq_vectors/reschedule_exit", "irq_vectors/irq_work_entry", "irq_vectors/irq_work_exit", "ipi/*", "timer_migration/*", "msr/write_msr"}},
 		{name: "extend and trim", kernel: kernel618, list: "+sched/sched_stat_runtime,-signal,-timer_migration/*",
 			has: []string{"sched/sched_stat_runtime", "timer/hrtimer_setup"}, hasNot: []string{"signal/signal_generate", "timer_migration/tmigr_cpu_idle"}},
 		{name: "replace", kernel: kernel618, list: "timer,irq/softirq_entry",
@@ -76,7 +78,7 @@ func TestResolveEvents(t *testing.T) {
 		{name: "asked for and absent", kernel: kernel510, list: "timer/hrtimer_setup,timer/tick_stop,nosuch",
 			enable: []string{"timer/tick_stop"}, missing: []string{"timer/hrtimer_setup", "nosuch"}},
 		{name: "removing an absent event is not missing", kernel: kernel510, list: "+sched/sched_stat_runtime,-ipi/*,-timer_migration/*",
-			missing: []string{"timer/timer_base_idle", "irq_vectors/local_timer_entry", "irq_vectors/local_timer_exit", "irq_vectors/call_function_entry", "irq_vectors/call_function_exit", "irq_vectors/call_function_single_entry", "irq_vectors/call_function_single_exit", "irq_vectors/reschedule_entry", "irq_vectors/reschedule_exit", "irq_vectors/irq_work_entry", "irq_vectors/irq_work_exit", "sched/sched_stat_runtime"}},
+			missing: []string{"timer/timer_base_idle", "irq_vectors/local_timer_entry", "irq_vectors/local_timer_exit", "irq_vectors/call_function_entry", "irq_vectors/call_function_exit", "irq_vectors/call_function_single_entry", "irq_vectors/call_function_single_exit", "irq_vectors/reschedule_entry", "irq_vectors/reschedule_exit", "irq_vectors/irq_work_entry", "irq_vectors/irq_work_exit", "msr/write_msr", "sched/sched_stat_runtime"}},
 		{name: "bad item", list: "timer:hrtimer_start", wantParseFail: "not GROUP/NAME"},
 		{name: "bad glob", list: "timer/[", wantParseFail: "syntax error"},
 		{name: "too many slashes", list: "a/b/c", wantParseFail: "not GROUP/NAME"},

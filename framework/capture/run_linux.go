@@ -270,7 +270,13 @@ func (c *Capture) Run() (res *Result, err error) {
 	if !contains(clocks, o.Clock) {
 		return nil, fmt.Errorf("%w: --clock %s: this kernel's trace clocks are %s", ErrCannotRun, o.Clock, strings.Join(clocks, " "))
 	}
-	if err := sess.configure(events, o.Clock, o.BufferKB); err != nil {
+	filters := map[string]string{}
+	for _, e := range events {
+		if f := Filters[e]; f != "" {
+			filters[e] = f
+		}
+	}
+	if err := sess.configure(events, filters, o.Clock, o.BufferKB); err != nil {
 		return nil, err
 	}
 	if len(missing) > 0 {
@@ -284,7 +290,7 @@ func (c *Capture) Run() (res *Result, err error) {
 	}
 	m := &bundle.Manifest{
 		Tool: o.Tool, Name: o.Name, Note: o.Note, Command: o.Command, Host: host,
-		Trace: bundle.TraceInfo{Clock: o.Clock, BufferKB: o.BufferKB, Instance: instance, Events: events, Missing: missing},
+		Trace: bundle.TraceInfo{Clock: o.Clock, BufferKB: o.BufferKB, Instance: instance, Events: events, Missing: missing, Filters: filters},
 	}
 	if m.Trace.Missing == nil {
 		m.Trace.Missing = []string{}

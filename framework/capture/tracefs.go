@@ -155,9 +155,9 @@ var formatOptions = []struct{ name, value string }{
 
 // configure prepares the buffer for a capture of events: tracing off, the
 // nop tracer, the text format's options, the clock, the buffer size, no pid
-// filter, exactly the events given enabled (each with no filter), the buffer
-// cleared.
-func (s *session) configure(events []string, clock string, bufferKB int) error {
+// filter, exactly the events given enabled (each with its filter from
+// filters, or none), the buffer cleared.
+func (s *session) configure(events []string, filters map[string]string, clock string, bufferKB int) error {
 	steps := []struct{ rel, v string }{
 		{"tracing_on", "0"},
 		{"current_tracer", "nop"},
@@ -200,7 +200,11 @@ func (s *session) configure(events []string, clock string, bufferKB int) error {
 	}
 	for _, e := range events {
 		if _, err := os.Stat(s.file("events/" + e + "/filter")); err == nil {
-			if err := s.set("events/"+e+"/filter", "0"); err != nil {
+			f := filters[e]
+			if f == "" {
+				f = "0" // no filter
+			}
+			if err := s.set("events/"+e+"/filter", f); err != nil {
 				return err
 			}
 		}

@@ -71,7 +71,7 @@ func TestSessionRestores(t *testing.T) {
 	root := fakeTracefs(t)
 	before := settingsOf(t, root)
 	s := &session{root: root}
-	if err := s.configure([]string{"timer/hrtimer_start", "sched/sched_switch"}, "mono", 4096); err != nil {
+	if err := s.configure([]string{"timer/hrtimer_start", "sched/sched_switch"}, map[string]string{"timer/hrtimer_start": "function == 0x1"}, "mono", 4096); err != nil {
 		t.Fatal(err)
 	}
 	during := settingsOf(t, root)
@@ -97,6 +97,7 @@ func TestSessionRestores(t *testing.T) {
 		{Path: "buffer_size_kb", Old: "1408", New: "4096"},
 		{Path: "set_event_pid", Old: "12 34", New: ""},
 		{Path: "events/irq/irq_handler_entry/enable", Old: "1", New: "0"},
+		{Path: "events/timer/hrtimer_start/filter", Old: "0", New: "function == 0x1"},
 		{Path: "events/timer/hrtimer_start/enable", Old: "0", New: "1"},
 		{Path: "events/sched/sched_switch/filter", Old: "prev_pid == 1", New: "0"},
 	}
@@ -127,7 +128,7 @@ func TestSessionRestoresAfterFailure(t *testing.T) {
 	before := settingsOf(t, root)
 	// An event whose enable file is missing fails half-way through.
 	s := &session{root: root}
-	if err := s.configure([]string{"timer/hrtimer_start", "timer/nosuch"}, "mono", 4096); err == nil {
+	if err := s.configure([]string{"timer/hrtimer_start", "timer/nosuch"}, nil, "mono", 4096); err == nil {
 		t.Fatal("configure succeeded with a missing event")
 	}
 	if err := s.Restore(); err != nil {
