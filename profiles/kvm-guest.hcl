@@ -37,5 +37,5 @@ kernel {
 clockevent "local" {
   plugin              = "lapic"
   deadline_write_cost = "8100ns" # ± 392ns: start_program - start_plain
-  irq_latency         = "14983ns" # ± 623ns: lateness_busy - irq_entry
+  irq_latency         = "15538ns" # ± 619ns: lateness_busy - irq_entry
 }

@@ -180,7 +180,15 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 	m := &Measurement{Samples: map[string][]Interval{}, Resolution: 1000}
 	cpus := map[int]*cpuState{}
 	expires := map[uint64]int64{}
-	first := map[uint64]bool{} // the timer was its CPU's first at its start
+	// queuedOn is the CPU whose queue holds a timer: a timer that expires
+	// or is cancelled elsewhere must leave it, or it would stay the first.
+	queuedOn := map[uint64]*cpuState{}
+	dequeue := func(t uint64) {
+		if q, ok := queuedOn[t]; ok {
+			delete(q.queue, t)
+			delete(queuedOn, t)
+		}
+	}
 	// hrtimer_start -> sched_switch samples are classified at the end,
 	// once it is known whether the trace holds MSR writes at all.
 	type startSample struct {
@@ -222,19 +230,16 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 		}
 		switch e.Kind {
 		case traceimport.HRStart:
-
-			for _, o := range cpus {
-				delete(o.queue, e.Timer)
-			}
+			dequeue(e.Timer)
 			if !hardMode(e.Mode) {
 				break
 			}
 			c.queue[e.Timer] = e.Expires
+			queuedOn[e.Timer] = c
 			expires[e.Timer] = e.Expires
-			first[e.Timer] = c.first(e.Timer)
-			c.start, c.startPID, c.startFirst, c.startMSR, c.startN = e.Time, e.PID, first[e.Timer], 0, 0
+			c.start, c.startPID, c.startFirst, c.startMSR, c.startN = e.Time, e.PID, c.first(e.Timer), 0, 0
 		case traceimport.HRCancel:
-			delete(c.queue, e.Timer)
+			dequeue(e.Timer)
 		case traceimport.WriteMSR:
 			m.MSRTraced = true
 			if e.MSR == tscDeadlineMSR && c.start >= 0 {
@@ -264,7 +269,7 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 			if c.inLT && e.Function == "posix_timer_fn" {
 				c.gen = -1
 			}
-			delete(c.queue, e.Timer)
+			dequeue(e.Timer)
 			delete(expires, e.Timer)
 			c.expEntry, c.expEntryT, c.expEntryFn, c.expN = e.Time, e.Timer, e.Function, 0
 		case traceimport.HRExpireExit:

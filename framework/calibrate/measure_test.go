@@ -138,6 +138,23 @@ func TestMeasure(t *testing.T) {
 			},
 		},
 		{
+			name: "a timer that expires on another CPU leaves the queue of the one that started it",
+			trace: line("ct-100", 0, "10.000000700", start("00000000000000a1", "10000100000")) +
+				line("ct-100", 0, "10.000001700", switchOut) +
+				line("x-300", 1, "10.000100000", "local_timer_entry: vector=236") +
+				line("x-300", 1, "10.000100500", "hrtimer_expire_entry: hrtimer=00000000000000a1 function=hrtimer_wakeup now=10000110000") +
+				line("x-300", 1, "10.000101500", "hrtimer_expire_exit: hrtimer=00000000000000a1") +
+				line("ct-100", 0, "10.000200700", start("00000000000000a2", "10000300000")) +
+				line("ct-100", 0, "10.000209700", switchOut),
+			want: map[string][]Interval{
+				// Both starts were the CPU's first: without the expiry
+				// elsewhere removing a1, a2 would count as plain.
+				EStartProgram: {{1000, 0}, {9000, 0}},
+				EIRQEntry:     {{500, 0}},
+				EWakeup:       {{1000, 0}},
+			},
+		},
+		{
 			name: "a timer run early in another's interrupt (its soft expiry passed) is not the device's lateness",
 			trace: line("a-100", 1, "10.000000000", start("00000000000000b1", "10000040000")) +
 				line("b-101", 1, "10.000000500", "hrtimer_start: hrtimer=00000000000000b2 function=hrtimer_wakeup expires=10000090000 softexpires=10000040000 mode=ABS was_armed=0") +
