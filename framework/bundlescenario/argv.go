@@ -215,6 +215,10 @@ func cpuList(tool string, o opt, cpus int) (string, int, error) {
 	return s, len(seen), nil
 }
 
+// maxRunSeconds bounds a translated run's length (a year): longer ones
+// would overflow the simulated clock's ns.
+const maxRunSeconds = 366 * 86400
+
 // timeString reads a duration as both tools write it: a number and an
 // optional unit, s (the default), m, h, d (and stress-ng's y).
 func timeString(tool string, o opt) (int64, error) {
@@ -239,6 +243,9 @@ func timeString(tool string, o opt) (int64, error) {
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 0 {
 		return 0, &FlagError{tool, flagName(o), fmt.Sprintf("%q is not a duration (a number of seconds, or with m, h, d)", o.arg)}
+	}
+	if v > maxRunSeconds/mult {
+		return 0, &FlagError{tool, flagName(o), fmt.Sprintf("%q is longer than the model runs (%d days)", o.arg, maxRunSeconds/86400)}
 	}
 	return v * mult * 1e9, nil
 }

@@ -116,6 +116,11 @@ func TestTranslateErrors(t *testing.T) {
 		{"cyclictest -Z", "-Z", "unknown option"},
 		{"cyclictest --frobnicate", "--frobnicate", "unknown option"},
 		{"cyclictest -D 5x", "--duration", "not a duration"},
+		{"cyclictest -D 99999999999d", "--duration", "longer than the model runs"},
+		{"cyclictest -l 1000000000 -i 1000000000", "--loops", "longer than the model runs"},
+		{"cyclictest -l 5000000000", "--loops", "0 to 1000000000"},
+		{"cyclictest -i 0", "--interval", "1 us to 1000 s"},
+		{"stress-ng --timer 1 -t 999999999y", "--timeout", "longer than the model runs"},
 		{"cyclictest -c 2", "--clock", "clock 2"},
 		{"cyclictest -p 100", "--priority", "outside 0..99"},
 		{"cyclictest extra", "extra", "operand"},
@@ -143,4 +148,21 @@ func TestTranslateErrors(t *testing.T) {
 			t.Errorf("%q: no error", argv)
 		}
 	}
+}
+
+// FuzzTranslate: any argv either translates into at least one workload
+// block or is refused; nothing panics.
+func FuzzTranslate(f *testing.F) {
+	for _, s := range []string{"cyclictest -t2 -a -i 1000 -l 5000 -m -q", "cyclictest -a0-1 -t -h 100 --latency=5", "stress-ng --timer 1 -t 2s --metrics-brief", "stress-ng --nanosleep 0 --nanosleep-method all --taskset 1 -t 1m"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cmd, err := Translate(strings.Fields(s), 4)
+		if err != nil {
+			return
+		}
+		if len(cmd.Workloads) == 0 || cmd.DurationNS < 0 || cmd.DurationNS > maxRunSeconds*1e9+1e9*1001 {
+			t.Fatalf("%q: %d workloads, duration %d", s, len(cmd.Workloads), cmd.DurationNS)
+		}
+	})
 }

@@ -176,8 +176,17 @@ func cyclictest(argv []string, cpus int) (*Command, error) {
 	if threads < 1 {
 		return nil, &FlagError{tool, "--threads", fmt.Sprintf("%d threads", threads)}
 	}
-	if interval <= 0 {
-		return nil, &FlagError{tool, "--interval", fmt.Sprintf("interval %d us", interval)}
+	if interval <= 0 || interval > 1e9 {
+		return nil, &FlagError{tool, "--interval", fmt.Sprintf("interval %d us: 1 us to 1000 s", interval)}
+	}
+	if distance < -1 || distance > 1e9 {
+		return nil, &FlagError{tool, "--distance", fmt.Sprintf("distance %d us: 0 to 1000 s", distance)}
+	}
+	if loops < 0 || loops > 1e9 {
+		return nil, &FlagError{tool, "--loops", fmt.Sprintf("%d loops: 0 to 1000000000", loops)}
+	}
+	if threads > 4096 {
+		return nil, &FlagError{tool, "--threads", fmt.Sprintf("%d threads: at most 4096", threads)}
 	}
 	if prio < 0 || prio > 99 {
 		return nil, &FlagError{tool, "--priority", fmt.Sprintf("priority %d is outside 0..99", prio)}
@@ -218,6 +227,9 @@ func cyclictest(argv []string, cpus int) (*Command, error) {
 	// so that its last wakeup is in the run.
 	if loops > 0 {
 		slowest := (interval + (threads-1)*distance) * 1000
+		if (loops + 1) > (maxRunSeconds*1e9)/slowest {
+			return nil, &FlagError{tool, "--loops", fmt.Sprintf("%d loops of %d us run longer than the model runs (%d days)", loops, slowest/1000, maxRunSeconds/86400)}
+		}
 		cmd.DurationNS = (loops+1)*slowest + startMargin
 	}
 	if duration > 0 && (cmd.DurationNS == 0 || duration < cmd.DurationNS) {
