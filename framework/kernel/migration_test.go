@@ -146,3 +146,63 @@ func TestGlobalTimersPulledByMigrator(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskStartedHrtimersStayLocal: on a NO_HZ-idle machine (no nohz_full
+// CPUs) timer_migration moves neither stress-ng --timer's POSIX timers nor
+// stress-ng --nanosleep's sleepers, on 2 CPUs (this project's development
+// machine) or 64 (the LKP server). Both are started by their task, in
+// timer_settime() / clock_nanosleep(), on the CPU it runs on:
+// get_nohz_timer_target() keeps a timer on a housekeeping CPU that is not
+// idle_cpu() (docs/reference/migration.md P2, P6). tracefs on a 2-CPU 6.18
+// guest showed the same: every expiry of posix_timer_fn and hrtimer_wakeup
+// on the CPU that started it, with the sysctl 1 and 0. The runs must be
+// identical, sysctl aside.
+func TestTaskStartedHrtimersStayLocal(t *testing.T) {
+	for _, tc := range []struct {
+		cpus     int
+		workload string
+		dur      string
+	}{
+		{2, `workload "stress_ng_timer" "t" {
+  instances = 2
+}`, "20ms"},
+		{2, `workload "stress_ng_nanosleep" "n" {
+  instances = 2
+}`, "20ms"},
+		{64, `workload "stress_ng_timer" "t" {
+  instances = 64
+}`, "1ms"},
+		{64, `workload "stress_ng_nanosleep" "n" {
+  instances = 64
+  threads   = 1
+}`, "2ms"},
+	} {
+		var runs [2]*experiment.Result
+		for i, on := range []bool{false, true} {
+			runs[i] = simtest.Run(t, `
+machine {
+  cpus = `+strconv.Itoa(tc.cpus)+`
+  nohz = "idle"
+}
+kernel {
+  timer_migration = `+strconv.FormatBool(on)+`
+}
+`+tc.workload+`
+run {
+  duration = "`+tc.dur+`"
+}`, config.Options{}, nil)
+			if m := runs[i].Total("timer_migrations"); m != 0 {
+				t.Errorf("%d CPUs, %s, timer_migration %v: %d timers queued away from the CPU that started them, want 0",
+					tc.cpus, tc.workload[:30], on, m)
+			}
+		}
+		for _, name := range []string{"hrtimer_start", "hrtimer_expire", "hrtimer_interrupts", "wakeups", "ipi_sent", "signals_delivered"} {
+			if a, b := runs[0].Total(name), runs[1].Total(name); a != b {
+				t.Errorf("%d CPUs, %s: %s %d with timer_migration 0, %d with 1; want the same", tc.cpus, tc.workload[:30], name, a, b)
+			}
+		}
+		if runs[0].Total("hrtimer_expire") == 0 {
+			t.Errorf("%d CPUs, %s: no hrtimer expired", tc.cpus, tc.workload[:30])
+		}
+	}
+}
