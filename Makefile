@@ -19,7 +19,7 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 .PHONY: api-check api-baseline
 .PHONY: capture
 .PHONY: all build run test test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration validation
-.PHONY: kernel-oracle test-oracle
+.PHONY: kernel-oracle test-oracle kwheel
 
 all: build
 
@@ -125,9 +125,14 @@ kernel-oracle: ## Build the kernel oracle: kernel/time/timer.c of linux-source-6
 # `make kernel-oracle`, when the library is missing.
 ORACLE_SEQS ?= 500
 test-oracle: kernel-oracle ## Differential tests: random operation sequences through the kernel's timer.c and plugins/wheel at its release (ORACLE_SEQS x 2000 operations).
-	@echo "==> go vet -tags kernel_oracle ./oracle/... && go test -tags kernel_oracle -v ./oracle/wheeldiff -args -seqs $(ORACLE_SEQS)"
+	@echo "==> go vet -tags kernel_oracle ./oracle/... && go test -tags kernel_oracle -v ./oracle/wheeldiff -args -seqs $(ORACLE_SEQS) && go test -tags kernel_oracle -v ./oracle/kwheel"
 	$(GO) vet -tags kernel_oracle ./oracle/...
 	$(GO) test -tags kernel_oracle -count=1 -timeout 15m -v ./oracle/wheeldiff -args -seqs $(ORACLE_SEQS)
+	$(GO) test -tags kernel_oracle -count=1 -timeout 5m -v ./oracle/kwheel
+
+kwheel: kernel-oracle ## Build bin/plugins/tickemu-plugin-kwheel: the kernel oracle served as the wheel plugin "kwheel", out of process (docs/kernel-oracle.md).
+	@echo "==> go build -tags kernel_oracle -o bin/plugins/ ./oracle/cmd/tickemu-plugin-kwheel"
+	$(GO) build -tags kernel_oracle -o bin/plugins/ ./oracle/cmd/tickemu-plugin-kwheel
 
 clean: ## Remove build output.
 	rm -rf bin

@@ -9,11 +9,13 @@
 #                    (default oracle/lib in the repository; gitignored)
 #   KERNEL_ORACLE_CACHE=DIR  unpacked source and prepared build trees
 #                    (default ${XDG_CACHE_HOME:-~/.cache}/tickemu/kernel-oracle)
+#   ORACLE_HZ=N      CONFIG_HZ of the build: 100, 250 (default), 300 or 1000
+#                    (a scenario run with the kwheel plugin needs its machine's HZ)
 #   FORCE=1          rebuild even if the cached library matches
 #
 # The kernel tree is configured once per tree (x86_64 defconfig trimmed:
 # tracing, jump labels, CPU mitigations, stack protector and paravirt off,
-# HZ=250, PREEMPT_NONE) and `make prepare`d out of tree; each library build
+# HZ=$ORACLE_HZ, PREEMPT_NONE) and `make prepare`d out of tree; each library build
 # is keyed by a hash of the wheel's sources in the tree, the shim, this
 # script and the configuration, and reused while the key matches.
 set -euo pipefail
@@ -24,6 +26,8 @@ shim=$repo/oracle/shim
 cache=${KERNEL_ORACLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tickemu/kernel-oracle}
 out=${ORACLE_OUT:-$repo/oracle/lib}
 pkg=linux-source-6.12
+hz=${ORACLE_HZ:-250}
+case "$hz" in 100|250|300|1000) ;; *) echo "kernel-oracle: ORACLE_HZ=$hz is not a CONFIG_HZ choice (100, 250, 300, 1000)" >&2; exit 1;; esac
 mkdir -p "$cache" "$out"
 out=$(cd "$out" && pwd)
 
@@ -66,14 +70,14 @@ else
 	name=$pkg-$version
 fi
 release=$(make -s -C "$src" kernelversion)
-build=$cache/build-$(echo "$src" | sha256sum | cut -c1-12)
-
 # --- Configure and prepare (once per tree and configuration) ---
 cfgopts=(-d FTRACE -d JUMP_LABEL -d CPU_MITIGATIONS -d STACKPROTECTOR -d STACKPROTECTOR_STRONG
 	-d PARAVIRT -d KVM_GUEST -d DEBUG_INFO -d DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT -d DEBUG_INFO_DWARF5
-	-e DEBUG_INFO_NONE -d KPROBES -d LOCKDEP -d HZ_1000 -d HZ_100 -d HZ_300 -e HZ_250
+	-e DEBUG_INFO_NONE -d KPROBES -d LOCKDEP -d HZ_1000 -d HZ_100 -d HZ_300 -d HZ_250 -e "HZ_$hz"
 	-d PREEMPT_VOLUNTARY -d PREEMPT_DYNAMIC -d PREEMPT -e PREEMPT_NONE -d SCHED_CORE)
 cfgkey=$(printf '%s\n' "$release" "${cfgopts[@]}" | sha256sum | cut -c1-16)
+# One prepared build directory per tree and configuration.
+build=$cache/build-$(printf '%s %s' "$src" "$cfgkey" | sha256sum | cut -c1-12)
 if [ "$(cat "$build/.oracle-prepared" 2>/dev/null)" != "$cfgkey" ]; then
 	say "configuring and preparing $release in $build (a minute or two the first time)"
 	mkdir -p "$build"
@@ -81,7 +85,7 @@ if [ "$(cat "$build/.oracle-prepared" 2>/dev/null)" != "$cfgkey" ]; then
 	"$src/scripts/config" --file "$build/.config" "${cfgopts[@]}"
 	make -s -C "$src" O="$build" olddefconfig >/dev/null
 	grep -q '^CONFIG_JUMP_LABEL=y' "$build/.config" && die "could not turn CONFIG_JUMP_LABEL off"
-	grep -q '^CONFIG_HZ=250$' "$build/.config" || die "could not set CONFIG_HZ=250"
+	grep -q "^CONFIG_HZ=$hz\$" "$build/.config" || die "could not set CONFIG_HZ=$hz"
 	grep -q '^CONFIG_NO_HZ_COMMON=y' "$build/.config" || die "CONFIG_NO_HZ_COMMON is off"
 	make -s -C "$src" O="$build" -j"$(nproc)" prepare >/dev/null
 	echo "$cfgkey" >"$build/.oracle-prepared"
@@ -172,6 +176,7 @@ secs=$(( $(date +%s) - start ))
 cat >"$out/build-info.txt" <<INFO
 release: $release
 tree: $name
+hz: $hz
 key: $key
 built: $(date -u +%Y-%m-%dT%H:%M:%SZ) in $secs s
 INFO

@@ -13,10 +13,12 @@ package ktimer
 struct kwo_fns {
 	const char *(*release)(void);
 	int (*hz)(void);
+	int (*max_cpus)(void);
 	unsigned long long (*initial_jiffies)(void);
 	int (*reset)(int, unsigned long long);
 	int (*mod)(int, unsigned long long, unsigned int, unsigned long long, unsigned int,
-		   unsigned long long, int *, int *);
+		   unsigned long long, int *, int *, unsigned long long *);
+	int (*forget)(unsigned int);
 	int (*del)(int, unsigned long long, unsigned int);
 	int (*run)(int, unsigned long long, struct kwo_expiry *, int);
 	int (*expire_remote)(int, int, unsigned long long, struct kwo_expiry *, int);
@@ -39,10 +41,12 @@ static const char *kwo_load(const char *path, struct kwo_fns *f) {
 #define SYM(field, name) if (!(*(void **)&f->field = dlsym(h, name))) return name;
 	SYM(release, "kwo_release")
 	SYM(hz, "kwo_hz")
+	SYM(max_cpus, "kwo_max_cpus")
 	SYM(initial_jiffies, "kwo_initial_jiffies")
 	SYM(reset, "kwo_reset")
 	SYM(mod, "kwo_mod")
 	SYM(del, "kwo_del")
+	SYM(forget, "kwo_forget")
 	SYM(run, "kwo_run")
 	SYM(expire_remote, "kwo_expire_remote")
 	SYM(tick, "kwo_tick")
@@ -59,13 +63,15 @@ static const char *kwo_load(const char *path, struct kwo_fns *f) {
 
 static const char *kwo_call_release(struct kwo_fns *f) { return f->release(); }
 static int kwo_call_hz(struct kwo_fns *f) { return f->hz(); }
+static int kwo_call_max_cpus(struct kwo_fns *f) { return f->max_cpus(); }
 static unsigned long long kwo_call_initial_jiffies(struct kwo_fns *f) { return f->initial_jiffies(); }
 static int kwo_call_reset(struct kwo_fns *f, int n, unsigned long long j) { return f->reset(n, j); }
 static int kwo_call_mod(struct kwo_fns *f, int cpu, unsigned long long j, unsigned int id,
 			unsigned long long expires, unsigned int flags, unsigned long long period,
-			int *on, int *idx) {
-	return f->mod(cpu, j, id, expires, flags, period, on, idx);
+			int *on, int *idx, unsigned long long *be) {
+	return f->mod(cpu, j, id, expires, flags, period, on, idx, be);
 }
+static int kwo_call_forget(struct kwo_fns *f, unsigned int id) { return f->forget(id); }
 static int kwo_call_del(struct kwo_fns *f, int cpu, unsigned long long j, unsigned int id) {
 	return f->del(cpu, j, id);
 }
@@ -122,11 +128,8 @@ const (
 	NrBases    = C.KWO_NR_BASES
 )
 
-// Limits of the library.
-const (
-	MaxCPUs   = C.KWO_MAX_CPUS
-	MaxTimers = C.KWO_MAX_TIMERS
-)
+// MaxTimers bounds timer ids (KWO_MAX_TIMERS).
+const MaxTimers = C.KWO_MAX_TIMERS
 
 // NoExpiry is the jiffy value of "no event" (KTIME_MAX converted).
 const NoExpiry = ^uint64(0)
@@ -144,6 +147,7 @@ type Expiry struct {
 	Rearmed    bool
 	NewExpires uint64
 	CPU        int // the CPU whose base held the timer
+	Base       int // which of its bases (BaseLocal, BaseGlobal, BaseDef)
 }
 
 // Base is one timer base as the kernel holds it (struct timer_base).
@@ -228,27 +232,44 @@ func (l *Lib) Release() string { return C.GoString(C.kwo_call_release(&l.fns)) }
 // HZ is the kernel's CONFIG_HZ.
 func (l *Lib) HZ() int { return int(C.kwo_call_hz(&l.fns)) }
 
+// MaxCPUs is the largest machine the library runs (its NR_CPUS, at most
+// KWO_MAX_CPUS).
+func (l *Lib) MaxCPUs() int { return int(C.kwo_call_max_cpus(&l.fns)) }
+
 // InitialJiffies is the kernel's INITIAL_JIFFIES.
 func (l *Lib) InitialJiffies() uint64 { return uint64(C.kwo_call_initial_jiffies(&l.fns)) }
 
 // Reset forgets every timer and brings cpus CPUs up at jiffies j.
 func (l *Lib) Reset(cpus int, j uint64) error {
 	if C.kwo_call_reset(&l.fns, C.int(cpus), C.ulonglong(j)) != 0 {
-		return fmt.Errorf("kernel oracle: cannot reset to %d CPUs (at most %d)", cpus, MaxCPUs)
+		return fmt.Errorf("kernel oracle: cannot reset to %d CPUs (at most %d)", cpus, l.MaxCPUs())
 	}
 	return nil
 }
 
 // Mod is mod_timer() on cpu at jiffies j; a timer's flags are fixed by
-// its first Mod. period > 0 makes the callback re-arm the timer with
-// mod_timer(timer, jiffies + period). It returns mod_timer()'s value and
-// where the timer is queued (CPU, wheel index).
-func (l *Lib) Mod(cpu int, j uint64, id uint32, expires uint64, f Flags, period uint64) (wasPending bool, on, idx int) {
+// its first Mod (or first after Forget). period > 0 makes the callback
+// re-arm the timer with mod_timer(timer, jiffies + period). It returns
+// mod_timer()'s value and where the timer is queued.
+func (l *Lib) Mod(cpu int, j uint64, id uint32, expires uint64, f Flags, period uint64) (wasPending bool, q Queued) {
 	var con, cidx C.int
+	var be C.ulonglong
 	r := C.kwo_call_mod(&l.fns, C.int(cpu), C.ulonglong(j), C.uint(id), C.ulonglong(expires), C.uint(f),
-		C.ulonglong(period), &con, &cidx)
-	return r != 0, int(con), int(cidx)
+		C.ulonglong(period), &con, &cidx, &be)
+	return r != 0, Queued{CPU: int(con), Index: int(cidx), BucketExpiry: uint64(be)}
 }
+
+// Queued says where Mod queued a timer: its CPU, its wheel index and the
+// jiffy its bucket is processed at (the timer_start trace point's cpu,
+// idx and bucket_expiry).
+type Queued struct {
+	CPU, Index   int
+	BucketExpiry uint64
+}
+
+// Forget drops timer id, which must not be queued, so that its next Mod
+// sets it up afresh with that call's flags; false if it is queued.
+func (l *Lib) Forget(id uint32) bool { return C.kwo_call_forget(&l.fns, C.uint(id)) != 0 }
 
 // Del is timer_delete() on cpu at jiffies j.
 func (l *Lib) Del(cpu int, j uint64, id uint32) bool {
@@ -266,7 +287,7 @@ func (l *Lib) expiries(n C.int) []Expiry {
 	out := make([]Expiry, n)
 	for i, r := range recs {
 		out[i] = Expiry{ID: uint32(r.id), Clk: uint64(r.clk), Rearmed: r.rearmed != 0,
-			NewExpires: uint64(r.new_expires), CPU: int(r.cpu)}
+			NewExpires: uint64(r.new_expires), CPU: int(r.cpu), Base: int(r.base)}
 	}
 	return out
 }

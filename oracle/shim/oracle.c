@@ -19,6 +19,8 @@ struct kwo_timer {
 	struct timer_list t;
 	u64 id;
 	u64 period;
+	/* calc_wheel_index()'s bucket expiry when the timer was last queued. */
+	unsigned long bucket_expiry;
 	bool set_up;
 };
 
@@ -32,6 +34,7 @@ static bool kwo_idle[KWO_MAX_CPUS];
 
 const char *kwo_release(void) { return UTS_RELEASE; }
 int kwo_hz(void) { return HZ; }
+int kwo_max_cpus(void) { return min(KWO_MAX_CPUS, NR_CPUS); }
 unsigned long long kwo_initial_jiffies(void) { return INITIAL_JIFFIES; }
 
 /* basem for jiffies j: CLOCK_MONOTONIC of the tick at j, jiffies having
@@ -84,19 +87,25 @@ static void kwo_fn(struct timer_list *t)
 	e->id = kt->id;
 	e->clk = base->clk - 1;
 	e->cpu = cpu;
+	e->base = base - per_cpu_ptr(&timer_bases[0], cpu);
 	e->rearmed = 0;
 	e->new_expires = 0;
 	if (kt->period) {
 		mod_timer(t, jiffies + kt->period);
 		e->rearmed = 1;
 		e->new_expires = t->expires;
+		base = get_timer_base(t->flags);
+		calc_wheel_index(t->expires, base->clk, &kt->bucket_expiry);
 	}
 }
 
 int kwo_mod(int cpu, unsigned long long j, unsigned int id,
 	    unsigned long long expires, unsigned int flags,
-	    unsigned long long period, int *on, int *idx)
+	    unsigned long long period, int *on, int *idx,
+	    unsigned long long *bucket_expiry)
 {
+	struct timer_base *old_base = NULL, *base;
+	unsigned int old_idx = 0;
 	struct kwo_timer *kt;
 	int ret;
 
@@ -120,10 +129,34 @@ int kwo_mod(int cpu, unsigned long long j, unsigned int id,
 			kwo_ids = id + 1;
 	}
 	kt->period = period;
+	if (timer_pending(&kt->t)) {
+		old_base = get_timer_base(kt->t.flags);
+		old_idx = timer_get_idx(&kt->t);
+	}
 	ret = mod_timer(&kt->t, expires);
 	*on = kt->t.flags & TIMER_CPUMASK;
 	*idx = timer_get_idx(&kt->t);
+	base = get_timer_base(kt->t.flags);
+	/*
+	 * A pending timer left in its bucket (same expiry, or the same index
+	 * on the same base) keeps its bucket expiry; any other start queued
+	 * it with calc_wheel_index(expires, base->clk), and nothing has moved
+	 * the base's clock since.
+	 */
+	if (!(old_base == base && old_idx == (unsigned int)*idx))
+		calc_wheel_index(kt->t.expires, base->clk, &kt->bucket_expiry);
+	*bucket_expiry = kt->bucket_expiry;
 	return ret;
+}
+
+int kwo_forget(unsigned int id)
+{
+	if (id >= KWO_MAX_TIMERS)
+		tk_bug(__FILE__, __LINE__);
+	if (kwo_timers[id].set_up && timer_pending(&kwo_timers[id].t))
+		return 0;
+	kwo_timers[id].set_up = false;
+	return 1;
 }
 
 int kwo_del(int cpu, unsigned long long j, unsigned int id)

@@ -12,7 +12,7 @@
 #ifndef TICKEMU_ORACLE_H
 #define TICKEMU_ORACLE_H
 
-#define KWO_MAX_CPUS 16
+#define KWO_MAX_CPUS 64
 #define KWO_MAX_TIMERS 65536
 #define KWO_MAX_EXPIRED 65536
 
@@ -36,7 +36,8 @@ struct kwo_expiry {
 	/* rearmed: the callback re-armed the timer (period); its new expiry. */
 	unsigned long long new_expires;
 	int rearmed;
-	int cpu; /* the CPU whose base held the timer */
+	int cpu;  /* the CPU whose base held the timer */
+	int base; /* which of its bases (KWO_BASE_*) */
 };
 
 /* A timer base as the kernel holds it. */
@@ -64,16 +65,23 @@ struct kwo_next {
 
 const char *kwo_release(void);   /* UTS_RELEASE of the tree built */
 int kwo_hz(void);                /* CONFIG_HZ */
+int kwo_max_cpus(void);          /* CPUs kwo_reset() takes: KWO_MAX_CPUS or NR_CPUS */
 unsigned long long kwo_initial_jiffies(void); /* INITIAL_JIFFIES */
 
 /* Forget every timer and bring ncpus CPUs up at jiffies j (init_timers()
  * and timers_update_nohz()). 0 on success. */
 int kwo_reset(int ncpus, unsigned long long j);
 
-/* mod_timer() on cpu; *on and *idx say where the timer is queued. */
+/* mod_timer() on cpu; *on, *idx and *bucket_expiry say where the timer
+ * is queued: its CPU, wheel index and the jiffy its bucket is processed at
+ * (what the timer_start trace point prints). */
 int kwo_mod(int cpu, unsigned long long j, unsigned int id,
 	    unsigned long long expires, unsigned int flags,
-	    unsigned long long period, int *on, int *idx);
+	    unsigned long long period, int *on, int *idx,
+	    unsigned long long *bucket_expiry);
+/* Forget timer id, which must not be queued: its next kwo_mod() sets it up
+ * afresh (timer_setup()) with that call's flags. 0 if it was queued. */
+int kwo_forget(unsigned int id);
 /* timer_delete() on cpu. */
 int kwo_del(int cpu, unsigned long long j, unsigned int id);
 /* run_timer_softirq() on cpu; returns the number of callbacks run, whose

@@ -58,7 +58,7 @@ type Runner struct {
 
 // NewRunner configures the plugin for the oracle's release and HZ.
 func NewRunner(lib *ktimer.Lib, m Machine) (*Runner, error) {
-	if m.CPUs < 1 || m.CPUs > ktimer.MaxCPUs || m.Timers < 1 || m.Timers > ktimer.MaxTimers {
+	if m.CPUs < 1 || m.CPUs > lib.MaxCPUs() || m.Timers < 1 || m.Timers > ktimer.MaxTimers {
 		return nil, fmt.Errorf("wheeldiff: machine %+v out of range", m)
 	}
 	rel, err := releaseOf(lib.Release())
@@ -211,7 +211,7 @@ func (s *seq) step(op []byte) (desc, what string) {
 		}
 		desc = fmt.Sprintf("mod cpu%d j=%d timer %d (%s) expires=j%+d period=%d", cpu, s.j, id, flagNames(f),
 			int64(expires-s.j), period)
-		kw, kon, kidx := lib.Mod(cpu, s.j, id, expires, f, period)
+		kw, kq := lib.Mod(cpu, s.j, id, expires, f, period)
 		gr := w.ModTimer(cpu, s.j, sdk.WheelTimer{ID: sdk.TimerID(id), Expires: expires, Flags: sdkFlags(f), Period: period})
 		gon := cpu
 		if gr.Moved {
@@ -220,8 +220,9 @@ func (s *seq) step(op []byte) (desc, what string) {
 		switch {
 		case kw != gr.WasPending:
 			return desc, fmt.Sprintf("mod_timer() returned %v, plugin WasPending %v", kw, gr.WasPending)
-		case kon != gon || kidx != gr.Index:
-			return desc, fmt.Sprintf("kernel queued the timer on cpu%d index %d, plugin on cpu%d index %d", kon, kidx, gon, gr.Index)
+		case kq.CPU != gon || kq.Index != gr.Index || kq.BucketExpiry != gr.BucketExpiry:
+			return desc, fmt.Sprintf("kernel queued the timer on cpu%d index %d bucket %s, plugin on cpu%d index %d bucket %s",
+				kq.CPU, kq.Index, rel(kq.BucketExpiry, s.j), gon, gr.Index, rel(gr.BucketExpiry, s.j))
 		}
 	case kind == kDel:
 		desc = fmt.Sprintf("del cpu%d j=%d timer %d", cpu, s.j, id)
