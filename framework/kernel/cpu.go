@@ -756,6 +756,10 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 		now = c.lowresTick(now)
 		c.span(SpanTick, start, now, 0)
 	}
+	if c.acct.irqWork != 0 {
+		now += ktime.Time(c.acct.irqWork)
+		c.acct.irqWork = 0
+	}
 	if k.tr != nil {
 		k.tr.Event(now, c.traceCtx(), "local_timer_exit", "vector=236")
 	}
@@ -784,6 +788,10 @@ func (c *CPU) doSoftirqs(now ktime.Time) ktime.Time {
 			passStart = ktime.Max
 			if fn := c.softirqFns[vec]; fn != nil {
 				now = fn(c, now)
+				if c.acct.irqWork != 0 {
+					now += ktime.Time(c.acct.irqWork)
+					c.acct.irqWork = 0
+				}
 			}
 			if c.spans != nil {
 				sp := spanRec{kind: SpanSoftirq, start: s, end: now, code: int32(vec)}

@@ -117,15 +117,21 @@ type cpuAcct struct {
 	// irqIdleNS is the exact interrupt time taken over the idle task
 	// (vtime without irq time accounting charges the rest to system).
 	irqIdleNS int64
-	// from is what the interrupt being handled interrupted, set at its entry.
-	from acctCtx
 	// softEnd is when the softirqs of the activity running end (0: none):
 	// an interrupt arriving before then interrupts them (softirqs run with
 	// interrupts enabled), softLatched records that it did.
-	softEnd     ktime.Time
-	softLatched bool
+	softEnd ktime.Time
 	// idleJiffies is ts->idle_jiffies: jiffies when the tick last stopped.
 	idleJiffies uint64
+	// irqWork is the time timer callbacks of the running interrupt or
+	// softirq took beyond their fixed cost (the plugin's CallbackCost):
+	// the try_to_wake_up() of a task a timer's signal woke
+	// (Kernel.signalWakeUp). The handler returns that much later; the
+	// interrupt's exit (irqtime_account_irq()) measures it as irq time.
+	irqWork int32
+	// from is what the interrupt being handled interrupted, set at its entry.
+	from        acctCtx
+	softLatched bool
 }
 
 // userPiece counts a piece of a user segment run from start to end: the

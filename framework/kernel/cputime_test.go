@@ -12,13 +12,10 @@ import (
 	"github.com/tickemu/tickemu/plugins/wheel"
 )
 
-// acctRun runs, on one CPU at HZ=250 with NO_HZ idle, a task that loops
-// over 370 us of user computation, a 150 us syscall and a 230 us sleep
-// for 1 s, under the given accounting, and returns the CPU's exact times
-// and /proc/stat line.
-func acctRun(t *testing.T, mode string, irqtime bool) (kernel.ExactTimes, kernel.ProcStat) {
+// smallKernel boots a one-CPU high-res NO_HZ-idle machine at hz with the
+// builtin wheel, hrtimer and lapic plugins and the given settings.
+func smallKernel(t *testing.T, hz int, settings kernel.KernelSettings) *kernel.Kernel {
 	t.Helper()
-	const hz = 250
 	setup := sdk.Setup{CPUs: 1, HZ: hz, HighRes: true, Seed: 1}
 	wb := configure(t, wheel.New(), setup).(sdk.TimerBase)
 	hb := configure(t, hrtimer.New(), setup).(sdk.HRTimerBase)
@@ -30,7 +27,7 @@ func acctRun(t *testing.T, mode string, irqtime bool) (kernel.ExactTimes, kernel
 	}
 	k, err := kernel.New(kernel.Options{
 		Machine:  kernel.Machine{CPUs: 1, HZ: hz, NoHZ: "idle", HighRes: true},
-		Settings: kernel.KernelSettings{PosixTimerSignals: "consistent", Costs: rigCosts, CputimeAccounting: mode, IRQTimeAccounting: irqtime},
+		Settings: settings,
 		Plugins:  kernel.Plugins{Wheel: wb, HRTimer: hb, Local: local},
 		Seed:     1,
 	})
@@ -38,6 +35,16 @@ func acctRun(t *testing.T, mode string, irqtime bool) (kernel.ExactTimes, kernel
 		t.Fatalf("kernel.New: %v", err)
 	}
 	k.Boot()
+	return k
+}
+
+// acctRun runs, on one CPU at HZ=250 with NO_HZ idle, a task that loops
+// over 370 us of user computation, a 150 us syscall and a 230 us sleep
+// for 1 s, under the given accounting, and returns the CPU's exact times
+// and /proc/stat line.
+func acctRun(t *testing.T, mode string, irqtime bool) (kernel.ExactTimes, kernel.ProcStat) {
+	t.Helper()
+	k := smallKernel(t, 250, kernel.KernelSettings{PosixTimerSignals: "consistent", Costs: rigCosts, CputimeAccounting: mode, IRQTimeAccounting: irqtime})
 	n := 0
 	prog := kernel.ProgramFunc(func(_ *kernel.Task, _ kernel.Result) kernel.Action {
 		n++
@@ -95,5 +102,54 @@ func TestCPUTimeUserWork(t *testing.T) {
 		if ex2 != ex || st2 != st {
 			t.Errorf("irqtime=%v: a second run gives %+v %+v, the first %+v %+v", irqtime, ex2, st2, ex, st)
 		}
+	}
+}
+
+// TestSignalWakeupIsIRQTime: a POSIX timer's signal that wakes its task
+// from a sleep does the try_to_wake_up() in the timer interrupt
+// (posix_timer_fn() -> send_sigqueue() -> signal_wake_up()), so the
+// interrupt lasts that much longer: raising the wakeup cost by d raises the
+// exact irq time by d per woken sleep, here 5 (the sleeper's own hrtimer,
+// whose callback cost includes a wakeup, never expires: the signal ends
+// every sleep first).
+func TestSignalWakeupIsIRQTime(t *testing.T) {
+	irq := func(wakeup int64) int64 {
+		costs := rigCosts
+		costs.Wakeup = wakeup
+		k := smallKernel(t, 250, kernel.KernelSettings{PosixTimerSignals: "consistent", Costs: costs})
+		n, sleeps := 0, 0
+		handler := func(*kernel.Task, kernel.SigInfo) kernel.Program {
+			return kernel.ProgramFunc(func(*kernel.Task, kernel.Result) kernel.Action { return kernel.Return{} })
+		}
+		prog := kernel.ProgramFunc(func(_ *kernel.Task, r kernel.Result) kernel.Action {
+			n++
+			switch {
+			case n == 1:
+				return kernel.Sigaction{Signo: kernel.SIGRTMIN, Handler: handler}
+			case n == 2:
+				return kernel.TimerCreate{Clock: sdk.ClockMonotonic, Notify: kernel.SigevSignal, Signo: kernel.SIGRTMIN}
+			case n%2 == 1 && sleeps < 5:
+				return kernel.TimerSettime{ID: 0, Value: 100 * us}
+			case n%2 == 0 && sleeps < 5:
+				sleeps++
+				return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 1 * ms}
+			}
+			return kernel.Exit{}
+		})
+		if _, err := k.Spawn(k.NewProcess("p"), "p", 0, kernel.SchedOther, 0, prog); err != nil {
+			t.Fatalf("Spawn: %v", err)
+		}
+		k.Start(0)
+		if err := k.Run(ktime.Time(20 * ms)); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if got := k.Counters.Total("signals_delivered"); got != 5 {
+			t.Fatalf("wakeup cost %d: %d signals delivered, want 5", wakeup, got)
+		}
+		return k.ExactTimes()[0].IRQ
+	}
+	const d = 2700
+	if got := irq(300+d) - irq(300); got != 5*d {
+		t.Errorf("irq time grows by %d ns with the wakeup cost raised by %d, want %d (5 signal wakeups in the interrupt)", got, d, 5*d)
 	}
 }

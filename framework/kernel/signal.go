@@ -279,16 +279,26 @@ func (k *Kernel) completeSignal(now ktime.Time, from *CPU, signo int, p *Process
 // signalWakeUp is signal_wake_up(): set TIF_SIGPENDING and wake the task if it
 // sleeps interruptibly; if it runs on another CPU, kick_process() sends the
 // reschedule IPI that makes it pass through exit_to_user_mode().
+//
+// From a timer callback (posix_timer_fn(), it_real_fn(), a CPU timer run by
+// the tick: hard or soft interrupt context on from) the wakeup is the
+// interrupt's work: it is added to from.acct.irqWork, which delays the handler's
+// return, and 0 is returned (the callback's own cost is fixed).
 func (k *Kernel) signalWakeUp(now ktime.Time, from *CPU, t *Task) int64 {
 	t.sigpending = true
+	var cost int64
 	switch {
 	case t.state == taskSleeping:
-		return k.Wake(now, t, from)
+		cost = k.Wake(now, t, from)
 	case t.running() && t.cpu != from && t.cpu.mode == modeTask:
 		k.sendIPI(now, t.cpu, ipiResched)
-		return k.costs.IPISend
+		cost = k.costs.IPISend
 	}
-	return 0
+	if from != nil && (from.irqNest || from.inSoft) {
+		from.acct.irqWork += int32(cost)
+		return 0
+	}
+	return cost
 }
 
 // sendSignal is send_signal_locked() for a signal without a preallocated
