@@ -92,9 +92,12 @@ type Measurement struct {
 	// Resolution is the timestamps' resolution in ns: 1000 for the
 	// tracefs text of an ns clock (microsecond decimals), else 1.
 	Resolution int64
-	// MSRTraced is set when the trace holds msr:write_msr events.
-	MSRTraced bool
-	Events    int64
+	// MSRTraced is set when the trace holds msr:write_msr events, and
+	// TSCDeadline when one of them wrote IA32_TSC_DEADLINE: the clockevent
+	// is the local APIC in TSC-deadline mode.
+	MSRTraced   bool
+	TSCDeadline bool
+	Events      int64
 }
 
 // isTickFn names the tick's hrtimer callback across releases.
@@ -242,6 +245,7 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 			dequeue(e.Timer)
 		case traceimport.WriteMSR:
 			m.MSRTraced = true
+			m.TSCDeadline = m.TSCDeadline || e.MSR == tscDeadlineMSR
 			if e.MSR == tscDeadlineMSR && c.start >= 0 {
 				c.startMSR++
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,22 +53,28 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var bundles []calibrate.Bundle
-	var opened []*bundle.Bundle
+	var opened []calInput
 	for _, p := range paths {
-		b, err := bundle.Open(p)
+		in, err := openCalInput(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
 			return 2
 		}
-		m, err := measureBundle(b)
+		m, err := in.measure()
 		if err != nil {
-			fmt.Fprintf(stderr, "tickemu: calibrate: %s: %s: %v\n", p, bundle.TraceName, err)
+			fmt.Fprintf(stderr, "tickemu: calibrate: %s: %v\n", in.traceName(), err)
 			return 2
 		}
-		ce := strings.Join(b.Manifest.Host.Clockevents, ",")
-		bundles = append(bundles, calibrate.Bundle{Name: filepath.Base(p), M: m, Clockevents: ce,
-			LAPIC: slices.ContainsFunc(b.Manifest.Host.Clockevents, func(s string) bool { return strings.HasPrefix(s, "lapic") })})
-		opened = append(opened, b)
+		h := in.m.Host
+		ce := strings.Join(h.Clockevents, ",")
+		lapic := slices.ContainsFunc(h.Clockevents, func(s string) bool { return strings.HasPrefix(s, "lapic") })
+		if in.b == nil && m.TSCDeadline {
+			// A plain trace says nothing of its host, but its writes of
+			// IA32_TSC_DEADLINE do: the device is the local APIC.
+			ce, lapic = "lapic-deadline (from its MSR writes)", true
+		}
+		bundles = append(bundles, calibrate.Bundle{Name: filepath.Base(p), M: m, Clockevents: ce, LAPIC: lapic})
+		opened = append(opened, in)
 	}
 	defaults, err := a.costDefaults()
 	if err != nil {
@@ -80,7 +87,7 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 	var hdr strings.Builder
 	for i, b := range bundles {
 		names = append(names, b.Name)
-		m := opened[i].Manifest
+		m := opened[i].m
 		res := "ns timestamps"
 		if b.M.Resolution == 1000 {
 			res = "us timestamps"
@@ -89,8 +96,11 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 		if b.M.MSRTraced {
 			msr = "msr:write_msr traced"
 		}
-		fmt.Fprintf(&hdr, "# %s: %q, %s, trace clock %s (%s), %d events, %s, clockevent %s\n",
-			b.Name, strings.Join(m.Command, " "), hostLine(m.Host), orDash(m.Trace.Clock), res, b.M.Events, msr, orDash(b.Clockevents))
+		what := fmt.Sprintf("%q, %s, trace clock %s", strings.Join(m.Command, " "), hostLine(m.Host), orDash(m.Trace.Clock))
+		if opened[i].b == nil {
+			what = "a plain trace (no manifest: no command, host or trace clock)"
+		}
+		fmt.Fprintf(&hdr, "# %s: %s (%s), %d events, %s, clockevent %s\n", b.Name, what, res, b.M.Events, msr, orDash(b.Clockevents))
 	}
 	if _, err := io.WriteString(stdout, hdr.String()); err != nil {
 		return 1
@@ -107,14 +117,17 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 	var pv calibrate.Provenance
 	pv.Tool = version
 	for i, b := range bundles {
-		m := opened[i].Manifest
+		m := opened[i].m
 		line := fmt.Sprintf("%s: %s, captured %s", b.Name, strings.Join(m.Command, " "), m.Start.UTC().Format(time.DateTime+" UTC"))
+		if opened[i].b == nil {
+			line = b.Name + ": a plain trace (no manifest)"
+		}
 		if m.Note != "" {
 			line += " (" + m.Note + ")"
 		}
 		pv.Bundles = append(pv.Bundles, line)
 	}
-	pv.Host = hostLine(opened[0].Manifest.Host)
+	pv.Host = hostLine(opened[0].m.Host)
 	var prof strings.Builder
 	if err := calibrate.WriteProfile(&prof, pv, params); err != nil {
 		return 1
@@ -165,9 +178,9 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "\n## residuals: each bundle replayed on the model with the defaults and with the fitted profile")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "bundle\tfigure\tcapture\tdefaults\tfitted\t")
-	for i, b := range opened {
-		trace := filepath.Join(tmp, fmt.Sprintf("trace%d.txt", i))
-		if err := extractTrace(b, trace); err != nil {
+	for i, in := range opened {
+		trace, err := in.tracePath(filepath.Join(tmp, fmt.Sprintf("trace%d.txt", i)))
+		if err != nil {
 			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
 			return 1
 		}
@@ -241,8 +254,42 @@ func calibrateNS(ns int64) string {
 	return fmt.Sprintf("%dns", ns)
 }
 
-func measureBundle(b *bundle.Bundle) (*calibrate.Measurement, error) {
-	r, err := b.Trace()
+// calInput is one of calibrate's inputs: a capture bundle (b), or a plain
+// tracefs text trace, whose manifest m is then empty.
+type calInput struct {
+	path string
+	b    *bundle.Bundle
+	m    bundle.Manifest
+}
+
+func openCalInput(path string) (calInput, error) {
+	b, err := bundle.Open(path)
+	if err == nil {
+		return calInput{path: path, b: b, m: b.Manifest}, nil
+	}
+	if !errors.Is(err, bundle.ErrNotBundle) {
+		return calInput{}, err
+	}
+	return calInput{path: path}, nil
+}
+
+// traceName names the trace in messages.
+func (in calInput) traceName() string {
+	if in.b == nil {
+		return in.path
+	}
+	return in.path + ": " + bundle.TraceName
+}
+
+func (in calInput) openTrace() (io.ReadCloser, error) {
+	if in.b == nil {
+		return os.Open(in.path)
+	}
+	return in.b.Trace()
+}
+
+func (in calInput) measure() (*calibrate.Measurement, error) {
+	r, err := in.openTrace()
 	if err != nil {
 		return nil, err
 	}
@@ -252,21 +299,26 @@ func measureBundle(b *bundle.Bundle) (*calibrate.Measurement, error) {
 	return calibrate.Measure(fr)
 }
 
-func extractTrace(b *bundle.Bundle, path string) error {
-	r, err := b.Trace()
+// tracePath is a file holding the trace text for replay: a plain trace
+// itself, a bundle's trace extracted to tmp.
+func (in calInput) tracePath(tmp string) (string, error) {
+	if in.b == nil {
+		return filepath.Abs(in.path)
+	}
+	r, err := in.b.Trace()
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer r.Close()
-	f, err := os.Create(path)
+	f, err := os.Create(tmp)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if _, err := io.Copy(f, r); err != nil {
 		f.Close()
-		return err
+		return "", err
 	}
-	return f.Close()
+	return tmp, f.Close()
 }
 
 func hostLine(h bundle.Host) string {

@@ -136,7 +136,7 @@ commands:
   check BUNDLE...  run capture bundles' commands on the model, model against real with
                  tolerances: [--profile FILE] [--format text|json] [--seed N] [--scenario]
   calibrate BUNDLE...
-                 fit this machine's costs from capture bundles, print them with their
+                 fit this machine's costs from capture bundles (or tracefs text traces), print them with their
                  uncertainties and the replay residuals: [--out PROFILE] [--no-replay]
                  (docs/calibration-fit.md)
   capture -- CMD record CMD on the local kernel (root, tracefs) into a capture bundle for replay:
