@@ -62,6 +62,13 @@ type Manifest struct {
 	Command    []string `json:"command"`
 	ExitStatus int      `json:"exit_status"`
 	Signal     string   `json:"signal,omitempty"`
+	// PID is the command's process id, the root of the workload's process
+	// tree (the trace's sched_process_fork events give the rest);
+	// CapturePID is the capturing tickemu's own, whose runtime's threads
+	// (sleeping and waking while it waits) are in the trace too, and are
+	// not the workload's.
+	PID        int `json:"pid,omitempty"`
+	CapturePID int `json:"capture_pid,omitempty"`
 	// Start is the wall-clock time the command started; WallNS how long it
 	// ran.
 	Start  time.Time `json:"start"`

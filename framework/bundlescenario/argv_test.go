@@ -75,6 +75,9 @@ func TestTranslate(t *testing.T) {
 		{"stress-ng --nanosleep 1 --nanosleep-threads 4 --nanosleep-method all -t 3s", []string{
 			`stress_ng_nanosleep.nanosleep: instances=1 method="all" threads=4`}, 3e9},
 		{"stress-ng --timermix 2 -t 2s", []string{`timermix.timermix: instances=2`}, 2e9},
+		// An ops limit: no duration from the flags (the capture's wall
+		// time is the run's length).
+		{"stress-ng --timer 1 --timer-ops 5000 --metrics-brief", []string{`stress_ng_timer.timer: instances=1`}, 0},
 		// Several stressors: one block each, in the order given.
 		{"stress-ng --timer 1 --hrtimers 1 --cpu 1 -t 1", []string{
 			`stress_ng_timer.timer: instances=1`, `stress_ng_hrtimers.hrtimers: instances=1`, `stress_ng_cpu.cpu: instances=1`}, 1e9},
@@ -126,7 +129,8 @@ func TestTranslateErrors(t *testing.T) {
 		{"cyclictest extra", "extra", "operand"},
 		{"stress-ng --clock 1 -t 2", "--clock", "clock stressor has no workload"},
 		{"stress-ng --timer 1 --alarm-ops 5", "--alarm-ops", "alarm stressor"},
-		{"stress-ng --timer 1 --timer-ops 100", "--timer-ops", "unknown option"},
+		{"stress-ng --timer 1 --timer-ops 0", "--timer-ops", "not a bogo op count"},
+		{"stress-ng --timer 1 --hrtimers-ops 100", "--hrtimers-ops", "does not run"},
 		{"stress-ng --timer 1 --nanosleep-threads 4", "--nanosleep-threads", "does not run"},
 		{"stress-ng --timer 1 --timer-freq fast", "--timer-freq", "not a frequency"},
 		{"stress-ng --nanosleep 1 --nanosleep-method sometimes", "--nanosleep-method", "method"},

@@ -14,10 +14,10 @@ var stressNGStressors = map[string]struct {
 	typ  string
 	opts map[string]argKind
 }{
-	"timer":     {"stress_ng_timer", map[string]argKind{"timer-freq": reqArg}},
-	"hrtimers":  {"stress_ng_hrtimers", nil},
-	"nanosleep": {"stress_ng_nanosleep", map[string]argKind{"nanosleep-threads": reqArg, "nanosleep-method": reqArg}},
-	"timermix":  {"timermix", nil},
+	"timer":     {"stress_ng_timer", map[string]argKind{"timer-freq": reqArg, "timer-ops": reqArg}},
+	"hrtimers":  {"stress_ng_hrtimers", map[string]argKind{"hrtimers-ops": reqArg}},
+	"nanosleep": {"stress_ng_nanosleep", map[string]argKind{"nanosleep-threads": reqArg, "nanosleep-method": reqArg, "nanosleep-ops": reqArg}},
+	"timermix":  {"timermix", map[string]argKind{"timermix-ops": reqArg}},
 	"cpu":       {"stress_ng_cpu", nil},
 }
 
@@ -154,6 +154,14 @@ func stressNG(argv []string, cpus int) (*Command, error) {
 					return nil, &FlagError{tool, flagName(o), fmt.Sprintf("%d threads: 1..1024", n)}
 				}
 				set(&w, "threads", num(n))
+			case "timer-ops", "hrtimers-ops", "nanosleep-ops", "timermix-ops":
+				// stress-ng stops each instance after N bogo ops; the model
+				// runs as long as the real run did (the capture's wall time,
+				// unless -t says otherwise), so the rates compare.
+				if n, err := atoi(tool, o); err != nil || n < 1 {
+					return nil, &FlagError{tool, flagName(o), fmt.Sprintf("%q is not a bogo op count", o.arg)}
+				}
+				cmd.Notes = append(cmd.Notes, fmt.Sprintf("--%s %s: the model runs for the capture's wall time instead of stopping after that many bogo ops; rates compare, totals do not", k, o.arg))
 			case "nanosleep-method":
 				switch o.arg {
 				case "all", "cstate", "random", "ns", "us", "ms":

@@ -29,6 +29,7 @@ var DefaultEvents = []string{
 	"irq_vectors/reschedule_entry", "irq_vectors/reschedule_exit",
 	"irq_vectors/irq_work_entry", "irq_vectors/irq_work_exit",
 	"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task",
+	"sched/sched_process_fork", "sched/sched_process_exit",
 	"power/cpu_idle",
 	"signal/signal_generate", "signal/signal_deliver",
 	"ipi/*",

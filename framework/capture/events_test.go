@@ -21,7 +21,7 @@ var kernel618 = []string{
 	"irq_vectors/local_timer_entry", "irq_vectors/local_timer_exit", "irq_vectors/reschedule_entry", "irq_vectors/reschedule_exit",
 	"irq_vectors/call_function_entry", "irq_vectors/call_function_exit", "irq_vectors/call_function_single_entry",
 	"irq_vectors/call_function_single_exit", "irq_vectors/irq_work_entry", "irq_vectors/irq_work_exit", "irq_vectors/vector_alloc",
-	"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task",
+	"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task", "sched/sched_process_fork", "sched/sched_process_exit",
 	"sched/sched_stat_runtime", "power/cpu_idle", "power/cpu_frequency", "signal/signal_generate", "signal/signal_deliver",
 	"ipi/ipi_send_cpu", "ipi/ipi_send_cpumask", "timer_migration/tmigr_cpu_idle", "timer_migration/tmigr_cpu_active",
 	"msr/write_msr", "msr/read_msr",
@@ -31,7 +31,7 @@ var kernel510 = []string{
 	"timer/hrtimer_init", "timer/hrtimer_start", "timer/hrtimer_cancel", "timer/hrtimer_expire_entry", "timer/hrtimer_expire_exit",
 	"timer/timer_init", "timer/timer_start", "timer/timer_cancel", "timer/timer_expire_entry", "timer/timer_expire_exit",
 	"timer/tick_stop", "irq/irq_handler_entry", "irq/irq_handler_exit", "irq/softirq_raise", "irq/softirq_entry", "irq/softirq_exit",
-	"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task",
+	"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task", "sched/sched_process_fork", "sched/sched_process_exit",
 	"power/cpu_idle", "signal/signal_generate", "signal/signal_deliver",
 }
 
@@ -44,7 +44,7 @@ func TestResolveEvents(t *testing.T) {
 		"irq_vectors/local_timer_entry", "irq_vectors/local_timer_exit", "irq_vectors/call_function_entry", "irq_vectors/call_function_exit",
 		"irq_vectors/call_function_single_entry", "irq_vectors/call_function_single_exit", "irq_vectors/reschedule_entry",
 		"irq_vectors/reschedule_exit", "irq_vectors/irq_work_entry", "irq_vectors/irq_work_exit",
-		"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task",
+		"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task", "sched/sched_process_fork", "sched/sched_process_exit",
 		"power/cpu_idle", "signal/signal_generate", "signal/signal_deliver",
 		"ipi/ipi_send_cpu", "ipi/ipi_send_cpumask", "timer_migration/tmigr_cpu_active", "timer_migration/tmigr_cpu_idle",
 		"msr/write_msr",

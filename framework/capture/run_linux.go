@@ -336,6 +336,7 @@ func (c *Capture) Run() (res *Result, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrCannotRun, o.Command[0], err)
 	}
+	m.PID, m.CapturePID = cmd.Process.Pid, os.Getpid()
 	fmt.Fprintf(o.Log, "tickemu: capture: tracing %d events; running %s (pid %d)\n", len(events), strings.Join(o.Command, " "), cmd.Process.Pid)
 	waitErr := cmd.Wait()
 	m.WallNS = time.Since(m.Start).Nanoseconds()
