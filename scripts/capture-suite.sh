@@ -4,7 +4,8 @@
 # few seconds so that the whole suite stays a few MB. Needs root, tracefs,
 # cyclictest and stress-ng (installed by scripts/install-capture-deps.sh) and
 # bin/tickemu (TICKEMU=PATH for another binary). Record on a quiet machine:
-# every bundle's note says what else was running (the load average).
+# every bundle's note says what else was running (the load average, and
+# CAPTURE_NOTE, added to every note).
 #
 #   make capture                       # all of them
 #   bash scripts/capture-suite.sh cyclictest-t1-i1000 timer1   # some
@@ -23,18 +24,24 @@ N=$(nproc)
 
 # The suite: name, then the command. The timer_migration runs set the
 # sysctl first (migration0/1 below).
+# Each run is short (a second at most) so that the whole suite, recaptures
+# included, stays a few MB: cyclictest by its loop count, stress-ng by a
+# bogo-op limit (-ops), whose run the model replays for the same wall time.
 suite=(
-	"cyclictest-t1-i1000|cyclictest -t1 -i 1000 -l 3000 -m -q"
-	"cyclictest-t1-i250|cyclictest -t1 -i 250 -l 6000 -m -q"
-	"cyclictest-tN-i1000|cyclictest -t -a -i 1000 -l 3000 -m -q"
-	"cyclictest-tN-i250|cyclictest -t -a -i 250 -l 6000 -m -q"
-	"stress-timer1|stress-ng --timer 1 -t 2s --metrics-brief"
-	"stress-timerN|stress-ng --timer $N -t 2s --metrics-brief"
-	"stress-hrtimers1|stress-ng --hrtimers 1 -t 2s --metrics-brief"
-	"stress-nanosleep1|stress-ng --nanosleep 1 -t 2s --metrics-brief"
-	"stress-timer1-migration0|stress-ng --timer 1 -t 2s --metrics-brief"
-	"stress-timer1-migration1|stress-ng --timer 1 -t 2s --metrics-brief"
+	"cyclictest-t1-i1000|cyclictest -t1 -i 1000 -l 1000 -m -q"
+	"cyclictest-t1-i250|cyclictest -t1 -i 250 -l 2000 -m -q"
+	"cyclictest-tN-i1000|cyclictest -t -a -i 1000 -l 1000 -m -q"
+	"cyclictest-tN-i250|cyclictest -t -a -i 250 -l 2000 -m -q"
+	"stress-timer1|stress-ng --timer 1 --timer-ops 4000 --metrics-brief"
+	"stress-timerN|stress-ng --timer $N --timer-ops 2000 --metrics-brief"
+	"stress-hrtimers1|stress-ng --hrtimers 1 --hrtimers-ops 5000 --metrics-brief"
+	"stress-nanosleep1|stress-ng --nanosleep 1 --nanosleep-ops 250 --metrics-brief"
+	"stress-timer1-migration0|stress-ng --timer 1 --timer-ops 4000 --metrics-brief"
+	"stress-timer1-migration1|stress-ng --timer 1 --timer-ops 4000 --metrics-brief"
 )
+# REPEAT=2 (the default) records every workload twice, NAME.tcap and its
+# recapture NAME.2.tcap: docs/validation.md's noise column compares them.
+REPEAT=${REPEAT:-2}
 
 sysctl=/proc/sys/kernel/timer_migration
 oldmig=""
@@ -61,6 +68,7 @@ selected() {
 }
 
 machine="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($N CPUs)"
+for round in $(seq 1 "$REPEAT"); do
 for entry in "${suite[@]}"; do
 	name=${entry%%|*}
 	cmd=${entry#*|}
@@ -77,19 +85,24 @@ for entry in "${suite[@]}"; do
 		[ -n "$oldmig" ] && echo "$oldmig" >"$sysctl"
 		;;
 	esac
-	note="agreement suite (scripts/capture-suite.sh): $name on $(hostname), $machine, Linux $(uname -r); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	file=$name
+	[ "$round" = 1 ] || file=$name.$round
+	note="agreement suite (scripts/capture-suite.sh): $name (recording $round of $REPEAT) on $(hostname), $machine, Linux $(uname -r); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 	if [ -e "$sysctl" ]; then
 		note="$note; kernel.timer_migration=$(cat "$sysctl")"
 	fi
-	echo "==> $name: $cmd"
+	# CAPTURE_NOTE adds what the recorder knows of the machine's state.
+	note="$note${CAPTURE_NOTE:+; $CAPTURE_NOTE}"
+	echo "==> $file: $cmd"
 	# shellcheck disable=SC2086 # cmd is a word list on purpose
-	"$TICKEMU" capture --name "$name" --note "$note" --out "$OUT/$name.tcap" -- $cmd >"$OUT/.$name.log" 2>&1 || {
-		cat "$OUT/.$name.log" >&2
+	"$TICKEMU" capture --name "$name" --note "$note" --out "$OUT/$file.tcap" -- $cmd >"$OUT/.$file.log" 2>&1 || {
+		cat "$OUT/.$file.log" >&2
 		echo "capture-suite: $name failed" >&2
 		exit 1
 	}
-	tail -n 20 "$OUT/.$name.log" | sed -n '/^capture /,$p'
-	rm -f "$OUT/.$name.log"
+	grep -E '^(capture|bundle|host|missing events|tickemu: capture: warning)' "$OUT/.$file.log" || true
+	rm -f "$OUT/.$file.log"
+done
 done
 restore
 trap - EXIT INT TERM
