@@ -61,6 +61,52 @@ func FromManifest(m *bundle.Manifest, o Options) (*Scenario, error) {
 
 	f := hclwrite.NewEmptyFile()
 	root := f.Body()
+	machineBlocks(root, m.Host, o, note)
+	if h.PMQoSLatencyUS >= 0 && h.PMQoSLatencyUS < noConstraint {
+		note("a PM QoS CPU latency request of %d us was in force before the run: not modelled", h.PMQoSLatencyUS)
+	}
+
+	for _, w := range cmd.Workloads {
+		b := root.AppendNewBlock("workload", []string{w.Type, w.Name}).Body()
+		for _, a := range w.Attrs {
+			b.SetAttributeValue(a.Name, a.Value)
+		}
+	}
+	run := root.AppendNewBlock("run", nil).Body()
+	run.SetAttributeValue("duration", cty.StringVal(durText(sc.DurationNS)))
+	seed := o.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	run.SetAttributeValue("seed", cty.NumberUIntVal(seed))
+
+	var head strings.Builder
+	fmt.Fprintf(&head, "# The scenario of capture bundle %s: %s\n", nameOf(m), strings.Join(m.Command, " "))
+	fmt.Fprintf(&head, "# on %s %s, %d CPUs, HZ %d, NO_HZ %s (written by tickemu's bundle translation).\n", h.Release, h.Machine, h.CPUs, h.HZ, h.NoHZ)
+	sc.Notes = append(sc.Notes, cmd.Notes...)
+	for _, n := range sc.Notes {
+		fmt.Fprintf(&head, "# note: %s\n", n)
+	}
+	sc.HCL = append([]byte(head.String()), hclwrite.Format(f.Bytes())...)
+	return sc, nil
+}
+
+// Machine is the machine, plugin and kernel blocks of a bundle's host (what
+// FromManifest writes before the workloads), for a run of something other
+// than the bundle's command on it: `tickemu replay BUNDLE` replays the
+// bundle's trace there. notes say what the model approximates.
+func Machine(m *bundle.Manifest, o Options) (hcl []byte, notes []string, err error) {
+	if m.Host.CPUs < 1 {
+		return nil, nil, fmt.Errorf("host: %d CPUs online", m.Host.CPUs)
+	}
+	f := hclwrite.NewEmptyFile()
+	machineBlocks(f.Body(), m.Host, o, func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) })
+	return hclwrite.Format(f.Bytes()), notes, nil
+}
+
+// machineBlocks appends the machine, plugin and kernel blocks of host h to
+// root, noting what the model approximates.
+func machineBlocks(root *hclwrite.Body, h bundle.Host, o Options, note func(format string, args ...any)) {
 	mach := root.AppendNewBlock("machine", nil).Body()
 	mach.SetAttributeValue("cpus", cty.NumberIntVal(int64(h.CPUs)))
 	if want := fmt.Sprintf("0-%d", h.CPUs-1); h.Online != "" && h.Online != want && !(h.CPUs == 1 && h.Online == "0") {
@@ -162,33 +208,7 @@ func FromManifest(m *bundle.Manifest, o Options) (*Scenario, error) {
 	if v := h.Config["IRQ_TIME_ACCOUNTING"]; v == "y" || v == "n" {
 		kb.SetAttributeValue("irq_time_accounting", cty.BoolVal(v == "y"))
 	}
-	if h.PMQoSLatencyUS >= 0 && h.PMQoSLatencyUS < noConstraint {
-		note("a PM QoS CPU latency request of %d us was in force before the run: not modelled", h.PMQoSLatencyUS)
-	}
 
-	for _, w := range cmd.Workloads {
-		b := root.AppendNewBlock("workload", []string{w.Type, w.Name}).Body()
-		for _, a := range w.Attrs {
-			b.SetAttributeValue(a.Name, a.Value)
-		}
-	}
-	run := root.AppendNewBlock("run", nil).Body()
-	run.SetAttributeValue("duration", cty.StringVal(durText(sc.DurationNS)))
-	seed := o.Seed
-	if seed == 0 {
-		seed = 1
-	}
-	run.SetAttributeValue("seed", cty.NumberUIntVal(seed))
-
-	var head strings.Builder
-	fmt.Fprintf(&head, "# The scenario of capture bundle %s: %s\n", nameOf(m), strings.Join(m.Command, " "))
-	fmt.Fprintf(&head, "# on %s %s, %d CPUs, HZ %d, NO_HZ %s (written by tickemu's bundle translation).\n", h.Release, h.Machine, h.CPUs, h.HZ, h.NoHZ)
-	sc.Notes = append(sc.Notes, cmd.Notes...)
-	for _, n := range sc.Notes {
-		fmt.Fprintf(&head, "# note: %s\n", n)
-	}
-	sc.HCL = append([]byte(head.String()), hclwrite.Format(f.Bytes())...)
-	return sc, nil
 }
 
 // release is the modelled release of a uname -r ("6.18.44-fc-v1272" is

@@ -14,7 +14,7 @@ import (
 // DefaultEvents is the event set a capture enables, where the kernel has
 // them: what replay and calibration read (the timers, the tick, interrupts
 // and softirqs, the scheduler's switches and wakeups, idle, POSIX timer
-// signals, IPIs and timer migration). "a|b" is one event under two names:
+// signals, IPIs, timer migration and the PM QoS CPU latency requests). "a|b" is one event under two names:
 // hrtimer_init became hrtimer_setup in 6.15, and a kernel has one of them.
 var DefaultEvents = []string{
 	"timer/hrtimer_setup|timer/hrtimer_init",
@@ -31,6 +31,10 @@ var DefaultEvents = []string{
 	"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task",
 	"sched/sched_process_fork", "sched/sched_process_exit",
 	"power/cpu_idle",
+	// The CPU latency PM QoS requests (kernel/power/qos.c): cyclictest's
+	// /dev/cpu_dma_latency request, which keeps idle polling with the tick
+	// retained, is in the trace only through these; replay applies them.
+	"power/pm_qos_add_request", "power/pm_qos_update_request", "power/pm_qos_remove_request", "power/pm_qos_update_target",
 	"signal/signal_generate", "signal/signal_deliver",
 	"ipi/*",
 	"timer_migration/*",

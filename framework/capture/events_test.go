@@ -23,6 +23,7 @@ var kernel618 = []string{
 	"irq_vectors/call_function_single_exit", "irq_vectors/irq_work_entry", "irq_vectors/irq_work_exit", "irq_vectors/vector_alloc",
 	"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task", "sched/sched_process_fork", "sched/sched_process_exit",
 	"sched/sched_stat_runtime", "power/cpu_idle", "power/cpu_frequency", "signal/signal_generate", "signal/signal_deliver",
+	"power/pm_qos_add_request", "power/pm_qos_update_request", "power/pm_qos_remove_request", "power/pm_qos_update_target",
 	"ipi/ipi_send_cpu", "ipi/ipi_send_cpumask", "timer_migration/tmigr_cpu_idle", "timer_migration/tmigr_cpu_active",
 	"msr/write_msr", "msr/read_msr",
 }
@@ -33,6 +34,7 @@ var kernel510 = []string{
 	"timer/tick_stop", "irq/irq_handler_entry", "irq/irq_handler_exit", "irq/softirq_raise", "irq/softirq_entry", "irq/softirq_exit",
 	"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task", "sched/sched_process_fork", "sched/sched_process_exit",
 	"power/cpu_idle", "signal/signal_generate", "signal/signal_deliver",
+	"power/pm_qos_add_request", "power/pm_qos_update_request", "power/pm_qos_remove_request", "power/pm_qos_update_target",
 }
 
 func TestResolveEvents(t *testing.T) {
@@ -45,7 +47,8 @@ func TestResolveEvents(t *testing.T) {
 		"irq_vectors/call_function_single_entry", "irq_vectors/call_function_single_exit", "irq_vectors/reschedule_entry",
 		"irq_vectors/reschedule_exit", "irq_vectors/irq_work_entry", "irq_vectors/irq_work_exit",
 		"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "sched/sched_wakeup_new", "sched/sched_migrate_task", "sched/sched_process_fork", "sched/sched_process_exit",
-		"power/cpu_idle", "signal/signal_generate", "signal/signal_deliver",
+		"power/cpu_idle", "power/pm_qos_add_request", "power/pm_qos_update_request", "power/pm_qos_remove_request", "power/pm_qos_update_target",
+		"signal/signal_generate", "signal/signal_deliver",
 		"ipi/ipi_send_cpu", "ipi/ipi_send_cpumask", "timer_migration/tmigr_cpu_active", "timer_migration/tmigr_cpu_idle",
 		"msr/write_msr",
 	}

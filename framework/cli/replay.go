@@ -18,6 +18,8 @@ import (
 //
 //	tickemu replay CAPTURE [--config FILE] [--variant V] [--var k=v] [--seed N]
 //
+// CAPTURE is a trace (ftrace or babeltrace text) or a capture bundle
+// (.tcap), whose host facts give the machine when FILE is not given.
 // The run is FILE (its machine, plugins, kernel block, variants; a file
 // holding only some of them is fine) with a `workload "replay"` block for
 // CAPTURE added and, when FILE has no run block, a run covering the capture.
@@ -48,7 +50,26 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: replay: %v\n", err)
 		return 2
 	}
-	src, name, err := replayrun.ConfigWith(*cfgFile, abs, cp, int64(*pmQoS))
+	// A capture bundle brings its host: the machine to replay on (unless
+	// --config gives one) and the PM QoS constraint the host held (unless
+	// --pm-qos does).
+	hostSrc, notes, hostQoS, isBundle, err := replayrun.BundleMachine(abs)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: replay: %v\n", err)
+		return 2
+	}
+	qos := int64(*pmQoS)
+	if isBundle && qos < 0 {
+		qos = hostQoS
+	}
+	var src []byte
+	var name string
+	if isBundle && *cfgFile == "" {
+		src, name, err = replayrun.ConfigSrc(hostSrc, filepath.Base(capture)+" (host)", abs, cp, qos)
+	} else {
+		src, name, err = replayrun.ConfigWith(*cfgFile, abs, cp, qos)
+		notes = nil
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: replay: %v\n", err)
 		return 2
@@ -79,6 +100,7 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return reportError(stderr, err)
 	}
+	out.Notes = notes
 	if err := out.Write(stdout, capture); err != nil {
 		return 1
 	}

@@ -4,6 +4,7 @@
 package replayrun
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"github.com/tickemu/tickemu/framework/bundle"
+	"github.com/tickemu/tickemu/framework/bundlescenario"
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/replay"
@@ -43,6 +46,12 @@ func ConfigWith(cfgFile, capture string, cp *replay.Capture, pmQoS int64) (src [
 		}
 		src, name = b, cfgFile
 	}
+	return ConfigSrc(src, name, capture, cp, pmQoS)
+}
+
+// ConfigSrc is ConfigWith with the configuration's text (machine, plugins,
+// kernel block, variants) given, named name in diagnostics.
+func ConfigSrc(src []byte, name, capture string, cp *replay.Capture, pmQoS int64) ([]byte, string, error) {
 	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
 	hasRun := false
 	if !diags.HasErrors() {
@@ -66,8 +75,41 @@ func ConfigWith(cfgFile, capture string, cp *replay.Capture, pmQoS int64) (src [
 	return out, name, nil
 }
 
+// BundleMachine is, for a capture bundle, the configuration a replay of its
+// trace runs on when no other is given: the machine, plugin and kernel
+// blocks of the bundle's host (bundlescenario.Machine: CPUs, HZ, NO_HZ
+// mode, high-res timers, cpuidle states and governor, clockevent device,
+// kernel release, timer_migration), what they approximate, and the PM QoS
+// CPU latency constraint in force on the host before the run, in ns (-1:
+// none). ok is false for a file that is not a bundle.
+func BundleMachine(path string) (src []byte, notes []string, pmQoS int64, ok bool, err error) {
+	if !bundle.Sniff(path) {
+		return nil, nil, -1, false, nil
+	}
+	b, err := bundle.Open(path)
+	if errors.Is(err, bundle.ErrNotBundle) {
+		return nil, nil, -1, false, nil
+	}
+	if err != nil {
+		return nil, nil, -1, true, err
+	}
+	src, notes, err = bundlescenario.Machine(&b.Manifest, bundlescenario.Options{})
+	if err != nil {
+		return nil, nil, -1, true, fmt.Errorf("%s: %w", path, err)
+	}
+	pmQoS = -1
+	if us := b.Manifest.Host.PMQoSLatencyUS; us >= 0 && us < 2_000_000_000 {
+		pmQoS = us * 1000
+		notes = append(notes, fmt.Sprintf("the host held a PM QoS CPU latency request of %d us before the run: the replay holds it", us))
+	}
+	return src, notes, pmQoS, true, nil
+}
+
 // Outcome is a scored replay.
 type Outcome struct {
+	// Notes are printed in the header (what a bundle's host translation
+	// approximates).
+	Notes        []string
 	Capture      *replay.Capture
 	CaptureScore *replay.Score
 	ModelScore   *replay.Score
@@ -155,6 +197,9 @@ func (o *Outcome) Write(w io.Writer, name string) error {
 		fmt.Fprintf(&b, ", %s %s", p.Kind, p.Name)
 	}
 	b.WriteString("\n")
+	for _, n := range o.Notes {
+		b.WriteString("# note: " + n + "\n")
+	}
 	for _, wr := range res.Workloads {
 		for _, l := range wr.Text {
 			b.WriteString("# " + strings.TrimSpace(l) + "\n")
