@@ -237,7 +237,7 @@ func (w *KWheel) ModTimer(cpu int, j uint64, t sdk.WheelTimer) sdk.WheelOpResult
 		r.Moved, r.CPU = true, q.CPU
 		w.stats[q.CPU].migrated++
 	}
-	r.State = w.state(q.CPU)
+	r.State = w.state(q.CPU, j)
 	return r
 }
 
@@ -246,7 +246,7 @@ func (w *KWheel) DelTimer(cpu int, j uint64, id sdk.TimerID) sdk.WheelOpResult {
 	w.enter(cpu, j)
 	s := w.slots[id]
 	if s == nil {
-		return sdk.WheelOpResult{State: w.state(cpu)}
+		return sdk.WheelOpResult{State: w.state(cpu, j)}
 	}
 	ret := w.lib.Del(cpu, j, s.k)
 	var cost int64
@@ -256,7 +256,7 @@ func (w *KWheel) DelTimer(cpu int, j uint64, id sdk.TimerID) sdk.WheelOpResult {
 		w.stats[s.cpu].stops++
 	}
 	w.release(id, s)
-	return sdk.WheelOpResult{Cost: ns(cost), WasPending: ret, State: w.state(cpu)}
+	return sdk.WheelOpResult{Cost: ns(cost), WasPending: ret, State: w.state(cpu, j)}
 }
 
 // expired turns the library's callbacks into the SDK's: costs charged as
@@ -316,7 +316,7 @@ func (w *KWheel) RunTimers(cpu int, j uint64) sdk.RunTimersResult {
 	st.runs++
 	st.iterations += int64(passes)
 	st.maxGap = max(st.maxGap, gap)
-	return sdk.RunTimersResult{Expired: out, Cost: ns(cost), Gap: gap, Iterations: passes, State: w.state(cpu)}
+	return sdk.RunTimersResult{Expired: out, Cost: ns(cost), Gap: gap, Iterations: passes, State: w.state(cpu, j)}
 }
 
 // ExpireRemote is timer_expire_remote(cpu), run on the next CPU.
@@ -326,7 +326,7 @@ func (w *KWheel) ExpireRemote(cpu int, j uint64) sdk.RunTimersResult {
 	st := &w.stats[cpu]
 	st.remoteRuns++
 	st.remoteExpiries += int64(len(out))
-	return sdk.RunTimersResult{Expired: out, Cost: ns(cost), Iterations: passes, State: w.state(cpu)}
+	return sdk.RunTimersResult{Expired: out, Cost: ns(cost), Iterations: passes, State: w.state(cpu, j)}
 }
 
 // NextTimerInterrupt is get_next_timer_interrupt() on cpu. The SDK asks for
@@ -342,18 +342,46 @@ func (w *KWheel) NextTimerInterrupt(cpu int, j uint64) sdk.NextTimerResult {
 	if n.TmigrCalled && n.TmigrGlobalJ != ktimer.NoExpiry && (next == ktimer.NoExpiry || int64(n.TmigrGlobalJ-next) < 0) {
 		next = n.TmigrGlobalJ
 	}
-	return sdk.NextTimerResult{Next: next, State: w.state(cpu)}
+	return sdk.NextTimerResult{Next: next, State: w.state(cpu, j)}
 }
 
-// state is cpu's WheelState from the kernel's bases.
-func (w *KWheel) state(cpu int) sdk.WheelState {
+// raiseAt is the first jiffy at or after j at which the kernel's own
+// run_local_timers() would raise TIMER_SOFTIRQ on cpu as the bases stand
+// (NoExpiry: not within 2^31 jiffies), found by asking it: at j, then at
+// doubling distances, then by bisection. The host decides each tick's raise
+// from it without a call, so a patch to the raise rule takes effect; the
+// search assumes the rule, once true at a jiffy, stays true at later ones
+// (time_after_eq() against base state, as every release has it).
+func (w *KWheel) raiseAt(cpu int, j uint64) uint64 {
+	if w.lib.Tick(cpu, j) {
+		return j
+	}
+	lo, d := j, uint64(1)
+	for !w.lib.Tick(cpu, j+d) {
+		lo = j + d
+		if d >= 1<<31 {
+			return sdk.NoExpiry
+		}
+		d *= 2
+	}
+	hi := j + d // raised at hi, not at lo
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if w.lib.Tick(cpu, mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// state is cpu's WheelState at jiffies j from the kernel's bases.
+func (w *KWheel) state(cpu int, j uint64) sdk.WheelState {
 	st := sdk.WheelState{Pending: w.pend[cpu], Split: true, NextExpiry: sdk.NoExpiry,
-		LocalNext: sdk.NoExpiry, GlobalNext: sdk.NoExpiry, RaiseAt: sdk.NoExpiry}
+		LocalNext: sdk.NoExpiry, GlobalNext: sdk.NoExpiry, RaiseAt: w.raiseAt(cpu, j)}
 	for b := 0; b < ktimer.NrBases; b++ {
 		kb := w.lib.Base(cpu, b)
-		if b == 0 || int64(kb.NextExpiry-st.RaiseAt) < 0 {
-			st.RaiseAt = kb.NextExpiry
-		}
 		if !kb.FreshPending {
 			continue
 		}

@@ -64,23 +64,29 @@ func TestSameAsWheel(t *testing.T) {
 				desc = fmt.Sprintf("ModTimer(%d, %d, %+v)", cpu, j, wt)
 				a, b := k.ModTimer(cpu, j, wt), g.ModTimer(cpu, j, wt)
 				a.Cost, b.Cost = 0, 0
+				due(&a.State, j)
+				due(&b.State, j)
 				kr, gr = fmt.Sprintf("%+v", a), fmt.Sprintf("%+v", b)
 			case op < 5:
 				id := sdk.TimerID(rng.IntN(40))
 				desc = fmt.Sprintf("DelTimer(%d, %d, %d)", cpu, j, id)
 				a, b := k.DelTimer(cpu, j, id), g.DelTimer(cpu, j, id)
 				a.Cost, b.Cost = 0, 0
+				due(&a.State, j)
+				due(&b.State, j)
 				kr, gr = fmt.Sprintf("%+v", a), fmt.Sprintf("%+v", b)
 			case op < 7:
 				desc = fmt.Sprintf("RunTimers(%d, %d)", cpu, j)
-				kr, gr = runString(k.RunTimers(cpu, j)), runString(g.RunTimers(cpu, j))
+				kr, gr = runString(k.RunTimers(cpu, j), j), runString(g.RunTimers(cpu, j), j)
 			case op < 8:
 				desc = fmt.Sprintf("ExpireRemote(%d, %d)", cpu, j)
-				kr, gr = runString(k.ExpireRemote(cpu, j)), runString(g.ExpireRemote(cpu, j))
+				kr, gr = runString(k.ExpireRemote(cpu, j), j), runString(g.ExpireRemote(cpu, j), j)
 			case op < 9:
 				desc = fmt.Sprintf("NextTimerInterrupt(%d, %d)", cpu, j)
 				a, b := k.NextTimerInterrupt(cpu, j), g.NextTimerInterrupt(cpu, j)
 				a.Cost, b.Cost = 0, 0
+				due(&a.State, j)
+				due(&b.State, j)
 				kr, gr = fmt.Sprintf("%+v", a), fmt.Sprintf("%+v", b)
 			default:
 				j += 1 + uint64(rng.IntN(1<<uint(rng.IntN(14))))
@@ -100,8 +106,9 @@ func TestSameAsWheel(t *testing.T) {
 // expiries after a re-arm: kwheel reports the base clock the kernel's
 // callback sees, which a re-arm forwards, the wheel plugin the jiffy the
 // bucket was collected at (its documented divergence).
-func runString(r sdk.RunTimersResult) string {
+func runString(r sdk.RunTimersResult, j uint64) string {
 	r.Cost, r.Iterations = 0, 0
+	due(&r.State, j)
 	rearmed := false
 	for i := range r.Expired {
 		r.Expired[i].Offset = 0
@@ -111,4 +118,14 @@ func runString(r sdk.RunTimersResult) string {
 		rearmed = rearmed || r.Expired[i].Rearmed
 	}
 	return fmt.Sprintf("%+v", r)
+}
+
+// due writes a RaiseAt at or before jiffies j as j: the tick raises at its
+// next jiffy either way. kwheel finds the first jiffy at or after the
+// call's at which the kernel raises; the wheel plugin reports the earliest
+// next_expiry, which may be past.
+func due(st *sdk.WheelState, j uint64) {
+	if st.RaiseAt != sdk.NoExpiry && int64(st.RaiseAt-j) < 0 {
+		st.RaiseAt = j
+	}
 }
