@@ -249,6 +249,10 @@ func Write(path string, m *Manifest, entries []Entry) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
+	// CreateTemp makes the file private; a bundle is a file to share.
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	zw, err := gzip.NewWriterLevel(bw, gzip.BestCompression)
 	if err != nil {
