@@ -228,7 +228,7 @@ func (r *BabeltraceReader) parseEvent(n int64, s string, whole bool) (bool, erro
 		return false, nil
 	}
 	e := &r.ev
-	*e = Event{Line: n, Kind: kind, Time: ts, CPU: -1, PID: -1}
+	*e = Event{Line: n, Kind: kind, Time: ts, CPU: -1, PID: -1, TGID: -1}
 	f := &r.f
 	f.reset(n)
 	if msg := splitBraces(f, groups); msg != "" {

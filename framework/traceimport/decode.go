@@ -147,6 +147,19 @@ func decode(e *Event, f *fieldSet, in *interner) {
 	case WriteMSR:
 		e.MSR = uint64(f.int("msr"))
 		e.Value = uint64(f.int("value"))
+	case SchedProcessFork:
+		// "comm=%s pid=%d child_comm=%s child_pid=%d".
+		e.WakeComm = f.str("comm")
+		e.WakePID = int(f.int("pid"))
+		e.ChildComm = f.str("child_comm")
+		e.ChildPID = int(f.int("child_pid"))
+	case SchedProcessExit:
+		// "comm=%s pid=%d prio=%d", with " group_dead=%s" on recent kernels
+		// (6.18 prints it).
+		e.WakeComm = f.str("comm")
+		e.WakePID = int(f.int("pid"))
+		e.WakePrio = optPrio(f, "prio")
+		e.GroupDead = f.optStr("group_dead") == "true"
 	case CPUIdle:
 		e.State = f.int("state")
 		if v, ok := f.optInt("cpu_id"); ok && v >= 0 && v < 1<<20 {

@@ -80,6 +80,11 @@ const (
 	SignalGenerate
 	SignalDeliver
 	WriteMSR
+	// The process life cycle (include/trace/events/sched.h), decoded only
+	// by a reader asked to (DecodeProcesses): a fork (threads too) and a
+	// task's exit.
+	SchedProcessFork
+	SchedProcessExit
 	numKinds
 )
 
@@ -97,6 +102,7 @@ var kindNames = [numKinds]string{
 	PMQoSAddRequest: "pm_qos_add_request", PMQoSUpdateRequest: "pm_qos_update_request", PMQoSRemoveRequest: "pm_qos_remove_request",
 	PMQoSUpdateTarget: "pm_qos_update_target",
 	SignalGenerate:    "signal_generate", SignalDeliver: "signal_deliver", WriteMSR: "write_msr",
+	SchedProcessFork: "sched_process_fork", SchedProcessExit: "sched_process_exit",
 }
 
 func (k Kind) String() string {
@@ -134,6 +140,13 @@ var extraKinds = map[string]Kind{
 	"signal_generate": SignalGenerate, "signal_deliver": SignalDeliver, "write_msr": WriteMSR,
 }
 
+// processKinds are the events an ftrace reader decodes only after
+// DecodeProcesses: sched_process_fork (kernel_clone(), for a thread as for
+// a process) and sched_process_exit (do_exit()).
+var processKinds = map[string]Kind{
+	"sched_process_fork": SchedProcessFork, "sched_process_exit": SchedProcessExit,
+}
+
 // Event is one decoded trace event. Fields an event kind does not have are
 // zero; Expires and the like are the raw values of the trace (ns of the
 // timer's clock for hrtimers, jiffies for timer_list timers).
@@ -147,6 +160,13 @@ type Event struct {
 	PID  int
 	// Line is the capture line the event came from (1-based).
 	Line int64
+	// TGID is the running task's thread group (its process: the
+	// record-tgid option's "(tgid)" column); -1 when the line has none.
+	TGID int
+	// Context is where the event was emitted, from the flags column: in a
+	// hard or soft interrupt (or NMI) the task column is the interrupted
+	// task, not the one the event is for.
+	Context Context
 
 	// Timer is the timer pointer (hrtimer= / timer=), as printed: hashed
 	// %p values are stable within one boot, which is all that matters.
@@ -221,7 +241,30 @@ type Event struct {
 	Sig, Result int
 	// WriteMSR: the register and the value written.
 	MSR, Value uint64
+	// sched_process_fork: the forking task in WakeComm/WakePID and the
+	// new one in ChildComm/ChildPID; sched_process_exit: the exiting task
+	// in WakeComm/WakePID, GroupDead set when it was its process's last
+	// thread.
+	ChildComm string
+	ChildPID  int
+	GroupDead bool
 }
+
+// Context is the context an event was emitted in, as the ftrace flags
+// column shows it (kernel/trace/trace_output.c, trace_print_lat_fmt()).
+type Context uint8
+
+// Contexts. Unknown: the line has no flags column (trace-cmd report without
+// -l, babeltrace) or a character this reader does not know.
+const (
+	ContextUnknown Context = iota
+	// ContextTask: neither hard nor soft interrupt ('.', or 'b' for bottom
+	// halves disabled in task context).
+	ContextTask
+	// ContextIRQ: a hard interrupt, a softirq or an NMI ('h', 's', 'H',
+	// 'z', 'Z').
+	ContextIRQ
+)
 
 // Header is what a capture says about itself.
 type Header struct {

@@ -24,11 +24,16 @@ type FtraceReader struct {
 	in     interner
 	header bool // still in the leading comment block
 	extra  bool // decode extraKinds too
+	procs  bool // decode processKinds too
 }
 
 // DecodeExtra makes the reader decode signal_generate, signal_deliver and
 // write_msr events, which it otherwise counts as unknown.
 func (r *FtraceReader) DecodeExtra() { r.extra = true }
+
+// DecodeProcesses makes the reader decode sched_process_fork and
+// sched_process_exit events, which it otherwise counts as unknown.
+func (r *FtraceReader) DecodeProcesses() { r.procs = true }
 
 // NewFtrace returns a reader of ftrace text from r.
 func NewFtrace(r io.Reader) *FtraceReader {
@@ -88,7 +93,7 @@ func (r *FtraceReader) parseLine(line string) (ok bool, err error) {
 	}
 	// comm-pid [cpu]: the first "[digits]".
 	e := &r.ev
-	*e = Event{Line: n}
+	*e = Event{Line: n, TGID: -1}
 	var rest string
 	lb, rb := cpuField(s)
 	if lb < 0 {
@@ -98,7 +103,7 @@ func (r *FtraceReader) parseLine(line string) (ok bool, err error) {
 		if m == nil {
 			return false, &ParseError{Line: n, Msg: "not an ftrace event line (no [CPU] field, not the latency format): " + quoteShort(s)}
 		}
-		e.Comm, e.PID = commPid(m[1] + "-" + m[2])
+		e.Comm, e.PID, _ = commPid(m[1] + "-" + m[2])
 		e.CPU, _ = strconv.Atoi(m[3])
 		us, err := strconv.ParseInt(m[4], 10, 64)
 		if err != nil || us > 1<<53/1000 {
@@ -113,13 +118,14 @@ func (r *FtraceReader) parseLine(line string) (ok bool, err error) {
 	} else {
 		cpu, _ := strconv.Atoi(s[lb+1 : rb])
 		e.CPU = cpu
-		e.Comm, e.PID = commPid(strings.TrimSpace(s[:lb]))
+		e.Comm, e.PID, e.TGID = commPid(strings.TrimSpace(s[:lb]))
 		rest = strings.TrimLeft(s[rb+1:], " ")
 		// Optional flags ("d.h1."), then the timestamp ending in ':'.
 		var tok string
 		tok, rest = nextToken(rest)
 		ts, tsOK := parseTimestamp(tok)
 		if !tsOK {
+			e.Context = flagsContext(tok)
 			tok, rest = nextToken(rest)
 			if ts, tsOK = parseTimestamp(tok); !tsOK {
 				return false, &ParseError{Line: n, Field: "timestamp", Msg: "want SECONDS.FRACTION: or NANOSECONDS:, got " + quoteShort(tok)}
@@ -138,6 +144,9 @@ func (r *FtraceReader) parseLine(line string) (ok bool, err error) {
 	kind, known := ftraceKinds[name]
 	if !known && r.extra {
 		kind, known = extraKinds[name]
+	}
+	if !known && r.procs {
+		kind, known = processKinds[name]
 	}
 	if !known {
 		r.stats.skip(otherName(name))
@@ -189,20 +198,44 @@ func cpuField(s string) (lb, rb int) {
 }
 
 // commPid splits "comm-pid" (optionally followed by trace-cmd's or the
-// record-tgid option's "(tgid)") at the last '-'.
-func commPid(s string) (string, int) {
+// record-tgid option's "(tgid)", "(   3937)", or "(-------)" for a task
+// whose tgid the tracer did not save) at the last '-'; tgid is -1 when
+// absent.
+func commPid(s string) (comm string, pid, tgid int) {
+	tgid = -1
 	if i := strings.LastIndexByte(s, '('); i > 0 && strings.HasSuffix(s, ")") {
+		if v, err := strconv.Atoi(strings.TrimSpace(s[i+1 : len(s)-1])); err == nil && v >= 0 {
+			tgid = v
+		}
 		s = strings.TrimSpace(s[:i])
 	}
 	i := strings.LastIndexByte(s, '-')
 	if i < 0 {
-		return s, -1
+		return s, -1, tgid
 	}
 	pid, err := strconv.Atoi(s[i+1:])
 	if err != nil {
-		return s, -1
+		return s, -1, tgid
 	}
-	return s[:i], pid
+	return s[:i], pid, tgid
+}
+
+// flagsContext reads the context from a flags column ("d.h2.", "dNs1",
+// "...1."): its third character is the hard/soft interrupt mark of
+// trace_print_lat_fmt() (kernel/trace/trace_output.c): 'Z' NMI in a hard
+// interrupt, 'z' NMI, 'H' hard interrupt in a softirq, 'h' hard interrupt,
+// 's' softirq, 'b' bottom halves disabled, '.' none.
+func flagsContext(tok string) Context {
+	if len(tok) < 4 {
+		return ContextUnknown
+	}
+	switch tok[2] {
+	case 'Z', 'z', 'H', 'h', 's':
+		return ContextIRQ
+	case '.', 'b':
+		return ContextTask
+	}
+	return ContextUnknown
 }
 
 func nextToken(s string) (tok, rest string) {
