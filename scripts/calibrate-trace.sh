@@ -18,7 +18,9 @@ trap 'echo 0 > $T/tracing_on; rmdir $T' EXIT
 echo 16384 > $T/buffer_size_kb
 for e in timer irq irq_vectors/local_timer_entry irq_vectors/local_timer_exit \
   sched/sched_switch sched/sched_waking sched/sched_wakeup power/cpu_idle \
-  signal/signal_generate signal/signal_deliver msr/write_msr; do
+  signal/signal_generate signal/signal_deliver msr/write_msr ipi/ipi_send_cpu \
+  irq_vectors/reschedule_entry irq_vectors/reschedule_exit \
+  irq_vectors/call_function_single_entry irq_vectors/call_function_single_exit; do
   if [ -d $T/events/$e ]; then echo 1 > $T/events/$e/enable; else echo "$0: no event $e on this kernel" >&2; fi
 done
 echo 1 > $T/tracing_on

@@ -41,6 +41,8 @@ const (
 	ESignalDeliver  = "signal_deliver"
 	EStartProgram   = "start_program"
 	EStartPlain     = "start_plain"
+	EIPISend        = "ipi_send"
+	EIPILatency     = "ipi_latency"
 )
 
 // Estimators lists every estimator.
@@ -77,6 +79,10 @@ var Estimators = []Estimator{
 		"do_nanosleep(): enqueue_hrtimer(), hrtimer_reprogram() -> lapic_next_deadline() (WRMSR IA32_TSC_DEADLINE), schedule()"},
 	{EStartPlain, "the same, the timer did not become the first (no device write)",
 		"do_nanosleep(): enqueue_hrtimer(), schedule()"},
+	{EIPISend, "ipi_send_cpu -> the write of MSR 0x830 (x2APIC ICR), next events",
+		"smp_send_reschedule() / arch_send_call_function_single_ipi() -> x2apic_send_IPI(): the ICR write (a VM exit in a guest)"},
+	{EIPILatency, "ipi_send_cpu -> the target CPU's next IPI vector entry (reschedule_entry, call_function_*_entry), the target running a task",
+		"the IPI's delivery to the target and its IDT entry, up to sysvec_reschedule_ipi()'s tracepoint"},
 }
 
 // Interval is one sample: its length and the traced events inside it (each
@@ -103,14 +109,22 @@ type Measurement struct {
 // isTickFn names the tick's hrtimer callback across releases.
 var isTickFn = map[string]bool{"tick_nohz_handler": true, "tick_sched_timer": true, "tick_nohz_highres_handler": true}
 
-// tscDeadlineMSR is IA32_TSC_DEADLINE.
-const tscDeadlineMSR = 0x6e0
+// tscDeadlineMSR is IA32_TSC_DEADLINE; x2apicICR the x2APIC interrupt
+// command register, written to send an IPI.
+const (
+	tscDeadlineMSR = 0x6e0
+	x2apicICR      = 0x830
+)
 
 type cpuState struct {
 	last     traceimport.Kind
 	lastTime int64
 	has      bool
 	lastMSR  uint64 // the register of the CPU's last MSR write
+	// ipiSent: the first ipi_send_cpu to this CPU not yet received (-1:
+	// none), and whether the CPU was running a task then.
+	ipiSent     int64
+	ipiSentBusy bool
 	// idle: in a cpuidle state (cpu_idle entered, not left).
 	idle bool
 	// inLT: inside a local timer interrupt; ltIdle: the CPU was idle when
@@ -203,6 +217,14 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 	add := func(name string, ns int64, interior int) {
 		m.Samples[name] = append(m.Samples[name], Interval{NS: ns, Interior: interior})
 	}
+	cpu := func(n int) *cpuState {
+		c := cpus[n]
+		if c == nil {
+			c = &cpuState{queue: map[uint64]int64{}, woken: map[int]bool{}, expEntry: -1, tEntry: -1, start: -1, gen: -1, hxExit: -1, ipiSent: -1}
+			cpus[n] = c
+		}
+		return c
+	}
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -215,11 +237,7 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 		if e.Time%1000 != 0 {
 			m.Resolution = 1
 		}
-		c := cpus[e.CPU]
-		if c == nil {
-			c = &cpuState{queue: map[uint64]int64{}, woken: map[int]bool{}, expEntry: -1, tEntry: -1, start: -1, gen: -1, hxExit: -1}
-			cpus[e.CPU] = c
-		}
+		c := cpu(e.CPU)
 		next := c.has // the previous event on this CPU is the one just before
 		prev, prevT := c.last, c.lastTime
 		// Interiors: every open interval counts this event.
@@ -243,11 +261,23 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 			c.start, c.startPID, c.startFirst, c.startMSR, c.startN = e.Time, e.PID, c.first(e.Timer), 0, 0
 		case traceimport.HRCancel:
 			dequeue(e.Timer)
+		case traceimport.IPISendCPU:
+			if t := cpu(e.TargetCPU); t.ipiSent < 0 && e.TargetCPU != e.CPU {
+				t.ipiSent, t.ipiSentBusy = e.Time, !t.idle
+			}
+		case traceimport.IPIEntry:
+			if c.ipiSent >= 0 && c.ipiSentBusy {
+				add(EIPILatency, e.Time-c.ipiSent, 0)
+			}
+			c.ipiSent = -1
 		case traceimport.WriteMSR:
 			m.MSRTraced = true
 			m.TSCDeadline = m.TSCDeadline || e.MSR == tscDeadlineMSR
 			if e.MSR == tscDeadlineMSR && c.start >= 0 {
 				c.startMSR++
+			}
+			if next && prev == traceimport.IPISendCPU && e.MSR == x2apicICR {
+				add(EIPISend, e.Time-prevT, 0)
 			}
 			c.lastMSR = e.MSR
 		case traceimport.LocalTimerEntry:

@@ -172,6 +172,23 @@ func TestMeasure(t *testing.T) {
 			},
 		},
 		{
+			name: "IPIs: the send's ICR write, the delivery to a busy CPU; one to an idle CPU is no sample",
+			trace: line("hog-200", 1, "10.000000100", "sched_switch: prev_comm=a prev_pid=201 prev_prio=120 prev_state=S ==> next_comm=hog next_pid=200 next_prio=120") +
+				line("ct-100", 0, "10.000001000", "ipi_send_cpu: cpu=1 callsite=ttwu_queue_wakelist+0x8a/0x100 callback=0x0") +
+				line("ct-100", 0, "10.000011000", "write_msr: 830, value 1000000fd") +
+				line("hog-200", 1, "10.000021000", "reschedule_entry: vector=253") +
+				line("hog-200", 1, "10.000021500", "reschedule_exit: vector=253") +
+				line("<idle>-0", 1, "10.000030000", "cpu_idle: state=1 cpu_id=1") +
+				line("ct-100", 0, "10.000040000", "ipi_send_cpu: cpu=1 callsite=ttwu_queue_wakelist+0x8a/0x100 callback=0x0") +
+				line("ct-100", 0, "10.000049000", "write_msr: 830, value 1000000fd") +
+				line("<idle>-0", 1, "10.000070000", "reschedule_entry: vector=253"),
+			want: map[string][]Interval{
+				EIPISend:    {{10000, 0}, {9000, 0}},
+				EIPILatency: {{20000, 0}},
+			},
+			msr: true,
+		},
+		{
 			name: "the tick's callback, with a softirq raised inside",
 			trace: line("<idle>-0", 0, "10.000000010", "hrtimer_expire_entry: hrtimer=00000000000000e1 function=tick_nohz_handler now=10000000000") +
 				line("<idle>-0", 0, "10.000003010", "softirq_raise: vec=1 [action=TIMER]") +

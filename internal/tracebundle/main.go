@@ -63,7 +63,9 @@ func fatal(err error) {
 // events are the ones scripts/calibrate-trace.sh enables.
 func events() []string {
 	return []string{"timer/*", "irq/*", "irq_vectors/local_timer_entry", "irq_vectors/local_timer_exit", "sched/sched_switch",
-		"sched/sched_waking", "sched/sched_wakeup", "power/cpu_idle", "signal/signal_generate", "signal/signal_deliver", "msr/write_msr"}
+		"sched/sched_waking", "sched/sched_wakeup", "power/cpu_idle", "signal/signal_generate", "signal/signal_deliver", "msr/write_msr",
+		"ipi/ipi_send_cpu", "irq_vectors/reschedule_entry", "irq_vectors/reschedule_exit",
+		"irq_vectors/call_function_single_entry", "irq_vectors/call_function_single_exit"}
 }
 
 func read(path string) string {
