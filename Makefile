@@ -125,8 +125,9 @@ kernel-oracle: ## Build the kernel oracle: kernel/time/timer.c of linux-source-6
 # `make kernel-oracle`, when the library is missing.
 ORACLE_SEQS ?= 500
 test-oracle: kernel-oracle ## Differential tests: random operation sequences through the kernel's timer.c and plugins/wheel at its release (ORACLE_SEQS x 2000 operations).
-	@echo "==> go vet -tags kernel_oracle ./oracle/... && go test -tags kernel_oracle -v ./oracle/wheeldiff -args -seqs $(ORACLE_SEQS) && go test -tags kernel_oracle -v ./oracle/kwheel"
+	@echo "==> go vet -tags kernel_oracle ./oracle/... && staticcheck -tags kernel_oracle ./oracle/... && go test -tags kernel_oracle -v ./oracle/wheeldiff -args -seqs $(ORACLE_SEQS) && go test -tags kernel_oracle -v ./oracle/kwheel"
 	$(GO) vet -tags kernel_oracle ./oracle/...
+	$(GO) tool -modfile=tools/go.mod staticcheck -tags kernel_oracle ./oracle/...
 	$(GO) test -tags kernel_oracle -count=1 -timeout 15m -v ./oracle/wheeldiff -args -seqs $(ORACLE_SEQS)
 	$(GO) test -tags kernel_oracle -count=1 -timeout 5m -v ./oracle/kwheel
 
