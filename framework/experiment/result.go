@@ -124,8 +124,8 @@ func collect(spec *config.Spec, b *built, end ktime.Time) (*Result, error) {
 	r := &Result{Plugins: b.plugins}
 	r.Config = ConfigInfo{Hash: spec.Hash(), Variant: spec.Variant, Seed: spec.Run.Seed, CPUs: spec.Machine.CPUs,
 		HZ: spec.Machine.HZ, NoHZ: spec.Machine.NoHZ, HighRes: spec.Machine.HighRes, DurationNS: spec.Run.Duration,
-		WarmupNS: spec.Run.Warmup, Events: k.Events(), PosixTimerSignals: b.settings.PosixTimerSignals,
-		CputimeAccounting: b.settings.CputimeAccounting, IRQTimeAccounting: b.settings.IRQTimeAccounting}
+		WarmupNS: spec.Run.Warmup, Events: k.Events(), PosixTimerSignals: b.settings.PosixTimerSignals}
+	r.Config.CputimeAccounting, r.Config.IRQTimeAccounting = k.CPUTimeAccounting()
 	if !spec.KernelVersion.IsZero() {
 		r.Config.KernelVersion = spec.KernelVersion.String()
 	}

@@ -192,6 +192,7 @@ func KernelSchema() sdk.Schema {
 		{Name: "cputime_accounting", Type: sdk.TypeString, Default: CputimeTick, OneOf: []string{CputimeTick, CputimeVtime},
 			Doc: "how the kernel accounts CPU time, as /proc/stat reports it: tick (CONFIG_TICK_CPU_ACCOUNTING: each tick charges TICK_NSEC to the context it interrupted) " +
 				"or vtime (CONFIG_VIRT_CPU_ACCOUNTING_GEN: nohz_full CPUs measure user, system and idle at every transition; the others sample ticks). " +
+				"NO_HZ_FULL selects VIRT_CPU_ACCOUNTING_GEN, so nohz_full CPUs measure whatever this says; without them both values sample ticks. " +
 				"The exact times are reported beside it",
 			Unversioned: "a build option (the Kconfig choice \"CPU/Task time and stats accounting\", default TICK_CPU_ACCOUNTING) that every modelled release offers: " +
 				"kernels built for nohz_full select VIRT_CPU_ACCOUNTING_GEN, others keep TICK_CPU_ACCOUNTING"},

@@ -18,7 +18,10 @@ import "github.com/tickemu/tickemu/framework/sdk/ktime"
 //   - CONFIG_VIRT_CPU_ACCOUNTING_GEN ("vtime"): on nohz_full CPUs, user,
 //     system and idle time are measured at every context transition
 //     (vtime_user_enter()/vtime_user_exit(), vtime_task_switch()); the other
-//     CPUs sample ticks (vtime_accounting_enabled_this_cpu()).
+//     CPUs sample ticks (vtime_accounting_enabled_this_cpu()). NO_HZ_FULL
+//     selects it (kernel/time/Kconfig), so a nohz_full CPU always measures,
+//     whatever cputime_accounting says, and without nohz_full CPUs both
+//     values sample ticks everywhere: the attribute records the build.
 //
 // With NO_HZ active (tick_nohz_active) /proc/stat's idle and iowait are
 // not the ticks' but ts->idle_sleeptime (get_idle_time() in fs/proc/stat.c
@@ -179,8 +182,17 @@ func (c *CPU) interruptedCtx() acctCtx {
 // vtimeCPU reports whether c's time is measured at transitions
 // (vtime_accounting_enabled_this_cpu(): VIRT_CPU_ACCOUNTING_GEN on a
 // nohz_full CPU) instead of sampled by ticks.
-func (c *CPU) vtimeCPU() bool {
-	return c.k.settings.CputimeAccounting == CputimeVtime && c.isNohzFull()
+func (c *CPU) vtimeCPU() bool { return c.isNohzFull() }
+
+// CPUTimeAccounting is the accounting the kernel runs with: the kernel
+// block's cputime_accounting, vtime when a CPU is in nohz_full= (NO_HZ_FULL
+// selects VIRT_CPU_ACCOUNTING_GEN), and irq_time_accounting.
+func (k *Kernel) CPUTimeAccounting() (mode string, irqtime bool) {
+	mode = k.settings.CputimeAccounting
+	if k.m.NoHZ == "full" && len(k.m.NoHZFull) > 0 {
+		mode = CputimeVtime
+	}
+	return mode, k.settings.IRQTimeAccounting
 }
 
 // accountProcessTick is account_process_tick() from update_process_times():

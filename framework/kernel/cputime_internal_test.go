@@ -1,6 +1,10 @@
 package kernel
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+)
 
 // TestTickStat: a tick charges the cpustat field the kernel's
 // account_process_tick() (tick sampling) or irqtime_account_process_tick()
@@ -81,5 +85,46 @@ func TestTicksChargeWithIRQTime(t *testing.T) {
 	}
 	if got, want := c.acct.stat[statIdle], int64(12_000_000-50_000); got != want {
 		t.Errorf("idle %d, want %d", got, want)
+	}
+}
+
+// TestInterruptedCtx: what a tick's interrupt interrupted, from the CPU's
+// state at irq entry. An interrupt that arrived while an activity's
+// softirqs ran (latched: the model runs the activity with interrupts off)
+// interrupted those softirqs in the kernel, where __do_softirq() enables
+// interrupts; one that arrived during the hard interrupt part or after the
+// softirqs did not.
+func TestInterruptedCtx(t *testing.T) {
+	task := &Task{}
+	for _, tc := range []struct {
+		name    string
+		ctx     ctxKind
+		curr    *Task
+		user    bool
+		arrived ktime.Time // a latched arrival during a busy activity whose softirqs end at 100; 0: none
+		want    acctCtx
+	}{
+		{"user segment", ctxTask, task, true, 0, acctUser},
+		{"syscall segment", ctxTask, task, false, 0, acctSystem},
+		{"idle", ctxIdle, nil, false, 0, acctIdle},
+		{"ksoftirqd", ctxKsoftirqd, task, false, 0, acctKsoftirqd},
+		{"latched during softirqs over idle", ctxIdle, nil, false, 50, acctSoftirqIdle},
+		{"latched during softirqs over a task", ctxTask, task, true, 50, acctSoftirqTask},
+		{"latched after the softirqs", ctxTask, task, true, 150, acctUser},
+	} {
+		c := &CPU{k: &Kernel{}}
+		c.ctx, c.rq.curr = tc.ctx, tc.curr
+		task.segUser = tc.user
+		if tc.arrived > 0 {
+			c.mode = modeBusy
+			c.acct.softEnd = 100
+			c.interruptArrived(tc.arrived)
+		}
+		if got := c.interruptedCtx(); got != tc.want {
+			t.Errorf("%s: interrupted context %d, want %d", tc.name, got, tc.want)
+		}
+		if c.acct.softLatched {
+			t.Errorf("%s: the latch outlives the interrupt that took it", tc.name)
+		}
 	}
 }

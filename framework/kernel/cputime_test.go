@@ -16,7 +16,15 @@ import (
 // builtin wheel, hrtimer and lapic plugins and the given settings.
 func smallKernel(t *testing.T, hz int, settings kernel.KernelSettings) *kernel.Kernel {
 	t.Helper()
-	setup := sdk.Setup{CPUs: 1, HZ: hz, HighRes: true, Seed: 1}
+	return bootKernel(t, kernel.Machine{CPUs: 1, HZ: hz, NoHZ: "idle", HighRes: true}, settings)
+}
+
+// bootKernel boots machine m (high-res) with the builtin wheel, hrtimer
+// and lapic plugins and the given settings.
+func bootKernel(t *testing.T, m kernel.Machine, settings kernel.KernelSettings) *kernel.Kernel {
+	t.Helper()
+	hz := m.HZ
+	setup := sdk.Setup{CPUs: m.CPUs, HZ: hz, HighRes: true, Seed: 1}
 	wb := configure(t, wheel.New(), setup).(sdk.TimerBase)
 	hb := configure(t, hrtimer.New(), setup).(sdk.HRTimerBase)
 	setup.Role = "local"
@@ -26,7 +34,7 @@ func smallKernel(t *testing.T, hz int, settings kernel.KernelSettings) *kernel.K
 		t.Fatalf("clockevents.New: %v", err)
 	}
 	k, err := kernel.New(kernel.Options{
-		Machine:  kernel.Machine{CPUs: 1, HZ: hz, NoHZ: "idle", HighRes: true},
+		Machine:  m,
 		Settings: settings,
 		Plugins:  kernel.Plugins{Wheel: wb, HRTimer: hb, Local: local},
 		Seed:     1,
@@ -151,5 +159,56 @@ func TestSignalWakeupIsIRQTime(t *testing.T) {
 	const d = 2700
 	if got := irq(300+d) - irq(300); got != 5*d {
 		t.Errorf("irq time grows by %d ns with the wakeup cost raised by %d, want %d (5 signal wakeups in the interrupt)", got, d, 5*d)
+	}
+}
+
+// busyLoop is a task that alternates 370 us of user computation with a
+// 150 us syscall, never sleeping.
+func busyLoop() kernel.Program {
+	n := 0
+	return kernel.ProgramFunc(func(_ *kernel.Task, _ kernel.Result) kernel.Action {
+		n++
+		if n%2 == 1 {
+			return kernel.Compute{NS: 370_000}
+		}
+		return kernel.Syscall{Name: "getppid", Cost: 150_000}
+	})
+}
+
+// TestCPUTimeVtimeNohzFull: NO_HZ_FULL selects VIRT_CPU_ACCOUNTING_GEN,
+// so a nohz_full CPU measures its time at transitions whatever
+// cputime_accounting says (with tick sampling its stopped tick would
+// charge a task running alone almost nothing): user and system are the
+// exact times, interrupt time counted as system without irq time
+// accounting. The housekeeping CPU, outside nohz_full=, still samples
+// ticks (vtime_accounting_enabled_this_cpu()).
+func TestCPUTimeVtimeNohzFull(t *testing.T) {
+	tick := int64(ktime.Second / 250)
+	for _, mode := range []string{kernel.CputimeTick, kernel.CputimeVtime} {
+		k := bootKernel(t, kernel.Machine{CPUs: 2, HZ: 250, NoHZ: "full", NoHZFull: []int{1}, HighRes: true},
+			kernel.KernelSettings{PosixTimerSignals: "consistent", NohzFullTick: kernel.NohzFullOffload, Costs: rigCosts, CputimeAccounting: mode})
+		for cpu := 0; cpu < 2; cpu++ {
+			if _, err := k.Spawn(k.NewProcess("busy"), "busy", cpu, kernel.SchedOther, 0, busyLoop()); err != nil {
+				t.Fatalf("Spawn: %v", err)
+			}
+		}
+		k.Start(0)
+		if err := k.Run(ktime.Time(ktime.Second)); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		ex, st := k.ExactTimes(), k.ProcStats()
+		if m, _ := k.CPUTimeAccounting(); m != kernel.CputimeVtime {
+			t.Errorf("%s: the kernel reports %s accounting, want vtime (nohz_full CPUs)", mode, m)
+		}
+		if ex[1].User < int64(ktime.Second)/2 {
+			t.Errorf("%s: exact user time on CPU 1 is %d ns, want most of the second", mode, ex[1].User)
+		}
+		if st[1].User != ex[1].User || st[1].System != ex[1].System+ex[1].IRQ+ex[1].Softirq {
+			t.Errorf("%s: CPU 1 /proc/stat user %d system %d, want the exact user %d and system+irq+softirq %d",
+				mode, st[1].User, st[1].System, ex[1].User, ex[1].System+ex[1].IRQ+ex[1].Softirq)
+		}
+		if st[0].User%tick != 0 || st[0].System%tick != 0 || st[0].User == 0 {
+			t.Errorf("%s: housekeeping CPU 0 user %d system %d ns, want whole ticks (it samples them)", mode, st[0].User, st[0].System)
+		}
 	}
 }

@@ -271,7 +271,11 @@ func writeCPUTime(b *strings.Builder, r *experiment.Result, quiet []int) {
 	if c.NoHZ != "off" {
 		idle = "idle = ts->idle_sleeptime"
 	}
-	fmt.Fprintf(b, "cpu time, %% of each row: /proc/stat (%s accounting, %s, %s) | exact simulated time\n", c.CputimeAccounting, irq, idle)
+	acct := "tick sampling"
+	if c.CputimeAccounting == "vtime" {
+		acct = "vtime on nohz_full CPUs, tick sampling elsewhere"
+	}
+	fmt.Fprintf(b, "cpu time, %% of each row: /proc/stat (%s, %s, %s) | exact simulated time\n", acct, irq, idle)
 	fmt.Fprintf(b, "%4s %7s %7s %7s %7s %7s %7s | %7s %7s %7s %7s %7s\n", "CPU", "user", "system", "idle", "iowait", "irq", "softirq",
 		"user", "system", "idle", "irq", "softirq")
 	var all experiment.CPUSummary
