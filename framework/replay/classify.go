@@ -120,6 +120,12 @@ func (c *Classifier) Feed(e *traceimport.Event) []Op {
 		wheel := e.Kind == traceimport.TimerStart || e.Kind == traceimport.TimerExpireEntry
 		cont := (e.Kind == traceimport.HRStart || e.Kind == traceimport.HRExpireEntry || wheel) &&
 			e.Timer == p.Timer && wheel == p.Wheel && e.Time-p.Time <= RestartWindow
+		if e.Kind == traceimport.HRStart && e.WasArmed == 0 {
+			// A kernel that traces was_armed (f2e388a019e4) traces no
+			// removal in hrtimer_start(), and this start found the timer
+			// not queued: the cancel before it was a cancel.
+			cont = false
+		}
 		if cont {
 			matched = p
 		} else {

@@ -49,6 +49,11 @@ func TestCountingRules(t *testing.T) {
 				l("000", "1.000500", "hrtimer_cancel", T) +
 				l("000", "1.000501", "hrtimer_start", T+" function=f expires=1002000000 softexpires=1002000000 mode=ABS"),
 			Options{}, 2, 0, 1, 0, 0},
+		{"a cancel before a start that found the timer idle (was_armed=0) is a cancel",
+			l("000", "1.000000", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS was_armed=0") +
+				l("000", "1.000500", "hrtimer_cancel", T) +
+				l("000", "1.000501", "hrtimer_start", T+" function=f expires=1002000000 softexpires=1002000000 mode=ABS was_armed=0"),
+			Options{}, 2, 0, 0, 1, 0},
 		{"a cancel followed by something else is a cancel",
 			l("000", "1.000000", "hrtimer_start", T+" function=f expires=1001000000 softexpires=1001000000 mode=ABS") +
 				l("000", "1.000500", "hrtimer_cancel", T) +

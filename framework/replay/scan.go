@@ -78,6 +78,12 @@ type TaskInfo struct {
 	// hrtimer_nanosleep() gives RT tasks none).
 	ZeroSlack bool
 	Sleeps    int64
+	// EarlyWakes counts its hrtimer_wakeup sleeps that ended before their
+	// timer expired: the timer cancelled while queued, then started again
+	// or never expired (a futex or poll wait woken by another task, a
+	// sleep a signal ended), not the cancel kernels before f2e388a019e4
+	// trace right before the expiry.
+	EarlyWakes int64
 	// Prio is the kernel priority the capture last showed for it
 	// (sched_switch's prev_prio/next_prio, the wakeup events' prio: 0-99
 	// real-time, MAX_RT_PRIO-1 - rt_priority; 100-139 SCHED_OTHER, 120 +
@@ -230,6 +236,21 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 	// for it (a 1 ms hrtimer of a tickless CPU has one-tick spacings too).
 	namedTick := false
 	var lastLine int64
+	// sleepers: the task (index into c.Tasks) of each hrtimer_wakeup timer
+	// queued now, and whether a cancel of it waits for its next event.
+	type sleeperTimer struct {
+		task      int
+		cancelled bool
+	}
+	sleepers := map[uint64]*sleeperTimer{}
+	early := func(ptr uint64) {
+		if st := sleepers[ptr]; st != nil {
+			if st.cancelled {
+				c.Tasks[st.task].EarlyWakes++
+			}
+			delete(sleepers, ptr)
+		}
+	}
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -292,10 +313,14 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 				flagsTraced = flagsTraced || e.FlagsTraced
 			}
 			if e.Kind == traceimport.HRStart && e.Function == "hrtimer_wakeup" {
+				early(e.Timer)
 				if ti := task(e.PID, e.CPU, e.Comm); ti != nil {
 					ti.Sleeps++
 					if e.Expires != e.SoftExpires {
 						ti.ZeroSlack = false
+					}
+					if len(sleepers) < maxScanTimers {
+						sleepers[e.Timer] = &sleeperTimer{task: taskIdx[[2]int{e.PID, e.CPU}]}
 					}
 				}
 			}
@@ -307,6 +332,9 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 				c.Tasks[i].Prio = e.PrevPrio
 			}
 		case traceimport.HRCancel, traceimport.TimerCancel:
+			if st := sleepers[e.Timer]; st != nil && e.Kind == traceimport.HRCancel {
+				st.cancelled = true
+			}
 			// A cancel does not make a timer seen: before f2e388a019e4 the
 			// kernel traces one in __run_hrtimer() / expire_timers() right
 			// before the expiry (debug_deactivate()), so a timer armed before
@@ -314,6 +342,9 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			// cancelled does not expire again without a traced start.
 		case traceimport.HRExpireEntry, traceimport.TimerExpireEntry:
 			wheel := e.Kind == traceimport.TimerExpireEntry
+			if !wheel {
+				delete(sleepers, e.Timer) // expired: whatever cancel came first was debug_deactivate()'s
+			}
 			k := tkey{e.Timer, wheel}
 			st := timers[k]
 			if st == nil {
@@ -382,6 +413,9 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			st.seen, st.expired, st.lastNow, st.lastTime = true, true, e.Now, e.Time
 			st.justExpired, st.expCPU = wheel, e.CPU
 		}
+	}
+	for ptr := range sleepers {
+		early(ptr) // cancelled and never expired
 	}
 	c.Stats = r.Stats()
 	c.Format = r.Header().Format

@@ -149,3 +149,32 @@ func TestCapturedPMQoS(t *testing.T) {
 		t.Errorf("without a PM QoS request: model tick stops %d, want one per sleep (about 200)", st.Model)
 	}
 }
+
+// TestEarlyWake replays a task whose sleeps end early: each 1 ms
+// hrtimer_wakeup sleep is cancelled 200 us in (a futex wait woken by
+// another task) and the next one starts 10 us later. The model's task
+// waits on a timer of the replay's own, which the capture's cancel ends,
+// so every sleep is made and cancelled as in the capture; a
+// clock_nanosleep() would sleep on to its expiry and lose four of every
+// five starts.
+func TestEarlyWake(t *testing.T) {
+	var c oneCPUCapture
+	const n = 100
+	for i := int64(0); i < n; i++ {
+		at := 2000 + 210*i
+		exp := (at + 1000) * 1000
+		c.lineAs(at, "worker", 400, "hrtimer_start", fmt.Sprintf("hrtimer=00000000bbbb0001 function=hrtimer_wakeup expires=%d softexpires=%d mode=ABS was_armed=0", exp, exp-50_000))
+		c.lineAs(at+1, "worker", 400, "sched_switch", "prev_comm=worker prev_pid=400 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120")
+		c.lineAs(at+199, "<idle>", 0, "sched_waking", "comm=worker pid=400 prio=120 target_cpu=000")
+		c.lineAs(at+200, "<idle>", 0, "sched_switch", "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=worker next_pid=400 next_prio=120")
+		c.lineAs(at+202, "worker", 400, "hrtimer_cancel", "hrtimer=00000000bbbb0001")
+	}
+	out := replayWith(t, c.write(t, "early.txt"), "")
+	starts, cancels := row(out, "hrtimer_wakeup starts"), row(out, "hrtimer_wakeup cancels")
+	if starts.Capture != n || starts.Model < n-1 {
+		t.Errorf("hrtimer_wakeup starts: capture %d, model %d, want %d and %d or %d", starts.Capture, starts.Model, n, n-1, n)
+	}
+	if cancels.Capture != n || cancels.Model < n-1 {
+		t.Errorf("hrtimer_wakeup cancels: capture %d, model %d, want %d and %d or %d", cancels.Capture, cancels.Model, n, n-1, n)
+	}
+}

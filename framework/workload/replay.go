@@ -68,6 +68,9 @@ type replayLoad struct {
 	// out, a lost event) stops running when another task's event shows up
 	// on its CPU, or the CPU enters idle.
 	cur map[int]int
+	// sleeperOf maps a capture's hrtimer_wakeup timer to the timed-wait
+	// task sleeping on it (replayTask.timed).
+	sleeperOf map[uint64]*replayTask
 	// waking holds, per pid, the time of a sched_waking not yet followed
 	// by its sched_wakeup (which names the CPU the task was put on).
 	waking map[int]int64
@@ -157,6 +160,17 @@ type replayTask struct {
 	// graceUntil: after a wakeup the task runs until then unless the
 	// capture says what it does.
 	graceUntil ktime.Time
+	// A task some of whose sleeps the capture ends early (timed is set;
+	// replay.TaskInfo.EarlyWakes) sleeps a timed wait: timer, an
+	// hrtimer_wakeup of the replay's own, wakes it at its expiry unless
+	// the capture cancels the sleep first (a futex or poll wait woken by
+	// another task, a sleep a signal ends), which clock_nanosleep() cannot
+	// show: it sleeps again after a wakeup that is not its timer's or a
+	// signal's (do_nanosleep()'s loop). woken: the timer fired before the
+	// task parked.
+	timed bool
+	timer *kernel.HRTimer
+	woken bool
 }
 
 // wakeGrace is how long a woken task runs waiting for the capture to show
@@ -274,6 +288,7 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.selfArmed, w.wheelTimeout, w.wheelExp = map[*kernel.WheelTimer]bool{}, map[*kernel.WheelTimer]uint64{}, map[*kernel.WheelTimer]uint64{}
 	w.hrExp = map[*kernel.HRTimer]ktime.Time{}
 	w.cur, w.waking, w.qosReq = map[int]int{}, map[int]int64{}, map[int]bool{}
+	w.sleeperOf = map[uint64]*replayTask{}
 	if w.tasksOn {
 		for _, ti := range w.cap.Tasks {
 			if ti.CPU >= k.CPUs() {
@@ -290,6 +305,7 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 				return err
 			}
 			rt.t = t
+			rt.timed = ti.EarlyWakes > 0
 			w.tasks[[2]int{ti.PID, ti.CPU}] = rt
 		}
 	}
@@ -608,6 +624,10 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 		}
 		exp := int64(w.sim(op.Time)) + delta
 		if op.Function == "hrtimer_wakeup" && w.tasksOn {
+			if rt := w.tasks[[2]int{op.PID, op.CPU}]; rt != nil && rt.timed {
+				w.timedSleep(now, rt, op, exp)
+				return
+			}
 			if rt := w.tasks[[2]int{op.PID, op.CPU}]; rt != nil {
 				// clock_nanosleep() asks for the soft expiry and the
 				// kernel adds the task's slack (hrtimer_nanosleep():
@@ -625,11 +645,60 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 		k.StartHRTimer(op.CPU, now, t, ktime.Time(exp-slack), slack, mode)
 		return
 	}
-	if op.Kind == replay.OpCancel && op.Function != "hrtimer_wakeup" {
+	if op.Kind == replay.OpCancel && op.Function == "hrtimer_wakeup" {
+		if rt := w.sleeperOf[op.Timer]; rt != nil {
+			delete(w.sleeperOf, op.Timer)
+			w.endSleep(now, rt, op.CPU)
+		}
+		return
+	}
+	if op.Kind == replay.OpCancel {
 		if t := w.hr[tkey{op.Timer, op.Function}]; t != nil {
 			k.CancelHRTimer(op.CPU, now, t)
 		}
 	}
+}
+
+// timedSleep starts a timed wait of rt (replayTask.timed) until the
+// capture's start op, hard expiry exp (simulated): its timer at the soft
+// expiry with the capture's slack; the task parks when it next asks what
+// to do.
+func (w *replayLoad) timedSleep(now ktime.Time, rt *replayTask, op *replay.Op, exp int64) {
+	if rt.timer == nil {
+		rt.timer = w.k.NewHRTimer("hrtimer_wakeup", sdk.ClockMonotonic, sdk.HRModeAbs|sdk.HRModeHard, w.hrCost,
+			func(c *kernel.CPU, now ktime.Time, _ *sdk.HRExpiry) { rt.timerFired(c, now) })
+	}
+	slack := max(op.Expires-op.SoftExpires, 0)
+	rt.sleep, rt.woken, rt.hardAt = true, false, exp
+	if len(w.sleeperOf) < 1<<16 {
+		w.sleeperOf[op.Timer] = rt
+	}
+	w.k.StartHRTimer(op.CPU, now, rt.timer, ktime.Time(exp-slack), slack, sdk.HRModeAbs|sdk.HRModeHard)
+}
+
+// endSleep is the capture's early end of rt's sleep (its hrtimer_wakeup
+// cancelled while queued): the model's timer is cancelled and the task
+// woken, as a futex_wake() or a signal would.
+func (w *replayLoad) endSleep(now ktime.Time, rt *replayTask, cpu int) {
+	if !rt.timed || rt.timer == nil || !rt.timer.Queued() {
+		return
+	}
+	w.k.CancelHRTimer(cpu, now, rt.timer)
+	rt.sleep = false
+	rt.graceUntil = now + wakeGrace
+	rt.kick(now)
+}
+
+// timerFired is the timed wait's hrtimer_wakeup(): it wakes the parked
+// task from c (or, if it has not parked yet, lets it run on).
+func (rt *replayTask) timerFired(c *kernel.CPU, now ktime.Time) {
+	rt.slept, rt.lastExp = true, ktime.Time(rt.hardAt)
+	if rt.waiting {
+		rt.waiting = false
+		rt.w.k.Wake(now, rt.t, c)
+		return
+	}
+	rt.woken = true
 }
 
 // modTimer is mod_timer(t, jiffies + timeout) on cpu, remembered for the
@@ -685,7 +754,14 @@ func (rt *replayTask) next(t *kernel.Task, r kernel.Result) kernel.Action {
 		// not idle in between and decide on the tick with no timer queued.
 		rt.graceUntil = r.Now + wakeGrace
 	}
-	if rt.sleep {
+	if rt.sleep && rt.timed {
+		rt.sleep = false
+		if !rt.woken {
+			rt.waiting = true
+			return kernel.Wait{Name: "futex"}
+		}
+		rt.woken = false
+	} else if rt.sleep {
 		rt.sleep, rt.slept, rt.lastExp = false, true, ktime.Time(rt.hardAt)
 		return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: rt.sleepAt}
 	}
