@@ -383,3 +383,35 @@ func TestCaptureNotRoot(t *testing.T) {
 	}
 	sameState(t, before, tracefsState(t))
 }
+
+// TestCaptureMountsTracefs: with tracefs not mounted (in a mount namespace
+// of the test's own, so the machine's stays as it is), capture mounts it,
+// records, and unmounts it again; the manifest says so.
+func TestCaptureMountsTracefs(t *testing.T) {
+	needRoot(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Fatal("this test needs unshare(1) (Debian package util-linux) to unmount tracefs in a private mount namespace")
+	}
+	out := filepath.Join(t.TempDir(), "x.tcap")
+	script := `umount ` + capture.DefaultTracefs + ` && test -z "$(ls -A ` + capture.DefaultTracefs + `)" &&
+"$0" capture --out "$1" -- sleep 0.01 >/dev/null && echo "left: $(ls -A ` + capture.DefaultTracefs + ` | wc -l)"`
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", script, os.Args[0], out)
+	cmd.Env = append(os.Environ(), hostEnv+"=1")
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	if !strings.Contains(string(got), "left: 0") {
+		t.Errorf("tracefs still mounted after the capture:\n%s", got)
+	}
+	b, err := bundle.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := b.Manifest; !slices.Contains(m.Changed, bundle.Setting{Path: capture.DefaultTracefs, Old: "not mounted", New: "tracefs"}) {
+		t.Errorf("changed %+v lacks the mount", m.Changed)
+	}
+	if _, err := os.Stat(filepath.Join(capture.DefaultTracefs, "trace")); err != nil {
+		t.Errorf("the machine's tracefs is gone: %v", err)
+	}
+}
