@@ -10,6 +10,7 @@ package calibrate
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tickemu/tickemu/framework/traceimport"
 )
@@ -403,11 +404,4 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 // hardMode: an hrtimer_start mode without SOFT (soft timers expire from
 // HRTIMER_SOFTIRQ and program the device only through the softirq's own
 // expiry).
-func hardMode(mode string) bool {
-	for i := 0; i+4 <= len(mode); i++ {
-		if mode[i:i+4] == "SOFT" {
-			return false
-		}
-	}
-	return true
-}
+func hardMode(mode string) bool { return !strings.Contains(mode, "SOFT") }

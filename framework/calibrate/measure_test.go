@@ -52,6 +52,13 @@ func TestMeasure(t *testing.T) {
 			want: map[string][]Interval{EStartProgram: {{9000, 0}}, EStartPlain: {{2000, 0}}},
 		},
 		{
+			name: "a soft hrtimer, even an earlier one, is not in the queue the device is programmed from",
+			trace: line("ct-100", 0, "10.000000100", "hrtimer_start: hrtimer=00000000000000f1 function=watchdog_timer_fn expires=10000050000 softexpires=10000050000 mode=ABS|SOFT was_armed=0") +
+				line("ct-100", 0, "10.000000700", start("00000000000000a1", "10500000000")) +
+				line("ct-100", 0, "10.000009700", switchOut),
+			want: map[string][]Interval{EStartProgram: {{9000, 0}}},
+		},
+		{
 			name: "a timer interrupt on a busy CPU: entry, wakeup, tail, exit, softirq, switch",
 			trace: line("ct-100", 1, "10.000000000", start("00000000000000b1", "10000040000")) +
 				line("ct-100", 1, "10.000001000", "sched_switch: prev_comm=ct prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=hog next_pid=200 next_prio=120") +
