@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -78,6 +79,16 @@ type replayLoad struct {
 	// pm_qos_update_target (the aggregate) may follow.
 	qosReq map[int]bool
 
+	// excl is the process tree the exclude attribute leaves out (nil:
+	// none); owned marks the timers its tasks started (by pointer and
+	// kind: a start in task context by one of them makes a timer theirs,
+	// one by another task makes it not), whose operations are left out.
+	excl          *replay.ProcessTree
+	owned         map[okey]bool
+	left, leftQoS int64
+	excludeSpec   string
+	leftTasks     int
+
 	applied, skipped int64
 	lateness         replay.Hist // model expiry lateness of replayed hrtimers (ns)
 	wakeLat          replay.Hist // model sleeper wakeup latency (ns), hard expiry to user space
@@ -87,6 +98,16 @@ type tkey struct {
 	ptr uint64
 	fn  string
 }
+
+// okey is a timer as the exclusion tracks its owner: pointer and kind.
+type okey struct {
+	ptr   uint64
+	wheel bool
+}
+
+// excludedPID stands for a task of the excluded process tree in the
+// per-CPU current task and in switch items: no replayed task is it.
+const excludedPID = -2
 
 // wheelRearm is a start held until the model's copy of the timer expires:
 // mod_timer(jiffies + timeout) on cpu, as the capture made it.
@@ -189,6 +210,7 @@ func init() {
 			attr("rcu", sdk.TypeBool, "true", "queue RCU callbacks where the capture shows RCU work: a task's exit (call_rcu() in release_task()) and an RCU_SOFTIRQ raised on a CPU where the model's RCU has nothing to do (docs/replay.md)"),
 			attr("dma_latency", sdk.TypeBool, "false", "hold a /dev/cpu_dma_latency request of latency for the whole run, as cyclictest does by default (a trace cannot show it)"),
 			attr("latency", sdk.TypeDuration, "0s", "the PM QoS CPU latency requested with dma_latency"),
+			attr("exclude", sdk.TypeString, "", "process trees left out, comma-separated: \"workload\" (a capture bundle's command: bundle.json's pid) or pids; each root with every task it forks, threads included, for as long as the pid is theirs: their timers, sleeps, running time and PM QoS requests are not replayed (tickemu check replays a bundle's background beside its modelled command so)"),
 		}},
 		Machine: func(c *sdk.ConfigReader) (int, int, error) {
 			cp, err := scanCapture(c.String("capture"))
@@ -208,6 +230,13 @@ func init() {
 				return nil, fieldErr("capture", "the capture has %d CPUs, the machine %d: give machine.cpus = %d or more", cp.CPUs, m.CPUs, cp.CPUs)
 			}
 			w.cap = cp
+			if spec := strings.TrimSpace(c.String("exclude")); spec != "" {
+				tree, err := processTree(w.path, spec)
+				if err != nil {
+					return nil, &FieldError{Attr: "exclude", Msg: err.Error()}
+				}
+				w.excl, w.excludeSpec = tree, spec
+			}
 			return w, nil
 		},
 	})
@@ -264,6 +293,58 @@ func scanCapture(path string) (*replay.Capture, error) {
 	return cp, nil
 }
 
+// trees caches processTree results by capture (as scans) and attribute.
+var trees sync.Map
+
+type treeKey struct {
+	scanKey
+	spec string
+}
+
+// processTree reads the process tree an exclude attribute names: pids, and
+// "workload" for a bundle's command (its manifest's pid).
+func processTree(path, spec string) (*replay.ProcessTree, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	k := treeKey{scanKey{path, st.Size(), st.ModTime().UnixNano()}, spec}
+	if v, ok := trees.Load(k); ok {
+		return v.(*replay.ProcessTree), nil
+	}
+	f, err := traceimport.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var roots []int
+	for _, p := range strings.Split(spec, ",") {
+		p = strings.TrimSpace(p)
+		switch {
+		case p == "workload":
+			if f.Manifest == nil {
+				return nil, fmt.Errorf("\"workload\" needs a capture bundle (its bundle.json names the command's pid); %s is a plain trace: give the pids", path)
+			}
+			if f.Manifest.PID <= 0 {
+				return nil, fmt.Errorf("%s records no command pid (a bundle from before tickemu capture recorded it): give the pid", path)
+			}
+			roots = append(roots, f.Manifest.PID)
+		default:
+			pid, err := strconv.Atoi(p)
+			if err != nil || pid <= 0 {
+				return nil, fmt.Errorf("%q is neither \"workload\" nor a pid", p)
+			}
+			roots = append(roots, pid)
+		}
+	}
+	tree, err := replay.NewProcessTree(f, roots)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	trees.Store(k, tree)
+	return tree, nil
+}
+
 // ScanCapture is the first pass over a capture (cached), for the CLI.
 func ScanCapture(path string) (*replay.Capture, error) { return scanCapture(path) }
 
@@ -289,9 +370,14 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.hrExp = map[*kernel.HRTimer]ktime.Time{}
 	w.cur, w.waking, w.qosReq = map[int]int{}, map[int]int64{}, map[int]bool{}
 	w.sleeperOf = map[uint64]*replayTask{}
+	w.owned = map[okey]bool{}
 	if w.tasksOn {
 		for _, ti := range w.cap.Tasks {
 			if ti.CPU >= k.CPUs() {
+				continue
+			}
+			if w.excl.Entirely(ti.PID) {
+				w.leftTasks++
 				continue
 			}
 			rt := &replayTask{w: w}
@@ -396,7 +482,16 @@ func (w *replayLoad) fill() bool {
 			w.eof = true
 			return false
 		}
+		if w.excl != nil {
+			w.own(e)
+		}
 		for _, op := range w.cls.Feed(e) {
+			if w.excl != nil && w.owned[okey{op.Timer, op.Wheel}] {
+				if op.Kind != replay.OpExpire {
+					w.left++
+				}
+				continue
+			}
 			w.queue = append(w.queue, item{op: op})
 		}
 		if w.rcuOn {
@@ -415,6 +510,33 @@ func (w *replayLoad) fill() bool {
 	return true
 }
 
+// own notes who owns the timer e starts: a start in task context is the
+// running task's (the task column of an interrupt's event is the task it
+// interrupted, so a start there leaves the owner as it was: a timer first
+// started in an interrupt is no task's). hrtimer_wakeup timers are their
+// sleepers'; a POSIX timer is its process's (timer_settime(), and the
+// re-arm at signal delivery).
+func (w *replayLoad) own(e *traceimport.Event) {
+	if e.Kind != traceimport.HRStart && e.Kind != traceimport.TimerStart || e.Context == traceimport.ContextIRQ {
+		return
+	}
+	k := okey{e.Timer, e.Kind == traceimport.TimerStart}
+	if w.excl.Member(e.PID, e.Time) {
+		w.owned[k] = true
+	} else {
+		delete(w.owned, k)
+	}
+}
+
+// live is the pid a replayed task would have: excludedPID for a task of the
+// excluded tree at time t.
+func (w *replayLoad) live(pid int, t int64) int {
+	if w.excl != nil && w.excl.Member(pid, t) {
+		return excludedPID
+	}
+	return pid
+}
+
 // sched queues what e shows of the tasks: who runs on its CPU, and which
 // task is woken.
 func (w *replayLoad) sched(e *traceimport.Event) {
@@ -431,13 +553,14 @@ func (w *replayLoad) sched(e *traceimport.Event) {
 	}
 	switch e.Kind {
 	case traceimport.SchedSwitch:
-		if cur >= 0 && cur != e.PrevPID {
+		prev, next := w.live(e.PrevPID, e.Time), w.live(e.NextPID, e.Time)
+		if cur >= 0 && cur != prev {
 			// The switch-in of prev is missing: cur has not run since
 			// an event of prev's showed up (see cur).
 			w.queue = append(w.queue, item{op: at, kind: itemSwitch, prevPID: cur, nextPID: -1})
 		}
-		w.queue = append(w.queue, item{op: at, kind: itemSwitch, prevPID: e.PrevPID, nextPID: e.NextPID})
-		w.cur[e.CPU] = e.NextPID
+		w.queue = append(w.queue, item{op: at, kind: itemSwitch, prevPID: prev, nextPID: next})
+		w.cur[e.CPU] = next
 		return
 	case traceimport.CPUIdle:
 		if e.State != 4294967295 { // entering idle: the idle task runs
@@ -456,10 +579,12 @@ func (w *replayLoad) sched(e *traceimport.Event) {
 			t = wt
 		}
 		delete(w.waking, e.WakePID)
-		w.queue = append(w.queue, item{op: replay.Op{Time: t, CPU: e.TargetCPU}, kind: itemWake, nextPID: e.WakePID})
+		if pid := w.live(e.WakePID, e.Time); pid != excludedPID {
+			w.queue = append(w.queue, item{op: replay.Op{Time: t, CPU: e.TargetCPU}, kind: itemWake, nextPID: pid})
+		}
 	}
 	if e.PID >= 0 {
-		switchTo(e.PID) // the task column: the CPU's current task
+		switchTo(w.live(e.PID, e.Time)) // the task column: the CPU's current task
 	}
 }
 
@@ -479,6 +604,16 @@ func (w *replayLoad) pmQoS(e *traceimport.Event) {
 			return -1
 		}
 		return us * 1000
+	}
+	if w.excl != nil && e.Context != traceimport.ContextIRQ && w.excl.Member(e.PID, e.Time) {
+		switch e.Kind {
+		case traceimport.PMQoSAddRequest, traceimport.PMQoSUpdateRequest, traceimport.PMQoSRemoveRequest:
+			// The excluded tree's own request (cyclictest's
+			// /dev/cpu_dma_latency): the pm_qos_update_target after it is
+			// then ignored too (qosReq is not set).
+			w.leftQoS++
+			return
+		}
 	}
 	var v int64
 	switch e.Kind {
@@ -791,6 +926,10 @@ func (w *replayLoad) Report(k *kernel.Kernel, end ktime.Time) Report {
 	rep.Text = append(rep.Text,
 		fmt.Sprintf("replay %s: %s, %d CPUs, %s, %.6f s; replayed %s: %d timer operations, %d skipped; %d hrtimers, %d timer_list timers, %d tasks",
 			filepath.Base(w.path), w.cap.Format, w.cap.CPUs, hzText(w.cap.HZ), float64(w.cap.Span())/1e9, reached, w.applied, w.skipped, len(w.hr), len(w.wt), len(w.tasks)))
+	if w.excl != nil {
+		rep.Text = append(rep.Text, fmt.Sprintf("  left out (exclude = %q: pids %s): %d timer operations, %d tasks, %d PM QoS requests",
+			w.excludeSpec, w.excl, w.left, w.leftTasks, w.leftQoS))
+	}
 	if w.wakeLat.Count() > 0 {
 		rep.Text = append(rep.Text, fmt.Sprintf("  sleeper wakeups %d: latency p50 %d ns, p99 %d ns, max %d ns",
 			w.wakeLat.Count(), w.wakeLat.Quantile(0.5), w.wakeLat.Quantile(0.99), w.wakeLat.Quantile(1)))
