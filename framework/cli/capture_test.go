@@ -299,27 +299,33 @@ func noGroupLeft(t *testing.T, pgid int) {
 	}
 }
 
-// TestCaptureSIGINT: Ctrl-C during a capture stops the command, writes the
-// bundle, restores every tracefs setting and exits 130; nothing is left.
+// TestCaptureSIGINT: Ctrl-C (or SIGTERM) during a capture stops the
+// command, writes the bundle, restores every tracefs setting and exits
+// 128+signal; nothing is left.
 func TestCaptureSIGINT(t *testing.T) {
 	needRoot(t)
-	before := tracefsState(t)
-	out := filepath.Join(t.TempDir(), "x.tcap")
-	host, stderr, pid := startCaptureHost(t, out, "sleep", "5")
-	if err := host.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitStatus(t, host); code != 130 {
-		t.Errorf("exit status %d, want 130\n%s", code, stderr.String())
-	}
-	noGroupLeft(t, pid)
-	sameState(t, before, tracefsState(t))
-	b, err := bundle.Open(out)
-	if err != nil {
-		t.Fatalf("no bundle after SIGINT: %v\n%s", err, stderr.String())
-	}
-	if m := b.Manifest; m.ExitStatus != -1 || m.Signal != "SIGINT" || m.WallNS > 4e9 {
-		t.Errorf("exit %d signal %q wall %d ns", m.ExitStatus, m.Signal, m.WallNS)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			before := tracefsState(t)
+			out := filepath.Join(t.TempDir(), "x.tcap")
+			host, stderr, pid := startCaptureHost(t, out, "sleep", "5")
+			if err := host.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitStatus(t, host); code != 128+int(sig) {
+				t.Errorf("exit status %d, want %d\n%s", code, 128+int(sig), stderr.String())
+			}
+			noGroupLeft(t, pid)
+			sameState(t, before, tracefsState(t))
+			b, err := bundle.Open(out)
+			if err != nil {
+				t.Fatalf("no bundle after %v: %v\n%s", sig, err, stderr.String())
+			}
+			want := map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[sig]
+			if m := b.Manifest; m.ExitStatus != -1 || m.Signal != want || m.WallNS > 4e9 {
+				t.Errorf("exit %d signal %q wall %d ns", m.ExitStatus, m.Signal, m.WallNS)
+			}
+		})
 	}
 }
 
