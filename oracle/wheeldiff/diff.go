@@ -78,8 +78,12 @@ func NewRunner(lib *ktimer.Lib, m Machine) (*Runner, error) {
 }
 
 // Config is the plugin configuration the runner uses (the wheel's eras at
-// the oracle's release).
+// the oracle's release, and any Set).
 func (r *Runner) Config() sdk.Config { return r.cfg }
+
+// Set overrides a plugin attribute: to check that a setting of the plugin
+// reproduces what a patched kernel does.
+func (r *Runner) Set(name, value string) { r.cfg[name] = value }
 
 // releaseOf reads "6.12.118" as release 6.12.
 func releaseOf(uts string) (kernelversion.Release, error) {

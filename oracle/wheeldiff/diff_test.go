@@ -7,6 +7,7 @@ package wheeldiff
 import (
 	"flag"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tickemu/tickemu/oracle/ktimer"
@@ -15,6 +16,7 @@ import (
 var (
 	seqs   = flag.Int("seqs", 500, "random sequences TestRandomSequences runs")
 	seqOps = flag.Int("ops", 2000, "operations per random sequence")
+	set    = flag.String("set", "", "plugin attributes to override, NAME=VALUE,... (the release's eras otherwise)")
 )
 
 // runner opens the oracle library built by `make kernel-oracle`; without
@@ -28,6 +30,15 @@ func runner(t testing.TB) *Runner {
 	r, err := NewRunner(lib, DefaultMachine)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if *set != "" {
+		for _, kv := range strings.Split(*set, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				t.Fatalf("-set %q: want NAME=VALUE,...", *set)
+			}
+			r.Set(k, v)
+		}
 	}
 	return r
 }

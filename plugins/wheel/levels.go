@@ -571,10 +571,18 @@ func (w *levelWheel) state(cpu int) sdk.WheelState {
 	}
 	switch w.c.opt.raise {
 	case RaiseEveryTick:
-		// 4.8-5.8 run_local_timers(): raise unless jiffies < clk.
+		// 4.8-5.8 run_local_timers(): raise unless jiffies < clk. With
+		// the pull model's bases (a hybrid no release had) the test is
+		// made on every base, as 6.9+ run_local_timers() loops over
+		// them: BASE_GLOBAL's clock can lag BASE_LOCAL's by a jiffy
+		// after a softirq (found by oracle/wheeldiff against 6.12's
+		// timer.c with d4f7dae87096 reverted).
 		st.RaiseAt = std.clk
 		if before(def.clk, st.RaiseAt) {
 			st.RaiseAt = def.clk
+		}
+		if w.c.opt.migr == MigrationPull && before(glob.clk, st.RaiseAt) {
+			st.RaiseAt = glob.clk
 		}
 	default:
 		// 5.9+ run_local_timers(): jiffies >= next_expiry of BASE_STD, or of

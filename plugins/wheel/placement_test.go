@@ -170,3 +170,31 @@ func TestPullEmptyBaseNextExpiry(t *testing.T) {
 			int64(r.BucketExpiry-j1), int64(r.State.LocalNext-j1), w.Bases(0)[0].TimersPending)
 	}
 }
+
+// TestPullEveryTickRaise: the every_tick raise rule on the pull model's
+// bases (a hybrid no release had: every_tick ended in 5.8, the pull model
+// came in 6.9) tests every base's clock, as 6.9+ run_local_timers() loops
+// over all of them. After a softirq collected BASE_LOCAL and BASE_DEF at
+// j, their clocks are j+1 while BASE_GLOBAL, forwarded to j with nothing
+// due, still raises at j. oracle/wheeldiff found the difference against
+// 6.12's timer.c with d4f7dae87096 reverted.
+func TestPullEveryTickRaise(t *testing.T) {
+	const hz = 250
+	w := newWheel(t, hz, 1, attrMigration, "pull", attrRaise, "every_tick")
+	j := ktime.InitialJiffies(hz) + 100
+	w.ModTimer(0, j, sdk.WheelTimer{ID: 1, Expires: j + 5000})
+	w.ModTimer(0, j, sdk.WheelTimer{ID: 2, Expires: j + 1, Flags: sdk.TimerPinned})
+	w.ModTimer(0, j, sdk.WheelTimer{ID: 3, Expires: j + 1, Flags: sdk.TimerDeferrable})
+	j += 2
+	w.ModTimer(0, j, sdk.WheelTimer{ID: 1, Expires: j + 6000}) // forwards BASE_GLOBAL to j
+	r := w.RunTimers(0, j)
+	if len(r.Expired) != 2 {
+		t.Fatalf("RunTimers expired %v, want timers 2 and 3", r.Expired)
+	}
+	if b := w.Bases(0); b[0].Clk != j+1 || b[1].Clk != j || b[2].Clk != j+1 {
+		t.Fatalf("base clocks %d %d %d, want j+1 j j+1", int64(b[0].Clk-j), int64(b[1].Clk-j), int64(b[2].Clk-j))
+	}
+	if r.State.RaiseAt != j {
+		t.Errorf("RaiseAt = j%+d, want j (BASE_GLOBAL's clock)", int64(r.State.RaiseAt-j))
+	}
+}
