@@ -212,3 +212,36 @@ func TestCPUTimeVtimeNohzFull(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUTimeIdleWithoutNOHZ: with NO_HZ off (nohz=off) get_idle_time()
+// has no ts->idle_sleeptime to read and /proc/stat's idle is the ticks that
+// landed in idle, whole ticks like every other field; the fields then sum
+// to the ticks' time.
+func TestCPUTimeIdleWithoutNOHZ(t *testing.T) {
+	const hz = 250
+	k := bootKernel(t, kernel.Machine{CPUs: 1, HZ: hz, NoHZ: "off", HighRes: true},
+		kernel.KernelSettings{PosixTimerSignals: "consistent", Costs: rigCosts, CputimeAccounting: kernel.CputimeTick})
+	n := 0
+	prog := kernel.ProgramFunc(func(_ *kernel.Task, _ kernel.Result) kernel.Action {
+		n++
+		if n%2 == 1 {
+			return kernel.Compute{NS: 1_300_000}
+		}
+		return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 2_100_000}
+	})
+	if _, err := k.Spawn(k.NewProcess("p"), "p", 0, kernel.SchedOther, 0, prog); err != nil {
+		t.Fatalf("Spawn: %v", err)
+	}
+	k.Start(0)
+	if err := k.Run(ktime.Time(ktime.Second)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	st, ex := k.ProcStats()[0], k.ExactTimes()[0]
+	tick := int64(ktime.Second / hz)
+	if st.Idle == 0 || st.Idle%tick != 0 || st.Idle == ex.Idle {
+		t.Errorf("idle %d ns (exact %d): want whole ticks, not the exact time", st.Idle, ex.Idle)
+	}
+	if total := st.Total(); total%tick != 0 || total > int64(ktime.Second) || total < int64(ktime.Second)-2*tick {
+		t.Errorf("fields sum to %d ns, want the second's ticks, %d each", total, tick)
+	}
+}
