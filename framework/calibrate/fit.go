@@ -108,7 +108,7 @@ var paramDefs = []paramDef{
 // Unconstrained are the model's cost constants no estimator measures, with
 // the reason.
 var Unconstrained = []struct{ Key, Why string }{
-	{"kernel.syscall_cost", "no traced pair brackets a syscall's entry and exit alone (raw_syscalls:sys_enter/sys_exit would)"},
+	{"kernel.syscall_cost", "the entry and exit lie outside every traced pair (raw_syscalls:sys_enter/sys_exit bracket the body)"},
 	{"kernel.jiffies_update_cost", "tick_do_update_jiffies64() has no tracepoint of its own"},
 	{"kernel.nohz_stop_cost", "tick_stop marks the decision, not the end of the bookkeeping"},
 	{"kernel.nohz_restart_cost", "no tracepoint at the tick's restart"},
