@@ -51,10 +51,13 @@ const (
 	// flagNohzFull is tick_nohz_full_cpu(): the CPU is in the nohz_full=
 	// mask (set at boot, never changed; CPU.isNohzFull).
 	flagNohzFull
+	// pendExtIRQ: device interrupts other than the timers' are pending
+	// (Kernel.DeviceInterrupt; their handlers are in Kernel.extIRQ).
+	pendExtIRQ
 
 	softirqMask = 1<<nrSoftirqs - 1
 	pendIPIs    = ipiResched | ipiTimer | ipiCallFunc
-	pendIRQs    = pendDevice | pendBcast | pendIPIs
+	pendIRQs    = pendDevice | pendBcast | pendIPIs | pendExtIRQ
 )
 
 // The softirq vectors stay below the other flags (a compile-time check).
@@ -672,6 +675,10 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 		if c.flags&ipiResched != 0 {
 			c.flags &^= ipiResched
 			c.cnt.ipiResched.Add(1)
+		}
+		if c.flags&pendExtIRQ != 0 {
+			c.flags &^= pendExtIRQ
+			now = c.deviceInterrupts(now)
 		}
 	}
 	c.span(SpanIRQExit, now, now+ktime.Time(k.costs.IRQExit), 0)

@@ -142,6 +142,9 @@ type Kernel struct {
 
 	tk  timekeeping
 	rcu rcuState // Tree RCU's grace periods and callbacks (rcu.go)
+	// extIRQ holds each CPU's pending device interrupts (devirq.go),
+	// allocated by the first one.
+	extIRQ [][]extIRQ
 
 	nextTimerID sdk.TimerID
 	hrtimers    []*HRTimer    // by TimerID; nil for ids of wheel timers

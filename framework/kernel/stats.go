@@ -43,6 +43,7 @@ var (
 	cntRCUCallbacks             = metrics.Intern("rcu_callbacks")
 	cntRCUInvoked               = metrics.Intern("rcu_callbacks_invoked")
 	cntRCUGPs                   = metrics.Intern("rcu_grace_periods")
+	cntDeviceIRQs               = metrics.Intern("device_interrupts")
 	cntSoftirq                  [nrSoftirqs]metrics.Name
 	cntBroadcastEnter           = metrics.Intern("broadcast_enter")
 	cntBroadcastDeviceWrites    = metrics.Intern("broadcast_device_writes")

@@ -36,11 +36,12 @@ const (
 	SpanSoftirq                       // one softirq vector (Detail: the vector's name)
 	SpanTickSched                     // tick-sched work outside irq: tick stop on idle entry, restart on exit
 	SpanTask                          // a task segment (Pid, Detail: comm)
+	SpanDeviceIRQ                     // a device's interrupt handler (Kernel.DeviceInterrupt)
 	numSpanKinds
 )
 
 var spanNames = [numSpanKinds]string{"idle", "idle exit", "broadcast exit", "irq entry", "hrtimer_interrupt",
-	"tick", "broadcast irq", "ipi", "irq exit", "softirq", "tick-sched", "task"}
+	"tick", "broadcast irq", "ipi", "irq exit", "softirq", "tick-sched", "task", "device irq"}
 
 func (k SpanKind) String() string { return spanNames[k] }
 
@@ -292,7 +293,7 @@ func (w *wakeAttribution) span(s Span, a, b ktime.Time) {
 		w.parts.add("idle exit "+s.Detail, "", d, 0)
 	case SpanBroadcastExit:
 		w.parts.add("broadcast hand-off", "tick_broadcast_exit", d, 0)
-	case SpanIRQEntry, SpanIRQExit, SpanIPI, SpanBroadcastIRQ, SpanTick:
+	case SpanIRQEntry, SpanIRQExit, SpanIPI, SpanBroadcastIRQ, SpanTick, SpanDeviceIRQ:
 		w.parts.add("irq", "", d, 0)
 	case SpanHRTimer:
 		if s.Hang > 0 {

@@ -29,6 +29,7 @@ type replayLoad struct {
 	cap        *replay.Capture
 	tasksOn    bool
 	rcuOn      bool
+	irqsOn     bool
 	dmaLat     bool
 	qos        int64
 	hrCost     int64
@@ -90,8 +91,12 @@ type replayLoad struct {
 	leftTasks     int
 
 	applied, skipped int64
-	lateness         replay.Hist // model expiry lateness of replayed hrtimers (ns)
-	wakeLat          replay.Hist // model sleeper wakeup latency (ns), hard expiry to user space
+	// inIRQ is each CPU's device interrupt handler in progress in the
+	// capture; irqs counts those delivered.
+	inIRQ    []deviceIRQ
+	irqs     int64
+	lateness replay.Hist // model expiry lateness of replayed hrtimers (ns)
+	wakeLat  replay.Hist // model sleeper wakeup latency (ns), hard expiry to user space
 }
 
 type tkey struct {
@@ -129,6 +134,9 @@ type item struct {
 	qos int64
 	// rcu: a call_rcu() the capture implies on op.CPU (rcuWork).
 	rcu rcuWork
+	// itemIRQ: the interrupt, its handler's run time and softirqs.
+	irq     deviceIRQ
+	irqCost int64
 }
 
 // rcuWork is what a capture shows of RCU's work that it does not trace
@@ -166,7 +174,21 @@ const (
 	itemSwitch
 	itemWake
 	itemQoS
+	// itemIRQ: a device interrupt on op.CPU (irq, deviceIRQ).
+	itemIRQ
 )
+
+// deviceIRQ is a capture's device interrupt handler on one CPU, from
+// irq_handler_entry to irq_handler_exit: the softirqs it raised, and
+// whether an hrtimer expired inside it (then it is the clockevent's
+// interrupt, arch_timer on ARM, which the model raises itself).
+type deviceIRQ struct {
+	entry    int64
+	irq      int
+	name     string
+	softirqs uint32
+	timer    bool
+}
 
 type replayTask struct {
 	w       *replayLoad
@@ -207,6 +229,7 @@ func init() {
 			attr("tasks", sdk.TypeBool, "true", "run the capture's hrtimer_wakeup sleepers as tasks (else only its timers)"),
 			attr("hrtimer_cost", sdk.TypeDuration, "200ns", "callback run time of a replayed hrtimer"),
 			attr("timer_cost", sdk.TypeDuration, "500ns", "callback run time of a replayed timer_list timer"),
+			attr("irqs", sdk.TypeBool, "true", "deliver the capture's device interrupts (irq_handler_entry/exit but the clockevent's) with their run time and the softirqs they raise (docs/replay.md)"),
 			attr("rcu", sdk.TypeBool, "true", "queue RCU callbacks where the capture shows RCU work: a task's exit (call_rcu() in release_task()) and an RCU_SOFTIRQ raised on a CPU where the model's RCU has nothing to do (docs/replay.md)"),
 			attr("dma_latency", sdk.TypeBool, "false", "hold a /dev/cpu_dma_latency request of latency for the whole run, as cyclictest does by default (a trace cannot show it)"),
 			attr("latency", sdk.TypeDuration, "0s", "the PM QoS CPU latency requested with dma_latency"),
@@ -220,7 +243,7 @@ func init() {
 			return cp.CPUs, cp.HZ, nil
 		},
 		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &replayLoad{name: name, path: c.String("capture"), tasksOn: c.Bool("tasks"), rcuOn: c.Bool("rcu"),
+			w := &replayLoad{name: name, path: c.String("capture"), tasksOn: c.Bool("tasks"), rcuOn: c.Bool("rcu"), irqsOn: c.Bool("irqs"),
 				hrCost: c.Duration("hrtimer_cost"), wheelCost: c.Duration("timer_cost"), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency")}
 			cp, err := scanCapture(w.path)
 			if err != nil {
@@ -371,6 +394,7 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.cur, w.waking, w.qosReq = map[int]int{}, map[int]int64{}, map[int]bool{}
 	w.sleeperOf = map[uint64]*replayTask{}
 	w.owned = map[okey]bool{}
+	w.inIRQ = make([]deviceIRQ, k.CPUs())
 	if w.tasksOn {
 		for _, ti := range w.cap.Tasks {
 			if ti.CPU >= k.CPUs() {
@@ -502,6 +526,9 @@ func (w *replayLoad) fill() bool {
 				w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, rcu: rcuSoftirq})
 			}
 		}
+		if w.irqsOn {
+			w.deviceIRQ(e)
+		}
 		w.pmQoS(e)
 		if w.tasksOn {
 			w.sched(e)
@@ -535,6 +562,46 @@ func (w *replayLoad) live(pid int, t int64) int {
 		return excludedPID
 	}
 	return pid
+}
+
+// deviceIRQ follows e's CPU's device interrupt handlers and queues each at
+// its irq_handler_exit, stamped with its entry: its run time is the
+// capture's, and the softirqs raised inside it are raised by the model's
+// too (NET_RX from eth0). A handler inside which an hrtimer expired, or
+// named as a clockevent device's (clockeventIRQ), is the model's own, and a
+// handler whose exit the capture lacks is dropped.
+func (w *replayLoad) deviceIRQ(e *traceimport.Event) {
+	if e.CPU < 0 || e.CPU >= len(w.inIRQ) {
+		return
+	}
+	d := &w.inIRQ[e.CPU]
+	switch e.Kind {
+	case traceimport.IRQEntry:
+		*d = deviceIRQ{entry: e.Time, irq: e.IRQ, name: e.Name}
+		if d.name == "" {
+			d.name = "irq" + strconv.Itoa(e.IRQ)
+		}
+	case traceimport.SoftirqRaise:
+		if d.entry > 0 && e.Vec >= 0 && e.Vec < 32 {
+			d.softirqs |= 1 << e.Vec
+		}
+	case traceimport.HRExpireEntry, traceimport.LocalTimerEntry:
+		d.timer = true
+	case traceimport.IRQExit:
+		if d.entry > 0 && e.IRQ == d.irq && !d.timer && !clockeventIRQ(d.name) {
+			w.queue = append(w.queue, item{op: replay.Op{Time: d.entry, CPU: e.CPU}, kind: itemIRQ,
+				irq: *d, irqCost: e.Time - d.entry})
+		}
+		*d = deviceIRQ{}
+	}
+}
+
+// clockeventIRQ reports whether an interrupt's name is a clockevent
+// device's, which the model raises itself: ARM's arch_timer, x86's irq 0
+// "timer" (the PIT or HPET broadcast, tickemu's own trace's too) and the
+// HPET's per-channel "hpet2".. interrupts.
+func clockeventIRQ(name string) bool {
+	return strings.Contains(name, "timer") || strings.HasPrefix(name, "hpet")
 }
 
 // sched queues what e shows of the tasks: who runs on its CPU, and which
@@ -703,6 +770,10 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 		return
 	case itemQoS:
 		k.SetPMQoSLimit(it.qos)
+		return
+	case itemIRQ:
+		w.irqs++
+		k.DeviceInterrupt(op.CPU, now, it.irq.irq, it.irq.name, it.irqCost, it.irq.softirqs)
 		return
 	}
 	if op.Kind == replay.OpExpire && op.Wheel {
@@ -929,6 +1000,9 @@ func (w *replayLoad) Report(k *kernel.Kernel, end ktime.Time) Report {
 	if w.excl != nil {
 		rep.Text = append(rep.Text, fmt.Sprintf("  left out (exclude = %q: pids %s): %d timer operations, %d tasks, %d PM QoS requests",
 			w.excludeSpec, w.excl, w.left, w.leftTasks, w.leftQoS))
+	}
+	if w.irqs > 0 {
+		rep.Text = append(rep.Text, fmt.Sprintf("  device interrupts delivered %d", w.irqs))
 	}
 	if w.wakeLat.Count() > 0 {
 		rep.Text = append(rep.Text, fmt.Sprintf("  sleeper wakeups %d: latency p50 %d ns, p99 %d ns, max %d ns",
