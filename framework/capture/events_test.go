@@ -155,3 +155,23 @@ func TestAvailable(t *testing.T) {
 		t.Error("an empty events directory is accepted")
 	}
 }
+
+func FuzzParseEvents(f *testing.F) {
+	for _, s := range []string{"", "+sched/sched_stat_runtime,-signal", "timer,irq/softirq_entry", "timer/hrtimer_*", "default,-ipi/*", "a/b/c", "timer/["} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		items, err := ParseEvents(list)
+		if err != nil {
+			return
+		}
+		enable, _ := Resolve(slices.Sorted(slices.Values(kernel618)), items)
+		seen := map[string]bool{}
+		for _, e := range enable {
+			if seen[e] || !slices.Contains(kernel618, e) {
+				t.Fatalf("%q: enables %q twice or an event the kernel lacks", list, e)
+			}
+			seen[e] = true
+		}
+	})
+}
