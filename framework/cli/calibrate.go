@@ -76,6 +76,10 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 		bundles = append(bundles, calibrate.Bundle{Name: filepath.Base(p), M: m, Clockevents: ce, LAPIC: lapic})
 		opened = append(opened, in)
 	}
+	if hosts := distinctHosts(opened); len(hosts) > 1 {
+		fmt.Fprintf(stderr, "tickemu: calibrate: warning: the bundles come from %d machines (%s); a profile pools them as one\n",
+			len(hosts), strings.Join(hosts, "; "))
+	}
 	defaults, err := a.costDefaults()
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
@@ -319,6 +323,22 @@ func (in calInput) tracePath(tmp string) (string, error) {
 		return "", err
 	}
 	return tmp, f.Close()
+}
+
+// distinctHosts lists the machines the bundles with a manifest ran on, by
+// kernel release, architecture, CPU model, CPU count and hypervisor, in the
+// order first seen.
+func distinctHosts(ins []calInput) []string {
+	var hosts []string
+	for _, in := range ins {
+		if in.b == nil {
+			continue
+		}
+		if h := hostLine(in.m.Host); !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
 }
 
 func hostLine(h bundle.Host) string {
