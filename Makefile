@@ -115,7 +115,7 @@ validation: ## Regenerate docs/validation.md: the model against the real kernel 
 	@echo "==> go run ./internal/validation $(VALIDATION_FLAGS) > docs/validation.md"
 	t=$$(mktemp) && $(GO) run ./internal/validation $(VALIDATION_FLAGS) > $$t && cat $$t > docs/validation.md && rm $$t
 
-kernel-oracle: ## Build the kernel oracle: kernel/time/timer.c of linux-source-6.12 (or KERNEL_SRC=DIR) as oracle/lib/libktimer-oracle.so, reused while unchanged (docs/kernel-oracle.md).
+kernel-oracle: ## Build the kernel oracle: kernel/time/timer.c of linux-source-6.12 (or KERNEL_SRC=DIR) as bin/oracle/libktimer-oracle.so, reused while unchanged (docs/kernel-oracle.md).
 	@echo "==> bash scripts/kernel-oracle.sh"
 	bash scripts/kernel-oracle.sh
 

@@ -6,7 +6,7 @@
 #   KERNEL_SRC=DIR   build from this kernel tree (e.g. a patched one) instead
 #                    of Debian's linux-source-6.12, installed with apt-get
 #   ORACLE_OUT=DIR   where to put the library, oracle.h and build-info.txt
-#                    (default oracle/lib in the repository; gitignored)
+#                    (default bin/oracle in the repository; gitignored)
 #   KERNEL_ORACLE_CACHE=DIR  unpacked source and prepared build trees
 #                    (default ${XDG_CACHE_HOME:-~/.cache}/tickemu/kernel-oracle)
 #   ORACLE_HZ=N      CONFIG_HZ of the build: 100, 250 (default), 300 or 1000
@@ -24,7 +24,7 @@ start=$(date +%s)
 repo=$(cd "$(dirname "$0")/.." && pwd)
 shim=$repo/oracle/shim
 cache=${KERNEL_ORACLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tickemu/kernel-oracle}
-out=${ORACLE_OUT:-$repo/oracle/lib}
+out=${ORACLE_OUT:-$repo/bin/oracle}
 pkg=linux-source-6.12
 hz=${ORACLE_HZ:-250}
 case "$hz" in 100|250|300|1000) ;; *) echo "kernel-oracle: ORACLE_HZ=$hz is not a CONFIG_HZ choice (100, 250, 300, 1000)" >&2; exit 1;; esac

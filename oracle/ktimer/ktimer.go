@@ -186,13 +186,14 @@ var (
 )
 
 // DefaultPath is where `make kernel-oracle` puts the library: $KERNEL_ORACLE_LIB
-// if set, else oracle/lib/libktimer-oracle.so in the repository.
+// if set, else bin/oracle/libktimer-oracle.so in the repository (build
+// output, never committed).
 func DefaultPath() string {
 	if p := os.Getenv("KERNEL_ORACLE_LIB"); p != "" {
 		return p
 	}
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "lib", "libktimer-oracle.so")
+	return filepath.Join(filepath.Dir(file), "..", "..", "bin", "oracle", "libktimer-oracle.so")
 }
 
 // ErrMissing is wrapped by Open's error when the library does not exist.

@@ -93,7 +93,7 @@ func (w *KWheel) Schema() sdk.Schema {
 	attrs := []sdk.Attribute{{
 		Name: attrLibrary, Type: sdk.TypeString,
 		Doc: "libktimer-oracle.so to run (make kernel-oracle [KERNEL_SRC=DIR ORACLE_OUT=DIR]); empty: " +
-			"$KERNEL_ORACLE_LIB or the repository's oracle/lib. Its CONFIG_HZ must be the machine's.",
+			"$KERNEL_ORACLE_LIB or the repository's bin/oracle. Its CONFIG_HZ must be the machine's.",
 	}}
 	for _, a := range wheel.New().Schema().Attributes {
 		for _, n := range costNames {

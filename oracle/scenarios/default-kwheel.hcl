@@ -3,8 +3,8 @@
 # (docs/kernel-oracle.md). Variants compare two builds of it: "mainline"
 # (Debian's linux-source-6.12) and "patched" (a tree of your own):
 #
-#   make kwheel kernel-oracle ORACLE_HZ=1000 ORACLE_OUT=oracle/lib/hz1000
-#   make kernel-oracle ORACLE_HZ=1000 KERNEL_SRC=/path/to/patched ORACLE_OUT=oracle/lib/patched
+#   make kwheel kernel-oracle ORACLE_HZ=1000 ORACLE_OUT=bin/oracle/hz1000
+#   make kernel-oracle ORACLE_HZ=1000 KERNEL_SRC=/path/to/patched ORACLE_OUT=bin/oracle/patched
 #   bin/tickemu compare oracle/scenarios/default-kwheel.hcl --variants mainline,patched \
 #     --kernel-version 6.12 --plugin-dir bin/plugins
 #
@@ -12,7 +12,7 @@
 # to it. The machine is default.hcl's (HZ 1000: the builds need ORACLE_HZ=1000).
 
 variable "library" {
-  default     = "oracle/lib/hz1000/libktimer-oracle.so"
+  default     = "bin/oracle/hz1000/libktimer-oracle.so"
   description = "the kwheel library (libktimer-oracle.so) to run"
 }
 
@@ -67,8 +67,8 @@ run {
 }
 
 variant "mainline" {
-  vars = { library = "oracle/lib/hz1000/libktimer-oracle.so" }
+  vars = { library = "bin/oracle/hz1000/libktimer-oracle.so" }
 }
 variant "patched" {
-  vars = { library = "oracle/lib/patched/libktimer-oracle.so" }
+  vars = { library = "bin/oracle/patched/libktimer-oracle.so" }
 }
