@@ -46,7 +46,7 @@ type Options struct {
 	Name     string // default the command's base name
 	Note     string
 	Events   string // --events (ParseEvents)
-	BufferKB int    // per CPU
+	BufferKB int    // per CPU; 0: BufferSize's choice
 	Clock    string
 	// Global uses the top-level trace buffer instead of a private instance.
 	Global bool
@@ -188,4 +188,48 @@ func eventName(line string) string {
 		return name
 	}
 	return ""
+}
+
+// BufferSize picks the ring buffer size per CPU for cpus CPUs on a machine
+// with availKB of memory available (0: unknown): asked when it is given
+// (with a warning when the buffers take more than half of that memory),
+// else DefaultBufferKB, lowered so that the buffers take at most a quarter
+// of it (a 256-CPU server would otherwise give the trace 8 GB), and never
+// below 1 MB. The note says why the size is not the one expected ("" when
+// it is).
+func BufferSize(askedKB, cpus int, availKB int64) (int, string) {
+	if cpus < 1 {
+		cpus = 1
+	}
+	total := func(kb int) int64 { return int64(kb) * int64(cpus) }
+	if askedKB > 0 {
+		if availKB > 0 && total(askedKB) > availKB/2 {
+			return askedKB, fmt.Sprintf("--buffer-kb %d on %d CPUs takes %d MB of the %d MB of memory available", askedKB, cpus, total(askedKB)>>10, availKB>>10)
+		}
+		return askedKB, ""
+	}
+	kb := DefaultBufferKB
+	if availKB > 0 && total(kb) > availKB/4 {
+		kb = max(int(availKB/4/int64(cpus)), 1024)
+		return kb, fmt.Sprintf("trace buffer %d KB per CPU: %d KB on each of %d CPUs would take more than a quarter of the %d MB of memory available", kb, DefaultBufferKB, cpus, availKB>>10)
+	}
+	return kb, ""
+}
+
+// memAvailableKB reads MemAvailable from a meminfo file (0 when it cannot).
+func memAvailableKB(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				v, _ := strconv.ParseInt(f[0], 10, 64)
+				return v
+			}
+		}
+	}
+	return 0
 }

@@ -112,7 +112,7 @@ func TestNewRefuses(t *testing.T) {
 	}{
 		{"no command", Options{}, "no command"},
 		{"out is an input", Options{Command: []string{"cat", in}, Out: in}, "would overwrite the workload's input"},
-		{"out is an input via flag=", Options{Command: []string{"tool", "--input=" + in}, Out: in}, "would overwrite"},
+		{"out is an input via flag=", Options{Command: []string{"cat", "--input=" + in}, Out: in}, "would overwrite"},
 		{"out is a directory", Options{Command: []string{"true"}, Out: dir}, "is a directory"},
 		{"out in a missing directory", Options{Command: []string{"true"}, Out: filepath.Join(dir, "no", "x.tcap")}, "cannot write in"},
 		{"bad events", Options{Command: []string{"true"}, Out: filepath.Join(dir, "x.tcap"), Events: "a:b"}, "not GROUP/NAME"},
@@ -146,5 +146,28 @@ func TestRunRefusesUnknownClock(t *testing.T) {
 	}
 	if after := settingsOf(t, tfs); !reflect.DeepEqual(after, before) {
 		t.Errorf("settings changed: %v", after)
+	}
+}
+
+func TestBufferSize(t *testing.T) {
+	for _, tc := range []struct {
+		asked, cpus int
+		availKB     int64
+		want        int
+		note        string
+	}{
+		{0, 2, 24 << 20, DefaultBufferKB, ""},            // 64 MB of 24 GB
+		{0, 2, 0, DefaultBufferKB, ""},                   // memory unknown
+		{0, 256, 64 << 20, DefaultBufferKB, ""},          // 64 GB / 4 / 256 = 64 MB: the default fits
+		{0, 256, 16 << 20, 16384, "more than a quarter"}, // 16 GB / 4 / 256
+		{0, 64, 1 << 20, 4096, "more than a quarter"},
+		{0, 512, 1 << 20, 1024, "more than a quarter"}, // never below 1 MB
+		{4096, 2, 24 << 20, 4096, ""},
+		{1 << 20, 16, 8 << 20, 1 << 20, "takes 16384 MB of the 8192 MB"},
+	} {
+		got, note := BufferSize(tc.asked, tc.cpus, tc.availKB)
+		if got != tc.want || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {
+			t.Errorf("BufferSize(%d, %d, %d) = %d, %q; want %d, %q", tc.asked, tc.cpus, tc.availKB, got, note, tc.want, tc.note)
+		}
 	}
 }

@@ -51,14 +51,14 @@ func New(o Options) (*Capture, error) {
 	if !o.SkipRootCheck && os.Geteuid() != 0 {
 		return nil, bad("tickemu capture needs root: the trace events it enables are kernel-wide and live in tracefs (%s), which only root may change; run it with sudo", o.Tracefs)
 	}
+	if _, err := exec.LookPath(o.Command[0]); err != nil {
+		return nil, bad("%v", err)
+	}
 	if o.Name == "" {
 		o.Name = filepath.Base(o.Command[0])
 	}
 	if o.Out == "" {
 		o.Out = o.Name + bundle.Ext
-	}
-	if o.BufferKB == 0 {
-		o.BufferKB = DefaultBufferKB
 	}
 	if o.BufferKB < 0 {
 		return nil, bad("--buffer-kb %d: want a positive size", o.BufferKB)
@@ -276,6 +276,12 @@ func (c *Capture) Run() (res *Result, err error) {
 			filters[e] = f
 		}
 	}
+	cpuDirs, _ := filepath.Glob(sess.file("per_cpu/cpu*"))
+	bufferKB, note := BufferSize(o.BufferKB, len(cpuDirs), memAvailableKB(filepath.Join(o.Proc, "meminfo")))
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	o.BufferKB = bufferKB
 	if err := sess.configure(events, filters, o.Clock, o.BufferKB); err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func (a *App) cmdCapture(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Out, "out", "", "the bundle to write (default NAME.tcap in the current directory)")
 	fs.StringVar(&o.Name, "name", "", "a short name for the capture (default the command's base name)")
 	fs.StringVar(&o.Note, "note", "", "provenance text kept in the manifest: why, on what machine, under what load")
-	fs.IntVar(&o.BufferKB, "buffer-kb", capture.DefaultBufferKB, "trace ring buffer per CPU, KiB")
+	fs.IntVar(&o.BufferKB, "buffer-kb", 0, fmt.Sprintf("trace ring buffer per CPU, KiB (default %d, less where the buffers would take over a quarter of the available memory)", capture.DefaultBufferKB))
 	fs.StringVar(&o.Clock, "clock", capture.DefaultClock, "trace clock (mono: CLOCK_MONOTONIC, the hrtimers' clock)")
 	fs.BoolVar(&o.Global, "global", false, "record in the top-level trace buffer (its settings saved and restored) instead of a private instance")
 	const use = "tickemu capture [flags] -- COMMAND [ARG...]"
