@@ -54,7 +54,7 @@ func (g *Haltpoll) Schema() sdk.Schema {
 		sdk.Attribute{Name: "guest_halt_poll_shrink", Type: sdk.TypeNumber, Default: "2",
 			Doc: "haltpoll.guest_halt_poll_shrink: the window's shrink divisor (0: close it)"},
 		sdk.Attribute{Name: "guest_halt_poll_allow_shrink", Type: sdk.TypeBool, Default: "true",
-			Doc: "haltpoll.guest_halt_poll_allow_shrink: shrink the window after a long halt",
+			Doc:         "haltpoll.guest_halt_poll_allow_shrink: shrink the window after a long halt",
 			Unversioned: "a module parameter of the haltpoll governor, with the same default since the governor came (5.4); a guest's command line sets it"},
 	)
 	return s
