@@ -98,6 +98,8 @@ var paramDefs = []paramDef{
 	{block: "kernel", attr: "signal_generate_cost", terms: []term{plus(ESignalGenerate)}},
 	{block: "kernel", attr: "signal_deliver_cost", terms: []term{plus(ESignalDeliver), minus(EHRTail), minus(EIRQExit)}, reported: true,
 		note: "not written: the interval holds an interval timer's re-arm (a device write) and no event brackets handle_signal() and rt_sigreturn()"},
+	{block: "kernel", attr: "rcu_core_cost", terms: []term{plus(ERCUSoftirq)}, reported: true,
+		note: "not written: the softirq includes the callbacks rcu_do_batch() invoked (rcu:rcu_batch_start/end would count them), so an upper bound"},
 	{block: "kernel", attr: "ipi_send_cost", terms: []term{plus(EIPISend)}},
 	{block: "kernel", attr: "ipi_latency_cost", terms: []term{plus(EIPILatency)}},
 	{block: `clockevent "local"`, plugin: "lapic", attr: "deadline_write_cost", terms: []term{plus(EStartProgram), minus(EStartPlain)}, lapic: true},

@@ -44,6 +44,7 @@ const (
 	EStartPlain     = "start_plain"
 	EIPISend        = "ipi_send"
 	EIPILatency     = "ipi_latency"
+	ERCUSoftirq     = "rcu_softirq"
 )
 
 // Estimators lists every estimator.
@@ -80,6 +81,8 @@ var Estimators = []Estimator{
 		"do_nanosleep(): enqueue_hrtimer(), hrtimer_reprogram() -> lapic_next_deadline() (WRMSR IA32_TSC_DEADLINE), schedule()"},
 	{EStartPlain, "the same, the timer did not become the first (no device write)",
 		"do_nanosleep(): enqueue_hrtimer(), schedule()"},
+	{ERCUSoftirq, "softirq_entry -> softirq_exit of RCU_SOFTIRQ (vec 9)",
+		"rcu_core(): grace-period bookkeeping and rcu_do_batch()'s callbacks"},
 	{EIPISend, "ipi_send_cpu -> the write of MSR 0x830 (x2APIC ICR), next events",
 		"smp_send_reschedule() / arch_send_call_function_single_ipi() -> x2apic_send_IPI(): the ICR write (a VM exit in a guest)"},
 	{EIPILatency, "ipi_send_cpu -> the target CPU's next IPI vector entry (reschedule_entry, call_function_*_entry), the target running a task",
@@ -117,11 +120,18 @@ const (
 	x2apicICR      = 0x830
 )
 
+// rcuSoftirq is RCU_SOFTIRQ's number (include/linux/interrupt.h).
+const rcuSoftirq = 9
+
 type cpuState struct {
 	last     traceimport.Kind
 	lastTime int64
 	has      bool
 	lastMSR  uint64 // the register of the CPU's last MSR write
+	// rcuEntry: the open RCU_SOFTIRQ's entry (-1: none), rcuN the events
+	// since.
+	rcuEntry int64
+	rcuN     int
 	// ipiSent: the first ipi_send_cpu to this CPU not yet received (-1:
 	// none), and whether the CPU was running a task then.
 	ipiSent     int64
@@ -221,7 +231,7 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 	cpu := func(n int) *cpuState {
 		c := cpus[n]
 		if c == nil {
-			c = &cpuState{queue: map[uint64]int64{}, woken: map[int]bool{}, expEntry: -1, tEntry: -1, start: -1, gen: -1, hxExit: -1, ipiSent: -1}
+			c = &cpuState{queue: map[uint64]int64{}, woken: map[int]bool{}, expEntry: -1, tEntry: -1, start: -1, gen: -1, hxExit: -1, ipiSent: -1, rcuEntry: -1}
 			cpus[n] = c
 		}
 		return c
@@ -247,6 +257,7 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 		c.startN++
 		c.genN++
 		c.hxN++
+		c.rcuN++
 		if e.Kind != traceimport.WriteMSR && e.Kind != traceimport.LocalTimerExit {
 			c.hxOnlyMSR = false
 		}
@@ -341,6 +352,14 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 			if next && prev == traceimport.LocalTimerExit {
 				add(EIRQExit, e.Time-prevT, 0)
 			}
+			if e.Vec == rcuSoftirq {
+				c.rcuEntry, c.rcuN = e.Time, 0
+			}
+		case traceimport.SoftirqExit:
+			if e.Vec == rcuSoftirq && c.rcuEntry >= 0 {
+				add(ERCUSoftirq, e.Time-c.rcuEntry, c.rcuN-1)
+			}
+			c.rcuEntry = -1
 		case traceimport.SchedWaking:
 			if c.inLT {
 				c.woken[e.WakePID] = true

@@ -202,6 +202,14 @@ func TestMeasure(t *testing.T) {
 				line("<idle>-0", 0, "10.000005010", "hrtimer_expire_exit: hrtimer=00000000000000e1"),
 			want: map[string][]Interval{ETick: {{5000, 1}}},
 		},
+		{
+			name: "an RCU softirq, and a timer softirq that is not one",
+			trace: line("<idle>-0", 0, "10.000000010", "softirq_entry: vec=9 [action=RCU]") +
+				line("<idle>-0", 0, "10.000004010", "softirq_exit: vec=9 [action=RCU]") +
+				line("<idle>-0", 0, "10.000005010", "softirq_entry: vec=1 [action=TIMER]") +
+				line("<idle>-0", 0, "10.000006010", "softirq_exit: vec=1 [action=TIMER]"),
+			want: map[string][]Interval{ERCUSoftirq: {{4000, 0}}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := traceimport.NewFtrace(strings.NewReader("# tracer: nop\n" + tc.trace))
