@@ -89,11 +89,11 @@ type Provenance struct {
 // formula in a comment.
 func WriteProfile(w io.Writer, pv Provenance, params []Param) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Machine profile fitted by tickemu calibrate (tickemu %s) from %d capture bundle(s):\n", pv.Tool, len(pv.Bundles))
+	fmt.Fprintf(&b, "# Machine profile fitted by tickemu calibrate (tickemu %s) from %d capture bundle(s):\n", oneLine(pv.Tool), len(pv.Bundles))
 	for _, l := range pv.Bundles {
-		fmt.Fprintf(&b, "#   %s\n", l)
+		fmt.Fprintf(&b, "#   %s\n", oneLine(l))
 	}
-	fmt.Fprintf(&b, "# host: %s\n", pv.Host)
+	fmt.Fprintf(&b, "# host: %s\n", oneLine(pv.Host))
 	b.WriteString("# Each value is the fit ± its standard error and the estimators it comes from\n")
 	b.WriteString("# (docs/calibration-fit.md). Use it with: machine { profile = \"THIS FILE\" }.\n")
 	b.WriteString("# Not set here (the model's defaults stay):\n")
@@ -138,4 +138,15 @@ func WriteProfile(w io.Writer, pv Provenance, params []Param) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// oneLine keeps text from a bundle (a note, a command) inside its comment
+// line: control characters become spaces.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
 }
