@@ -201,6 +201,9 @@ func (c *checker) resolve(dir, r string) string {
 		return "no file of this name in the repository"
 	}
 	head := strings.SplitN(r, "/", 2)[0]
+	if slices.Contains(skipDirs, head) {
+		return "" // build output: there or not depending on what was built
+	}
 	if !up && head != "." && !c.top[head] && !c.exists(path.Join(dir, head)) && path.Ext(r) != ".md" {
 		return "" // not a repository path (a kernel path, a module path, ...)
 	}
