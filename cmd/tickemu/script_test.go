@@ -61,6 +61,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PROFILES", filepath.Join(root, "profiles"))
 			// check.txtar reads framework/sidebyside's committed bundle.
 			env.Setenv("BUNDLE", filepath.Join(root, "framework", "sidebyside", "testdata", "cyclictest-t2-h.tcap"))
+			env.Setenv("SUITE", filepath.Join(root, "validation", "captures"))
 			once.Do(func() {
 				buildErr = buildExample(filepath.Join(root, "examples", "fixed"), "./cmd/tickemu-plugin-fixed", fixed)
 			})

@@ -39,7 +39,16 @@ type Command struct {
 	// DurationNS is the run's length the flags set (cyclictest -D or -l,
 	// stress-ng -t); 0 when they set none.
 	DurationNS int64
-	Notes      []string
+	// StopsItself is set when the model's workloads end on their own
+	// before DurationNS (cyclictest -l without a shorter -D): a longer
+	// run adds idle time only.
+	StopsItself bool
+	// MainUnmodelled is set when the model runs only the tasks the
+	// command starts, not the command's own first task (cyclictest's main
+	// thread): a replay of the capture's background keeps that task
+	// (Options.Background).
+	MainUnmodelled bool
+	Notes          []string
 }
 
 // FlagError is a flag the translation refuses: unknown to the tool, or not

@@ -231,14 +231,17 @@ func cyclictest(argv []string, cpus int) (*Command, error) {
 			return nil, &FlagError{tool, "--loops", fmt.Sprintf("%d loops of %d us run longer than the model runs (%d days)", loops, slowest/1000, maxRunSeconds/86400)}
 		}
 		cmd.DurationNS = (loops+1)*slowest + startMargin
+		cmd.StopsItself = true
 	}
 	if duration > 0 && (cmd.DurationNS == 0 || duration < cmd.DurationNS) {
 		cmd.DurationNS = duration
+		cmd.StopsItself = false
 	}
 	if mask == "" {
 		cmd.Notes = append(cmd.Notes, fmt.Sprintf("cyclictest thread i is pinned to CPU i mod %d (cpu_for_thread_ua())", cpus))
 	}
 	cmd.Notes = append(cmd.Notes, "cyclictest's main thread (a 10 ms usleep() loop printing the statistics) is not modelled")
+	cmd.MainUnmodelled = true
 	cmd.Workloads = []Workload{w}
 	return cmd, nil
 }

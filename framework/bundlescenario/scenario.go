@@ -33,7 +33,21 @@ type Options struct {
 	Profile string
 	// Seed is the run's seed (0: 1).
 	Seed uint64
+	// Background is the capture whose background the scenario replays
+	// beside the command: a replay workload of it with exclude =
+	// "workload" (docs/replay.md), so that the model runs what the real
+	// machine ran besides the command too (the kernel's own timers, other
+	// processes, the capturing tickemu's threads). Empty: the command
+	// alone. BackgroundNS is how long the replay lasts (the capture's span
+	// from the model's start): a command that stops on its own
+	// (Command.StopsItself) runs that long if it is longer.
+	Background   string
+	BackgroundNS int64
 }
+
+// BackgroundName is the name of the replay workload that holds a bundle's
+// background (Options.Background).
+const BackgroundName = "background"
 
 // noConstraint is the PM QoS CPU latency value that means none
 // (PM_QOS_CPU_LATENCY_DEFAULT_VALUE, 2000 s in us).
@@ -70,6 +84,24 @@ func FromManifest(m *bundle.Manifest, o Options) (*Scenario, error) {
 		b := root.AppendNewBlock("workload", []string{w.Type, w.Name}).Body()
 		for _, a := range w.Attrs {
 			b.SetAttributeValue(a.Name, a.Value)
+		}
+	}
+	if o.Background != "" {
+		if m.PID <= 0 {
+			note("the bundle records no command pid (it predates them): the command runs alone, without the machine's background")
+		} else {
+			b := root.AppendNewBlock("workload", []string{"replay", BackgroundName}).Body()
+			b.SetAttributeValue("capture", cty.StringVal(o.Background))
+			b.SetAttributeValue("exclude", cty.StringVal("workload"))
+			note("the machine's background is replayed beside the command: the capture's timers and tasks outside the command's process tree (pid %d and what it forked), the capturing tickemu's threads among them, and the timers the kernel starts for itself while the command runs (workload \"replay\" %q, exclude = \"workload\")", m.PID, BackgroundName)
+			if cmd.MainUnmodelled {
+				b.SetAttributeValue("keep", cty.StringVal("workload"))
+				note("the command's main task (pid %d), which the model does not run, is replayed from the capture too (keep = \"workload\")", m.PID)
+			}
+			if cmd.StopsItself && o.BackgroundNS > sc.DurationNS {
+				note("run length: the capture's span, %s, so that its background is replayed whole (the command stops on its own after %s)", durText(o.BackgroundNS), durText(sc.DurationNS))
+				sc.DurationNS = o.BackgroundNS
+			}
 		}
 	}
 	run := root.AppendNewBlock("run", nil).Body()

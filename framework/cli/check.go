@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/tickemu/tickemu/framework/bundle"
 	"github.com/tickemu/tickemu/framework/bundlescenario"
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/sidebyside"
@@ -15,12 +14,14 @@ import (
 
 // cmdCheck holds the model against real kernel captures:
 //
-//	tickemu check BUNDLE... [--profile FILE] [--format text|json] [--seed N] [--scenario]
+//	tickemu check BUNDLE... [--profile FILE] [--format text|json] [--seed N] [--scenario] [--no-background]
 //
 // For each capture bundle (tickemu capture) it runs the bundle's own
-// command as a scenario on the bundle's machine (framework/bundlescenario)
-// and prints model against real, one table per bundle, each row with its
-// tolerance class and a within/outside mark.
+// command as a scenario on the bundle's machine (framework/bundlescenario),
+// with the capture's background (everything outside the command's process
+// tree) replayed beside it unless --no-background, and prints model
+// against real, one table per bundle, each row with its tolerance class
+// and a within/outside mark.
 // Exit status 0 when every bundle was checked (whatever the marks), 1 when
 // one could not be (unreadable, a flag the model cannot follow, a failed
 // run: the message says which), 2 for bad usage.
@@ -33,7 +34,8 @@ func (a *App) cmdCheck(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "text", "output format: text or json (one JSON object per bundle)")
 	seed := fs.Uint64("seed", 1, "the model run's seed")
 	printScenario := fs.Bool("scenario", false, "print each bundle's translated scenario (HCL) instead of running it")
-	if wantsHelp(fs, "tickemu check BUNDLE... [flags]", "run each capture bundle's command on the model and print model against real, row by row with tolerances", args, stdout) {
+	noBackground := fs.Bool("no-background", false, "run the command alone: without the capture's background (its timers and tasks outside the command's process tree) replayed beside it")
+	if wantsHelp(fs, "tickemu check BUNDLE... [flags]", "run each capture bundle's command on the model, with the capture's background replayed beside it, and print model against real, row by row with tolerances", args, stdout) {
 		return 0
 	}
 	bundles, err := parseInterspersed(fs, args)
@@ -67,13 +69,15 @@ func (a *App) cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeOp()
 	for i, path := range bundles {
+		opts := sidebyside.Options{
+			Scenario:     bundlescenario.Options{Profile: *profile, Seed: *seed},
+			Experiment:   experiment.Options{Opener: op, Log: log},
+			NoBackground: *noBackground,
+		}
 		if *printScenario {
-			b, err := bundle.Open(path)
+			p, err := sidebyside.Prepare(path, opts)
 			if err == nil {
-				var sc *bundlescenario.Scenario
-				if sc, err = bundlescenario.FromManifest(&b.Manifest, bundlescenario.Options{Profile: *profile, Seed: *seed}); err == nil {
-					_, err = stdout.Write(sc.HCL)
-				}
+				_, err = stdout.Write(p.Scenario.HCL)
 			}
 			if err != nil {
 				fmt.Fprintf(stderr, "tickemu: check: %s: %v\n", path, err)
@@ -81,10 +85,7 @@ func (a *App) cmdCheck(args []string, stdout, stderr io.Writer) int {
 			}
 			continue
 		}
-		t, err := sidebyside.Check(path, sidebyside.Options{
-			Scenario:   bundlescenario.Options{Profile: *profile, Seed: *seed},
-			Experiment: experiment.Options{Opener: op, Log: log},
-		})
+		t, err := sidebyside.Check(path, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "tickemu: check: %v\n", err)
 			return 1

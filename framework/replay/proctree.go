@@ -67,6 +67,54 @@ func (p *ProcessTree) String() string {
 	return fmt.Sprint(p.PIDs())
 }
 
+// TaskTimers are the callbacks of the timers a task asks for through
+// system calls, on its own behalf: its sleeps and timeouts
+// (hrtimer_wakeup: nanosleep(), futex and poll/select/epoll timeouts by
+// schedule_hrtimeout(); process_timeout: schedule_timeout(), in
+// kernel/time/sleep_timeout.c since 6.13, timer.c before), its POSIX timers
+// (posix_timer_fn, kernel/time/posix-timers.c), setitimer()/alarm()
+// (it_real_fn, kernel/time/itimer.c), timerfds (timerfd_tmrproc,
+// fs/timerfd.c) and alarm clocks (alarmtimer_fired,
+// kernel/time/alarmtimer.c). A timer the kernel starts for itself while a
+// task runs (the deadline server's dl_task_timer on an enqueue,
+// sched_rt_period_timer, a delayed work's delayed_work_timer_fn) is not the
+// task's.
+var TaskTimers = map[string]bool{
+	"hrtimer_wakeup": true, "process_timeout": true, "posix_timer_fn": true, "it_real_fn": true,
+	"timerfd_tmrproc": true, "alarmtimer_fired": true,
+}
+
+// Owns reports whether the timer start e (hrtimer_start, timer_start)
+// makes the timer one of the tree's: a timer a task asks for (TaskTimers)
+// started in task context by one of the tree's tasks. A start in task
+// context is the running task's; in a hard or soft interrupt the task
+// column is whatever task was interrupted, which says nothing of the
+// timer's owner: known is false there, and for an event that is no start.
+// A line without a flags column counts as task context.
+func (p *ProcessTree) Owns(e *traceimport.Event) (owned, known bool) {
+	if e.Kind != traceimport.HRStart && e.Kind != traceimport.TimerStart || e.Context == traceimport.ContextIRQ {
+		return false, false
+	}
+	return TaskTimers[e.Function] && p.Member(e.PID, e.Time), true
+}
+
+// Without is the tree less the tasks pids themselves (what they fork stays
+// the tree's): tasks the model runs no copy of, such as cyclictest's main
+// thread, whose measuring threads the model runs.
+func (p *ProcessTree) Without(pids ...int) *ProcessTree {
+	if p == nil {
+		return nil
+	}
+	q := &ProcessTree{roots: p.roots, spans: map[int][]span{}, outside: p.outside}
+	for pid, s := range p.spans {
+		q.spans[pid] = s
+	}
+	for _, pid := range pids {
+		delete(q.spans, pid)
+	}
+	return q
+}
+
 // TaskDead reports whether a sched_switch prev_state is a task's final
 // switch: X (EXIT_DEAD) or Z (EXIT_ZOMBIE), or the TASK_DEAD values 64 of
 // 3.x and 128 of 4.14+ that LTTng prints as numbers.

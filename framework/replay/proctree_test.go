@@ -224,3 +224,43 @@ func TestProcessTreeBundle(t *testing.T) {
 		}
 	}
 }
+
+// TestOwns: a timer a task asks for, started in task context by one of
+// the tree's tasks, is the tree's; the kernel's own timers started while
+// it runs are not; a start in an interrupt says nothing; Without drops a
+// task but not what it forked.
+func TestOwns(t *testing.T) {
+	tr := "# tracer: nop\n" +
+		tl("a", 100, 100, 1, fork(100, 101)) +
+		tl("b", 200, 200, 2, "sched_switch: prev_comm=b prev_pid=200 prev_prio=120 prev_state=S ==> next_comm=a next_pid=101 next_prio=120")
+	p, err := NewProcessTree(traceimport.NewFtrace(strings.NewReader(tr)), []int{100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		line         string
+		owned, known bool
+	}{
+		{"      a-101 (100) [000] d..1. 3.000000: " + sleep, true, true},
+		{"      a-101 (100) [000] d.h1. 3.000000: " + sleep, false, false}, // in an interrupt
+		{"      b-200 (200) [000] d..1. 3.000000: " + sleep, false, true},
+		{"      a-101 (100) [000] d..1. 3.000000: hrtimer_start: hrtimer=00000000aaaa0003 function=dl_task_timer expires=1 softexpires=1 mode=ABS|HARD", false, true},
+		{"      a-101 (100) [000] ..... 3.000000: timer_start: timer=00000000aaaa0004 function=process_timeout expires=4295 [timeout=5] cpu=0 idx=5 flags=", true, true},
+		{"      a-101 (100) [000] ..s1. 3.000000: timer_start: timer=00000000aaaa0005 function=process_timeout expires=4295 [timeout=5] cpu=0 idx=5 flags=", false, false},
+		{"      a-101 (100) [000] d..1. 3.000000: hrtimer_cancel: hrtimer=00000000aaaa0001", false, false},
+		{"      a-101 [000] 3.000000: " + sleep, true, true}, // no flags column: task context
+	} {
+		r := traceimport.NewFtrace(strings.NewReader(tc.line + "\n"))
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if owned, known := p.Owns(e); owned != tc.owned || known != tc.known {
+			t.Errorf("%s: Owns = %v, %v; want %v, %v", tc.line, owned, known, tc.owned, tc.known)
+		}
+	}
+	q := p.Without(100)
+	if q.Member(100, 3e9) || !q.Member(101, 3e9) || !p.Member(100, 3e9) || q.Entirely(100) {
+		t.Errorf("Without(100): members %v (the tree's %v)", q.PIDs(), p.PIDs())
+	}
+}

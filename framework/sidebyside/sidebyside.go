@@ -153,23 +153,79 @@ type Options struct {
 	// Experiment runs the model (its Opener at least); Trace and
 	// TraceEvents are set here.
 	Experiment experiment.Options
+	// NoBackground runs the command alone: without it, the capture's
+	// background (its timers and tasks outside the command's process
+	// tree) is replayed beside the command (bundlescenario's Background).
+	NoBackground bool
 }
 
 // modelEvents are the events of the model's trace that the scoring reads
 // (replay's, sched_switch for the context switches).
 const modelEvents = "hrtimer_start,hrtimer_cancel,hrtimer_expire_entry,timer_start,timer_cancel,timer_expire_entry,tick_stop,sched_switch,softirq_raise"
 
-// Check runs the model for the bundle at path and builds its table.
-func Check(path string, o Options) (*Table, error) {
+// Prepared is a bundle ready to check: the capture's first pass, the
+// command's process tree (nil when the command runs alone) and the
+// scenario.
+type Prepared struct {
+	Bundle   *bundle.Bundle
+	Capture  *replay.Capture
+	Tree     *replay.ProcessTree
+	Scenario *bundlescenario.Scenario
+}
+
+// Prepare reads the bundle at path and builds the scenario Check runs: the
+// bundle's command and, unless o.NoBackground, the capture's background
+// replayed beside it.
+func Prepare(path string, o Options) (*Prepared, error) {
 	b, err := bundle.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	m := &b.Manifest
-	sc, err := bundlescenario.FromManifest(m, o.Scenario)
+	// The capture's first pass learns its tick and periods (and, for the
+	// background, its span).
+	cp, err := scan(b)
+	if err != nil {
+		return nil, err
+	}
+	// The command's process tree: the workload's tasks, whose timers the
+	// modelled command stands for; the rest is the background, replayed.
+	var tree *replay.ProcessTree
+	so := o.Scenario
+	if !o.NoBackground && m.PID > 0 {
+		if tree, err = processTree(b, m.PID); err != nil {
+			return nil, err
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, err
+		}
+		tick := cp.TickNsec()
+		if m.Host.HZ > 0 {
+			tick = ktime.TickNsec(m.Host.HZ)
+		}
+		// The replay puts the capture's first event at Lead and runs to
+		// its last: the run covers it, in whole milliseconds.
+		so.Background, so.BackgroundNS = abs, (cp.Lead(tick)+cp.Span()+999_999)/1_000_000*1_000_000
+	}
+	sc, err := bundlescenario.FromManifest(m, so)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if tree != nil && sc.Command.MainUnmodelled {
+		tree = tree.Without(m.PID) // replayed with the background
+	}
+	return &Prepared{Bundle: b, Capture: cp, Tree: tree, Scenario: sc}, nil
+}
+
+// Check runs the model for the bundle at path and builds its table.
+func Check(path string, o Options) (*Table, error) {
+	p, err := Prepare(path, o)
+	if err != nil {
+		return nil, err
+	}
+	b, cp, tree, sc := p.Bundle, p.Capture, p.Tree, p.Scenario
+	m := &b.Manifest
 	t := &Table{Bundle: name(m, path), Command: strings.Join(m.Command, " "), Notes: sc.Notes}
 	h := m.Host
 	t.Header = append(t.Header,
@@ -183,12 +239,8 @@ func Check(path string, o Options) (*Table, error) {
 		t.Header = append(t.Header, fmt.Sprintf("the trace lost %d events: its counts are low", lost))
 	}
 
-	// The capture: a first pass learns its tick and periods, the second
-	// scores it (and counts its context switches).
-	cp, err := scan(b)
-	if err != nil {
-		return nil, err
-	}
+	// The capture's second pass scores it (and counts its context
+	// switches).
 	tr, err := b.Trace()
 	if err != nil {
 		return nil, err
@@ -199,6 +251,7 @@ func Check(path string, o Options) (*Table, error) {
 		comm = "cyclictest"
 	}
 	realObs := newObserver(comm)
+	realObs.tree = tree
 	realScore, err := replay.NewScorer(cp.IsTick, cp.TickNsec(), cp.Offset, replay.Options{}).
 		ScoreReader(realObs.wrap(traceimport.Detect(tr)))
 	tr.Close()
@@ -229,7 +282,7 @@ func Check(path string, o Options) (*Table, error) {
 	t.Header = append(t.Header, fmt.Sprintf("model: %d CPUs, HZ %d, %s simulated, seed %d%s; %s", res.Config.CPUs, res.Config.HZ,
 		durText(float64(res.Config.DurationNS)), res.Config.Seed, plugins(res), prof))
 
-	t.callbackRows(realScore, modelScore, cp)
+	t.callbackRows(realScore, modelScore, cp, tree, realObs.workloadFns)
 	t.systemRows(m, res, realObs.switches, modelObs.switches)
 	out, err := commandOutput(b)
 	if err != nil {
@@ -267,6 +320,20 @@ func plugins(r *experiment.Result) string {
 	return b.String()
 }
 
+// processTree reads the bundle's trace for the process tree of pid.
+func processTree(b *bundle.Bundle, pid int) (*replay.ProcessTree, error) {
+	tr, err := b.Trace()
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	p, err := replay.NewProcessTree(traceimport.Detect(tr), []int{pid})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", b.Path, bundle.TraceName, err)
+	}
+	return p, nil
+}
+
 // scan is replay's first pass over the bundle's trace.
 func scan(b *bundle.Bundle) (*replay.Capture, error) {
 	tr, err := b.Trace()
@@ -290,6 +357,12 @@ type observer struct {
 	r        traceimport.Reader
 	switches int64
 	comm     string
+	// tree is the command's process tree (less the tasks the model runs
+	// no copy of); workloadFns the callbacks (by score key: "timer:"
+	// before a timer_list one's) of the timers its tasks own
+	// (ProcessTree.Owns).
+	tree        *replay.ProcessTree
+	workloadFns map[string]bool
 	// armed maps a sleep timer to the pid that started it and its
 	// softexpires.
 	armed    map[uint64][2]int64
@@ -297,7 +370,7 @@ type observer struct {
 }
 
 func newObserver(comm string) *observer {
-	return &observer{comm: comm, armed: map[uint64][2]int64{}, lateness: map[int]*replay.Hist{}}
+	return &observer{comm: comm, armed: map[uint64][2]int64{}, lateness: map[int]*replay.Hist{}, workloadFns: map[string]bool{}}
 }
 
 func (o *observer) wrap(r traceimport.Reader) traceimport.Reader { o.r = r; return o }
@@ -307,6 +380,15 @@ func (o *observer) Next() (*traceimport.Event, error) {
 	e, err := o.r.Next()
 	if err != nil {
 		return e, err
+	}
+	if o.tree != nil {
+		if owned, _ := o.tree.Owns(e); owned {
+			k := e.Function
+			if e.Kind == traceimport.TimerStart {
+				k = "timer:" + k
+			}
+			o.workloadFns[k] = true
+		}
 	}
 	switch e.Kind {
 	case traceimport.SchedSwitch:
@@ -391,24 +473,63 @@ func runModel(spec *config.Spec, cp *replay.Capture, eo experiment.Options, obs 
 	return res, s.s, nil
 }
 
+// The callback sections: the workload's callbacks, and with the background
+// replayed the rest of the machine's.
+const (
+	SectionCallbacks  = "callbacks"
+	SectionBackground = "background"
+)
+
 // callbackRows are replay's table (per callback, then the tick), each row
-// classed; a callback row that is 0 on both sides is left out.
-func (t *Table) callbackRows(real, model *replay.Score, cp *replay.Capture) {
+// classed; a callback row that is 0 on both sides is left out. With a
+// process tree, the callbacks of timers the command's tasks started
+// (workload) and those the capture does not have (the model's command
+// made them: the replay only makes the capture's) are the callbacks
+// section, the others the background section; the counts are the
+// machine's on both sides (the model's command and the replayed
+// background together), so a callback both use (hrtimer_wakeup: the
+// command's sleeps and other tasks') compares whole.
+func (t *Table) callbackRows(real, model *replay.Score, cp *replay.Capture, tree *replay.ProcessTree, workload map[string]bool) {
+	var bg []Row
 	for _, r := range replay.Table(real, model, cp.Format == "babeltrace", !cp.OffsetKnown) {
 		row := Row{Name: r.Name, Real: float64(r.Capture), Model: float64(r.Model), HasReal: !r.NA, HasModel: true}
 		switch {
 		case strings.HasPrefix(r.Name, "tick ") || strings.HasPrefix(r.Name, "idle ticks"):
 			row.Section, row.Class = "tick", ClassTick
 		case strings.Contains(r.Name, " lateness "):
-			row.Section, row.Class, row.Unit = "callbacks", ClassLatency, UnitNS
+			row.Section, row.Class, row.Unit = SectionCallbacks, ClassLatency, UnitNS
 		default:
-			row.Section, row.Class = "callbacks", ClassCount
+			row.Section, row.Class = SectionCallbacks, ClassCount
 		}
-		if row.Section == "callbacks" && r.Capture == 0 && r.Model == 0 {
+		if row.Section == SectionCallbacks && r.Capture == 0 && r.Model == 0 {
 			continue
+		}
+		if row.Section == SectionCallbacks && tree != nil {
+			fn := callbackOf(r.Name)
+			if _, inCapture := real.Funcs[fn]; inCapture && !workload[fn] {
+				row.Section = SectionBackground
+				bg = append(bg, row)
+				continue
+			}
+		}
+		if row.Section == "tick" && len(bg) > 0 {
+			t.Rows = append(t.Rows, bg...)
+			bg = nil
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	t.Rows = append(t.Rows, bg...)
+}
+
+// callbackOf is the callback a row of replay.Table is about ("timer:
+// process_timeout" of "timer:process_timeout lateness p50").
+func callbackOf(row string) string {
+	for _, suf := range []string{" starts", " expiries", " re-arms", " cancels", " lateness p50", " lateness p99"} {
+		if fn, ok := strings.CutSuffix(row, suf); ok {
+			return fn
+		}
+	}
+	return row
 }
 
 // systemRows: local timer interrupts (/proc/interrupts LOC against the
@@ -629,6 +750,9 @@ func (t *Table) stressNGRows(out []byte, res *experiment.Result) error {
 	var names []string
 	model := map[string]workload.Report{}
 	for _, w := range res.Workloads {
+		if w.Type == "replay" {
+			continue // the background
+		}
 		model[w.Name] = w
 		names = append(names, w.Name)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/experiment"
@@ -70,6 +71,80 @@ func TestCheckGolden(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("rows missing: %v", want)
+	}
+}
+
+// TestBackground: a suite bundle (cyclictest-t1-i1000: its manifest
+// records the command's pid) is checked with the capture's background
+// replayed beside the command: the golden, byte for byte; the command's
+// callbacks (hrtimer_wakeup: its sleeps, and the main thread's and the
+// capturer's replayed) are the callbacks section, the kernel's (dl_task_timer,
+// started while cyclictest ran; blk_stat_timer_fn) the background section,
+// each counted once: without the background the model has none of them and
+// 1000 fewer hrtimer_wakeup starts than the capture's 1143.
+func TestBackground(t *testing.T) {
+	path := filepath.Join("..", "..", "validation", "captures", "cyclictest-t1-i1000.tcap")
+	opts := Options{Experiment: experiment.Options{Opener: experiment.InProcess(builtin.Factories())}}
+	tb, err := Check(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := tb.WriteText(&got); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "cyclictest-t1-i1000.background.txt")
+	if *update {
+		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want, err := os.ReadFile(golden); err != nil || !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("%s differs (go test -update rewrites it): %v\n%s", golden, err, got.Bytes())
+	}
+	rows := func(tb *Table) map[string]Row {
+		m := map[string]Row{}
+		for _, r := range tb.Rows {
+			m[r.Section+"/"+r.Name] = r
+		}
+		return m
+	}
+	with := rows(tb)
+	alone := opts
+	alone.NoBackground = true
+	tbAlone, err := Check(path, alone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := rows(tbAlone)
+	for _, c := range []struct {
+		row          string
+		real         float64
+		model, alone float64 // the model with the background and alone
+		aloneSection string
+	}{
+		{"callbacks/hrtimer_wakeup starts", 1143, 1144, 1001, "callbacks"},
+		{"background/dl_task_timer starts", 42, 42, 0, "callbacks"},
+		{"background/timer:blk_stat_timer_fn expiries", 10, 10, 0, "callbacks"},
+		{"background/sched_rt_period_timer starts", 2, 2, 0, "callbacks"},
+	} {
+		r, ok := with[c.row]
+		if !ok {
+			t.Errorf("no row %s", c.row)
+			continue
+		}
+		if r.Real != c.real || r.Model != c.model {
+			t.Errorf("%s: real %v model %v, want %v %v", c.row, r.Real, r.Model, c.real, c.model)
+		}
+		name := c.row[strings.IndexByte(c.row, '/')+1:]
+		if a, ok := without[c.aloneSection+"/"+name]; !ok || a.Model != c.alone {
+			t.Errorf("%s without the background: %+v, want model %v", c.row, a, c.alone)
+		}
+	}
+	for k := range without {
+		if strings.HasPrefix(k, "background/") {
+			t.Errorf("row %s without the background", k)
+		}
 	}
 }
 

@@ -233,6 +233,7 @@ func init() {
 			attr("rcu", sdk.TypeBool, "true", "queue RCU callbacks where the capture shows RCU work: a task's exit (call_rcu() in release_task()) and an RCU_SOFTIRQ raised on a CPU where the model's RCU has nothing to do (docs/replay.md)"),
 			attr("dma_latency", sdk.TypeBool, "false", "hold a /dev/cpu_dma_latency request of latency for the whole run, as cyclictest does by default (a trace cannot show it)"),
 			attr("latency", sdk.TypeDuration, "0s", "the PM QoS CPU latency requested with dma_latency"),
+			attr("keep", sdk.TypeString, "", "tasks replayed though an excluded tree holds them, comma-separated: \"workload\" (a bundle's command's own task, the first thread of its process: cyclictest's main thread) or pids; the task itself, not what it forks"),
 			attr("exclude", sdk.TypeString, "", "process trees left out, comma-separated: \"workload\" (a capture bundle's command: bundle.json's pid) or pids; each root with every task it forks, threads included, for as long as the pid is theirs: their timers, sleeps, running time and PM QoS requests are not replayed (tickemu check replays a bundle's background beside its modelled command so)"),
 		}},
 		Machine: func(c *sdk.ConfigReader) (int, int, error) {
@@ -259,6 +260,14 @@ func init() {
 					return nil, &FieldError{Attr: "exclude", Msg: err.Error()}
 				}
 				w.excl, w.excludeSpec = tree, spec
+				if keep := strings.TrimSpace(c.String("keep")); keep != "" {
+					pids, f, err := capturePIDs(w.path, keep)
+					if err != nil {
+						return nil, &FieldError{Attr: "keep", Msg: err.Error()}
+					}
+					f.Close()
+					w.excl = tree.Without(pids...)
+				}
 			}
 			return w, nil
 		},
@@ -335,11 +344,35 @@ func processTree(path, spec string) (*replay.ProcessTree, error) {
 	if v, ok := trees.Load(k); ok {
 		return v.(*replay.ProcessTree), nil
 	}
-	f, err := traceimport.Open(path)
+	roots, f, err := capturePIDs(path, spec)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	tree, err := replay.NewProcessTree(f, roots)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	trees.Store(k, tree)
+	return tree, nil
+}
+
+// capturePIDs reads a list of pids and "workload" (a bundle's command's
+// pid) against the capture at path, returned open.
+func capturePIDs(path, spec string) ([]int, *traceimport.File, error) {
+	f, err := traceimport.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	roots, err := pidList(f, path, spec)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return roots, f, nil
+}
+
+func pidList(f *traceimport.File, path, spec string) ([]int, error) {
 	var roots []int
 	for _, p := range strings.Split(spec, ",") {
 		p = strings.TrimSpace(p)
@@ -360,12 +393,7 @@ func processTree(path, spec string) (*replay.ProcessTree, error) {
 			roots = append(roots, pid)
 		}
 	}
-	tree, err := replay.NewProcessTree(f, roots)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	trees.Store(k, tree)
-	return tree, nil
+	return roots, nil
 }
 
 // ScanCapture is the first pass over a capture (cached), for the CLI.
@@ -537,18 +565,20 @@ func (w *replayLoad) fill() bool {
 	return true
 }
 
-// own notes who owns the timer e starts: a start in task context is the
-// running task's (the task column of an interrupt's event is the task it
-// interrupted, so a start there leaves the owner as it was: a timer first
-// started in an interrupt is no task's). hrtimer_wakeup timers are their
-// sleepers'; a POSIX timer is its process's (timer_settime(), and the
-// re-arm at signal delivery).
+// own notes who owns the timer e starts (ProcessTree.Owns): a timer a task
+// asks for (replay.TaskTimers: its sleeps, POSIX timers, itimers,
+// timerfds) started in task context is the running task's; the task
+// column of an interrupt's event is the task it interrupted, so a start
+// there leaves the owner as it was. A timer the kernel starts for itself
+// while one of the tree's tasks runs (dl_task_timer, a delayed work) is
+// replayed: the model of the tree's command does not make it.
 func (w *replayLoad) own(e *traceimport.Event) {
-	if e.Kind != traceimport.HRStart && e.Kind != traceimport.TimerStart || e.Context == traceimport.ContextIRQ {
+	owned, known := w.excl.Owns(e)
+	if !known {
 		return
 	}
 	k := okey{e.Timer, e.Kind == traceimport.TimerStart}
-	if w.excl.Member(e.PID, e.Time) {
+	if owned {
 		w.owned[k] = true
 	} else {
 		delete(w.owned, k)

@@ -18,8 +18,9 @@ import (
 // processes sleeping 0.8 ms every 1 ms for n periods: app (pid 500, forked
 // by the capturing process 50, and its thread 501, which sleeps on CPU 1)
 // and bg (pid 600, on CPU 0). app also holds a PM QoS request, starts a
-// timer_list timer in task context (its own) and is interrupted by a
-// softirq that starts another (the kernel's, whoever was running).
+// timer_list timer in task context (its own, a schedule_timeout()), the
+// kernel starts the deadline server's timer while app runs (not app's),
+// and a softirq that interrupts app starts another (the kernel's).
 func twoSleepers(t *testing.T, n int) string {
 	var b strings.Builder
 	b.WriteString("# tracer: nop\n#\n# entries-in-buffer/entries-written: 0/0   #P:2\n#\n")
@@ -37,6 +38,7 @@ func twoSleepers(t *testing.T, n int) string {
 	line("app-500", 500, 1, ".....", base-5_000, "pm_qos_add_request: CPU_DMA_LATENCY value=0")
 	line("app-500", 500, 1, ".....", base-5_000, "pm_qos_update_target: action=ADD_REQ prev_value=2000000000 curr_value=0")
 	line("app-501", 500, 1, ".....", base-4_000, "timer_start: timer=ffff888004b0d100 function=process_timeout expires=4294667306 [timeout=5] bucket_expiry=4294667307 cpu=1 idx=5 flags=")
+	line("app-501", 500, 1, "d..1.", base-3_500, "hrtimer_start: hrtimer=ffff88807d41d000 function=dl_task_timer expires=%d softexpires=%d mode=ABS|HARD", base+5_000_000+offset, base+5_000_000+offset)
 	line("app-501", 500, 1, "..s1.", base-3_000, "timer_start: timer=ffff888004b0d200 function=blk_stat_timer_fn expires=4294667310 [timeout=9] bucket_expiry=4294667310 cpu=1 idx=9 flags=")
 	sleepers := []struct {
 		task string
@@ -88,8 +90,8 @@ func twoSleepers(t *testing.T, n int) string {
 
 // TestReplayExclude: with exclude naming app's pid, only bg's sleeper is
 // replayed: app's sleeps, its own timer and its PM QoS request are left
-// out, the timer a softirq started while app ran is kept; without it both
-// are. The same run twice gives the same output.
+// out, the kernel's timers started while app ran (in task context and in
+// a softirq) are kept; without it all are. The same run twice gives the same output.
 func TestReplayExclude(t *testing.T) {
 	const n = 15
 	path := twoSleepers(t, n)
@@ -132,9 +134,10 @@ workload "replay" "w" {
 	if wakeAll != 2*n || wakeExcl != n {
 		t.Errorf("sleeper wakeups: %v without exclude, %v with; want %d and %d", wakeAll, wakeExcl, 2*n, n)
 	}
-	// Timer operations: each sleeper's n starts, the two timer_list starts.
-	if opsAll != 2*n+2 || opsExcl != n+1 {
-		t.Errorf("timer operations: %v without exclude, %v with; want %d and %d", opsAll, opsExcl, 2*n+2, n+1)
+	// Timer operations: each sleeper's n starts, the two timer_list starts,
+	// the deadline server's timer (the kernel's own, started while app ran).
+	if opsAll != 2*n+3 || opsExcl != n+2 {
+		t.Errorf("timer operations: %v without exclude, %v with; want %d and %d", opsAll, opsExcl, 2*n+3, n+2)
 	}
 	if !strings.Contains(text, fmt.Sprintf(`left out (exclude = "500": pids [500 501]): %d timer operations, 1 tasks, 1 PM QoS requests`, n+1)) {
 		t.Errorf("report:\n%s", text)
@@ -145,6 +148,7 @@ workload "replay" "w" {
 	}{
 		{"function=process_timeout", true, false},
 		{"function=blk_stat_timer_fn", true, true},
+		{"function=dl_task_timer", true, true},
 		{"app-", true, false},
 		{"bg-", true, true},
 	} {

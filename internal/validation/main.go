@@ -163,11 +163,24 @@ one machine, docs/capture.md) is run through tickemu check: the bundle's own
 command (cyclictest or stress-ng with the same flags) runs as a scenario on
 the bundle's machine (CPUs, HZ, NO_HZ mode, high-resolution timers, cpuidle
 states, clockevent device, kernel release, timer_migration), and the model's
-figures are set against the real ones:
+figures are set against the real ones. The real machine ran more than the
+command: the kernel's own timers, other processes, the capturing tickemu's
+threads. So beside the modelled command the scenario replays the capture's
+background (a replay workload of the same bundle with exclude = "workload",
+docs/replay.md): everything outside the command's process tree (its pid
+and what it forked, threads included), and the kernel's timers started
+while the command ran. Each of the capture's timers then comes from one
+side only: the command's own (its sleeps, POSIX timers, itimers) from the
+model of the command, the rest from the replay; cyclictest's main thread,
+which the model of cyclictest does not run, is replayed. Rows compare the
+whole machine on both sides:
 
 - per callback, starts, expiries, re-arms, cancels and expiry lateness, from
   the capture's trace and from the model's own trace, scored by the same
-  rules (docs/replay.md); rows that are 0 on both sides are left out;
+  rules (docs/replay.md); rows that are 0 on both sides are left out. The
+  callbacks section holds the callbacks of the command's timers (and those
+  only the model has: the replay makes only the capture's), the background
+  section the others;
 - the tick: expiries, starts more than one tick ahead, stops, idle ticks kept;
 - local timer interrupts (the LOC row of /proc/interrupts, before and after)
   and context switches (sched_switch events in each trace);
