@@ -343,7 +343,8 @@ func (l *Lib) Timer(id uint32) (pending bool, cpu, idx int) {
 // Pending counts the timers queued on cpu's bases.
 func (l *Lib) Pending(cpu int) int { return int(C.kwo_call_pending(&l.fns, C.int(cpu))) }
 
-// Wakeups counts wake_up_nohz_cpu(cpu) calls since the reset.
+// Wakeups counts wake_up_nohz_cpu(cpu) calls from another CPU since the
+// reset (remote wake-ups).
 func (l *Lib) Wakeups(cpu int) uint64 { return uint64(C.kwo_call_wakeups(&l.fns, C.int(cpu))) }
 
 // Warnings counts the kernel's WARN()s since the reset and says where the first was.

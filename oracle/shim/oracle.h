@@ -105,7 +105,8 @@ void kwo_base(int cpu, int b, struct kwo_base *out);
 int kwo_timer(unsigned int id, int *cpu, int *idx);
 /* Timers pending on cpu's bases. */
 int kwo_pending(int cpu);
-/* wake_up_nohz_cpu() calls for cpu since the reset (remote wake-ups). */
+/* wake_up_nohz_cpu(cpu) calls from another CPU since the reset (remote
+ * wake-ups). */
 unsigned long long kwo_wakeups(int cpu);
 /* WARN()s hit since the reset; the first one's file and line. */
 unsigned long long kwo_warnings(const char **file, int *line);

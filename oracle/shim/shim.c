@@ -299,8 +299,13 @@ bool tmigr_requires_handle_remote(void) { return false; }
 /* --- Scheduler (kernel/sched/core.c) --- */
 
 /* wake_up_nohz_cpu(): an IPI to an idle CPU for a new first timer;
- * counted per target CPU. */
-void wake_up_nohz_cpu(int cpu) { tk_wakeup_count[cpu]++; }
+ * counted per target CPU when it is another CPU (the kernel's
+ * wake_up_idle_cpu() does nothing for the calling CPU). */
+void wake_up_nohz_cpu(int cpu)
+{
+	if (cpu != tk_cpu)
+		tk_wakeup_count[cpu]++;
+}
 
 /* --- Workqueues (kernel/workqueue.c) --- */
 

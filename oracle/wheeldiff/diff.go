@@ -54,6 +54,9 @@ type Runner struct {
 	// RawClockDiffs counts base comparisons whose clocks differed before
 	// forwarding (see compareState).
 	RawClockDiffs int
+	// Wakeups counts the kernel's remote wake-ups (wake_up_nohz_cpu() of
+	// another CPU: a new first timer on a base marked idle).
+	Wakeups uint64
 }
 
 // NewRunner configures the plugin for the oracle's release and HZ.
@@ -152,6 +155,18 @@ func (r *Runner) Run(ops []byte) *Mismatch {
 		if len(s.hist) > 12 {
 			s.hist = s.hist[1:]
 		}
+	}
+	// Every timer is queued on the calling CPU (the pull model), and a
+	// callback's re-arm stays on the base it ran from: no enqueue reaches
+	// another CPU's idle base, so the kernel sends no remote wake-up (the
+	// plugin has none to report; the host models the IPI).
+	var wakeups uint64
+	for cpu := 0; cpu < r.m.CPUs; cpu++ {
+		wakeups += r.lib.Wakeups(cpu)
+	}
+	r.Wakeups += wakeups
+	if wakeups != 0 {
+		return s.mismatch(len(ops)/opSize, "end of sequence", fmt.Sprintf("the kernel sent %d remote wake-ups (wake_up_nohz_cpu())", wakeups))
 	}
 	return nil
 }

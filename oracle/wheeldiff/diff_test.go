@@ -69,7 +69,8 @@ func TestRandomSequences(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d operations compared in %d sequences, %d mismatching; %d base comparisons with clocks equal only once forwarded", r.Compared, *seqs, failed, r.RawClockDiffs)
+	t.Logf("%d operations compared in %d sequences, %d mismatching; %d base comparisons with clocks equal only once forwarded; %d remote wake-ups",
+		r.Compared, *seqs, failed, r.RawClockDiffs, r.Wakeups)
 }
 
 // FuzzWheelVsKernel lets the fuzzer write the operation sequences.
