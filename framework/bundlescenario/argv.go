@@ -40,8 +40,8 @@ type Command struct {
 	// stress-ng -t); 0 when they set none.
 	DurationNS int64
 	// StopsItself is set when the model's workloads end on their own
-	// before DurationNS (cyclictest -l without a shorter -D): a longer
-	// run adds idle time only.
+	// before DurationNS (cyclictest -l without a shorter -D, its threads
+	// sharing one interval): a longer run adds idle time only.
 	StopsItself bool
 	// MainUnmodelled is set when the model runs only the tasks the
 	// command starts, not the command's own first task (cyclictest's main

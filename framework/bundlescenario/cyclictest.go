@@ -222,16 +222,20 @@ func cyclictest(argv []string, cpus int) (*Command, error) {
 		set(&w, "latency", us(max(latency, 0)))
 	}
 	// Each thread stops after loops wakeups of its own interval, all of
-	// them at -D: the run lasts as long as the slowest thread, plus its
+	// them at -D; and cyclictest's main loop ends the run as soon as one
+	// thread has (its allstopped count: shutdown, then SIGTERM to the
+	// others), so the run lasts as long as the fastest thread, plus its
 	// start (the workload's start_jitter, 1 ms, and the first interval)
-	// so that its last wakeup is in the run.
+	// so that its last wakeup is in the run. The slower threads are cut
+	// short with it, as the real ones were.
 	if loops > 0 {
-		slowest := (interval + (threads-1)*distance) * 1000
-		if (loops + 1) > (maxRunSeconds*1e9)/slowest {
-			return nil, &FlagError{tool, "--loops", fmt.Sprintf("%d loops of %d us run longer than the model runs (%d days)", loops, slowest/1000, maxRunSeconds/86400)}
+		fastest := interval * 1000
+		if (loops + 1) > (maxRunSeconds*1e9)/fastest {
+			return nil, &FlagError{tool, "--loops", fmt.Sprintf("%d loops of %d us run longer than the model runs (%d days)", loops, fastest/1000, maxRunSeconds/86400)}
 		}
-		cmd.DurationNS = (loops+1)*slowest + startMargin
-		cmd.StopsItself = true
+		cmd.DurationNS = (loops+1)*fastest + startMargin
+		// Every thread is done by then only when they share the interval.
+		cmd.StopsItself = threads == 1 || distance == 0
 	}
 	if duration > 0 && (cmd.DurationNS == 0 || duration < cmd.DurationNS) {
 		cmd.DurationNS = duration

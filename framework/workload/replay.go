@@ -526,6 +526,7 @@ func (w *replayLoad) fill() bool {
 			for _, op := range w.cls.Finish() {
 				w.queue = append(w.queue, item{op: op})
 			}
+			w.endTasks()
 			w.f.Close()
 			continue
 		}
@@ -632,6 +633,27 @@ func (w *replayLoad) deviceIRQ(e *traceimport.Event) {
 // HPET's per-channel "hpet2".. interrupts.
 func clockeventIRQ(name string) bool {
 	return strings.Contains(name, "timer") || strings.HasPrefix(name, "hpet")
+}
+
+// endTasks stops, at the capture's last event, the tasks it shows running
+// there: past its end the capture says nothing of them, and a task left
+// running would compute for the rest of the run (a run longer than the
+// capture: the command's model beside a replayed background).
+func (w *replayLoad) endTasks() {
+	if !w.tasksOn {
+		return
+	}
+	cpus := make([]int, 0, len(w.cur))
+	for cpu, pid := range w.cur {
+		if pid > 0 {
+			cpus = append(cpus, cpu)
+		}
+	}
+	sort.Ints(cpus)
+	for _, cpu := range cpus {
+		w.queue = append(w.queue, item{op: replay.Op{Time: w.cap.Last, CPU: cpu}, kind: itemSwitch, prevPID: w.cur[cpu], nextPID: -1})
+		w.cur[cpu] = -1
+	}
 }
 
 // sched queues what e shows of the tasks: who runs on its CPU, and which

@@ -35,6 +35,7 @@ func main() {
 	dir := flag.String("dir", "validation/captures", "directory of the suite's bundles (*.tcap)")
 	reasons := flag.String("reasons", "validation/reasons.txt", "the reasons file: why rows are outside their tolerance")
 	profile := flag.String("profile", "", "machine profile the model runs with (machine { profile })")
+	noBackground := flag.Bool("no-background", false, "run each bundle's command alone, without the capture's background replayed beside it (tickemu check --no-background; a measurement: the introduction still describes the background replay)")
 	flag.Parse()
 	check := func(path string) (*sidebyside.Table, error) {
 		p := *profile
@@ -46,8 +47,9 @@ func main() {
 			p = abs
 		}
 		return sidebyside.Check(path, sidebyside.Options{
-			Scenario:   bundlescenario.Options{Profile: p},
-			Experiment: experiment.Options{Opener: experiment.InProcess(builtin.Factories())},
+			Scenario:     bundlescenario.Options{Profile: p},
+			Experiment:   experiment.Options{Opener: experiment.InProcess(builtin.Factories())},
+			NoBackground: *noBackground,
 		})
 	}
 	if err := generate(os.Stdout, *dir, *reasons, *profile, check); err != nil {
