@@ -67,12 +67,18 @@ type Step struct {
 }
 
 // Significant reports whether the step's change of the median passes the
-// Mann-Whitney U test (or, with enough seeds, the paired test) at alpha.
+// Mann-Whitney U test (or, with enough seeds, the paired test) at alpha;
+// for a metric every seed gives the same value on both sides, whether it
+// changed at all.
 func (s *Step) Significant() bool {
 	if s == nil || s.Metric == nil || len(s.Metric.Variants) < 2 || s.Metric.Variants[1].VsBase == nil {
 		return false
 	}
 	vb := s.Metric.Variants[1].VsBase
+	if vb.Exact {
+		// Deterministic on both sides: any difference is the change's.
+		return vb.Delta != "0.00%"
+	}
 	return vb.UTest.Significant() || (vb.Paired.Pairs > 0 && vb.Paired.P <= vb.UTest.Alpha)
 }
 

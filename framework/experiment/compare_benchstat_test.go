@@ -257,7 +257,13 @@ func TestCompareBenchMatchesBenchmath(t *testing.T) {
 			center, _ := benchunit.Tidy(vs.Summary.Median, m.Unit)
 			lo, _ := benchunit.Tidy(vs.Summary.Lo, m.Unit)
 			hi, _ := benchunit.Tidy(vs.Summary.Hi, m.Unit)
-			if math.Abs(sum.Center-center) > 1e-12*math.Abs(center) || sum.Lo != lo || sum.Hi != hi {
+			if vs.Summary.Deterministic {
+				// Every seed the same: the median is exact (benchmath's
+				// interval would need more samples than there are values).
+				if math.Abs(sum.Center-center) > 1e-12*math.Abs(center) || lo != center || hi != center {
+					t.Errorf("%s %s: deterministic median %v [%v, %v], want the interval at the median", m.Key(), vs.Variant, center, lo, hi)
+				}
+			} else if math.Abs(sum.Center-center) > 1e-12*math.Abs(center) || sum.Lo != lo || sum.Hi != hi {
 				t.Errorf("%s %s: median %v [%v, %v], benchmath %v [%v, %v]", m.Key(), vs.Variant, center, lo, hi, sum.Center, sum.Lo, sum.Hi)
 			}
 			if v > 0 {
@@ -266,7 +272,20 @@ func TestCompareBenchMatchesBenchmath(t *testing.T) {
 					t.Errorf("%s %s: U test %v, benchmath %v", m.Key(), vs.Variant, vs.VsBase.UTest, cmp)
 				}
 				base := benchmath.AssumeNothing.Summary(samples[0], 0.95)
-				if d := cmp.FormatDelta(base.Center, sum.Center); d != vs.VsBase.Delta {
+				if vs.VsBase.Exact {
+					// The exact change of a deterministic value, where benchmath
+					// says "~" for a p-value no number of equal seeds can lower.
+					want := "0.00%"
+					if base.Center != sum.Center {
+						want = fmt.Sprintf("%+.2f%%", 100*(sum.Center-base.Center)/math.Abs(base.Center))
+					}
+					if base.Center == 0 && sum.Center != 0 {
+						want = "?"
+					}
+					if vs.VsBase.Delta != want {
+						t.Errorf("%s %s: exact delta %q, want %q", m.Key(), vs.Variant, vs.VsBase.Delta, want)
+					}
+				} else if d := cmp.FormatDelta(base.Center, sum.Center); d != vs.VsBase.Delta {
 					t.Errorf("%s %s: delta %q, benchmath %q", m.Key(), vs.Variant, vs.VsBase.Delta, d)
 				}
 			}
@@ -305,6 +324,25 @@ func TestBenchstatCommand(t *testing.T) {
 	}
 	got := parseBenchstatText(string(out))
 	want := expectedRows(c)
+	// Rows of metrics every seed gives the same value tickemu prints as
+	// exact differences, where benchstat tests them; the other rows are
+	// benchstat's cell for cell.
+	exact := 0
+	for i := range c.Metrics {
+		m := &c.Metrics[i]
+		for _, vs := range m.Variants[1:] {
+			if vs.VsBase != nil && vs.VsBase.Exact {
+				_, u := benchunit.Tidy(1, m.Unit)
+				delete(want[u], m.Bench)
+				delete(got[u], m.Bench)
+				exact++
+				break
+			}
+		}
+	}
+	if exact == len(c.Metrics) {
+		t.Fatal("every metric is deterministic: nothing held against benchstat")
+	}
 	if len(got) != len(want) {
 		t.Errorf("benchstat printed %d tables, tickemu %d\n%s", len(got), len(want), out)
 	}

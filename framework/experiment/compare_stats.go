@@ -90,6 +90,12 @@ type VsBase struct {
 	AbsChange  bool    `json:"abs_change,omitempty"`
 	// Warnings about the paired test (too few pairs to ever reach alpha).
 	Warnings []string `json:"warnings,omitempty"`
+	// Exact says both samples are deterministic (every seed gave the same
+	// value on each side): Delta and PairedDelta are then the exact change
+	// of the value, "+12.34%" or "0.00%", with no test behind them and no
+	// warning (a test's p-value could never reach alpha: identical seeds
+	// are one observation repeated).
+	Exact bool `json:"exact,omitempty"`
 }
 
 // MarshalJSON writes an undefined MeanChange (no sample) as null.
@@ -242,6 +248,11 @@ func analyzeMetric(m *MetricComparison, alpha, confidence float64) {
 		if need := pairsNeeded(alpha); vb.Paired.P > alpha && vb.Paired.Pairs > 0 && vb.Paired.Pairs < need {
 			vb.Warnings = append(vb.Warnings, fmt.Sprintf("need >= %d pairs to detect a difference at alpha level %v", need, alpha))
 		}
+		if base.Summary.Deterministic && v.Summary.Deterministic {
+			vb.Exact = true
+			vb.Delta = exactDelta(base.Summary.Median, v.Summary.Median)
+			vb.PairedDelta, vb.Warnings, vb.UTest.Warnings = vb.Delta, nil, nil
+		}
 		if strings.HasSuffix(m.Unit, "%") {
 			vb.MeanChange, vb.AbsChange = v.Summary.Mean-base.Summary.Mean, true
 		} else {
@@ -277,6 +288,18 @@ func pairedDelta(p stats.SignedRank, baseMedian, alpha float64) string {
 		return "?"
 	}
 	return fmt.Sprintf("%+.2f%%", 100*p.MedianDiff/math.Abs(baseMedian))
+}
+
+// exactDelta is the change from a deterministic base value to a
+// deterministic variant value, in benchstat's delta format.
+func exactDelta(base, v float64) string {
+	switch {
+	case base == v:
+		return "0.00%"
+	case base == 0:
+		return "?"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*(v-base)/math.Abs(base))
 }
 
 // pairsNeeded is the fewest pairs whose smallest possible two-sided exact

@@ -203,6 +203,9 @@ func tidy(v float64, unit string) float64 {
 	return t
 }
 
+// DeterministicNote is the footnote of an exact difference.
+const DeterministicNote = "deterministic: every seed gave the same value on both sides, so the difference is exact (no test needed)"
+
 // CompareCells are the formatted cells of one metric and variant, exactly as
 // benchstat formats them (exported for tests that hold them against
 // benchstat's own output).
@@ -231,6 +234,10 @@ func Cells(m *experiment.MetricComparison, v int) CompareCells {
 		cc.PairedTest = experiment.PairedString(vb.Paired)
 		cc.Warnings = append(cc.Warnings, vb.UTest.Warnings...)
 		cc.Warnings = append(cc.Warnings, vb.Warnings...)
+		if vb.Exact {
+			cc.Test, cc.PairedTest = "exact", "exact"
+			cc.Warnings = append(cc.Warnings, DeterministicNote)
+		}
 	}
 	return cc
 }
@@ -393,7 +400,11 @@ func (l unitLayout) metricRow(m *experiment.MetricComparison, notes *footnotes) 
 		if vb := vs.VsBase; vb != nil {
 			row[s+colDelta] = cc.Delta
 			row[s+colTest] = "(" + cc.Test + ")"
-			row[s+colDeltaNote] = notes.mark(vb.UTest.Warnings)
+			dn := vb.UTest.Warnings
+			if vb.Exact {
+				dn = []string{DeterministicNote}
+			}
+			row[s+colDeltaNote] = notes.mark(dn)
 			row[s+colPaired] = cc.PairedDelta
 			row[s+colPairedTest] = "(" + cc.PairedTest + ")"
 			row[s+colPairedNote] = notes.mark(vb.Warnings)

@@ -35,6 +35,12 @@ type Summary struct {
 	Mean, StdDev float64
 	// Warnings explain an infinite interval (too few values).
 	Warnings []string
+	// Deterministic says every value is the same (two values or more): a
+	// deterministic simulation gives that for a metric no seed moves. The
+	// median is then exact: Lo and Hi are the median, Confidence is 1 and
+	// there is no warning, instead of an interval that needs more samples
+	// than there can ever be different values.
+	Deterministic bool
 }
 
 // Summarize summarises xs at the given confidence level (0.95 for 95%). xs
@@ -50,6 +56,10 @@ func Summarize(xs []float64, confidence float64) Summary {
 	out := Summary{N: len(xs), Median: bs.Center, Lo: bs.Lo, Hi: bs.Hi, Confidence: bs.Confidence,
 		Warnings: errorStrings(bs.Warnings)}
 	out.Mean, out.StdDev = meanStdDev(xs)
+	if len(xs) >= 2 && slices.Min(xs) == slices.Max(xs) {
+		out.Deterministic = true
+		out.Lo, out.Hi, out.Confidence, out.Warnings = out.Median, out.Median, 1, nil
+	}
 	return out
 }
 
@@ -135,7 +145,8 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		Mean       jsonNum  `json:"mean"`
 		StdDev     jsonNum  `json:"stddev"`
 		Warnings   []string `json:"warnings,omitempty"`
-	}{s.N, jsonNum(s.Median), jsonNum(s.Lo), jsonNum(s.Hi), jsonNum(s.Confidence), jsonNum(s.Mean), jsonNum(s.StdDev), s.Warnings})
+		Exact      bool     `json:"deterministic,omitempty"`
+	}{s.N, jsonNum(s.Median), jsonNum(s.Lo), jsonNum(s.Hi), jsonNum(s.Confidence), jsonNum(s.Mean), jsonNum(s.StdDev), s.Warnings, s.Deterministic})
 }
 
 // jsonNum is a float64 that encodes NaN and ±Inf as null.

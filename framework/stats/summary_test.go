@@ -164,3 +164,27 @@ func TestSummaryJSON(t *testing.T) {
 		t.Errorf("Summary JSON = %s, want ci_lo null, median 1.5, n 2", b)
 	}
 }
+
+// TestSummarizeDeterministic: values that are all the same (a metric no seed
+// moves) give an exact median, not an interval that needs more samples; one
+// value, or values that differ, keep benchmath's interval and warning.
+func TestSummarizeDeterministic(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		det  bool
+		warn bool
+	}{
+		{[]float64{5, 5, 5}, true, false},
+		{[]float64{0, 0}, true, false},
+		{[]float64{5}, false, true},
+		{[]float64{5, 5, 6}, false, true},
+	} {
+		s := Summarize(tc.xs, DefaultConfidence)
+		if s.Deterministic != tc.det || (len(s.Warnings) > 0) != tc.warn {
+			t.Errorf("%v: deterministic %v, warnings %q; want %v and warnings %v", tc.xs, s.Deterministic, s.Warnings, tc.det, tc.warn)
+		}
+		if tc.det && (s.Lo != s.Median || s.Hi != s.Median || s.Confidence != 1 || s.RangePct() != "0%") {
+			t.Errorf("%v: interval [%v, %v] at %v, range %q; want the median exactly", tc.xs, s.Lo, s.Hi, s.Confidence, s.RangePct())
+		}
+	}
+}
