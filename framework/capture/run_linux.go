@@ -75,6 +75,10 @@ func New(o Options) (*Capture, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	// The command's output is copied by goroutines of os/exec while the
+	// capture logs: one lock for the three, which may be one writer.
+	var mu sync.Mutex
+	o.Stdout, o.Stderr, o.Log = locked(&mu, o.Stdout), locked(&mu, o.Stderr), locked(&mu, o.Log)
 	items, err := ParseEvents(o.Events)
 	if err != nil {
 		return nil, bad("%v", err)
@@ -410,4 +414,23 @@ func (c *Capture) Run() (res *Result, err error) {
 	}
 	res.Manifest, res.Path, res.Size = m, o.Out, st.Size()
 	return res, nil
+}
+
+// lockedWriter serialises writes to w with a lock shared with other writers.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func locked(mu *sync.Mutex, w io.Writer) io.Writer {
+	if w == nil {
+		return nil
+	}
+	return lockedWriter{mu, w}
 }
