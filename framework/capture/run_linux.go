@@ -215,7 +215,7 @@ func (c *Capture) Run() (res *Result, err error) {
 	c.mu.Lock()
 	c.sess = sess
 	if c.mounted {
-		sess.did(bundle.Setting{Path: o.Tracefs, Old: "not mounted", New: "tracefs"}, func() error { return unix.Unmount(o.Tracefs, 0) })
+		_ = sess.change(bundle.Setting{Path: o.Tracefs, Old: "not mounted", New: "tracefs"}, nil, func() error { return unix.Unmount(o.Tracefs, 0) })
 		c.mounted = false // Restore unmounts now
 	}
 	aborted := c.aborted
@@ -247,15 +247,22 @@ func (c *Capture) Run() (res *Result, err error) {
 	if !global {
 		instance = fmt.Sprintf("tickemu-%d", os.Getpid())
 		dir := filepath.Join(o.Tracefs, "instances", instance)
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating the trace instance: %w (a stale one from a killed capture? rmdir %s)", err, dir)
+		err := sess.change(bundle.Setting{Path: "instances/" + instance, Old: "absent", New: "created"},
+			func() error {
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					return fmt.Errorf("creating the trace instance: %w (a stale one from a killed capture? rmdir %s)", err, dir)
+				}
+				return nil
+			},
+			func() error {
+				if err := os.Remove(dir); err != nil && !isNotExist(err) {
+					return err
+				}
+				return nil
+			})
+		if err != nil {
+			return nil, err
 		}
-		sess.did(bundle.Setting{Path: "instances/" + instance, Old: "absent", New: "created"}, func() error {
-			if err := os.Remove(dir); err != nil && !isNotExist(err) {
-				return err
-			}
-			return nil
-		})
 		sess.prefix = "instances/" + instance + "/"
 	}
 

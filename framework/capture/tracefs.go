@@ -108,13 +108,24 @@ func (s *session) set(rel, v string) error {
 	return nil
 }
 
-// did records a change made outside set (creating the instance, mounting
-// tracefs) and how to undo it.
-func (s *session) did(st bundle.Setting, undo func() error) {
+// change makes a change that is not a file's value (creating the instance,
+// mounting tracefs): do, recorded as st with undo to reverse it, under the
+// session's lock so that a concurrent Restore either runs before it (and
+// do is not done) or undoes it. do nil: the change is already made.
+func (s *session) change(st bundle.Setting, do, undo func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.restored {
+		return errors.New("tracefs settings already restored")
+	}
+	if do != nil {
+		if err := do(); err != nil {
+			return err
+		}
+	}
 	s.changed = append(s.changed, st)
 	s.undo = append(s.undo, undo)
+	return nil
 }
 
 // Changed is every change made so far.
