@@ -19,7 +19,7 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 .PHONY: api-check api-baseline
 .PHONY: capture
 .PHONY: all build run test test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration validation
-.PHONY: kernel-oracle test-oracle kwheel
+.PHONY: profile kernel-oracle test-oracle kwheel
 
 all: build
 
@@ -106,6 +106,10 @@ capture: build ## Re-record the real-kernel agreement suite into validation/capt
 calibration: ## Regenerate docs/calibration.md: each headline figure at half and double its cost constants.
 	@echo "==> go run ./internal/calibrate > docs/calibration.md"
 	t=$$(mktemp) && $(GO) run ./internal/calibrate > $$t && cat $$t > docs/calibration.md && rm $$t
+
+profile: build ## Refit profiles/kvm-guest.hcl, the machine profile of the agreement suite's machine, from validation/captures/*.tcap (tickemu calibrate, docs/calibration-fit.md).
+	@echo "==> $(BIN) calibrate validation/captures/*.tcap --out profiles/kvm-guest.hcl"
+	./$(BIN) calibrate validation/captures/*.tcap --out profiles/kvm-guest.hcl
 
 # validation runs every bundle of the suite on the model (tickemu check): the
 # real traces are scored too, a few seconds a bundle, so it is not part of

@@ -1,13 +1,29 @@
-# Machine profile fitted by tickemu calibrate (tickemu 0.1.0-dev) from 5 capture bundle(s):
-#   kvm-cyclictest-l2000.tcap: cyclictest -t2 -a -i 1000 -l 2000 -m -q, captured 2026-12-07 04:59:40 UTC (cyclictest -t2 -a -i 1000 -l 2000 -m -q on 6.18.44-fc-v1272 x86_64, 2 CPUs; recorded with scripts/calibrate-profile.sh)
-#   kvm-cyclictest-t1-i500.tcap: cyclictest -t1 -a -i 500 -l 2000 -m -q, captured 2026-12-07 04:59:42 UTC (cyclictest -t1 -a -i 500 -l 2000 -m -q on 6.18.44-fc-v1272 x86_64, 2 CPUs; recorded with scripts/calibrate-profile.sh)
-#   kvm-cyclictest.tcap: cyclictest -t2 -a -i 1000 -l 300 -m -q, captured 2026-12-07 04:59:36 UTC (cyclictest -t2 -a -i 1000 -l 300 -m -q on 6.18.44-fc-v1272 x86_64, 2 CPUs; recorded with scripts/calibrate-profile.sh)
-#   kvm-stress-ng-nanosleep.tcap: stress-ng --nanosleep 1 -t 1, captured 2026-12-07 04:59:57 UTC (stress-ng --nanosleep 1 -t 1 on 6.18.44-fc-v1272 x86_64, 2 CPUs; recorded with scripts/calibrate-profile.sh)
-#   kvm-stress-ng-timer.tcap: stress-ng --timer 1 -t 1, captured 2026-12-07 04:59:47 UTC (stress-ng --timer 1 -t 1 on 6.18.44-fc-v1272 x86_64, 2 CPUs; recorded with scripts/calibrate-profile.sh)
+# Machine profile fitted by tickemu calibrate (tickemu 0.1.0-dev) from 20 capture bundle(s):
+#   cyclictest-t1-i1000.2.tcap: cyclictest -t1 -i 1000 -l 1000 -m -q, captured 2026-12-07 04:56:30 UTC (agreement suite (scripts/capture-suite.sh): cyclictest-t1-i1000 (recording 2 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 12.42 14.27 15.18; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   cyclictest-t1-i1000.tcap: cyclictest -t1 -i 1000 -l 1000 -m -q, captured 2026-12-07 04:56:18 UTC (agreement suite (scripts/capture-suite.sh): cyclictest-t1-i1000 (recording 1 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 14.68 14.76 15.35; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   cyclictest-t1-i250.2.tcap: cyclictest -t1 -i 250 -l 2000 -m -q, captured 2026-12-07 04:56:31 UTC (agreement suite (scripts/capture-suite.sh): cyclictest-t1-i250 (recording 2 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 12.42 14.27 15.18; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   cyclictest-t1-i250.tcap: cyclictest -t1 -i 250 -l 2000 -m -q, captured 2026-12-07 04:56:20 UTC (agreement suite (scripts/capture-suite.sh): cyclictest-t1-i250 (recording 1 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 14.68 14.76 15.35; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   cyclictest-tN-i1000.2.tcap: cyclictest -t -a -i 1000 -l 1000 -m -q, captured 2026-12-07 04:56:33 UTC (agreement suite (scripts/capture-suite.sh): cyclictest-tN-i1000 (recording 2 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 11.43 14.04 15.10; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   cyclictest-tN-i1000.tcap: cyclictest -t -a -i 1000 -l 1000 -m -q, captured 2026-12-07 04:56:21 UTC (agreement suite (scripts/capture-suite.sh): cyclictest-tN-i1000 (recording 1 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 14.68 14.76 15.35; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   cyclictest-tN-i250.2.tcap: cyclictest -t -a -i 250 -l 2000 -m -q, captured 2026-12-07 04:56:34 UTC (agreement suite (scripts/capture-suite.sh): cyclictest-tN-i250 (recording 2 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 11.43 14.04 15.10; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   cyclictest-tN-i250.tcap: cyclictest -t -a -i 250 -l 2000 -m -q, captured 2026-12-07 04:56:23 UTC (agreement suite (scripts/capture-suite.sh): cyclictest-tN-i250 (recording 1 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 13.50 14.52 15.26; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-hrtimers1.2.tcap: stress-ng --hrtimers 1 --hrtimers-ops 5000 --metrics-brief, captured 2026-12-07 04:56:37 UTC (agreement suite (scripts/capture-suite.sh): stress-hrtimers1 (recording 2 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 10.75 13.85 15.03; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-hrtimers1.tcap: stress-ng --hrtimers 1 --hrtimers-ops 5000 --metrics-brief, captured 2026-12-07 04:56:26 UTC (agreement suite (scripts/capture-suite.sh): stress-hrtimers1 (recording 1 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 13.50 14.52 15.26; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-nanosleep1.2.tcap: stress-ng --nanosleep 1 --nanosleep-ops 250 --metrics-brief, captured 2026-12-07 04:56:38 UTC (agreement suite (scripts/capture-suite.sh): stress-nanosleep1 (recording 2 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 10.75 13.85 15.03; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-nanosleep1.tcap: stress-ng --nanosleep 1 --nanosleep-ops 250 --metrics-brief, captured 2026-12-07 04:56:27 UTC (agreement suite (scripts/capture-suite.sh): stress-nanosleep1 (recording 1 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 13.50 14.52 15.26; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-timer1-migration0.2.tcap: stress-ng --timer 1 --timer-ops 4000 --metrics-brief, captured 2026-12-07 04:56:39 UTC (agreement suite (scripts/capture-suite.sh): stress-timer1-migration0 (recording 2 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 10.75 13.85 15.03; kernel.timer_migration=0; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-timer1-migration0.tcap: stress-ng --timer 1 --timer-ops 4000 --metrics-brief, captured 2026-12-07 04:56:27 UTC (agreement suite (scripts/capture-suite.sh): stress-timer1-migration0 (recording 1 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 12.42 14.27 15.18; kernel.timer_migration=0; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-timer1-migration1.2.tcap: stress-ng --timer 1 --timer-ops 4000 --metrics-brief, captured 2026-12-07 04:56:40 UTC (agreement suite (scripts/capture-suite.sh): stress-timer1-migration1 (recording 2 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 10.75 13.85 15.03; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-timer1-migration1.tcap: stress-ng --timer 1 --timer-ops 4000 --metrics-brief, captured 2026-12-07 04:56:29 UTC (agreement suite (scripts/capture-suite.sh): stress-timer1-migration1 (recording 1 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 12.42 14.27 15.18; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-timer1.2.tcap: stress-ng --timer 1 --timer-ops 4000 --metrics-brief, captured 2026-12-07 04:56:36 UTC (agreement suite (scripts/capture-suite.sh): stress-timer1 (recording 2 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 11.43 14.04 15.10; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-timer1.tcap: stress-ng --timer 1 --timer-ops 4000 --metrics-brief, captured 2026-12-07 04:56:24 UTC (agreement suite (scripts/capture-suite.sh): stress-timer1 (recording 1 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 13.50 14.52 15.26; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-timerN.2.tcap: stress-ng --timer 2 --timer-ops 2000 --metrics-brief, captured 2026-12-07 04:56:37 UTC (agreement suite (scripts/capture-suite.sh): stress-timerN (recording 2 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 11.43 14.04 15.10; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
+#   stress-timerN.tcap: stress-ng --timer 2 --timer-ops 2000 --metrics-brief, captured 2026-12-07 04:56:25 UTC (agreement suite (scripts/capture-suite.sh): stress-timerN (recording 1 of 2) on vm, AMD EPYC (2 CPUs), Linux 6.18.44-fc-v1272; load average before: 13.50 14.52 15.26; kernel.timer_migration=1; every other user process frozen (cgroup freezer) during the recording, so the 1-minute load average above is the build load from before it, not during it)
 # host: Linux 6.18.44-fc-v1272 x86_64, KVM guest, 2 CPUs, HZ 250, nohz idle, AMD EPYC
 # Each value is the fit ± its standard error and the estimators it comes from
 # (docs/calibration-fit.md). Use it with: machine { profile = "THIS FILE" }.
 # Not set here (the model's defaults stay):
+#   kernel.ipi_send_cost: not constrained: no ipi_send interval in these bundles
 #   kernel.syscall_cost: the entry and exit lie outside every traced pair (raw_syscalls:sys_enter/sys_exit bracket the body)
 #   kernel.jiffies_update_cost: tick_do_update_jiffies64() has no tracepoint of its own
 #   kernel.nohz_stop_cost: tick_stop marks the decision, not the end of the bookkeeping
@@ -21,20 +37,19 @@
 #   lapic.eoi_cost: the EOI write (MSR 0x80b in x2APIC mode) is not separable from the interrupt's tail
 
 kernel {
-  irq_entry_cost       = "395ns" # ± 98ns: irq_entry - hrtimer.interrupt_entry_ns (kept at 100ns)
-  irq_exit_cost        = "412ns" # ± 73ns: irq_exit
-  softirq_entry_cost   = "1907ns" # ± 174ns: softirq_entry
-  tick_cost            = "5298ns" # ± 174ns: tick
-  wakeup_cost          = "2033ns" # ± 224ns: wakeup
-  timer_callback_cost  = "2602ns" # ± 118ns: timer_callback
-  context_switch_cost  = "1695ns" # ± 174ns: switch_busy - irq_exit
-  signal_generate_cost = "367ns" # ± 40ns: signal_generate
-  ipi_send_cost        = "8768ns" # ± 621ns: ipi_send
-  ipi_latency_cost     = "20989ns" # ± 1.83us: ipi_latency
+  irq_entry_cost       = "288ns" # ± 24ns: irq_entry - hrtimer.interrupt_entry_ns (kept at 100ns)
+  irq_exit_cost        = "290ns" # ± 38ns: irq_exit
+  softirq_entry_cost   = "1294ns" # ± 72ns: softirq_entry
+  tick_cost            = "3258ns" # ± 226ns: tick
+  wakeup_cost          = "1782ns" # ± 104ns: wakeup
+  timer_callback_cost  = "3666ns" # ± 241ns: timer_callback
+  context_switch_cost  = "3137ns" # ± 342ns: switch_busy - irq_exit
+  signal_generate_cost = "399ns" # ± 31ns: signal_generate
+  ipi_latency_cost     = "87582ns" # ± 24.2us: ipi_latency
 }
 
 clockevent "local" {
   plugin              = "lapic"
-  deadline_write_cost = "7892ns" # ± 620ns: start_program - start_plain
-  irq_latency         = "15328ns" # ± 728ns: lateness_busy - irq_entry
+  deadline_write_cost = "8316ns" # ± 278ns: start_program - start_plain
+  irq_latency         = "18366ns" # ± 741ns: lateness_busy - irq_entry
 }
