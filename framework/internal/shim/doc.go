@@ -5,7 +5,8 @@
 // simulation cannot tell it from an in-process plugin. Server side:
 // ServerPlugins wraps sdk factories for go-plugin's Serve (framework/sdk/serve).
 // toproto and fromproto convert between sdk values and the tickemu.plugin.v2
-// messages (framework/internal/pb), one function per message.
+// messages (generated into framework/internal/pb from the public .proto files
+// of api/proto), one function per message.
 //
 // # Protocol shape
 //
