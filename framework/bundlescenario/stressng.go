@@ -191,5 +191,9 @@ func stressNG(argv []string, cpus int) (*Command, error) {
 			cmd.Notes = append(cmd.Notes, "stress-ng --nanosleep: the method is random, the only one before V0.17.00 (give --nanosleep-method all for later versions' default)")
 		}
 	}
+	// stress-ng's own process forks the stressor instances and waits for
+	// them: the model runs the instances.
+	cmd.Notes = append(cmd.Notes, "stress-ng's parent process (it forks the instances and waits for them) is not modelled")
+	cmd.MainUnmodelled = true
 	return cmd, nil
 }

@@ -178,3 +178,28 @@ workload "replay" "w" {
 		}
 	}
 }
+
+// TestReplayEnd: the capture ends with both sleepers switched in (their
+// last wakeup) and no switch-out; past its end they stop running, so a run
+// longer than the capture (15 ms of a 5 ms capture) leaves the CPUs idle
+// instead of computing for them to the end.
+func TestReplayEnd(t *testing.T) {
+	path := twoSleepers(t, 5)
+	r := simtest.Run(t, fmt.Sprintf(`
+machine {
+  cpus = 2
+}
+run {
+  duration = "20ms"
+}
+workload "replay" "w" {
+  capture = %q
+}`, path), config.Options{}, nil)
+	var task int64
+	for _, c := range r.Kernel.CPUs {
+		task += c.TaskNS
+	}
+	if task > 2_000_000 {
+		t.Errorf("tasks ran %d ns in 20 ms of a 5 ms capture whose tasks sleep 0.8 ms of each 1 ms; want under 2 ms", task)
+	}
+}

@@ -5,6 +5,7 @@
 # note: a KVM guest: programming the clockevent traps to the hypervisor, which the default device costs do not include
 # note: stress-ng's instances are not pinned; the model places instance i on CPU i
 # note: stress-ng --nanosleep: the method is random, the only one before V0.17.00 (give --nanosleep-method all for later versions' default)
+# note: stress-ng's parent process (it forks the instances and waits for them) is not modelled
 machine {
   cpus    = 2
   hz      = 250
