@@ -5,7 +5,7 @@
 # regenerating needs only the Go toolchain and the Go module proxy (no protoc
 # download). Generated code is committed; users and plugin authors never run this.
 
-# The .proto files are public (for plugins in any language) and live in $(PROTO_DIR), a
+# The .proto files are public (docs/protocol.md) and live in $(PROTO_DIR), a
 # buf module; their Go code goes to $(PB_DIR), where the host imports it.
 PROTO_DIR := api/proto
 PB_DIR    := framework/internal/pb

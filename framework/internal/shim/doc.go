@@ -6,7 +6,7 @@
 // ServerPlugins wraps sdk factories for go-plugin's Serve (framework/sdk/serve).
 // toproto and fromproto convert between sdk values and the tickemu.plugin.v2
 // messages (generated into framework/internal/pb from the public .proto files
-// of api/proto), one function per message.
+// of api/proto, described in docs/protocol.md), one function per message.
 //
 // # Protocol shape
 //
