@@ -271,7 +271,7 @@ func Check(path string, o Options) (*Table, error) {
 		return nil, fmt.Errorf("%s: the translated scenario does not load:\n%s", path, sb.String())
 	}
 	modelObs := newObserver(comm)
-	res, modelScore, err := runModel(spec, cp, o.Experiment, modelObs)
+	res, modelScore, err := runModel(spec, cp, tree != nil, o.Experiment, modelObs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: model: %w", path, err)
 	}
@@ -444,7 +444,11 @@ func (o *observer) threads(n int) []*replay.Hist {
 // runModel runs spec with its trace scored as replay scores tickemu's own
 // trace (replayrun does the same for a replay): the callbacks that the
 // capture shows restarting their timer restart in the model too.
-func runModel(spec *config.Spec, cp *replay.Capture, eo experiment.Options, obs *observer) (*experiment.Result, *replay.Score, error) {
+//
+// With the background replayed, the replay's arming at time 0 of the
+// timers the capture first shows expiring (replay.SetupStarts) is not
+// counted: the capture shows no start for them.
+func runModel(spec *config.Spec, cp *replay.Capture, background bool, eo experiment.Options, obs *observer) (*experiment.Result, *replay.Score, error) {
 	pr, pw := io.Pipe()
 	type scored struct {
 		s   *replay.Score
@@ -456,6 +460,9 @@ func runModel(spec *config.Spec, cp *replay.Capture, eo experiment.Options, obs 
 			replay.Options{Restarts: func(fn string) bool {
 				return cp.Periods[fn] > 0 || cp.WheelPeriods[fn] > 0 || replay.TickFunctions[fn]
 			}, ExplicitCancels: true})
+		if background {
+			sc.Setup = replay.SetupStarts(cp, spec.Machine.CPUs)
+		}
 		s, err := sc.ScoreReader(obs.wrap(traceimport.NewFtrace(pr)))
 		pr.CloseWithError(err)
 		done <- scored{s, err}
