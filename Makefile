@@ -19,7 +19,7 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 .PHONY: api-check api-baseline
 .PHONY: capture
 .PHONY: all build run test test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration validation
-.PHONY: profile kernel-oracle test-oracle kwheel
+.PHONY: profile kernel-oracle test-oracle kwheel python-governor
 
 all: build
 
@@ -38,8 +38,9 @@ test: test-deps ## Run every test with the race detector, in shuffled order (and
 	$(GO) test -count=1 -run '^TestDocFigures$$' ./cmd/tickemu
 	$(MAKE) test-modules
 
-test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report test.
+test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report test, Debian's python3-grpcio and python3-grpc-tools for the Python example plugin.
 	bash scripts/install-test-deps.sh
+	bash scripts/install-python-plugin-deps.sh
 
 test-modules: ## Vet and test every module under examples/.
 	@for m in $(MODULES); do \
@@ -138,6 +139,10 @@ test-oracle: kernel-oracle ## Differential tests: random operation sequences thr
 kwheel: kernel-oracle ## Build bin/plugins/tickemu-plugin-kwheel: the kernel oracle served as the wheel plugin "kwheel", out of process (docs/kernel-oracle.md).
 	@echo "==> go build -tags kernel_oracle -o bin/plugins/ ./oracle/cmd/tickemu-plugin-kwheel"
 	$(GO) build -tags kernel_oracle -o bin/plugins/ ./oracle/cmd/tickemu-plugin-kwheel
+
+python-governor: ## Build bin/plugins/python/tickemu-plugin-pygov: the Python example governor with its stubs generated from api/proto (examples/python-governor).
+	bash scripts/install-python-plugin-deps.sh
+	bash scripts/build-python-governor.sh bin/plugins/python
 
 clean: ## Remove build output.
 	rm -rf bin

@@ -1,0 +1,70 @@
+// Package pygov_test runs the Python example governor (tickemu-plugin-pygov,
+// the builtin always_stop rule written in Python against docs/protocol.md)
+// out of process and checks that its run gives the builtin's results.
+package pygov_test
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tickemu/tickemu/framework/cli"
+)
+
+// script runs a script of scripts/ and fails the test with its output.
+func script(t *testing.T, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{filepath.Join("..", "..", "scripts", name)}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/%s: %v\n%s", name, err, out)
+	}
+}
+
+// identity matches the header lines that name the governor or hash the
+// configuration (the variable differs between the two runs); everything
+// else must be byte-identical.
+var (
+	governorLine = regexp.MustCompile(`(?m)^# governor: .*$`)
+	configHash   = regexp.MustCompile(`(?m)^(# simulated .*, config )[0-9a-f]+$`)
+)
+
+func run(t *testing.T, governor string, extra ...string) (out, results string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	args := append([]string{"run", "scenario.hcl", "--var", "governor=" + governor}, extra...)
+	if code := cli.New().Run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("tickemu %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
+	}
+	out = stdout.String()
+	results = governorLine.ReplaceAllString(out, "# governor: (compared)")
+	return out, configHash.ReplaceAllString(results, "${1}(differs)")
+}
+
+func TestPythonGovernorMatchesAlwaysStop(t *testing.T) {
+	script(t, "install-python-plugin-deps.sh")
+	dir := t.TempDir()
+	script(t, "build-python-governor.sh", dir)
+	// The plugin description cache and lock file stay inside the test.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("TICKEMU_PLUGIN_PATH", "")
+	t.Setenv("TICKEMU_PLUGIN_LOCK", "")
+
+	goOut, want := run(t, "always_stop")
+	pyOut, got := run(t, "pygov", "--plugin-dir", dir)
+	if !strings.Contains(pyOut, "\n# governor: pygov 0.1.0\n") {
+		t.Fatalf("the run did not use the Python governor:\n%s", pyOut)
+	}
+	if !strings.Contains(goOut, "\n# governor: always_stop ") {
+		t.Fatalf("the run did not use the builtin always_stop:\n%s", goOut)
+	}
+	// The scenario must make the choice matter: both states are entered.
+	if !regexp.MustCompile(`idle entries: C1=[1-9][0-9]* .*C6=[1-9]`).MatchString(goOut) {
+		t.Fatalf("scenario.hcl no longer enters both C1 and C6:\n%s", goOut)
+	}
+	if got != want {
+		t.Errorf("pygov's results differ from always_stop's\n--- always_stop\n%s\n--- pygov\n%s", want, got)
+	}
+}
