@@ -511,6 +511,14 @@ func (t *Table) callbackRows(real, model *replay.Score, cp *replay.Capture, tree
 		if row.Section == SectionCallbacks && r.Capture == 0 && r.Model == 0 {
 			continue
 		}
+		if row.Unit == UnitNS {
+			// A lateness needs an expiry whose start is in the trace
+			// (a timer armed before the capture has none): without
+			// one the side has no value, not 0.
+			fn := callbackOf(r.Name)
+			row.HasReal = row.HasReal && lateSamples(real, fn)
+			row.HasModel = lateSamples(model, fn)
+		}
 		if row.Section == SectionCallbacks && tree != nil {
 			fn := callbackOf(r.Name)
 			if _, inCapture := real.Funcs[fn]; inCapture && !workload[fn] {
@@ -526,6 +534,12 @@ func (t *Table) callbackRows(real, model *replay.Score, cp *replay.Capture, tree
 		t.Rows = append(t.Rows, row)
 	}
 	t.Rows = append(t.Rows, bg...)
+}
+
+// lateSamples reports whether s has a lateness sample for callback fn.
+func lateSamples(s *replay.Score, fn string) bool {
+	f := s.Funcs[fn]
+	return f != nil && f.Lateness.Count() > 0
 }
 
 // callbackOf is the callback a row of replay.Table is about ("timer:
