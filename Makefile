@@ -114,8 +114,9 @@ profile: build ## Refit profiles/kvm-guest.hcl, the machine profile of the agree
 
 # validation runs every bundle of the suite on the model (tickemu check): the
 # real traces are scored too, a few seconds a bundle, so it is not part of
-# verify-generate. VALIDATION_FLAGS passes -profile FILE (a machine profile)
-# and the like to the generator.
+# verify-generate. VALIDATION_FLAGS are the generator's flags: by default
+# the model runs with the suite machine's profile.
+VALIDATION_FLAGS ?= -profile profiles/kvm-guest.hcl
 validation: ## Regenerate docs/validation.md: the model against the real kernel for every bundle of validation/captures/ (tickemu check), with tolerances, noise and validation/reasons.txt.
 	@echo "==> go run ./internal/validation $(VALIDATION_FLAGS) > docs/validation.md"
 	t=$$(mktemp) && $(GO) run ./internal/validation $(VALIDATION_FLAGS) > $$t && cat $$t > docs/validation.md && rm $$t
