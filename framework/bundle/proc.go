@@ -98,7 +98,7 @@ func ParseCounters(r io.Reader) ([]Counter, error) {
 		if ncpu < 0 {
 			for _, f := range strings.Fields(line) {
 				if !strings.HasPrefix(f, "CPU") {
-					return nil, fmt.Errorf("line %d: header %q: want CPU0 CPU1 ...", n, line)
+					return nil, fmt.Errorf("line %d: header %q: want a CPU column name (CPU0) per CPU", n, line)
 				}
 				ncpu++
 			}
@@ -107,7 +107,7 @@ func ParseCounters(r io.Reader) ([]Counter, error) {
 		}
 		label, rest, ok := strings.Cut(line, ":")
 		if !ok {
-			return nil, fmt.Errorf("line %d: %q has no LABEL:", n, line)
+			return nil, fmt.Errorf("line %d: %q has no label (a name and a colon)", n, line)
 		}
 		c := Counter{Name: strings.TrimSpace(label)}
 		f := strings.Fields(rest)

@@ -15,13 +15,13 @@ import (
 // bug, linked in or in its own process.
 type panicky struct {
 	*governor.AlwaysStop
-	n int
+	n     int
+	crash map[string]int // never made: the 50th Select writes to a nil map
 }
 
 func (p *panicky) Select(r sdk.IdleSelect) sdk.IdleChoice {
 	if p.n++; p.n == 50 {
-		var m map[string]int
-		m["boom"]++ // assignment to entry in nil map
+		p.crash["boom"]++ // assignment to entry in nil map
 	}
 	return p.AlwaysStop.Select(r)
 }
