@@ -5,6 +5,7 @@ package pygov_test
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -66,5 +67,35 @@ func TestPythonGovernorMatchesAlwaysStop(t *testing.T) {
 	}
 	if got != want {
 		t.Errorf("pygov's results differ from always_stop's\n--- always_stop\n%s\n--- pygov\n%s", want, got)
+	}
+}
+
+// TestMain lets the test binary act as the tickemu command for
+// `tickemu plugin check`, which ends its process.
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 2 && os.Args[1] == "plugin" {
+		os.Exit(cli.New().Run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestPythonGovernorConformance runs `tickemu plugin check` on the Python
+// governor: the SDK's governor conformance suite, out of process, passes.
+func TestPythonGovernorConformance(t *testing.T) {
+	script(t, "install-python-plugin-deps.sh")
+	dir := t.TempDir()
+	script(t, "build-python-governor.sh", dir)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(self, "plugin", "check", filepath.Join(dir, "tickemu-plugin-pygov")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tickemu plugin check: %v\n%s", err, out)
+	}
+	for _, sub := range []string{"Info", "Schema", "Choices", "ZeroLatency", "Reflect", "Deterministic", "Counters"} {
+		if !strings.Contains(string(out), "--- PASS: tickemu-plugin-pygov/governor/pygov/"+sub+" ") {
+			t.Errorf("tickemu plugin check did not report %s as passed:\n%s", sub, out)
+		}
 	}
 }

@@ -144,6 +144,7 @@ commands:
                  [--clock C] [--global] (docs/capture.md)
   plugins        list builtin and discovered plugins with their schemas [--format text|json]
   plugins lock   write tickemu-plugins.lock: the SHA-256 of every plugin binary on the path
+  plugin check BINARY  run the conformance suite of every plugin BINARY serves, any language
   workloads      list the workload types and the kernel block with every attribute [--format text|json]
   build          build a tickemu with plugin modules linked in:
                  --with MODULE[@VERSION][=DIR] ... [-o FILE] [--tickemu VERSION|DIR]

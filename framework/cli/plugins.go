@@ -135,9 +135,12 @@ func writePlugin(w io.Writer, info sdk.Info, s sdk.Schema, source string) {
 // With --debug it serves a linked-in plugin on its own, to be reattached to
 // (docs/plugins.md, "Debugging a plugin").
 func (a *App) cmdPlugin(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "check" {
+		return a.cmdPluginCheck(args[1:], stderr)
+	}
 	debug := len(args) == 4 && args[3] == serve.DebugFlag
 	if (len(args) != 3 && !debug) || args[0] != "serve" {
-		fmt.Fprintln(stderr, "usage: tickemu plugin serve KIND NAME [--debug] (started by tickemu itself, or by hand with --debug)")
+		fmt.Fprintln(stderr, "usage: tickemu plugin serve KIND NAME [--debug] (started by tickemu itself, or by hand with --debug)\n       tickemu plugin check BINARY (the conformance suite of every plugin BINARY serves)")
 		return 2
 	}
 	for _, f := range a.factories {
