@@ -494,8 +494,12 @@ func WriteTable(w io.Writer, rows []Row) error {
 }
 
 // dur prints ns as a duration with 3 significant digits ("12.3us").
-func dur(ns int64) string {
-	a := math.Abs(float64(ns))
+func dur(ns int64) string { return Dur(float64(ns)) }
+
+// Dur prints ns as a duration with 3 significant digits ("12.3us"), the
+// unit of replay's table and of tickemu check's.
+func Dur(ns float64) string {
+	a := math.Abs(ns)
 	sign := ""
 	if ns < 0 {
 		sign = "-"

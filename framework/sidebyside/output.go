@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tickemu/tickemu/framework/replay"
 )
 
 // WriteText prints a table: a header on the bundle and the model, then one
@@ -75,7 +77,7 @@ func (r Row) Format(v float64, has bool) string {
 	}
 	switch r.Unit {
 	case UnitNS:
-		return durText(v)
+		return replay.Dur(v)
 	case UnitUS:
 		return strconv.FormatFloat(v, 'f', -1, 64) + "us"
 	case UnitShare:
@@ -84,25 +86,6 @@ func (r Row) Format(v float64, has bool) string {
 		return fmt.Sprintf("%.2f/s", v)
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
-// durText prints ns with 3 significant digits ("12.3us"), as replay's
-// table does.
-func durText(ns float64) string {
-	a := math.Abs(ns)
-	sign := ""
-	if ns < 0 {
-		sign = "-"
-	}
-	switch {
-	case a < 1e3:
-		return fmt.Sprintf("%s%dns", sign, int64(a))
-	case a < 1e6:
-		return fmt.Sprintf("%s%.3gus", sign, a/1e3)
-	case a < 1e9:
-		return fmt.Sprintf("%s%.3gms", sign, a/1e6)
-	}
-	return fmt.Sprintf("%s%.3gs", sign, a/1e9)
 }
 
 // jsonRow is a row as WriteJSON writes it: values absent when unknown.

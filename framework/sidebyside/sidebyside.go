@@ -231,7 +231,7 @@ func Check(path string, o Options) (*Table, error) {
 	t.Header = append(t.Header,
 		fmt.Sprintf("real: Linux %s %s, %d CPUs, HZ %d, NO_HZ %s, clockevent %s, cpuidle %s/%s; ran %s, exit status %d",
 			h.Release, h.Machine, h.CPUs, h.HZ, h.NoHZ, strings.Join(uniq(h.Clockevents), ","), h.CPUIdle.Driver, h.CPUIdle.Governor,
-			durText(float64(m.WallNS)), m.ExitStatus))
+			replay.Dur(float64(m.WallNS)), m.ExitStatus))
 	if m.Note != "" {
 		t.Header = append(t.Header, "provenance: "+m.Note)
 	}
@@ -280,7 +280,7 @@ func Check(path string, o Options) (*Table, error) {
 		prof = "machine profile " + filepath.Base(p)
 	}
 	t.Header = append(t.Header, fmt.Sprintf("model: %d CPUs, HZ %d, %s simulated, seed %d%s; %s", res.Config.CPUs, res.Config.HZ,
-		durText(float64(res.Config.DurationNS)), res.Config.Seed, plugins(res), prof))
+		replay.Dur(float64(res.Config.DurationNS)), res.Config.Seed, plugins(res), prof))
 
 	t.callbackRows(realScore, modelScore, cp, tree, realObs.workloadFns)
 	t.systemRows(m, res, realObs.switches, modelObs.switches)
