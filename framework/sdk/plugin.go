@@ -17,8 +17,10 @@ const (
 	KindGovernor   Kind = "governor"   // Governor (cpuidle)
 )
 
-// Kinds lists every kind in a stable order.
-var Kinds = []Kind{KindTimerBase, KindHRTimer, KindClockEvent, KindGovernor}
+// Kinds lists every kind in a stable order, the policy kinds (policy.go)
+// last.
+var Kinds = []Kind{KindTimerBase, KindHRTimer, KindClockEvent, KindGovernor,
+	KindHangPolicy, KindCatchupPolicy, KindRestartPolicy}
 
 // ProtocolVersion is the go-plugin application protocol version of this SDK.
 const ProtocolVersion = 2

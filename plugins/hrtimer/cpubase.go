@@ -38,8 +38,6 @@ const (
 	bootBases = uint8(1<<baseBoottime | 1<<baseBoottimeSoft)
 )
 
-// hangDelayCap is the 100 ms cap of every hang back-off strategy.
-const hangDelayCap = 100 * ktime.Millisecond
 
 // never is KTIME_MAX in the int64 domain used for monotonic comparisons.
 const never = int64(ktime.Max)

@@ -252,9 +252,11 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 		} else {
 			e = cb.updateNextEvent()
 		}
-		if p.cfg.HangDelay == HangMaxHangTime {
-			cb.hangDetected = false
-		}
+		// The fix clears hang_detected at each pass; under 2889243848560
+		// it is never set here (cleared at once after a hang), so clearing
+		// it changes nothing there.
+		cb.hangDetected = false
+		hung := false
 		if e < now2 {
 			if retries++; retries < 3 {
 				passNow = now2
@@ -264,19 +266,17 @@ func (p *Plugin) Interrupt(cpu int, now ktime.Time) (res sdk.InterruptResult) {
 				cb.maxHangTime = d
 			}
 			cb.nrHangs++
-			cb.hangDetected = true
+			hung = true
 		}
 		// hrtimer_rearm()
 		cb.expiresNext = e
 		cb.inHrtirq = false
 		target := e
-		if cb.hangDetected {
-			if p.cfg.HangDelay == HangFixed100ms {
-				res.HangDelay = hangDelayCap
-				cb.hangDetected = false
-			} else {
-				res.HangDelay = min(hangDelayCap, int64(cb.maxHangTime))
-			}
+		if hung {
+			// The hang policy decides the delay and the flag.
+			d := p.hang.Hang(sdk.HangRequest{CPU: cpu, Now: now2, Entry: entry,
+				NrHangs: int64(cb.nrHangs), MaxHangTime: int64(cb.maxHangTime)})
+			res.HangDelay, cb.hangDetected = d.Delay, d.KeepDetected
 			res.Hang = true
 			target = t.Add(res.HangDelay)
 		}
@@ -335,12 +335,14 @@ func (p *Plugin) InterruptETIME(cpu int, now ktime.Time) (res sdk.InterruptResul
 		res.Retries = 1
 	} else {
 		cb.nrHangs++
-		cb.hangDetected = true
 		delta := t.Sub(entry)
 		if uint32(delta) > cb.maxHangTime {
 			cb.maxHangTime = uint32(delta)
 		}
-		res.HangDelay = min(delta, hangDelayCap)
+		// The hang policy decides the delay and the flag.
+		d := p.hang.Hang(sdk.HangRequest{CPU: cpu, Now: t, Entry: entry,
+			NrHangs: int64(cb.nrHangs), MaxHangTime: int64(cb.maxHangTime)})
+		res.HangDelay, cb.hangDetected = d.Delay, d.KeepDetected
 		res.Hang = true
 		p.write(cb, t.Add(res.HangDelay))
 	}

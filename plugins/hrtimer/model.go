@@ -20,7 +20,7 @@ func (p *Plugin) HRTimerModel(cpu int) sdk.HRTimerModel {
 	}
 	cb := p.cpus[cpu]
 	q := &cb.bases[baseMonotonic]
-	if !p.highRes || p.cfg.Restart != RestartDeferred || cb.hangDetected || cb.softirqActivated ||
+	if !p.highRes || p.custom || p.cfg.Restart != RestartDeferred || cb.hangDetected || cb.softirqActivated ||
 		cb.softirqExpiresNext != ktime.Max || cb.inHrtirq || cb.tryPending ||
 		cb.activeBases&^(1<<baseMonotonic) != 0 || q.len() > sdk.HRTimerModelMaxQueue {
 		return sdk.HRTimerModel{}

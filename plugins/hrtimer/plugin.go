@@ -6,6 +6,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/plugins/policy"
 )
 
 // Name is the plugin name HCL selects with plugin = "hrtimer".
@@ -19,6 +20,17 @@ const Version = "1.0.0"
 type Plugin struct {
 	cfg     Config
 	setup   sdk.Setup
+	// hang and restart are the policies asked at those decisions: the
+	// builtins the hang_delay and restart attributes name, or the ones the
+	// host handed over (UsePolicy). restartFixed is set when restart is a
+	// builtin, whose constant answer restartDeferred then is (no call on
+	// the hot path); custom is set once a policy came from the host (the
+	// base's answers then follow code the model does not know).
+	hang            sdk.HangPolicy
+	restart         sdk.RestartPolicy
+	restartFixed    bool
+	restartDeferred bool
+	custom          bool
 	highRes bool
 	// housekeeping is housekeeping_cpumask(HK_TYPE_TIMER), nil = every CPU.
 	housekeeping sdk.CPUSet
@@ -97,6 +109,10 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	}
 	p.cfg = cfg
 	p.setup = s
+	p.hang = policy.New(sdk.KindHangPolicy, cfg.HangDelay.String()).(sdk.HangPolicy)
+	p.restart = policy.New(sdk.KindRestartPolicy, cfg.Restart.String()).(sdk.RestartPolicy)
+	p.restartFixed, p.restartDeferred = true, cfg.Restart == RestartDeferred
+	p.custom = false
 	p.housekeeping = s.HousekeepingSet()
 	p.highRes = s.HighRes
 	p.resolution = 1
@@ -110,6 +126,30 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	p.seq = 0
 	p.tk, p.tkSeq, p.cwsMask = sdk.ClockOffsets{}, 0, 0
 	return diags
+}
+
+var _ sdk.PolicyUser = (*Plugin)(nil)
+
+// UsePolicy implements sdk.PolicyUser: the hang policy replaces the one
+// hang_delay names (the retry loop stays the era's: the device-driven loop of
+// "proportional", the software check of the 2026 strategies), the restart
+// policy the one restart names.
+func (p *Plugin) UsePolicy(k sdk.Kind, pol sdk.Plugin) bool {
+	switch k {
+	case sdk.KindHangPolicy:
+		h, ok := pol.(sdk.HangPolicy)
+		if ok {
+			p.hang, p.custom = h, true
+		}
+		return ok
+	case sdk.KindRestartPolicy:
+		r, ok := pol.(sdk.RestartPolicy)
+		if ok {
+			p.restart, p.restartFixed, p.custom = r, false, true
+		}
+		return ok
+	}
+	return false
 }
 
 // counterNames is the per-CPU counter order of Counters.

@@ -109,7 +109,15 @@ func (p *Plugin) Start(cpu int, now ktime.Time, ht sdk.HRTimer, expires ktime.Ti
 
 	// 627ef5ae2df8: restarting this CPU's first timer keeps it local and
 	// defers the reprogramming until after the enqueue.
-	forceLocal := this.nextTimer == t && old == this && p.cfg.Restart == RestartDeferred
+	// The restart policy decides (restart_policy).
+	forceLocal := false
+	if this.nextTimer == t && old == this {
+		if p.restartFixed {
+			forceLocal = p.restartDeferred
+		} else {
+			forceLocal = p.restart.Restart(sdk.RestartRequest{CPU: cpu, Now: now, Old: t.expires, New: expires}).Deferred
+		}
+	}
 
 	// remove_hrtimer(timer, base, restart=true, keep_local=force_local):
 	// reprogram on removal only for a local base, and not when force_local.

@@ -497,7 +497,8 @@ func (w *cascadeWheel) runTimers(r *run) {
 		return
 	}
 	r.gap = j - b.timerJiffies
-	switch w.c.opt.catchup {
+	mode := w.c.catchupMode(r.cpu, 0, j, b.timerJiffies, b.allTimers)
+	switch mode {
 	case CatchupNextExpiry:
 		for afterEq(j, b.timerJiffies) {
 			next, ok := b.nextEvent()
@@ -509,7 +510,7 @@ func (w *cascadeWheel) runTimers(r *run) {
 			w.iterate(b, r)
 		}
 	default:
-		if w.c.opt.catchup == CatchupSkipEmpty && b.allTimers == 0 {
+		if mode == CatchupSkipEmpty && b.allTimers == 0 {
 			b.timerJiffies = j + 1
 			return
 		}

@@ -367,14 +367,14 @@ var runOrder = [2][]int{{kindStd, kindDef}, {kindStd, kindGlobal, kindDef}}
 func (w *levelWheel) runTimers(r *run) {
 	w.base(r.cpu, kindStd, r.jiffies)
 	for _, k := range runOrder[w.c.opt.migr] {
-		w.runBase(&w.bases[nrKinds*r.cpu+k], r)
+		w.runBase(&w.bases[nrKinds*r.cpu+k], k, r)
 	}
 }
 
 // expireRemote models kernel/time/timer.c:timer_expire_remote() (6.9+):
 // __run_timer_base() of r.cpu's BASE_GLOBAL, run by the migrator.
 func (w *levelWheel) expireRemote(r *run) {
-	w.runBase(w.base(r.cpu, kindGlobal, r.jiffies), r)
+	w.runBase(w.base(r.cpu, kindGlobal, r.jiffies), kindGlobal, r)
 }
 
 // runBase models kernel/time/timer.c:__run_timers() as of 5.9+:
@@ -396,19 +396,27 @@ func (w *levelWheel) expireRemote(r *run) {
 // Divergence: the 4.8-5.8 loops left clk at jiffies+1 after a run, while 5.9+
 // leaves it at the last processed bucket + 1; keeping the 5.9+ state for
 // every strategy keeps expiries identical across strategies.
-func (w *levelWheel) runBase(b *levelBase, r *run) {
+//
+// The catch-up policy is asked on every call (k is the base's index); under
+// next_expiry the walk position follows too, so that a policy may change
+// its mode from one softirq to the next.
+func (w *levelWheel) runBase(b *levelBase, k int, r *run) {
 	j := r.jiffies
 	cost := &w.c.opt.cost
-	switch w.c.opt.catchup {
+	mode := w.c.catchupMode(r.cpu, k, j, b.walk, b.count)
+	switch mode {
 	case CatchupNextExpiry:
 		if afterEq(j, b.clk) {
 			r.gap = max(r.gap, j-b.clk)
+		}
+		if afterEq(j, b.walk) {
+			b.walk = j + 1
 		}
 	default:
 		pos := b.walk
 		if afterEq(j, pos) {
 			r.gap = max(r.gap, j-pos)
-			if !(w.c.opt.catchup == CatchupSkipEmpty && b.count == 0) {
+			if !(mode == CatchupSkipEmpty && b.count == 0) {
 				r.iterations += j + 1 - pos
 				r.m.addN(cost.iteration, int64(j+1-pos))
 			}
@@ -423,7 +431,7 @@ func (w *levelWheel) runBase(b *levelBase, r *run) {
 		levels := w.collect(b, &heads)
 		collected := b.clk
 		b.clk++
-		if w.c.opt.catchup == CatchupNextExpiry {
+		if mode == CatchupNextExpiry {
 			r.iterations++
 			r.m.add(cost.iteration)
 			w.recalcNext(b, &r.m)

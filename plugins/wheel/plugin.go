@@ -87,11 +87,41 @@ type cpuStats struct {
 // common is the state shared by both layouts. m and r are reused by every
 // call: passed through the engine interface, locals would escape to the heap.
 type common struct {
-	opt    options
+	opt options
+	// catchup is the catch-up policy the host handed over (UsePolicy); nil
+	// is the builtin the catchup attribute names, opt.catchup, asked
+	// without a call.
+	catchup sdk.CatchupPolicy
 	timers timerSet
 	stats  []cpuStats
 	m      meter
 	r      run
+}
+
+// catchupMode is the catch-up policy's decision for base of cpu at a
+// __run_timers() that finds jiffies j >= the base's clock clk.
+func (c *common) catchupMode(cpu, base int, j, clk uint64, pending int) Catchup {
+	if c.catchup == nil {
+		return c.opt.catchup
+	}
+	d := c.catchup.Catchup(sdk.CatchupRequest{CPU: cpu, Base: base, Jiffies: j, Clk: clk, Pending: pending})
+	return Catchup(d.Mode)
+}
+
+var _ sdk.PolicyUser = (*Wheel)(nil)
+
+// UsePolicy implements sdk.PolicyUser: a catch-up policy decides each
+// __run_timers() walk in place of the builtin the catchup attribute names.
+// The 3.15 catchup_timer_jiffies() on enqueue and dequeue (skip_empty's)
+// stays with the attribute: asking at every mod_timer() would cost a round
+// trip per timer out of process.
+func (w *Wheel) UsePolicy(k sdk.Kind, p sdk.Plugin) bool {
+	cp, ok := p.(sdk.CatchupPolicy)
+	if k != sdk.KindCatchupPolicy || !ok || w.c == nil {
+		return false
+	}
+	w.c.catchup = cp
+	return true
 }
 
 // New returns an unconfigured wheel plugin; it is the sdk.Factory constructor.
