@@ -38,7 +38,6 @@ const (
 	bootBases = uint8(1<<baseBoottime | 1<<baseBoottimeSoft)
 )
 
-
 // never is KTIME_MAX in the int64 domain used for monotonic comparisons.
 const never = int64(ktime.Max)
 

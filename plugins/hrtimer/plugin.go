@@ -18,8 +18,8 @@ const Version = "1.0.0"
 // Plugin models every CPU's struct hrtimer_cpu_base. It implements
 // sdk.HRTimerBase. The zero value is not usable; call New, then Configure.
 type Plugin struct {
-	cfg     Config
-	setup   sdk.Setup
+	cfg   Config
+	setup sdk.Setup
 	// hang and restart are the policies asked at those decisions: the
 	// builtins the hang_delay and restart attributes name, or the ones the
 	// host handed over (UsePolicy). restartFixed is set when restart is a
@@ -31,7 +31,7 @@ type Plugin struct {
 	restartFixed    bool
 	restartDeferred bool
 	custom          bool
-	highRes bool
+	highRes         bool
 	// housekeeping is housekeeping_cpumask(HK_TYPE_TIMER), nil = every CPU.
 	housekeeping sdk.CPUSet
 	// resolution is hrtimer_resolution: TICK_NSEC until the CPUs switch to

@@ -92,10 +92,10 @@ type common struct {
 	// is the builtin the catchup attribute names, opt.catchup, asked
 	// without a call.
 	catchup sdk.CatchupPolicy
-	timers timerSet
-	stats  []cpuStats
-	m      meter
-	r      run
+	timers  timerSet
+	stats   []cpuStats
+	m       meter
+	r       run
 }
 
 // catchupMode is the catch-up policy's decision for base of cpu at a
