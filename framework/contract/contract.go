@@ -57,7 +57,11 @@ func Wrap(kind sdk.Kind, name string, p sdk.Plugin, l Limits) sdk.Plugin {
 		}
 	case sdk.KindHRTimer:
 		if hb, ok := p.(sdk.HRTimerBase); ok {
-			return &hrTimerBase{plugin: plugin{checker: c, p: p}, hb: hb}
+			h := &hrTimerBase{plugin: plugin{checker: c, p: p}, hb: hb}
+			if st, ok := hb.(sdk.NextEventStarter); ok {
+				return hrTimerBaseStarter{hrTimerBase: h, st: st}
+			}
+			return h
 		}
 	case sdk.KindClockEvent:
 		if d, ok := p.(sdk.ClockEventDevice); ok {
@@ -360,25 +364,14 @@ type hrTimerBase struct {
 // Start implements sdk.HRTimerBase.
 func (c *hrTimerBase) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.Time, slack int64) (r sdk.HROpResult) {
 	r = c.hb.Start(cpu, now, t, expires, slack)
-	c.CheckStart(t.ID, r.Cost, len(r.Program), r.Ret)
+	c.checkStart(t.ID, r.Cost, len(r.Program), r.Ret)
 	return r
 }
 
-// Unchecked, CheckStart, CheckCancel and CheckInterrupt take Start, Cancel
-// and Interrupt apart for a host's hot path (the kernel's
-// hrtimer_start_range_ns(), hrtimer_try_to_cancel() and hrtimer_interrupt()):
-// the host calls Unchecked's Start, Cancel or Interrupt itself and hands the
-// answer's fields to the check, which makes exactly the checks of the
-// wrapper's call. The answer (80 bytes) then reaches the
-// host without being copied through this wrapper.
-
-// Unchecked returns the plugin behind the checker.
-func (c *hrTimerBase) Unchecked() sdk.HRTimerBase { return c.hb }
-
-// CheckStart checks Start's answer for timer id: its cost, device writes
+// checkStart checks Start's answer for timer id: its cost, device writes
 // and return value. It records id as known first: only an id the host
 // started may come back expired.
-func (c *hrTimerBase) CheckStart(id sdk.TimerID, cost int64, writes int, ret int) {
+func (c *hrTimerBase) checkStart(id sdk.TimerID, cost int64, writes int, ret int) {
 	if uint64(cost) > uint64(MaxCost) || writes > MaxList || ret != 0 && ret != 1 {
 		c.badStart(id, cost, writes, ret)
 		return
@@ -386,7 +379,7 @@ func (c *hrTimerBase) CheckStart(id sdk.TimerID, cost int64, writes int, ret int
 	c.known.add(id) // last: nothing is live across its rare growth
 }
 
-// badStart is CheckStart's checks in full, for an answer that fails one.
+// badStart is checkStart's checks in full, for an answer that fails one.
 //
 //go:noinline
 func (c *hrTimerBase) badStart(id sdk.TimerID, cost int64, writes int, ret int) {
@@ -398,10 +391,10 @@ func (c *hrTimerBase) badStart(id sdk.TimerID, cost int64, writes int, ret int) 
 	}
 }
 
-// CheckInterrupt checks the fields of Interrupt's answer for an interrupt
+// checkInterrupt checks the fields of Interrupt's answer for an interrupt
 // entered at now (see pass). It tests the answer as check does, in line,
 // and leaves it to check to name the violation it finds.
-func (c *hrTimerBase) CheckInterrupt(now, end ktime.Time, expired []sdk.HRExpiry, writes, retries int, hangDelay int64) {
+func (c *hrTimerBase) checkInterrupt(now, end ktime.Time, expired []sdk.HRExpiry, writes, retries int, hangDelay int64) {
 	// (Each call to check returns at once: nothing is live across it to
 	// be spilled on the way in.)
 	if end < now || int64(end-now) > MaxCost || len(expired) > MaxList || writes > MaxList ||
@@ -420,13 +413,13 @@ func (c *hrTimerBase) CheckInterrupt(now, end ktime.Time, expired []sdk.HRExpiry
 // Cancel implements sdk.HRTimerBase.
 func (c *hrTimerBase) Cancel(cpu int, now ktime.Time, id sdk.TimerID) (r sdk.HROpResult) {
 	r = c.hb.Cancel(cpu, now, id)
-	c.CheckCancel(r.Cost, len(r.Program), r.Ret)
+	c.checkCancel(r.Cost, len(r.Program), r.Ret)
 	return r
 }
 
-// CheckCancel checks Cancel's answer: its cost, device writes and return
-// value (the hot-path split of Cancel, as CheckStart is of Start).
-func (c *hrTimerBase) CheckCancel(cost int64, writes int, ret int) {
+// checkCancel checks Cancel's answer: its cost, device writes and return
+// value.
+func (c *hrTimerBase) checkCancel(cost int64, writes int, ret int) {
 	c.cost("Cancel", cost)
 	c.list("Cancel", "device writes", writes)
 	if ret < -1 || ret > 1 {
@@ -461,7 +454,7 @@ func (c *hrTimerBase) op(call string, r *sdk.HROpResult) {
 // Interrupt implements sdk.HRTimerBase.
 func (c *hrTimerBase) Interrupt(cpu int, now ktime.Time) (r sdk.InterruptResult) {
 	r = c.hb.Interrupt(cpu, now)
-	c.CheckInterrupt(now, r.End, r.Expired, len(r.Program), r.Retries, r.HangDelay)
+	c.checkInterrupt(now, r.End, r.Expired, len(r.Program), r.Retries, r.HangDelay)
 	return r
 }
 
@@ -519,18 +512,18 @@ func (c *hrTimerBase) NextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) kt
 	return c.hb.NextEvent(cpu, now, exclude)
 }
 
-// StartNextEvent passes on the transport's asynchronous NextEvent (the
-// out-of-process client sends the query and reads its answer when wait is
-// called, so the host can ask another plugin meanwhile); for a plugin without
-// one it asks at once. Like NextEvent, any answer is valid.
-func (c *hrTimerBase) StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) (wait func() ktime.Time) {
-	if st, ok := c.hb.(interface {
-		StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) func() ktime.Time
-	}); ok {
-		return st.StartNextEvent(cpu, now, exclude)
-	}
-	t := c.hb.NextEvent(cpu, now, exclude)
-	return func() ktime.Time { return t }
+// hrTimerBaseStarter is hrTimerBase for a plugin that implements
+// sdk.NextEventStarter (the out-of-process client): the checker passes it on,
+// so the host can ask another plugin while the answer is on its way. Like
+// NextEvent, any answer is valid.
+type hrTimerBaseStarter struct {
+	*hrTimerBase
+	st sdk.NextEventStarter
+}
+
+// StartNextEvent implements sdk.NextEventStarter.
+func (c hrTimerBaseStarter) StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) (wait func() ktime.Time) {
+	return c.st.StartNextEvent(cpu, now, exclude)
 }
 
 // clockEvent checks a sdk.ClockEventDevice.
@@ -667,10 +660,5 @@ func (c *governor) badSelect(cpu int, a sdk.IdleChoice) {
 	}
 }
 
-// Reflect implements sdk.Governor. It checks nothing: a host may call
-// Unchecked's Reflect instead.
+// Reflect implements sdk.Governor. It has no answer to check.
 func (c *governor) Reflect(r sdk.IdleReflect) { c.g.Reflect(r) }
-
-// Unchecked returns the governor behind the checker, for a host's calls of
-// Reflect (the kernel's cpuidle_reflect()), which the checker only passes on.
-func (c *governor) Unchecked() sdk.Governor { return c.g }

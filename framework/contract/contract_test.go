@@ -366,9 +366,6 @@ func TestViolations(t *testing.T) {
 		{name: "governor's selection costs more than MaxCost", highres: true,
 			h:    hooks{sel: func(a *sdk.IdleChoice) { a.Cost = contract.MaxCost + 1 }},
 			kind: sdk.KindGovernor, plugin: "menu", call: "Select", problems: []string{"cost 10000000001 ns is outside"}},
-		// The kernel calls Start and Interrupt on the plugin behind the
-		// checker and hands the answers to its checks (CheckStart,
-		// CheckInterrupt): these cases show the checks still run there.
 		{name: "hrtimer start returns 2", highres: true,
 			h:    hooks{start: func(r *sdk.HROpResult) { r.Ret = 2 }},
 			kind: sdk.KindHRTimer, plugin: "hrtimer", call: "Start", problems: []string{"returned 2"}},
@@ -414,9 +411,8 @@ func builtinPlugin(t *testing.T, name string) sdk.Plugin {
 	return nil
 }
 
-// TestHRTimerCancelChecked: the wrapper's Cancel and the split check the
-// kernel calls (CheckCancel) refuse the same lie. (The scenarios above never
-// cancel a queued hrtimer.)
+// TestHRTimerCancelChecked: the wrapper's Cancel refuses a lie. (The
+// scenarios above never cancel a queued hrtimer.)
 func TestHRTimerCancelChecked(t *testing.T) {
 	h := &hooks{cancel: func(r *sdk.HROpResult) { r.Ret = 3 }}
 	real := builtinPlugin(t, "hrtimer").(sdk.HRTimerBase)
@@ -425,46 +421,20 @@ func TestHRTimerCancelChecked(t *testing.T) {
 		t.Fatal(d)
 	}
 	hb := p.(sdk.HRTimerBase)
-	split := p.(interface {
-		Unchecked() sdk.HRTimerBase
-		CheckCancel(cost int64, writes, ret int)
-	})
-	for name, call := range map[string]func(){
-		"wrapper": func() {
-			hb.Start(0, 0, sdk.HRTimer{ID: 1, Clock: sdk.ClockMonotonic}, 1000, 0)
-			hb.Cancel(0, 0, 1)
-		},
-		"split": func() {
-			r := split.Unchecked().Cancel(0, 0, 1)
-			split.CheckCancel(r.Cost, len(r.Program), r.Ret)
-		},
-	} {
-		func() {
-			defer func() {
-				ce, ok := recover().(*sdk.ContractError)
-				if !ok || ce.Call != "Cancel" || !strings.Contains(ce.Error(), "returned 3") {
-					t.Errorf("%s: recovered %v, want a ContractError for Cancel returning 3", name, ce)
-				}
-			}()
-			call()
-		}()
-	}
+	defer func() {
+		ce, ok := recover().(*sdk.ContractError)
+		if !ok || ce.Call != "Cancel" || !strings.Contains(ce.Error(), "returned 3") {
+			t.Errorf("recovered %v, want a ContractError for Cancel returning 3", ce)
+		}
+	}()
+	hb.Start(0, 0, sdk.HRTimer{ID: 1, Clock: sdk.ClockMonotonic}, 1000, 0)
+	hb.Cancel(0, 0, 1)
 }
 
-// TestHRTimerInterruptChecked: CheckInterrupt (the kernel's split check of
-// Interrupt's answer, which tests the fields in line) accepts a valid answer
-// and refuses every lie the full check refuses, with its message.
+// TestHRTimerInterruptChecked: the wrapper's Interrupt (whose in-line test
+// of the answer hands a failing one to the full check) accepts a valid
+// answer and refuses every lie the full check refuses, with its message.
 func TestHRTimerInterruptChecked(t *testing.T) {
-	real := builtinPlugin(t, "hrtimer").(sdk.HRTimerBase)
-	p := contract.Wrap(sdk.KindHRTimer, "hrtimer", real, contract.Limits{CPUs: 1})
-	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{}); d.HasErrors() {
-		t.Fatal(d)
-	}
-	hb := p.(sdk.HRTimerBase)
-	hb.Start(0, 0, sdk.HRTimer{ID: 1, Clock: sdk.ClockMonotonic}, 1000, 0) // id 1 is known
-	split := p.(interface {
-		CheckInterrupt(now, end ktime.Time, expired []sdk.HRExpiry, writes, retries int, hangDelay int64)
-	})
 	const now, end = ktime.Time(1000), ktime.Time(2000)
 	ok := []sdk.HRExpiry{{ID: 1, Now: now}, {ID: 1, Now: end}}
 	for _, tc := range []struct {
@@ -488,6 +458,17 @@ func TestHRTimerInterruptChecked(t *testing.T) {
 		{name: "callback after the end", end: end, expired: []sdk.HRExpiry{ok[0], {ID: 1, Now: end + 1}}, problem: "callback starts at 2001"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			h := &hooks{interrupt: func(_ ktime.Time, r *sdk.InterruptResult) {
+				*r = sdk.InterruptResult{End: tc.end, Expired: tc.expired, Program: make([]ktime.Time, tc.writes),
+					Retries: tc.retries, HangDelay: tc.hangDelay}
+			}}
+			real := builtinPlugin(t, "hrtimer").(sdk.HRTimerBase)
+			p := contract.Wrap(sdk.KindHRTimer, "hrtimer", lyingHRTimer{real, h}, contract.Limits{CPUs: 1})
+			if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{}); d.HasErrors() {
+				t.Fatal(d)
+			}
+			hb := p.(sdk.HRTimerBase)
+			hb.Start(0, 0, sdk.HRTimer{ID: 1, Clock: sdk.ClockMonotonic}, 1000, 0) // id 1 is known
 			defer func() {
 				r := recover()
 				if tc.problem == "" {
@@ -501,22 +482,43 @@ func TestHRTimerInterruptChecked(t *testing.T) {
 					t.Errorf("recovered %v, want a ContractError for Interrupt containing %q", r, tc.problem)
 				}
 			}()
-			split.CheckInterrupt(now, tc.end, tc.expired, tc.writes, tc.retries, tc.hangDelay)
+			hb.Interrupt(0, now)
 		})
 	}
 }
 
-// TestGovernorUnchecked: the checked governor hands a host the plugin behind
-// it (for Reflect, which it checks nothing of), and its own Reflect reaches
-// the same plugin.
-func TestGovernorUnchecked(t *testing.T) {
-	real := builtinPlugin(t, "menu").(sdk.Governor)
-	p := contract.Wrap(sdk.KindGovernor, "menu", real, contract.Limits{CPUs: 1})
-	u, ok := p.(interface{ Unchecked() sdk.Governor })
-	if !ok {
-		t.Fatal("the checked governor has no Unchecked")
+// startingHRTimer is an hrtimer plugin with sdk.NextEventStarter, as the
+// out-of-process client has.
+type startingHRTimer struct {
+	sdk.HRTimerBase
+	started *int
+}
+
+func (s startingHRTimer) StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) func() ktime.Time {
+	*s.started++
+	t := s.NextEvent(cpu, now, exclude)
+	return func() ktime.Time { return t }
+}
+
+// TestHRTimerStarterPassedOn: the checker has sdk.NextEventStarter exactly
+// when the plugin behind it has (the kernel overlaps the hrtimer's and the
+// wheel's questions only then), and passes the call on.
+func TestHRTimerStarterPassedOn(t *testing.T) {
+	real := builtinPlugin(t, "hrtimer").(sdk.HRTimerBase)
+	if _, ok := contract.Wrap(sdk.KindHRTimer, "hrtimer", real, contract.Limits{CPUs: 1}).(sdk.NextEventStarter); ok {
+		t.Error("the checked builtin hrtimer has StartNextEvent; the builtin has none")
 	}
-	if u.Unchecked() != real {
-		t.Errorf("Unchecked() = %v, want the wrapped plugin %v", u.Unchecked(), real)
+	var n int
+	p := contract.Wrap(sdk.KindHRTimer, "hrtimer", startingHRTimer{real, &n}, contract.Limits{CPUs: 1})
+	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{}); d.HasErrors() {
+		t.Fatal(d)
+	}
+	st, ok := p.(sdk.NextEventStarter)
+	if !ok {
+		t.Fatal("the checked plugin lost its StartNextEvent")
+	}
+	p.(sdk.HRTimerBase).Start(0, 0, sdk.HRTimer{ID: 1, Clock: sdk.ClockMonotonic}, 5000, 0)
+	if got := st.StartNextEvent(0, 0, 0)(); got != 5000 || n != 1 {
+		t.Errorf("StartNextEvent waited %d after %d plugin calls, want 5000 after 1", got, n)
 	}
 }

@@ -516,13 +516,7 @@ func (b *built) openTrace(o Options) {
 // the kernel refuses is a diagnostic on the machine block.
 func (b *built) newKernel(plugins kernel.Plugins, o Options) *hcl.Diagnostic {
 	spec := b.spec
-	// Overlap independent plugin calls when a plugin runs in its own process.
-	concurrent := false
-	for _, pi := range b.plugins {
-		concurrent = concurrent || pi.Isolation == config.IsolationProcess
-	}
-	k, err := kernel.New(kernel.Options{Machine: machineOf(spec.Machine), Settings: b.settings, Plugins: plugins, Seed: spec.Run.Seed, Trace: b.tw, Log: o.Log,
-		ConcurrentPlugins: concurrent})
+	k, err := kernel.New(kernel.Options{Machine: machineOf(spec.Machine), Settings: b.settings, Plugins: plugins, Seed: spec.Run.Seed, Trace: b.tw, Log: o.Log})
 	if err != nil {
 		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid machine", Detail: err.Error(), Subject: spec.Machine.DefRange.Ptr()}
 	}

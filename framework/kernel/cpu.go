@@ -716,12 +716,8 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 		c.syncDevTo(now, a.FireAt)
 	}
 	if k.m.HighRes {
-		// hrtimer_interrupt(): the plugin's answer straight into r, then
-		// the contract's checks of it (Kernel.hrtRaw, hrtChk).
-		r := k.hrtRaw.Interrupt(c.id, now)
-		if k.hrtChk != nil {
-			k.hrtChk.CheckInterrupt(now, r.End, r.Expired, len(r.Program), r.Retries, r.HangDelay)
-		}
+		// hrtimer_interrupt()
+		r := k.hrt.Interrupt(c.id, now)
 		c.cnt.b.Add(cHRInterrupts, 1)
 		hang := int64(0)
 		for {

@@ -145,8 +145,8 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 		// process.
 		h := devNext
 		switch ask := k.m.HighRes && c.ts.schedTimer.queued && c.ts.schedTimer.expires <= devNext; {
-		case ask && k.concurrent:
-			wait := k.startNextEvent(c.id, now, c.ts.schedTimer.ID)
+		case ask && k.hrtStarter != nil:
+			wait := k.hrtStarter.StartNextEvent(c.id, now, c.ts.schedTimer.ID)
 			expires, qc = c.nohzNextEvent(now)
 			h = wait()
 		case ask:
@@ -222,7 +222,7 @@ func (c *CPU) cpuidleReflect(now ktime.Time, lat int64, tickWakeup bool) {
 	}
 	c.cpuidle.entered = false
 	end := now + ktime.Time(lat)
-	c.k.govReflect.Reflect(sdk.IdleReflect{CPU: c.id, State: c.idle.state + 1, Residency: int64(end - c.cpuidle.enteredAt),
+	c.k.gov.Reflect(sdk.IdleReflect{CPU: c.id, State: c.idle.state + 1, Residency: int64(end - c.cpuidle.enteredAt),
 		Span: int64(end - c.cpuidle.selectAt), TickWakeup: tickWakeup})
 }
 

@@ -69,14 +69,6 @@ type Options struct {
 	Seed     uint64
 	Trace    *trace.Writer // nil: no trace
 	Log      zerolog.Logger
-	// ConcurrentPlugins: where one kernel event asks two plugins questions
-	// that do not depend on each other (the wheel's and the hrtimer's next
-	// event at idle entry), ask both before waiting for either. Worth it
-	// when a plugin runs in its own process (a round trip each); in process
-	// the calls are simply made in order. Results are the same either way:
-	// each plugin gets the same calls in the same order, and plugins never
-	// see each other.
-	ConcurrentPlugins bool
 }
 
 // Kernel is one simulated machine.
@@ -89,8 +81,6 @@ type Kernel struct {
 	seed     uint64
 	log      zerolog.Logger
 	tr       *trace.Writer
-	// concurrent: Options.ConcurrentPlugins.
-	concurrent bool
 	// nohz: NO_HZ is on (Machine.NoHZ "idle" or "full"), so an idle CPU may
 	// stop its tick; read on every idle entry.
 	nohz bool
@@ -119,20 +109,16 @@ type Kernel struct {
 	// the promise on it, so a plugin that breaks it is caught, not trusted.
 	repeatSkips uint32
 	hrt         sdk.HRTimerBase
-	// hrtRaw and hrtChk split a checked hrtimer plugin (framework/contract)
-	// for the hot Start and Interrupt calls: the call goes to hrtRaw and its
-	// answer's fields to hrtChk. Without a checker hrtRaw is hrt, hrtChk nil.
-	hrtRaw sdk.HRTimerBase
-	hrtChk hrtimerChecks
-	local  *clockevents.Device
-	bcDev  *clockevents.Device
-	bcast  *clockevents.Broadcast
-	bcEv   *sim.Event
-	gov    sdk.Governor
-	// govReflect is gov for Reflect, which the contract checks nothing
-	// of: the plugin behind a checker (its pass-through only copied the
-	// 56-byte argument once more).
-	govReflect sdk.Governor
+	// hrtStarter is hrt's sdk.NextEventStarter, if it has one: where one
+	// kernel event asks the hrtimer's and the wheel's next event (idle
+	// entry, the low-res tick stop), the hrtimer's question goes out first
+	// and its answer is read after the wheel's call.
+	hrtStarter sdk.NextEventStarter
+	local      *clockevents.Device
+	bcDev      *clockevents.Device
+	bcast      *clockevents.Broadcast
+	bcEv       *sim.Event
+	gov        sdk.Governor
 
 	govStates []sdk.CPUIdleState // the cpuidle driver's states, POLL first
 	govName   string
@@ -207,7 +193,7 @@ func New(o Options) (*Kernel, error) {
 		m.NoHZ = "idle"
 	}
 	k := &Kernel{
-		m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace, concurrent: o.ConcurrentPlugins,
+		m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace,
 		wheel: o.Plugins.Wheel, hrt: o.Plugins.HRTimer, local: o.Plugins.Local, bcDev: o.Plugins.Broadcast, gov: o.Plugins.Governor,
 		tickNsec: ktime.TickNsec(m.HZ),
 		nextPid:  1000, tk: timekeeping{tickDoTimerCPU: 0},
@@ -217,14 +203,7 @@ func New(o Options) (*Kernel, error) {
 	if rf, ok := k.wheel.(sdk.RepeatFreeNextTimer); ok {
 		k.wheelRepeatFree = rf.NextTimerRepeatFree()
 	}
-	k.hrtRaw = k.hrt
-	if c, ok := k.hrt.(checkedHRTimer); ok {
-		k.hrtRaw, k.hrtChk = c.Unchecked(), c
-	}
-	k.govReflect = k.gov
-	if c, ok := k.gov.(interface{ Unchecked() sdk.Governor }); ok {
-		k.govReflect = c.Unchecked()
-	}
+	k.hrtStarter, _ = k.hrt.(sdk.NextEventStarter)
 	k.signals = newSignalEra(o.Settings.PosixTimerSignals)
 	k.migrate = TimerMigrationActive(o.Settings, m)
 	if m.NoHZ != "off" && m.CPUs > 1 {
@@ -433,66 +412,4 @@ func (k *Kernel) ContextTimes() [][4]int64 {
 		out[i][ctxSoftirq] += k.cpus[i].ctxNS[ctxKsoftirqd]
 	}
 	return out
-}
-
-// nextEventStarter is implemented by an hrtimer plugin client that can send
-// NextEvent and read its answer later (the out-of-process transport, passed on
-// by framework/contract): the kernel then sends it, makes the wheel's call,
-// and only then waits, so both requests are out before either answer is
-// awaited.
-type nextEventStarter interface {
-	StartNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) (wait func() ktime.Time)
-}
-
-// hrtimerChecks are the checks framework/contract's hrtimer checker makes
-// on Start's, Cancel's and Interrupt's answers, taking the answers' fields.
-type hrtimerChecks interface {
-	CheckStart(id sdk.TimerID, cost int64, writes int, ret int)
-	CheckCancel(cost int64, writes int, ret int)
-	CheckInterrupt(now, end ktime.Time, expired []sdk.HRExpiry, writes, retries int, hangDelay int64)
-}
-
-// checkedHRTimer is an hrtimer plugin behind framework/contract's checker.
-type checkedHRTimer interface {
-	hrtimerChecks
-	Unchecked() sdk.HRTimerBase
-}
-
-// startNextEvent sends the hrtimer's NextEvent ahead of another plugin's
-// call (only with Options.ConcurrentPlugins): through the transport's
-// nextEventStarter, else on a goroutine (askTime).
-func (k *Kernel) startNextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) (wait func() ktime.Time) {
-	if st, ok := k.hrt.(nextEventStarter); ok {
-		return st.StartNextEvent(cpu, now, exclude)
-	}
-	return askTime(func() ktime.Time { return k.hrt.NextEvent(cpu, now, exclude) })
-}
-
-// askTime starts ask, a plugin query whose answer the caller needs only after
-// it has made another plugin's call, on its own goroutine, so the two round
-// trips overlap (Options.ConcurrentPlugins; callers make both calls in order
-// otherwise, without this function's allocations). ask must only call its
-// plugin. wait returns the answer; a panic in ask (the plugin's
-// TransportError or ContractError) is raised by wait.
-func askTime(ask func() ktime.Time) (wait func() ktime.Time) {
-	type answer struct {
-		t     ktime.Time
-		panic any
-	}
-	done := make(chan answer, 1)
-	go func() {
-		var a answer
-		defer func() {
-			a.panic = recover()
-			done <- a
-		}()
-		a.t = ask()
-	}()
-	return func() ktime.Time {
-		a := <-done
-		if a.panic != nil {
-			panic(a.panic)
-		}
-		return a.t
-	}
 }

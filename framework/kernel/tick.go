@@ -190,8 +190,8 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 		// plugins are asked together.
 		h := ktime.Max
 		switch {
-		case !k.m.HighRes && k.concurrent:
-			wait := k.startNextEvent(c.id, now, 0)
+		case !k.m.HighRes && k.hrtStarter != nil:
+			wait := k.hrtStarter.StartNextEvent(c.id, now, 0)
 			next, cost = c.wheelNextEvent(basejiff)
 			h = wait()
 		case !k.m.HighRes:

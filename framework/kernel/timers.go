@@ -77,11 +77,8 @@ func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time,
 	if k.migrate {
 		place = k.placement()
 	}
-	r := k.hrtRaw.Start(c.id, now, sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period,
+	r := k.hrt.Start(c.id, now, sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period,
 		Placement: place}, expires, slack)
-	if k.hrtChk != nil {
-		k.hrtChk.CheckStart(t.ID, r.Cost, len(r.Program), r.Ret)
-	}
 	t.queued, t.cpu, t.expires = true, int16(c.id), r.Expires
 	if r.Moved {
 		// switch_hrtimer_base() queued it on another CPU's base.
@@ -108,10 +105,7 @@ func (k *Kernel) hrCancel(c *CPU, now ktime.Time, t *HRTimer) int64 {
 
 // hrCancelQueued is hrCancel of a queued timer.
 func (k *Kernel) hrCancelQueued(c *CPU, now ktime.Time, t *HRTimer) int64 {
-	r := k.hrtRaw.Cancel(c.id, now, t.ID)
-	if k.hrtChk != nil {
-		k.hrtChk.CheckCancel(r.Cost, len(r.Program), r.Ret)
-	}
+	r := k.hrt.Cancel(c.id, now, t.ID)
 	if r.Ret == 1 {
 		t.queued = false
 		c.cnt.b.Add(cHRCancel, 1)
