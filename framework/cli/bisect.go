@@ -70,7 +70,7 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	src, err := os.ReadFile(file)
+	src, err := config.ReadFile(file)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2

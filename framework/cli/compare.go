@@ -112,7 +112,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	src, err := os.ReadFile(file)
+	src, err := config.ReadFile(file)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2

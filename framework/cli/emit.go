@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/tickemu/tickemu/framework/cluster"
+	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
 )
 
@@ -124,7 +125,7 @@ func (e *emitFlags) write(stdout, stderr io.Writer, fs *flag.FlagSet, set map[st
 		if j.Tickemu == "" {
 			j.Tickemu = "tickemu"
 		}
-		if j.Config, err = os.ReadFile(file); err == nil {
+		if j.Config, err = config.ReadFile(file); err == nil {
 			script, err = cluster.Kubernetes(j)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/tickemu/tickemu/framework/experiment"
 )
@@ -43,15 +42,9 @@ func (a *App) cmdMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	var shards []*experiment.ShardFile
 	for _, name := range files {
-		f, err := os.Open(name)
+		sf, err := experiment.LoadShardFile(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "tickemu: %v\n", err)
-			return 2
-		}
-		sf, err := experiment.ReadShardFile(bufio.NewReader(f))
-		f.Close()
-		if err != nil {
-			fmt.Fprintf(stderr, "tickemu: %s: %v\n", name, err)
 			return 2
 		}
 		shards = append(shards, sf)

@@ -149,7 +149,7 @@ func (a *App) finishRun(stdout, stderr io.Writer, format, reportFile, file strin
 	cmp, err := runComparison(file, res)
 	var src []byte
 	if err == nil {
-		if src, err = os.ReadFile(file); err != nil {
+		if src, err = config.ReadFile(file); err != nil {
 			err = fmt.Errorf("--report: %v", err)
 		}
 	}
@@ -197,7 +197,7 @@ func (a *App) runSweep(stdout, stderr io.Writer, c *common, opts config.Options,
 		return 2
 	}
 	defer closeOp()
-	src, err := os.ReadFile(file)
+	src, err := config.ReadFile(file)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2

@@ -98,7 +98,8 @@ func JobName(file string) string {
 
 // safe refuses a value that a job script, an #SBATCH line or a manifest
 // comment cannot carry as it is: a control character (a newline would end a
-// comment and start a command or a YAML document) or invalid UTF-8. Such a
+// comment and start a command or a YAML document), any other character that
+// is not printable, or invalid UTF-8. Such a
 // value is never needed by a comparison, so it is refused rather than
 // escaped.
 func safe(what, v string) error {
@@ -108,6 +109,13 @@ func safe(what, v string) error {
 	for _, r := range v {
 		if unicode.IsControl(r) {
 			return fmt.Errorf("%s %q holds the control character %U: a job script or manifest cannot carry it safely", what, v, r)
+		}
+		// POSIX sh has no escapes: syntax.Quote cannot quote for it a
+		// character that is not printable (a format character such as a
+		// bidi override, a space other than U+0020, an unassigned code
+		// point, U+FFFD). FuzzEmitters found U+07B5 panicking here.
+		if !unicode.IsPrint(r) || r == utf8.RuneError {
+			return fmt.Errorf("%s %q holds the character %U, which is not printable: a job script or manifest cannot carry it safely", what, v, r)
 		}
 	}
 	return nil

@@ -1,14 +1,15 @@
 package config
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/tickemu/tickemu/framework/internal/limitio"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
@@ -16,15 +17,26 @@ import (
 // nil: when diags has errors only its Files are meaningful, for printing them
 // with WriteDiagnostics. Warnings may come with a usable Spec.
 func Load(path string, opts Options) (*Spec, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := ReadFile(path)
 	if err != nil {
+		summary := "Cannot read configuration"
+		var tl *limitio.TooLargeError
+		if errors.As(err, &tl) {
+			summary = "Configuration file too large"
+		}
 		return &Spec{files: map[string]*hcl.File{}}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
-			Summary:  "Cannot read configuration",
+			Summary:  summary,
 			Detail:   err.Error(),
 		}}
 	}
 	return LoadBytes(path, src, opts)
+}
+
+// ReadFile reads a configuration file, failing as soon as it passes
+// MaxFileBytes: an endless input (/dev/zero, a FIFO) is never read whole.
+func ReadFile(path string) ([]byte, error) {
+	return limitio.ReadFile(path, MaxFileBytes, "a configuration file")
 }
 
 // LoadBytes is Load for a file already in memory; name is used in messages.

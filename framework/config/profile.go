@@ -2,8 +2,8 @@ package config
 
 import (
 	"fmt"
+	"github.com/tickemu/tickemu/framework/internal/limitio"
 	"maps"
-	"os"
 	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
@@ -62,7 +62,7 @@ func (l *loader) loadProfile(a *hcl.Attribute) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(a.Expr.Range().Filename), path)
 	}
-	src, err := os.ReadFile(path)
+	src, err := limitio.ReadFile(path, MaxFileBytes, "a machine profile")
 	if err != nil {
 		l.diags = append(l.diags, errorAt(a.Expr.Range(), "Cannot read machine profile",
 			"%q in the %s: %v.", v, what, err))

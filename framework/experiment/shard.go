@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -8,11 +9,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/config"
+	"github.com/tickemu/tickemu/framework/internal/limitio"
 )
 
 // A shard file holds the raw results of some cells of an experiment's grid
@@ -142,13 +145,36 @@ func (f *ShardFile) Write(w io.Writer) error {
 	return enc.Encode(f)
 }
 
+// MaxShardBytes bounds a shard file: thousands of cells with their bench
+// lines, metrics and report details are tens of MB.
+const MaxShardBytes = 256 << 20
+
+// LoadShardFile reads the shard file at path through MaxShardBytes, so an
+// endless or oversized input fails at the limit instead of filling memory.
+func LoadShardFile(path string) (*ShardFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sf, err := ReadShardFile(bufio.NewReader(limitio.Reader(f, MaxShardBytes, path, "a shard file")))
+	var tl *limitio.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, tl
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return sf, nil
+}
+
 // ReadShardFile reads a shard file, checking its format and version.
 func ReadShardFile(r io.Reader) (*ShardFile, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	var f ShardFile
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("not a shard file: %v", err)
+		return nil, fmt.Errorf("not a shard file: %w", err)
 	}
 	if f.Format != ShardFormat {
 		return nil, fmt.Errorf("not a shard file: format %q, want %q", f.Format, ShardFormat)

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
+	"syscall"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/kernel"
@@ -144,5 +147,32 @@ func TestShardDetail(t *testing.T) {
 	}
 	if sf.Experiment.Source != e.Source {
 		t.Errorf("the source read back is %q", sf.Experiment.Source)
+	}
+}
+
+// TestAttackShardEndless (issue 31) feeds a shard file of endless blanks
+// through a FIFO: the JSON decoder never ends a value, the limit ends it.
+func TestAttackShardEndless(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		blank := bytes.Repeat([]byte{' '}, 1<<16)
+		for {
+			if _, err := f.Write(blank); err != nil {
+				return // the reader stopped
+			}
+		}
+	}()
+	_, err := LoadShardFile(p)
+	want := p + " is larger than the 256 MiB limit for a shard file"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
 	}
 }

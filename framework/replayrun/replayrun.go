@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -40,7 +39,7 @@ func Config(cfgFile, capture string, cp *replay.Capture) (src []byte, name strin
 func ConfigWith(cfgFile, capture string, cp *replay.Capture, pmQoS int64) (src []byte, name string, err error) {
 	name = "replay.hcl"
 	if cfgFile != "" {
-		b, err := os.ReadFile(cfgFile)
+		b, err := config.ReadFile(cfgFile)
 		if err != nil {
 			return nil, "", err
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tickemu/tickemu/framework/internal/limitio"
 )
 
 // BabeltraceReader reads the text output of babeltrace and babeltrace2 on an
@@ -79,7 +81,7 @@ func lttngPrios(f *fieldSet) {
 
 // NewBabeltrace returns a reader of babeltrace text from r.
 func NewBabeltrace(r io.Reader) *BabeltraceReader {
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(limitio.Reader(r, MaxTraceBytes, "the trace", ""))
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	return &BabeltraceReader{sc: sc, hdr: Header{Format: "babeltrace"}}
 }

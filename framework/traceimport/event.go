@@ -25,6 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/tickemu/tickemu/framework/internal/limitio"
 )
 
 // Kind is the event an Event holds.
@@ -338,6 +340,11 @@ var ErrTooLong = errors.New("line too long")
 // MaxLine is the longest line a reader accepts.
 const MaxLine = 1 << 20
 
+// MaxTraceBytes bounds the text a reader reads: an hour of every timer
+// event of a busy 64-CPU machine is a few GB; an endless input (a FIFO, a
+// generator) stops here.
+const MaxTraceBytes = 16 << 30
+
 // nextLine scans sc up to the next line parse decodes into an event,
 // counting lines and events in st; it returns io.EOF at the end, and a
 // ParseError for a line longer than MaxLine. Both readers' Next.
@@ -356,6 +363,10 @@ func nextLine(sc *bufio.Scanner, st *Stats, parse func(string) (bool, error)) er
 	if err := sc.Err(); err != nil {
 		if err == bufio.ErrTooLong {
 			return &ParseError{Line: st.Lines + 1, Msg: "line longer than 1 MiB"}
+		}
+		var tl *limitio.TooLargeError
+		if errors.As(err, &tl) {
+			return &ParseError{Line: st.Lines + 1, Msg: tl.Error()}
 		}
 		return err
 	}

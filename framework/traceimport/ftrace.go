@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/tickemu/tickemu/framework/internal/limitio"
 )
 
 // FtraceReader reads ftrace text: the tracefs `trace` / `trace_pipe` file
@@ -37,7 +39,7 @@ func (r *FtraceReader) DecodeProcesses() { r.procs = true }
 
 // NewFtrace returns a reader of ftrace text from r.
 func NewFtrace(r io.Reader) *FtraceReader {
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(limitio.Reader(r, MaxTraceBytes, "the trace", ""))
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	return &FtraceReader{sc: sc, hdr: Header{Format: "ftrace"}, header: true}
 }
