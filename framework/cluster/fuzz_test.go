@@ -93,4 +93,3 @@ func shape(t *testing.T, script string, lang syntax.LangVariant) string {
 	})
 	return b.String()
 }
-
