@@ -151,3 +151,70 @@ func TestFit(t *testing.T) {
 		}
 	}
 }
+
+// TestFitSpread: irq_latency's spread is, per bundle with enough samples,
+// the quantiles of the lateness samples' deviations from that bundle's own
+// centre, and the median of each quantile over those bundles; a bundle with
+// too few samples is left out, and too few samples in all leave no spread
+// (the profile then writes none and the model draws nothing).
+func TestFitSpread(t *testing.T) {
+	const n = 2000
+	bundle := func(name string, base int64, tail int64) Bundle {
+		idle := make([]Interval, n)
+		for i := range idle {
+			// uniform 0..9.995 us above base, one sample in 100 has tail more
+			idle[i] = Interval{NS: base + int64(i%2000)*5}
+			if i%100 == 0 {
+				idle[i].NS += tail
+			}
+		}
+		busy := make([]Interval, 50)
+		for i := range busy {
+			busy[i] = Interval{NS: base + 5000}
+		}
+		return Bundle{Name: name, LAPIC: true, M: &Measurement{Resolution: 1, Events: 1, Samples: map[string][]Interval{
+			EIRQEntry: {{NS: 1000}, {NS: 1000}}, ELatenessBusy: busy, ELatenessIdle: idle,
+		}}}
+	}
+	defaults := func(string) float64 { return 0 }
+	spreadOf := func(bs ...Bundle) Param {
+		_, _, params := Fit(bs, defaults)
+		for _, p := range params {
+			if p.Key() == "lapic.irq_latency" {
+				return p
+			}
+		}
+		t.Fatal("no lapic.irq_latency")
+		return Param{}
+	}
+	// Three bundles, base and tail differing: the centre of each is its
+	// own, the tail's quantile the median bundle's (100 us), not the
+	// largest (1 ms).
+	p := spreadOf(bundle("a", 10000, 100000), bundle("b", 20000, 1000000), bundle("c", 15000, 50000))
+	if p.Spread.Zero() || p.SpreadN != 3*(n+50) {
+		t.Fatalf("spread %v from %d samples; want one from %d", p.Spread, p.SpreadN, 3*(n+50))
+	}
+	at := func(pct float64) float64 {
+		for i, pp := range p.Spread.P {
+			if near(pp, pct/100, 1e-9) {
+				return p.Spread.Dev[i]
+			}
+		}
+		t.Fatalf("no p%g in %v", pct, p.Spread)
+		return 0
+	}
+	// Within a bundle: the body is 0..10 us around a fenced mean near 5 us
+	// (the 1% tail lies beyond the fences); p99.9 is in the tail.
+	if d := at(50); math.Abs(d) > 300 {
+		t.Errorf("p50 deviation %g ns; want about 0", d)
+	}
+	if d := at(99.9); d < 90000 || d > 110000 {
+		t.Errorf("p99.9 deviation %g ns; want about the median bundle's tail, 100 us", d)
+	}
+	// Too few samples: bundles below 1000 are left out, and no spread.
+	small := bundle("s", 10000, 0)
+	small.M.Samples[ELatenessIdle] = small.M.Samples[ELatenessIdle][:500]
+	if p := spreadOf(small); !p.Spread.Zero() || !strings.Contains(p.SpreadWhy, "fewer than 1000") {
+		t.Errorf("spread from 550 samples = %v (%q); want none, and why", p.Spread, p.SpreadWhy)
+	}
+}

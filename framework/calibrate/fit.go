@@ -3,6 +3,10 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/tickemu/tickemu/framework/sdk/spread"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Bundle is one trace's measurement with its name and whether its machine's
@@ -52,6 +56,13 @@ type Param struct {
 	Note string
 	// Written: the profile sets it (a reported-only figure is not).
 	Written bool
+	// Spread is the fitted spread around Value (the profile's
+	// Attr_spread), from SpreadN samples of SpreadFrom; zero when the
+	// parameter has none (SpreadWhy says why, when it could have one).
+	Spread     spread.Quantiles
+	SpreadN    int
+	SpreadFrom string
+	SpreadWhy  string
 }
 
 // Key is the parameter's dotted name: kernel.irq_entry_cost,
@@ -81,6 +92,10 @@ type paramDef struct {
 	note                string
 	lapic               bool // a device attribute of the lapic plugin
 	reported            bool // printed, not written to the profile
+	// spread lists the estimators whose samples' deviations from their
+	// own centre (per bundle) give the parameter's spread, written as
+	// attr_spread: the model draws the cost around its value.
+	spread []string
 }
 
 var plus = func(e string) term { return term{est: e, sign: 1} }
@@ -103,7 +118,12 @@ var paramDefs = []paramDef{
 	{block: "kernel", attr: "ipi_send_cost", terms: []term{plus(EIPISend)}},
 	{block: "kernel", attr: "ipi_latency_cost", terms: []term{plus(EIPILatency)}},
 	{block: `clockevent "local"`, plugin: "lapic", attr: "deadline_write_cost", terms: []term{plus(EStartProgram), minus(EStartPlain)}, lapic: true},
-	{block: `clockevent "local"`, plugin: "lapic", attr: "irq_latency", terms: []term{plus(ELatenessBusy), minus(EIRQEntry)}, lapic: true},
+	// The spread of the interrupt's delivery: expiry lateness on busy and
+	// on idle CPUs moves with the same thing (in a guest, the host
+	// scheduling the vCPU), and the idle samples are the many (a sleeping
+	// timer task's CPU is idle when its timer fires).
+	{block: `clockevent "local"`, plugin: "lapic", attr: "irq_latency", terms: []term{plus(ELatenessBusy), minus(EIRQEntry)}, lapic: true,
+		spread: []string{ELatenessBusy, ELatenessIdle}},
 	{attr: "idle exit (machine idle_state exit_latency)", terms: []term{plus(ELatenessIdle), minus(ELatenessBusy)}, reported: true},
 }
 
@@ -183,9 +203,110 @@ func Fit(bundles []Bundle, defaults func(key string) float64) (per []map[string]
 				p.Value = 0
 			}
 		}
+		if p.Constrained && len(d.spread) > 0 {
+			p.Spread, p.SpreadN = fitSpread(bundles, per, d.spread)
+			for i, e := range d.spread {
+				if i > 0 {
+					p.SpreadFrom += ", "
+				}
+				p.SpreadFrom += e
+			}
+			if p.SpreadN < minSpreadSamples {
+				p.Spread = spread.Quantiles{}
+				p.SpreadWhy = fmt.Sprintf("%d samples of %s: fewer than %d", p.SpreadN, p.SpreadFrom, minSpreadSamples)
+			}
+		}
 		params = append(params, p)
 	}
 	return per, pooled, params
+}
+
+// spreadPercents are the quantiles a fitted spread is written at: the body
+// and, for the tail a percentile latency reads, up to the 99.9th.
+var spreadPercents = []float64{1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9}
+
+// minSpreadSamples is the fewest samples, over all bundles, a spread is
+// fitted from, and minBundleSpread the fewest a bundle's own quantiles are
+// taken from: the 99.9th percentile of fewer than 1000 is the maximum, not
+// a quantile.
+const (
+	minSpreadSamples = 1000
+	minBundleSpread  = 1000
+)
+
+// fitSpread takes, in each bundle with at least minBundleSpread samples of
+// the estimators, each sample's deviation from that bundle's own centre of
+// its estimator (the sample corrected for tracepoints as Reduce corrects
+// it), the quantiles of those deviations, and returns the median over the
+// bundles of each quantile, and the samples' count. Centring each bundle on
+// itself keeps what moves between runs (the pooled centre's Birge-scaled
+// error says how much) out of what moves between interrupts; the median
+// over bundles is the spread of a typical run, where pooling the samples
+// would let the few runs whose host was busiest set the tail.
+func fitSpread(bundles []Bundle, per []map[string]Estimate, ests []string) (spread.Quantiles, int) {
+	var perBundle [][]float64 // per bundle, the quantiles at spreadPercents
+	n := 0
+	for bi, b := range bundles {
+		tp := per[bi][ETracepoint]
+		tpc := 0.0
+		if tp.Constrained() {
+			tpc = tp.Centre
+		}
+		var dev []float64
+		for _, e := range ests {
+			c := per[bi][e]
+			if !c.Constrained() {
+				continue
+			}
+			for _, v := range b.M.Samples[e] {
+				dev = append(dev, float64(v.NS)-tpc*float64(1+v.Interior)-c.Centre)
+			}
+		}
+		if len(dev) < minBundleSpread {
+			continue
+		}
+		n += len(dev)
+		slices.Sort(dev)
+		qs := make([]float64, len(spreadPercents))
+		for i, pct := range spreadPercents {
+			qs[i] = stat.Quantile(pct/100, stat.LinInterp, dev, nil)
+		}
+		perBundle = append(perBundle, qs)
+	}
+	if len(perBundle) == 0 {
+		return spread.Quantiles{}, n
+	}
+	var q spread.Quantiles
+	col := make([]float64, len(perBundle))
+	for i, pct := range spreadPercents {
+		for b := range perBundle {
+			col[b] = perBundle[b][i]
+		}
+		v := math.Round(median(col))
+		if i > 0 {
+			v = max(v, q.Dev[i-1]) // medians of ordered columns stay ordered; rounding aside
+		}
+		q.P = append(q.P, pct/100)
+		q.Dev = append(q.Dev, v)
+	}
+	// Written at three significant figures and read back: the profile's
+	// text is the spread the model draws from.
+	rq, err := spread.Parse(q.String())
+	if err != nil {
+		panic("calibrate: a fitted spread does not parse: " + err.Error())
+	}
+	return rq, n
+}
+
+// median is the middle of x (the mean of the two middles of an even count);
+// it sorts x.
+func median(x []float64) float64 {
+	slices.Sort(x)
+	n := len(x)
+	if n%2 == 1 {
+		return x[n/2]
+	}
+	return (x[n/2-1] + x[n/2]) / 2
 }
 
 // fmtNS prints ns as the model's durations print: "1.23us", "850ns".

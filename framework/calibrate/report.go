@@ -66,6 +66,12 @@ func WriteParams(w io.Writer, params []Param) error {
 			from += " (reported, not written)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Key(), v, def, from)
+		switch {
+		case !p.Spread.Zero():
+			fmt.Fprintf(tw, "%s_spread\t%s\t-\tdeviations of %d samples of %s from their bundle's centre\n", p.Key(), p.Spread, p.SpreadN, p.SpreadFrom)
+		case p.SpreadWhy != "":
+			fmt.Fprintf(tw, "%s_spread\tnot fitted: %s\t-\t\n", p.Key(), p.SpreadWhy)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -122,6 +128,9 @@ func WriteProfile(w io.Writer, pv Provenance, params []Param) error {
 		width := 0
 		for _, p := range ps {
 			width = max(width, len(p.Attr))
+			if !p.Spread.Zero() {
+				width = max(width, len(p.Attr+"_spread"))
+			}
 		}
 		if ps[0].Plugin != "" {
 			width = max(width, len("plugin"))
@@ -133,6 +142,9 @@ func WriteProfile(w io.Writer, pv Provenance, params []Param) error {
 				note = "; " + p.Note
 			}
 			fmt.Fprintf(&b, "  %-*s = %q # ± %s: %s%s\n", width, p.Attr, fmt.Sprintf("%.0fns", p.Value), fmtNS(p.SE), p.From, note)
+			if !p.Spread.Zero() {
+				fmt.Fprintf(&b, "  %-*s = %q # deviations of %d samples of %s from their bundle's centre\n", width, p.Attr+"_spread", p.Spread.String(), p.SpreadN, p.SpreadFrom)
+			}
 		}
 		b.WriteString("}\n")
 	}

@@ -46,7 +46,10 @@
 // In a KVM guest both are the hypervisor's: the deadline write exits to it
 // and the interrupt is injected from a host timer. profiles/kvm-guest.hcl
 // holds the figures tickemu calibrate measured on one (deadline_write_cost
-// 7.9 us, irq_latency 15.3 us; docs/devices.md, docs/calibration-fit.md).
+// 7.9 us, irq_latency 15.3 us; docs/devices.md, docs/calibration-fit.md),
+// and irq_latency_spread: the quantiles of the interrupt's deviation from
+// irq_latency (the host schedules the vCPU that takes it), from which each
+// interrupt draws its latency with the plugin's seeded stream.
 //
 // Divergence: the 2026 "coupled" programming mode (f246ec3478cf, absolute
 // TSC deadline without RDTSC) and the TSC-deadline errata table

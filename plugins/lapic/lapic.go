@@ -8,6 +8,8 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/clockmath"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/simrand"
+	"github.com/tickemu/tickemu/framework/sdk/spread"
 )
 
 // Version is the plugin's version.
@@ -50,6 +52,12 @@ type Plugin struct {
 	perJiffy uint64
 
 	deadlineCost, regCost, eoiCost, latency int64
+	// latencySpread is irq_latency_spread: the interrupt's delivery is
+	// not the same every time (in a guest, the host schedules the vCPU
+	// that takes it), so each interrupt's latency is drawn from rng around
+	// latency. Empty: the constant latency, and nothing drawn.
+	latencySpread spread.Quantiles
+	rng           *simrand.Rand
 
 	ch []channel
 }
@@ -103,6 +111,9 @@ func (p *Plugin) Schema() sdk.Schema {
 			Doc: "cost of the EOI at interrupt entry (ack_APIC_irq())"},
 		{Name: "irq_latency", Type: sdk.TypeDuration, Default: "50ns",
 			Doc: "delay from the timer reaching its deadline (or zero) to interrupt entry"},
+		{Name: "irq_latency_spread", Type: sdk.TypeString, Default: "",
+			Doc: "the spread of irq_latency: quantiles of each interrupt's deviation from it (\"p10=-5us p50=-1us p99=+60us\", framework/sdk/spread), " +
+				"drawn per interrupt from the plugin's seeded stream; tickemu calibrate fits it from a trace's expiry lateness. Empty: every interrupt takes irq_latency"},
 	}}
 }
 
@@ -124,6 +135,12 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	p.regCost = r.Duration("oneshot_write_cost")
 	p.eoiCost = r.Duration("eoi_cost")
 	p.latency = r.Duration("irq_latency")
+	if q, err := spread.Parse(r.String("irq_latency_spread")); err != nil {
+		d = d.Errorf("irq_latency_spread", "irq_latency_spread: %v", err)
+	} else {
+		p.latencySpread = q
+	}
+	p.rng = simrand.New(s.Seed, "lapic/"+string(s.Role))
 	feat := sdk.FeatOneshot | sdk.FeatPerCPU
 	rating := 100
 	if p.arat {
@@ -214,7 +231,7 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 			} else {
 				due = p.tsc.TimeOf(deadline)
 			}
-			r.FireAt = max(due, now.AddCost(r.Cost)).AddCost(p.latency)
+			r.FireAt = max(due, now.AddCost(r.Cost)).AddCost(p.irqLatency())
 		}
 	} else {
 		// apic_write(APIC_TMICT, delta): the 32-bit count starts at the
@@ -225,7 +242,7 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 		r.FireAt = ktime.Max
 		if count != 0 {
 			land := now.Add(r.Cost)
-			r.FireAt = p.apic.TimeOf(p.apic.TicksAt(land) + count).Add(p.latency)
+			r.FireAt = p.apic.TimeOf(p.apic.TicksAt(land) + count).Add(p.irqLatency())
 		}
 	}
 	c.stats.writes++
@@ -314,7 +331,7 @@ func (p *Plugin) SetState(ch int, now ktime.Time, st sdk.DeviceState, period int
 		c.periodic = true
 		c.startTick = p.apic.TicksAt(land)
 		c.ticksFired = 1
-		fire = p.apic.TimeOf(c.startTick + p.perJiffy).Add(p.latency)
+		fire = p.apic.TimeOf(c.startTick + p.perJiffy).Add(p.irqLatency())
 	}
 	c.stats.states++
 	c.stats.cost += cost
@@ -331,8 +348,12 @@ func (p *Plugin) Ack(ch int, now ktime.Time) (int64, ktime.Time) {
 		return p.eoiCost, ktime.Max
 	}
 	c.ticksFired++
-	return p.eoiCost, p.apic.TimeOf(c.startTick + c.ticksFired*p.perJiffy).Add(p.latency)
+	return p.eoiCost, p.apic.TimeOf(c.startTick + c.ticksFired*p.perJiffy).Add(p.irqLatency())
 }
+
+// irqLatency is the delay of one interrupt from its deadline to the entry:
+// irq_latency, or a draw around it when irq_latency_spread is set.
+func (p *Plugin) irqLatency() int64 { return p.latencySpread.Draw(p.latency, p.rng) }
 
 // Counters reports, per CPU: writes, etime (always 0: the LAPIC never refuses
 // a deadline), cost_ns, interrupts and state_changes.
@@ -360,7 +381,8 @@ func (p *Plugin) String() string {
 // write and EOI costs the same. The count-down mode (its count starts at an
 // edge of the divided clock, and it can be periodic) has no such model.
 func (p *Plugin) DeadlineModel() (sdk.DeadlineModel, bool) {
-	if p.mode != ModeDeadline || p.tsc.Num == 0 {
+	if p.mode != ModeDeadline || p.tsc.Num == 0 || !p.latencySpread.Zero() {
+		// A drawn latency has no closed form: the host asks.
 		return sdk.DeadlineModel{}, false
 	}
 	return sdk.DeadlineModel{

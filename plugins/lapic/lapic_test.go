@@ -232,3 +232,60 @@ func TestChannelSize(t *testing.T) {
 		t.Errorf("channel is %d bytes, want 64", n)
 	}
 }
+
+// TestIRQLatencySpread: with irq_latency_spread each write's interrupt comes
+// irq_latency plus a deviation drawn from the quantiles (from the seeded
+// stream: the same seed fires at the same times), so the lateness has a
+// spread; without it every interrupt takes irq_latency, and the device still
+// declares its closed-form DeadlineModel.
+func TestIRQLatencySpread(t *testing.T) {
+	over := map[string]string{"irq_latency": "20000", "irq_latency_spread": "p10=-8us p50=-2us p90=+6us p99=+90us"}
+	fires := func(seed uint64, over map[string]string) []int64 {
+		p := New().(*Plugin)
+		if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 250, Role: "local", Seed: seed}, config(t, over)); d.HasErrors() {
+			t.Fatal(d)
+		}
+		var out []int64
+		for i := range 2000 {
+			now := ktime.Time(int64(i) * 1_000_000)
+			r := p.SetNextEvent(0, now, 3000) // 1 us of TSC/8 at 3 GHz: due well after the write lands
+			out = append(out, int64(r.FireAt-now))
+		}
+		return out
+	}
+	flat := fires(1, map[string]string{"irq_latency": "20000"})
+	for _, f := range flat[1:] {
+		if f != flat[0] {
+			t.Fatalf("no spread: fire offsets %d and %d differ", flat[0], f)
+		}
+	}
+	a, b := fires(1, over), fires(1, over)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("same seed, write %d: %d and %d", i, a[i], b[i])
+		}
+	}
+	lo, hi := a[0], a[0]
+	var above int
+	for _, f := range a {
+		lo, hi = min(lo, f), max(hi, f)
+		if f > flat[0]+6000 {
+			above++
+		}
+	}
+	// The constant part is flat[0]-20 us; the drawn latency spans 12-110 us.
+	base := flat[0] - 20000
+	if lo-base > 12500 || hi-base < 100000 {
+		t.Errorf("drawn latencies span %d..%d ns; want about 12000..110000", lo-base, hi-base)
+	}
+	if above < 100 || above > 300 { // P(dev > +6us) = 10%
+		t.Errorf("%d of 2000 interrupts above p90; want about 200", above)
+	}
+	if _, ok := configured(t, 250, over).DeadlineModel(); ok {
+		t.Error("a drawn latency declared a closed-form DeadlineModel")
+	}
+	p := New().(*Plugin)
+	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 250, Role: "local"}, config(t, map[string]string{"irq_latency_spread": "p50=5"})); !d.HasErrors() || d[0].Attribute != "irq_latency_spread" {
+		t.Errorf("a spread whose deviation has no unit: diagnostics %v; want an error on irq_latency_spread", d)
+	}
+}
