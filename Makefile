@@ -38,7 +38,7 @@ test: test-deps ## Run every test with the race detector, in shuffled order (and
 	$(GO) test -count=1 -run '^TestDocFigures$$' ./cmd/tickemu
 	$(MAKE) test-modules
 
-test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report test, Debian's python3-grpcio and python3-grpc-tools for the Python example plugin.
+test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report test, trace-cmd for the trace.dat test, KernelShark, Xvfb and xwd for make test-kernelshark, Debian's python3-grpcio and python3-grpc-tools for the Python example plugin.
 	bash scripts/install-test-deps.sh
 	bash scripts/install-python-plugin-deps.sh
 

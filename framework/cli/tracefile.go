@@ -30,7 +30,7 @@ const defaultTraceWarn = "256MB"
 func (t *traceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.file, "trace", "", "write a trace to FILE (- for stdout; the summary then goes to stderr)")
 	fs.StringVar(&t.events, "trace-events", "", "comma-separated events or globs to trace (default all; unknown names are an error)")
-	fs.StringVar(&t.format, "trace-format", "text", "trace format: text (ftrace) or perfetto (Chrome JSON trace events for ui.perfetto.dev)")
+	fs.StringVar(&t.format, "trace-format", "", "trace format: text (ftrace), dat (trace-cmd's trace.dat for trace-cmd report and KernelShark) or perfetto (Chrome JSON trace events for ui.perfetto.dev); default by the file's extension: .dat, .json, else text")
 	fs.StringVar(&t.window, "trace-window", "", "trace only simulated time FROM..TO (e.g. 300s..300.2s; either side may be empty)")
 	fs.StringVar(&t.warn, "trace-warn", defaultTraceWarn, "warn early when the trace is on course to exceed SIZE (e.g. 256MB; 0 = never)")
 	fs.Int64Var(&t.breakUS, "breaktrace", 0, "stop at the first cyclictest wakeup slower than US microseconds (cyclictest -b); with --trace, the trace holds the --breaktrace-lookback before it")
@@ -45,16 +45,18 @@ func (t *traceFlags) options(eo *experiment.Options, log zerolog.Logger) error {
 	}
 	eo.BreakNS = t.breakUS * 1000
 	if t.file == "" {
-		if t.events != "" || t.window != "" || t.format != "text" {
+		if t.events != "" || t.window != "" || t.format != "" {
 			return fmt.Errorf("--trace-events, --trace-window and --trace-format need --trace FILE")
 		}
 		return nil
 	}
-	switch trace.Format(t.format) {
-	case trace.FormatText, trace.FormatPerfetto:
-		eo.TraceFormat = trace.Format(t.format)
+	switch f := trace.Format(t.format); f {
+	case "":
+		eo.TraceFormat = trace.FormatFor(t.file)
+	case trace.FormatText, trace.FormatPerfetto, trace.FormatDat:
+		eo.TraceFormat = f
 	default:
-		return fmt.Errorf("--trace-format %q: want text or perfetto", t.format)
+		return fmt.Errorf("--trace-format %q: want text, dat or perfetto", t.format)
 	}
 	if err := trace.CheckEvents(t.events); err != nil {
 		return err

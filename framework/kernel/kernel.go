@@ -360,6 +360,17 @@ func (k *Kernel) Break(why string) {
 	k.q.Stop()
 }
 
+// TraceMark writes msg to the trace as task t's write to trace_marker
+// (tracing_mark_write(): the ftrace print event, "tracing_mark_write: MSG"),
+// whatever the event filter: cyclictest -b marks the trace so before it
+// stops tracing.
+func (k *Kernel) TraceMark(now ktime.Time, t *Task, msg string) {
+	if k.tr == nil {
+		return
+	}
+	k.tr.Mark(now, trace.Ctx{Comm: t.Comm, Pid: t.Pid, CPU: t.cpu.id, Flags: trace.Flags(false, false, false, 0)}, msg)
+}
+
 // Broke says why the run was broken off (Break), "" when it ran to the end.
 func (k *Kernel) Broke() string { return k.rs.broke }
 

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/trace/tracedat"
 )
 
 // Writer writes trace lines to an io.Writer, keeping only the enabled events
@@ -49,6 +50,7 @@ type Writer struct {
 	headerBytes int64
 	est         bool // the size estimate has been made
 	json        *jsonState
+	dat         *datState
 	ring        []ringLine // ring mode: the held lines, oldest first
 	ring0       int        // index of the oldest live entry of ring
 }
@@ -64,7 +66,22 @@ const (
 	// ui.perfetto.dev and trace_processor load: one track per CPU with
 	// irq, softirq, timer-callback and task slices, other events as instants.
 	FormatPerfetto Format = "perfetto"
+	// FormatDat is trace-cmd's trace.dat (version 6), which trace-cmd
+	// report and KernelShark read (dat.go, package tracedat).
+	FormatDat Format = "dat"
 )
+
+// FormatFor is the format a trace file's name asks for: trace.dat for
+// .dat, Perfetto's JSON for .json, ftrace text otherwise.
+func FormatFor(name string) Format {
+	switch path.Ext(name) {
+	case ".dat":
+		return FormatDat
+	case ".json":
+		return FormatPerfetto
+	}
+	return FormatText
+}
 
 // Options configure a Writer beyond its event filter.
 type Options struct {
@@ -88,10 +105,12 @@ type Options struct {
 	Ring ktime.Time
 }
 
-// ringLine is a formatted line held by a ring-mode writer.
+// ringLine is a formatted line held by a ring-mode writer (a trace.dat
+// writer holds the line itself: its records are written at Close).
 type ringLine struct {
 	t ktime.Time
 	b []byte
+	l line
 }
 
 // New returns an ftrace-text writer for out. events is a comma-separated
@@ -116,7 +135,17 @@ func NewWith(out io.Writer, events string, cpus int, o Options) *Writer {
 		w.headerBytes = w.bytes
 		return w
 	}
-	w.emit([]byte("# tracer: nop\n#\n# tickemu simulated trace   #P:" + strconv.Itoa(cpus) + "\n#\n" +
+	if o.Format == FormatDat {
+		w.dat = newDatState(tracedat.New(w.w, cpus))
+		return w
+	}
+	// The header names the tracer that makes the lines: function-tracer
+	// lines appear only under current_tracer=function.
+	tracer := "nop"
+	if w.enabled1("function") {
+		tracer = "function"
+	}
+	w.emit([]byte("# tracer: " + tracer + "\n#\n# tickemu simulated trace   #P:" + strconv.Itoa(cpus) + "\n#\n" +
 		"#                                _-----=> irqs-off/BH-disabled\n" +
 		"#                               / _----=> need-resched\n" +
 		"#                              | / _---=> hardirq/softirq\n" +
@@ -175,7 +204,12 @@ func (w *Writer) Bytes() int64 {
 // than Ring before it.
 func (w *Writer) hold(b []byte) {
 	w.ring = append(w.ring, ringLine{t: w.last, b: append([]byte(nil), b...)})
-	for w.ring0 < len(w.ring) && w.ring[w.ring0].t < w.last-w.opt.Ring {
+	w.dropOld(w.last)
+}
+
+// dropOld drops the held lines older than Ring before now.
+func (w *Writer) dropOld(now ktime.Time) {
+	for w.ring0 < len(w.ring) && w.ring[w.ring0].t < now-w.opt.Ring {
 		w.ring[w.ring0] = ringLine{}
 		w.ring0++
 	}
@@ -192,6 +226,10 @@ func (w *Writer) flushRing() {
 	ring := w.opt.Ring
 	w.opt.Ring = 0
 	for _, l := range lines {
+		if w.dat != nil {
+			w.datEvent(l.l.t, l.l.ctx, l.l.name, l.l.text)
+			continue
+		}
 		w.emit(l.b)
 	}
 	w.opt.Ring = ring
@@ -326,6 +364,16 @@ func (w *Writer) Raw(t ktime.Time, c Ctx, name, text string) {
 	w.add(t, c, name, text)
 }
 
+// Mark writes a trace_marker line, "tracing_mark_write: MSG" (the ftrace
+// print event), whatever the event filter, as a write to trace_marker is
+// recorded whichever events are enabled.
+func (w *Writer) Mark(t ktime.Time, c Ctx, msg string) {
+	if w == nil || w.outside() {
+		return
+	}
+	w.add(t, c, "tracing_mark_write", "tracing_mark_write: "+msg)
+}
+
 func (w *Writer) add(t ktime.Time, c Ctx, name, text string) {
 	if w.err != nil {
 		return
@@ -361,6 +409,16 @@ func (w *Writer) write(t ktime.Time, c Ctx, name, text string) {
 		return
 	}
 	w.estimate(t)
+	if w.dat != nil {
+		w.lines++
+		if w.opt.Ring > 0 {
+			w.ring = append(w.ring, ringLine{t: t, l: line{t: t, ctx: c, name: name, text: text}})
+			w.dropOld(t)
+			return
+		}
+		w.datEvent(t, c, name, text)
+		return
+	}
 	if w.json != nil {
 		w.buf = w.json.event(w.buf[:0], t, c, name, text)
 		if len(w.buf) > 0 {
@@ -408,6 +466,18 @@ func (w *Writer) write(t ktime.Time, c Ctx, name, text string) {
 	w.lines++
 }
 
+// datEvent writes one trace.dat record.
+func (w *Writer) datEvent(t ktime.Time, c Ctx, name, text string) {
+	if w.err != nil {
+		return
+	}
+	before := w.dat.w.Bytes()
+	if err := w.dat.event(t, c, name, text); err != nil {
+		w.fail(err)
+	}
+	w.bytes += w.dat.w.Bytes() - before
+}
+
 func pad(b []byte, n int) []byte {
 	for ; n > 0; n-- {
 		b = append(b, ' ')
@@ -450,6 +520,11 @@ func (w *Writer) Close() error {
 	}
 	if w.opt.Ring > 0 {
 		w.flushRing()
+	}
+	if w.dat != nil && w.err == nil {
+		if err := w.dat.close(); err != nil {
+			w.fail(err)
+		}
 	}
 	if w.err == nil {
 		if err := w.w.Flush(); err != nil {

@@ -204,6 +204,8 @@ func (st *ctThread) Next(t *kernel.Task, r kernel.Result) kernel.Action {
 				// cyclictest -b: stop at the first wakeup over the threshold.
 				w.broke = st
 				w.breakValue = now - st.next
+				// cyclictest's tracemark("hit latency threshold (%llu > %d)", diff, tracelimit), in us.
+				w.k.TraceMark(r.Now, t, fmt.Sprintf("hit latency threshold (%d > %d)", (now-st.next)/1000, b/1000))
 				w.k.Break(fmt.Sprintf("cyclictest %q thread %d: latency %d us, over %d us", w.name, st.tid, (now-st.next)/1000, b/1000))
 			}
 			st.lat.Add(now - st.next)
