@@ -234,6 +234,18 @@ func Build(ctx context.Context, o Options) (Result, error) {
 			return res, err
 		}
 	}
+	for _, p := range o.Plugins {
+		pdir := p.Dir
+		if pdir == "" {
+			// Fetched by version: where the go command put it.
+			if pdir, err = g.output("list", "-mod=mod", "-f", "{{.Dir}}", p.Module); err != nil {
+				return res, err
+			}
+		}
+		if err := checkFactories(p.Module, pdir); err != nil {
+			return res, err
+		}
+	}
 	if err := g.run("build", "-mod=mod", "-o", out, "."); err != nil {
 		if strings.Contains(g.lastErr, ".Factories") {
 			return res, fmt.Errorf("%w (docs/plugins.md): %v", ErrNoFactories, err)
@@ -254,12 +266,20 @@ func mainModule(o Options) (gomod, gosum []byte, get []string, err error) {
 	}
 	var sums [][]byte
 	goVersion := ""
+	// Replace directives of the local modules: the go command reads only the
+	// main module's, so each is carried into the generated go.mod (a
+	// relative directory made absolute), or a dependency the plugin's
+	// go.mod points at a directory would be looked up on the module proxy.
+	// The build's own replaces (--tickemu DIR, --with MOD=DIR) win; two
+	// modules replacing one path differently is an error.
+	type carried struct{ to, from string }
+	theirs := map[string]carried{}
 	local := func(dir, want string) error {
 		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 		if err != nil {
 			return err
 		}
-		f, err := modfile.ParseLax(filepath.Join(dir, "go.mod"), b, nil)
+		f, err := modfile.Parse(filepath.Join(dir, "go.mod"), b, nil)
 		if err != nil {
 			return err
 		}
@@ -272,6 +292,23 @@ func mainModule(o Options) (gomod, gosum []byte, get []string, err error) {
 		}
 		for _, r := range f.Require {
 			need(r.Mod.Path, r.Mod.Version)
+		}
+		for _, r := range f.Replace {
+			key, to := r.Old.Path, r.New.Path
+			if r.Old.Version != "" {
+				key += "@" + r.Old.Version
+			}
+			if modfile.IsDirectoryPath(to) {
+				if !filepath.IsAbs(to) {
+					to = filepath.Join(dir, to)
+				}
+			} else {
+				to += " " + r.New.Version
+			}
+			if c, ok := theirs[key]; ok && c.to != to {
+				return fmt.Errorf("%s/go.mod replaces %s with %s, but %s replaces it with %s", dir, key, to, c.from, c.to)
+			}
+			theirs[key] = carried{to: to, from: filepath.Join(dir, "go.mod")}
 		}
 		if f.Go != nil && (goVersion == "" || gover(f.Go.Version) > gover(goVersion)) {
 			goVersion = f.Go.Version
@@ -325,8 +362,28 @@ func mainModule(o Options) (gomod, gosum []byte, get []string, err error) {
 	for _, p := range paths {
 		f.AddNewRequire(p, req[p], false)
 	}
+	own := map[string]bool{}
 	for _, r := range replace {
+		own[r[0]] = true
 		if err := f.AddReplace(r[0], "", r[1], ""); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	keys := make([]string, 0, len(theirs))
+	for k := range theirs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		path, version, _ := strings.Cut(k, "@")
+		if own[path] {
+			continue
+		}
+		to, toVersion, _ := strings.Cut(theirs[k].to, " ")
+		if modfile.IsDirectoryPath(theirs[k].to) {
+			to, toVersion = theirs[k].to, ""
+		}
+		if err := f.AddReplace(path, version, to, toVersion); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -400,6 +457,18 @@ type goCmd struct {
 }
 
 func (g *goCmd) run(args ...string) error {
+	_, err := g.exec(false, args...)
+	return err
+}
+
+// output runs the go command and returns its standard output, trimmed.
+func (g *goCmd) output(args ...string) (string, error) {
+	return g.exec(true, args...)
+}
+
+// exec runs the go command; with capture its standard output is returned
+// instead of going to the log.
+func (g *goCmd) exec(capture bool, args ...string) (string, error) {
 	bin := g.bin
 	if bin == "" {
 		bin = "go"
@@ -418,16 +487,20 @@ func (g *goCmd) run(args ...string) error {
 		fmt.Fprintf(g.log, "tickemu build: %s %s\n", bin, quoteArgs(args))
 		w = io.MultiWriter(&stderr, g.log)
 	}
+	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = w, w
+	if capture {
+		cmd.Stdout = &stdout
+	}
 	if err := cmd.Run(); err != nil {
 		g.lastErr = stderr.String()
 		msg := strings.TrimSpace(g.lastErr)
 		if g.log != nil {
 			msg = "its output is above"
 		}
-		return fmt.Errorf("%s %s: %v (%s)", bin, quoteArgs(args), err, msg)
+		return "", fmt.Errorf("%s %s: %v (%s)", bin, quoteArgs(args), err, msg)
 	}
-	return nil
+	return strings.TrimSpace(stdout.String()), nil
 }
 
 func quoteArgs(args []string) string {

@@ -1,6 +1,7 @@
 package custombuild
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -72,10 +73,14 @@ func TestMainModule(t *testing.T) {
 	write("tickemu/go.sum", "github.com/rs/zerolog v1.35.1 h1:a=\ngolang.org/x/sys v0.40.0 h1:b=\n")
 	write("plug/go.mod", "module example.com/plug\n\ngo 1.26.2\n\nrequire (\n\tgithub.com/tickemu/tickemu v0.0.0\n\tgolang.org/x/sys v0.50.0\n)\n\nreplace github.com/tickemu/tickemu => ../tickemu\n")
 	write("plug/go.sum", "golang.org/x/sys v0.50.0 h1:c=\ngithub.com/rs/zerolog v1.35.1 h1:a=\n")
+	// A plugin whose go.mod replaces its own dependencies: a directory
+	// (relative to the plugin) and a module version; both are carried.
+	write("dep/plug2/go.mod", "module example.com/plug2\n\ngo 1.26.0\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n\nreplace example.com/old v1.0.0 => example.com/new v1.2.0\n")
 	o := Options{
 		Tickemu: Tickemu{Dir: filepath.Join(dir, "tickemu")},
 		Plugins: []Plugin{
 			{Module: "example.com/plug", Dir: filepath.Join(dir, "plug")},
+			{Module: "example.com/plug2", Dir: filepath.Join(dir, "dep/plug2")},
 			{Module: "example.com/remote", Version: "v1.4.0"},
 			{Module: "example.com/latest"},
 		},
@@ -88,6 +93,13 @@ func TestMainModule(t *testing.T) {
 	golden(t, "go.sum.golden", sum)
 	if want := "example.com/remote@v1.4.0 example.com/latest@latest"; strings.Join(get, " ") != want {
 		t.Errorf("go get arguments = %q, want %q", get, want)
+	}
+
+	// Two plugins replacing one dependency differently.
+	write("plug3/go.mod", "module example.com/plug3\n\ngo 1.26.0\n\nreplace example.com/dep => ./vendored/dep\n")
+	o.Plugins = []Plugin{{Module: "example.com/plug2", Dir: filepath.Join(dir, "dep/plug2")}, {Module: "example.com/plug3", Dir: filepath.Join(dir, "plug3")}}
+	if _, _, _, err := mainModule(o); err == nil || !strings.Contains(err.Error(), "replaces example.com/dep with "+filepath.Join(dir, "plug3/vendored/dep")) {
+		t.Errorf("mainModule with conflicting replaces: err = %v", err)
 	}
 
 	o.Plugins = []Plugin{{Module: "example.com/other", Dir: filepath.Join(dir, "plug")}}
@@ -140,5 +152,43 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if string(got) != string(want) {
 		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// TestCheckFactories: the root package's Factories is checked before the
+// build, so a missing or wrong one is named in the plugin's file (not as a
+// compile error in the generated main).
+func TestCheckFactories(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{name: "right", src: "package p\n\nimport \"github.com/tickemu/tickemu/framework/sdk\"\n\nfunc Factories() []sdk.Factory { return nil }\n"},
+		{name: "renamed import", src: "package p\n\nimport s \"github.com/tickemu/tickemu/framework/sdk\"\n\nfunc Factories() []s.Factory { return nil }\n"},
+		{name: "missing", src: "package p\n\nfunc Other() {}\n", want: "declares no Factories function"},
+		{name: "one factory", src: "package p\n\nimport \"github.com/tickemu/tickemu/framework/sdk\"\n\nfunc Factories() sdk.Factory { return sdk.Factory{} }\n",
+			want: "p.go:5:1: Factories is declared as func Factories() sdk.Factory; a plugin module's root package must export func Factories() []sdk.Factory"},
+		{name: "takes an argument", src: "package p\n\nimport \"github.com/tickemu/tickemu/framework/sdk\"\n\nfunc Factories(n int) []sdk.Factory { return nil }\n",
+			want: "Factories is declared as func Factories(n int) []sdk.Factory"},
+		{name: "another package's Factory", src: "package p\n\nimport sdk \"example.com/other\"\n\nfunc Factories() []sdk.Factory { return nil }\n",
+			want: "Factories is declared as"},
+		{name: "a method", src: "package p\n\nimport \"github.com/tickemu/tickemu/framework/sdk\"\n\ntype T struct{}\n\nfunc (T) Factories() []sdk.Factory { return nil }\n",
+			want: "declares no Factories function"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(tc.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := checkFactories("example.com/p", dir)
+			if tc.want == "" {
+				if err != nil {
+					t.Errorf("err = %v, want none", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrNoFactories) || !strings.HasPrefix(err.Error(), "--with example.com/p: ") {
+				t.Errorf("err = %v, want --with example.com/p: ... %q (ErrNoFactories)", err, tc.want)
+			}
+		})
 	}
 }
