@@ -2,8 +2,11 @@ package experiment
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -69,4 +72,38 @@ func pluginBody(spec *config.Spec, pb config.PluginBlock, o Options) (config.Plu
 		pb.Body = remain
 	}
 	return pb, diags
+}
+
+// explainMissingPlugin adds to HCL's "Unsupported block type" diagnostic of a
+// nested block in plugin block pb (as written, before pluginBody) that names
+// no plugin of its kind the hint that it may be the settings block of a
+// plugin this tickemu does not have: the usual cause is a plugin binary not
+// on the search path, or a custom build without the plugin.
+func explainMissingPlugin(pb config.PluginBlock, o Options, diags hcl.Diagnostics) hcl.Diagnostics {
+	sb, ok := pb.Body.(*hclsyntax.Body)
+	if !ok {
+		return diags
+	}
+	var names []string
+	if l, ok := o.Opener.(Lister); ok {
+		names = l.Names(pb.Kind)
+	}
+	for _, d := range diags {
+		if d.Summary != "Unsupported block type" || d.Subject == nil {
+			continue
+		}
+		for _, b := range sb.Blocks {
+			if b.TypeRange != *d.Subject || slices.Contains(names, b.Type) {
+				continue
+			}
+			known := "none"
+			if len(names) > 0 {
+				known = strings.Join(names, ", ")
+			}
+			d.Detail += fmt.Sprintf(" If %q is the settings block of a %s plugin, this tickemu has no %s plugin of that name (it has: %s):"+
+				" give the directory of its tickemu-plugin-%s binary with --plugin-dir or $TICKEMU_PLUGIN_PATH, or link it in with tickemu build --with MODULE (docs/plugins.md).",
+				b.Type, pb.Kind, pb.Kind, known, b.Type)
+		}
+	}
+	return diags
 }

@@ -373,10 +373,11 @@ func (b *built) openPlugin(pb config.PluginBlock, setup sdk.Setup, o Options) (s
 			Detail: fmt.Sprintf("%s: %v", pb.What(), err), Subject: pb.PluginRange.Ptr()})
 		return nil, diags, nil
 	}
+	written := pb
 	pb, d := pluginBody(spec, pb, o)
 	diags = append(diags, d...)
 	cfg, d := spec.DecodePlugin(pb, schema)
-	diags = append(diags, d...)
+	diags = append(diags, explainMissingPlugin(written, o, d)...)
 	if d.HasErrors() {
 		return nil, diags, nil
 	}

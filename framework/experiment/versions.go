@@ -82,8 +82,10 @@ func Overrides(spec *config.Spec, o Opener) ([]config.Override, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", pb.What(), err)
 		}
+		written := pb
 		pb, d := pluginBody(spec, pb, Options{Opener: o})
 		cfg, d2 := spec.DecodePlugin(pb, schema)
+		d2 = explainMissingPlugin(written, Options{Opener: o}, d2)
 		if d = append(d, d2...); d.HasErrors() {
 			return nil, &DiagError{Diags: d, Files: spec.Files()}
 		}
