@@ -66,9 +66,6 @@ func (a *App) cmdPlugins(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		src := e.Source
-		if e.Module != nil {
-			src = "linked-in " + e.Module.String()
-		}
 		if e.Shadowed {
 			src += ", shadowed"
 		}

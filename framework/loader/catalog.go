@@ -30,6 +30,21 @@ const (
 // SourceBuiltin is the Entry.Source of a builtin plugin.
 const SourceBuiltin = "builtin"
 
+// SourceLinkedIn is the Entry.Source prefix of a plugin linked into this
+// binary from a module other than tickemu (`tickemu build --with`),
+// followed by the module (Module.String).
+const SourceLinkedIn = "linked-in"
+
+// linkedSource is the source of a plugin linked into this binary:
+// SourceBuiltin, or SourceLinkedIn and the module it comes from, so that
+// listings, logs and warnings name a custom build's plugin by its module.
+func linkedSource(f sdk.Factory) string {
+	if m, ok := FactoryModule(f); ok {
+		return SourceLinkedIn + " " + m.String()
+	}
+	return SourceBuiltin
+}
+
 // DefaultCallTimeout is the deadline of each plugin call when
 // Options.CallTimeout is 0.
 const DefaultCallTimeout = shim.DefaultCallTimeout
@@ -100,8 +115,9 @@ type Entry struct {
 	Name        string
 	Version     string
 	Description string
-	// Source is SourceBuiltin (linked into this binary), the path of the
-	// binary, or "reattached (pid N)".
+	// Source is SourceBuiltin (linked into this binary from tickemu), "linked-in
+	// MODULE VERSION [=> REPLACEMENT]" (linked in from another module:
+	// SourceLinkedIn), the path of the binary, or "reattached (pid N)".
 	Source string
 	// Module is set for a plugin linked in from a module other than tickemu
 	// (a custom build's extra): where its code comes from (FactoryModule).
@@ -295,7 +311,7 @@ func (c *Catalog) List() []Entry {
 	for k, f := range c.builtins {
 		p := f.New()
 		e := Entry{Kind: k.kind, Name: k.name, Version: p.Info().Version,
-			Description: p.Info().Description, Source: SourceBuiltin, Schema: p.Schema()}
+			Description: p.Info().Description, Source: linkedSource(f), Schema: p.Schema()}
 		if m, ok := FactoryModule(f); ok {
 			e.Module = &m
 		}
@@ -466,5 +482,5 @@ func (c *Catalog) openInProcess(k key, f sdk.Factory) (*Instance, error) {
 	if ls, ok := p.(sdk.LoggerSetter); ok {
 		ls.SetLogger(c.log.With().Str("plugin", k.String()).Logger())
 	}
-	return &Instance{key: k, source: SourceBuiltin, iso: InProcess, plugin: p}, nil
+	return &Instance{key: k, source: linkedSource(f), iso: InProcess, plugin: p}, nil
 }

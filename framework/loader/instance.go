@@ -47,7 +47,8 @@ func (i *Instance) Kind() sdk.Kind { return i.key.kind }
 // Name returns the plugin's name.
 func (i *Instance) Name() string { return i.key.name }
 
-// Source returns SourceBuiltin or the plugin binary's path.
+// Source returns SourceBuiltin, SourceLinkedIn and the module, or the plugin
+// binary's path.
 func (i *Instance) Source() string { return i.source }
 
 // Isolation returns InProcess or Process.

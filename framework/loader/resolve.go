@@ -47,7 +47,7 @@ func (f found) source() string {
 	case f.reattach != nil:
 		return fmt.Sprintf("%s (pid %d)", SourceReattached, f.reattach.Pid)
 	case f.builtin != nil:
-		return SourceBuiltin
+		return linkedSource(*f.builtin)
 	}
 	return f.bin.path
 }
@@ -138,8 +138,8 @@ func serves(descs []shim.Description, k key) (shim.Description, bool) {
 func (c *Catalog) warnShadowed(k key, winner found, rest []binary) {
 	var lost []string
 	if winner.reattach != nil {
-		if _, ok := c.builtins[k]; ok {
-			lost = append(lost, SourceBuiltin)
+		if f, ok := c.builtins[k]; ok {
+			lost = append(lost, linkedSource(f))
 		}
 	}
 	for _, b := range rest {
@@ -167,9 +167,9 @@ func (c *Catalog) warnShadowed(k key, winner found, rest []binary) {
 // errors.
 func (c *Catalog) available(kind sdk.Kind) string {
 	var s []string
-	for k := range c.builtins {
+	for k, f := range c.builtins {
 		if k.kind == kind {
-			s = append(s, k.name+" ("+SourceBuiltin+")")
+			s = append(s, k.name+" ("+linkedSource(f)+")")
 		}
 	}
 	for _, b := range c.binaries {
