@@ -27,6 +27,14 @@ func (k *Kernel) ModTimer(cpu int, now ktime.Time, t *WheelTimer, expires uint64
 	return k.modTimer(k.cpus[cpu], now, t, expires)
 }
 
+// UpdateJiffies brings jiffies up to now as a CPU leaving idle does
+// (tick_nohz_irq_enter() -> tick_nohz_update_jiffies(), tick_nohz_idle_exit()
+// -> tick_do_update_jiffies64()): jiffies are stale while every CPU sleeps
+// with its tick stopped. For a workload acting at now on a CPU the model
+// has idle (a replay's mod_timer() by a task the capture shows running
+// there), so that its timeout counts from the current jiffy.
+func (k *Kernel) UpdateJiffies(now ktime.Time) { k.doUpdateJiffies(now) }
+
 // DelTimer is del_timer() of t.
 func (k *Kernel) DelTimer(cpu int, now ktime.Time, t *WheelTimer) int64 {
 	return k.delTimer(k.cpus[cpu], now, t)

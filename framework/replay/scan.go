@@ -14,6 +14,61 @@ import (
 // resolution, up to 6.8) and tick_nohz_handler (its name since 6.9).
 var TickFunctions = map[string]bool{"tick_sched_timer": true, "tick_nohz_handler": true}
 
+// RCUGPKthreads are the comms of RCU's grace-period kthreads, rcu_state.name
+// (kernel/rcu/tree.h RCU_NAME: "rcu_preempt" under PREEMPT_RCU, else
+// "rcu_sched"; kernels up to 4.19 ran "rcu_bh" too, and 3.x "rcu_sched"
+// beside "rcu_preempt"). Each waits for its force-quiescent-state scans in
+// rcu_gp_fqs_loop() (rcu_gp_kthread() before 5.x) with a timeout:
+// swait_event_idle_timeout_exclusive() -> schedule_timeout(), a
+// process_timeout timer on its stack.
+var RCUGPKthreads = map[string]bool{"rcu_preempt": true, "rcu_sched": true, "rcu_bh": true}
+
+// Running follows the comm of the task each CPU runs (sched_switch's
+// next_comm), for events that carry no comm of their own (babeltrace
+// without the procname context).
+type Running map[int]string
+
+// Update follows e.
+func (r Running) Update(e *traceimport.Event) {
+	if e.Kind == traceimport.SchedSwitch {
+		r[e.CPU] = e.NextComm
+	}
+}
+
+// RCUGPWait reports whether e, a timer_list start, is an RCU grace-period
+// kthread's force-quiescent-state wait: a process_timeout timer started by
+// one of RCUGPKthreads, the event's task or, when the event names none,
+// the task r shows running on its CPU. A capture that gives callbacks as
+// addresses (babeltrace of a kernel without symbols) names no function:
+// any timer_list timer such a kthread starts is its wait (rcu_gp_kthread()
+// starts no other).
+func RCUGPWait(e *traceimport.Event, r Running) bool {
+	if e.Kind != traceimport.TimerStart {
+		return false
+	}
+	comm := e.Comm
+	if comm == "" {
+		comm = r[e.CPU]
+	}
+	if !RCUGPKthreads[comm] {
+		return false
+	}
+	return e.Function == "process_timeout" || unresolved(e.Function)
+}
+
+// unresolved reports whether fn is a callback address rather than a symbol.
+func unresolved(fn string) bool {
+	if fn == "" {
+		return false
+	}
+	for _, c := range strings.TrimPrefix(fn, "0x") {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
 // Capture is what a first pass over a capture learns.
 type Capture struct {
 	Format string
@@ -60,6 +115,11 @@ type Capture struct {
 	// at least 3 expiries, 90% of them followed within 20 us on the same
 	// CPU by a start of the same timer (mod_timer() from the callback).
 	SelfRearm map[string]bool
+	// RCUGPTimers holds the timer_list timers (by pointer) an RCU
+	// grace-period kthread (RCUGPKthreads) started as process_timeout: its
+	// force-quiescent-state waits, which a model with its own RCU makes
+	// itself (framework/kernel/rcu.go).
+	RCUGPTimers map[uint64]bool
 	// PreArmed lists the timers whose first event is their expiry: armed
 	// before the capture began.
 	PreArmed []PreArmed
@@ -201,7 +261,7 @@ const maxScanTimers = 1 << 20
 // Scan reads a whole capture once (constant memory in the number of events;
 // the tables grow with the number of distinct timers and callbacks).
 func Scan(r traceimport.Reader) (*Capture, error) {
-	c := &Capture{Periods: map[string]int64{}, WheelPeriods: map[string]int64{}, Deferrable: map[string]bool{}, SelfRearm: map[string]bool{}}
+	c := &Capture{Periods: map[string]int64{}, WheelPeriods: map[string]int64{}, Deferrable: map[string]bool{}, SelfRearm: map[string]bool{}, RCUGPTimers: map[uint64]bool{}}
 	wheelSpacings := map[string][]int64{}
 	// wheelRound: per timer_list callback, bucket_expiry - expires of its
 	// starts less than a level-0 span ahead (the 4.8+ wheel queues a
@@ -211,6 +271,7 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 	selfs := map[string]*selfTally{}
 	flagsTraced := false
 	timers := map[tkey]*scanTimer{}
+	running := Running{}
 	spacings := map[string][]int64{} // per callback, silent-restart spacings
 	votes := map[string]map[int]int{}
 	firstOff := map[string]int64{} // per callback, its first expiry's now - time
@@ -270,6 +331,7 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 			c.Last, lastLine = e.Time, e.Line
 		}
 		maxCPU = max(maxCPU, e.CPU)
+		running.Update(e)
 		if (e.Kind == traceimport.HRStart || e.Kind == traceimport.HRExpireEntry) && TickFunctions[e.Function] {
 			namedTick = true
 		}
@@ -311,6 +373,9 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 					wheelRound[e.Function] = e.BucketExpiry - e.Expires
 				}
 				flagsTraced = flagsTraced || e.FlagsTraced
+				if RCUGPWait(e, running) && len(c.RCUGPTimers) < maxScanTimers {
+					c.RCUGPTimers[e.Timer] = true
+				}
 			}
 			if e.Kind == traceimport.HRStart && e.Function == "hrtimer_wakeup" {
 				early(e.Timer)

@@ -91,6 +91,24 @@ type replayLoad struct {
 	leftTasks     int
 
 	applied, skipped int64
+	// rcuGP holds, with rcu on, the timer_list timers (by pointer) whose
+	// last start was an RCU grace-period kthread's force-quiescent-state
+	// wait (replay.RCUGPKthreads): the model's RCU runs its own grace
+	// periods and arms its own wait (rcuGPStart(), rcuFQS()), so the
+	// capture's are left to it, counted in rcuLeft; replaying both would
+	// arm two of them for one grace period.
+	rcuGP   map[uint64]bool
+	rcuLeft int64
+	// rcuWaitDone marks the RCU grace-period kthread timers whose last
+	// event in the capture is their expiry: the kthread's next start of
+	// one continues the same grace period (rcu_gp_fqs_loop() waits again
+	// after a scan); any other start begins a grace period.
+	rcuWaitDone map[uint64]bool
+	running     replay.Running // for captures whose timer events name no task
+	// rcuGPQueued holds the kthread's waits queued in the capture (a grace
+	// period runs), rcuGPWoke the time one last expired or was cancelled.
+	rcuGPQueued map[uint64]bool
+	rcuGPWoke   int64
 	// inIRQ is each CPU's device interrupt handler in progress in the
 	// capture; irqs counts those delivered.
 	inIRQ    []deviceIRQ
@@ -155,7 +173,23 @@ const (
 	// closes, frees: the syscalls a capture of timer events leaves out),
 	// and one call_rcu() stands for them.
 	rcuSoftirq
+	// rcuGPBegin: the capture's RCU grace-period kthread began a grace
+	// period on the CPU (its first force-quiescent-state wait,
+	// Capture.RCUGPTimers): callbacks needed one. If the model runs no
+	// grace period and has nothing to do there, one call_rcu() stands for
+	// them. A capture that shows the kthread's waits shows when its grace
+	// periods ran, and an RCU softirq raised during one or right after it
+	// (rcuNoticeTicks) is the grace period's own work (a CPU noticing its
+	// start or end, reporting a quiescent state), not read as callbacks.
+	rcuGPBegin
 )
+
+// rcuNoticeTicks is how long after the capture's grace-period kthread last
+// woke (its wait's expiry or cancel) an RCU_SOFTIRQ is still taken for the
+// grace period's own work: each CPU notices a grace period's end from its
+// next tick (rcu_pending(): gp_seq changed) and raises RCU_SOFTIRQ for it,
+// which says nothing of new callbacks.
+const rcuNoticeTicks = 2
 
 // deadState reports whether a sched_switch prev_state is a task's final
 // switch.
@@ -423,6 +457,13 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	w.sleeperOf = map[uint64]*replayTask{}
 	w.owned = map[okey]bool{}
 	w.inIRQ = make([]deviceIRQ, k.CPUs())
+	if w.rcuOn {
+		w.rcuGP, w.rcuWaitDone, w.running = make(map[uint64]bool, len(w.cap.RCUGPTimers)), map[uint64]bool{}, replay.Running{}
+		w.rcuGPQueued, w.rcuGPWoke = map[uint64]bool{}, -1<<62
+		for p := range w.cap.RCUGPTimers {
+			w.rcuGP[p] = true
+		}
+	}
 	if w.tasksOn {
 		for _, ti := range w.cap.Tasks {
 			if ti.CPU >= k.CPUs() {
@@ -449,7 +490,7 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	}
 	// Timers armed before the capture began expire when it first shows them.
 	for _, pa := range w.cap.PreArmed {
-		if pa.CPU >= k.CPUs() || w.cap.IsTick(pa.Function) || pa.Function == "hrtimer_wakeup" {
+		if pa.CPU >= k.CPUs() || w.cap.IsTick(pa.Function) || pa.Function == "hrtimer_wakeup" || pa.Wheel && w.rcuGP[pa.Timer] {
 			continue
 		}
 		at := w.sim(pa.Time)
@@ -538,7 +579,14 @@ func (w *replayLoad) fill() bool {
 		if w.excl != nil {
 			w.own(e)
 		}
+		if w.rcuGP != nil {
+			w.rcuGPEvent(e)
+		}
 		for _, op := range w.cls.Feed(e) {
+			if op.Wheel && w.rcuGP[op.Timer] {
+				w.rcuLeft++
+				continue
+			}
 			if w.excl != nil && w.owned[okey{op.Timer, op.Wheel}] {
 				if op.Kind != replay.OpExpire {
 					w.left++
@@ -548,12 +596,7 @@ func (w *replayLoad) fill() bool {
 			w.queue = append(w.queue, item{op: op})
 		}
 		if w.rcuOn {
-			switch {
-			case e.Kind == traceimport.SchedSwitch && deadState(e.PrevState):
-				w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, rcu: rcuExit})
-			case e.Kind == traceimport.SoftirqRaise && e.Vec == kernel.RCUSoftirq:
-				w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, rcu: rcuSoftirq})
-			}
+			w.rcuWork(e)
 		}
 		if w.irqsOn {
 			w.deviceIRQ(e)
@@ -584,6 +627,63 @@ func (w *replayLoad) own(e *traceimport.Event) {
 	} else {
 		delete(w.owned, k)
 	}
+}
+
+// rcuGPEvent follows the RCU grace-period kthread's timers (rcuGP) through
+// e: a start by the kthread makes a timer its (another task's start of the
+// pointer makes it not), and a start that does not follow the timer's
+// expiry right away (within rcuNoticeTicks: the kthread scanned and waits
+// again) begins a grace period (rcu_gp_init(), then rcu_gp_fqs_loop()'s
+// first wait), queued as rcuGPBegin.
+func (w *replayLoad) rcuGPEvent(e *traceimport.Event) {
+	switch e.Kind {
+	case traceimport.SchedSwitch:
+		w.running.Update(e)
+	case traceimport.TimerStart:
+		if !replay.RCUGPWait(e, w.running) {
+			delete(w.rcuGP, e.Timer) // the pointer is another task's timer now
+			delete(w.rcuGPQueued, e.Timer)
+			return
+		}
+		w.rcuGP[e.Timer], w.rcuGPQueued[e.Timer] = true, true
+		if !w.rcuWaitDone[e.Timer] || e.Time-w.rcuGPWoke > rcuNoticeTicks*w.cap.TickNsec() {
+			w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, rcu: rcuGPBegin})
+		}
+		delete(w.rcuWaitDone, e.Timer)
+	case traceimport.TimerExpireEntry:
+		if w.rcuGP[e.Timer] {
+			w.rcuWaitDone[e.Timer] = true
+			delete(w.rcuGPQueued, e.Timer)
+			w.rcuGPWoke = e.Time
+		}
+	case traceimport.TimerCancel:
+		delete(w.rcuWaitDone, e.Timer)
+		if w.rcuGPQueued[e.Timer] {
+			delete(w.rcuGPQueued, e.Timer)
+			w.rcuGPWoke = e.Time
+		}
+	}
+}
+
+// rcuWork queues the RCU work e shows (rcuExit, rcuSoftirq).
+func (w *replayLoad) rcuWork(e *traceimport.Event) {
+	switch {
+	case e.Kind == traceimport.SchedSwitch && deadState(e.PrevState):
+		w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, rcu: rcuExit})
+	case e.Kind == traceimport.SoftirqRaise && e.Vec == kernel.RCUSoftirq && !w.rcuGPWork(e.Time):
+		w.queue = append(w.queue, item{op: replay.Op{Time: e.Time, CPU: e.CPU}, rcu: rcuSoftirq})
+	}
+}
+
+// rcuGPWork reports whether an RCU_SOFTIRQ raised at t (capture time) is
+// the capture's grace period's own work: one runs (a kthread wait is
+// queued), or the kthread woke less than rcuNoticeTicks ago. A capture
+// without the kthread's waits shows no grace period: none is.
+func (w *replayLoad) rcuGPWork(t int64) bool {
+	if len(w.cap.RCUGPTimers) == 0 {
+		return false
+	}
+	return len(w.rcuGPQueued) > 0 || t-w.rcuGPWoke <= rcuNoticeTicks*w.cap.TickNsec()
 }
 
 // live is the pid a replayed task would have: excludedPID for a task of the
@@ -796,7 +896,18 @@ func (w *replayLoad) exec(now ktime.Time, it *item) {
 	}
 	if it.rcu != rcuNone {
 		c := k.CPU(op.CPU)
-		if it.rcu == rcuExit || !c.RCUHasWork() && !k.RCUGracePeriod() {
+		switch {
+		case it.rcu == rcuGPBegin:
+			if k.RCUGracePeriod() || c.RCUHasWork() {
+				break // the model's RCU has its own reason for one
+			}
+			// The callbacks that asked for it, and rcu_core() giving
+			// them the grace period (rcu_accelerate_cbs() ->
+			// rcu_start_this_gp()) now, as the capture shows it begun.
+			k.UpdateJiffies(now) // the kthread's CPU was awake
+			c.CallRCU(now)
+			c.RaiseSoftirq(now, kernel.RCUSoftirq)
+		case it.rcu == rcuExit || !c.RCUHasWork() && !k.RCUGracePeriod():
 			c.CallRCU(now)
 		}
 		return
@@ -963,6 +1074,7 @@ func (rt *replayTask) timerFired(c *kernel.CPU, now ktime.Time) {
 // callback's own re-arm.
 func (w *replayLoad) modTimer(cpu int, now ktime.Time, t *kernel.WheelTimer, timeout uint64) {
 	w.wheelTimeout[t] = timeout
+	w.k.UpdateJiffies(now) // the capture's CPU was awake: its jiffies were current
 	w.wheelExp[t] = w.k.Jiffies() + timeout
 	w.k.ModTimer(cpu, now, t, w.wheelExp[t])
 }
@@ -1049,6 +1161,9 @@ func (w *replayLoad) Report(k *kernel.Kernel, end ktime.Time) Report {
 	rep.Text = append(rep.Text,
 		fmt.Sprintf("replay %s: %s, %d CPUs, %s, %.6f s; replayed %s: %d timer operations, %d skipped; %d hrtimers, %d timer_list timers, %d tasks",
 			filepath.Base(w.path), w.cap.Format, w.cap.CPUs, hzText(w.cap.HZ), float64(w.cap.Span())/1e9, reached, w.applied, w.skipped, len(w.hr), len(w.wt), len(w.tasks)))
+	if w.rcuLeft > 0 {
+		rep.Text = append(rep.Text, fmt.Sprintf("  left to the model's RCU: %d timer operations of the grace-period kthread's force-quiescent-state waits (process_timeout)", w.rcuLeft))
+	}
 	if w.excl != nil {
 		rep.Text = append(rep.Text, fmt.Sprintf("  left out (exclude = %q: pids %s): %d timer operations, %d tasks, %d PM QoS requests",
 			w.excludeSpec, w.excl, w.left, w.leftTasks, w.leftQoS))
