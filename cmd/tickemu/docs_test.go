@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/tickemu/tickemu/framework/sdk"
 )
 
 // walkThrough is the docs/plugins.md section TestPluginsDoc runs.
@@ -301,5 +303,25 @@ func TestDocCommands(t *testing.T) {
 	}
 	if !got[3].matches("exec tickemu run x.hcl --plugin-call-timeout 2s") || got[3].matches("exec tickemu run x.hcl") {
 		t.Error("matches does not require the program and every flag")
+	}
+}
+
+// TestPluginsDocListsKinds: docs/plugins.md's "Plugin kinds" table has a row
+// for every kind of sdk.Kinds, with its constant's value.
+func TestPluginsDocListsKinds(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "docs", "plugins.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(src), "\n## Plugin kinds\n")
+	if !ok {
+		t.Fatal(`docs/plugins.md has no "## Plugin kinds" section`)
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	for _, k := range sdk.Kinds {
+		row := regexp.MustCompile("(?m)^\\| `Kind[A-Za-z]+` +\\| `" + regexp.QuoteMeta(string(k)) + "` +\\|")
+		if !row.MatchString(table) {
+			t.Errorf("docs/plugins.md's Plugin kinds table has no row for kind %q", k)
+		}
 	}
 }

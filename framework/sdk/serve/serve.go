@@ -3,6 +3,8 @@ package serve
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -59,9 +61,13 @@ func serve(fs []sdk.Factory) {
 	if debugRequested(os.Args[1:]) {
 		Debug(fs...)
 	}
-	if os.Getenv(shim.Handshake.MagicCookieKey) == shim.Handshake.MagicCookieValue {
-		// Started by a host: leave when it does. (Run by hand, go-plugin
-		// prints a hint and exits by itself.)
+	if os.Getenv(shim.Handshake.MagicCookieKey) != shim.Handshake.MagicCookieValue {
+		// Run by hand: say what this is instead of go-plugin's generic text.
+		fmt.Fprint(stderr, byHand(os.Args[0], fs))
+		os.Exit(1)
+	}
+	{
+		// Started by a host: leave when it does.
 		go watchParent(os.Getppid(), os.Getppid, parentPoll, func(ppid int) {
 			log.Warn().Int("host_pid", ppid).Msg("host process went away; plugin exiting")
 			killOwnGroup()
@@ -95,4 +101,30 @@ func watchParent(ppid int, getppid func() int, every time.Duration, gone func(pp
 			return
 		}
 	}
+}
+
+// byHand is what a plugin binary run by hand (not by tickemu, which sets the
+// handshake cookie) prints: what it serves and how to use it.
+func byHand(arg0 string, fs []sdk.Factory) string {
+	var b strings.Builder
+	name := filepath.Base(arg0)
+	if !strings.HasPrefix(name, "tickemu-plugin-") && len(fs) == 1 {
+		// `tickemu plugin serve KIND NAME`, tickemu re-executing itself.
+		fmt.Fprintf(&b, "%s plugin serve %s %s is how tickemu runs its linked-in %s plugin %q in a process of its own; it is not run by hand.\n"+
+			"Use isolation = \"process\" in the plugin's block (or tickemu run --isolation process), or add --debug to serve it for a debugger.\n",
+			name, fs[0].Kind, fs[0].Name, fs[0].Kind, fs[0].Name)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%s is a tickemu plugin binary; tickemu starts it, it is not run by hand. It serves:\n", name)
+	for _, f := range fs {
+		fmt.Fprintf(&b, "  %s %s\n", f.Kind, f.Name)
+	}
+	dir := filepath.Dir(arg0)
+	fmt.Fprintf(&b, "Use it:\n"+
+		"  tickemu plugins --plugin-dir %[1]s\n      lists it with its settings\n"+
+		"  tickemu run FILE.hcl --plugin-dir %[1]s\n      runs a config whose block names it (plugin = \"NAME\")\n"+
+		"  tickemu plugin check %[2]s\n      runs the SDK's conformance suites on it\n"+
+		"  %[2]s --debug\n      serves it for a debugger and prints the TICKEMU_REATTACH_PLUGINS line for tickemu\n"+
+		"See docs/plugins.md and docs/protocol.md.\n", dir, arg0)
+	return b.String()
 }
