@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/agext/levenshtein v1.2.1
 	github.com/cockroachdb/datadriven v1.0.3
+	github.com/google/renameio/v2 v2.0.2
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/hashicorp/hcl/v2 v2.25.0

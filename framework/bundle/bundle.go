@@ -20,8 +20,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/tickemu/tickemu/framework/internal/outfile"
 )
 
 // Ext is a bundle file's extension.
@@ -239,20 +240,11 @@ func Write(path string, m *Manifest, entries []Entry) (err error) {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := outfile.Create(path)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	// CreateTemp makes the file private; a bundle is a file to share.
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
+	defer tmp.Discard()
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	zw, err := gzip.NewWriterLevel(bw, gzip.BestCompression)
 	if err != nil {
@@ -295,13 +287,7 @@ func Write(path string, m *Manifest, entries []Entry) (err error) {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return tmp.Commit()
 }
 
 func copyFile(tw *tar.Writer, hdr func(string, int64) *tar.Header, e Entry) error {

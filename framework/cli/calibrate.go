@@ -17,6 +17,7 @@ import (
 	"github.com/tickemu/tickemu/framework/calibrate"
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/internal/outfile"
 	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/framework/replay"
 	"github.com/tickemu/tickemu/framework/replayrun"
@@ -45,7 +46,7 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	paths, err := parseInterspersed(fs, args)
-	if err != nil {
+	if err != nil || !outputsAreNotInputs(stderr, paths, [2]string{"--out", *out}) {
 		return 2
 	}
 	if len(paths) == 0 {
@@ -138,7 +139,7 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 	}
 	profPath := *out
 	if profPath != "" {
-		if err := os.WriteFile(profPath, []byte(prof.String()), 0o644); err != nil {
+		if err := outfile.WriteFile(profPath, []byte(prof.String())); err != nil {
 			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
 			return 1
 		}

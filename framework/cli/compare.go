@@ -63,7 +63,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	file, ok := parseFile(fs, args, stderr)
-	if !ok {
+	if !ok || !outputsAreNotInputs(stderr, []string{file}, [2]string{"--report", *reportFile}) {
 		return 2
 	}
 	set := map[string]bool{}

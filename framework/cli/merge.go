@@ -27,7 +27,7 @@ func (a *App) cmdMerge(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	files, err := parseInterspersed(fs, args)
-	if err != nil {
+	if err != nil || !outputsAreNotInputs(stderr, files, [2]string{"--report", *reportFile}) {
 		return 2
 	}
 	if len(files) == 0 {

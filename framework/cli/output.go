@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/tickemu/tickemu/framework/internal/outfile"
 )
 
 // resultWriter is standard output as the commands see it: it keeps the first
@@ -50,4 +52,18 @@ func checkStdout(stdout *os.File) error {
 		return errStdoutClosed
 	}
 	return nil
+}
+
+// outputsAreNotInputs refuses, with a message and false, an output file
+// that is one of the command's input files (the same file, however its
+// path is spelt: `run X.hcl --report ./X.hcl` overwrote the configuration).
+// outputs pairs each flag with its value; an empty value is no output.
+func outputsAreNotInputs(stderr io.Writer, inputs []string, outputs ...[2]string) bool {
+	for _, o := range outputs {
+		if err := outfile.NotInput(o[0], o[1], inputs...); err != nil {
+			fmt.Fprintf(stderr, "tickemu: %v\n", err)
+			return false
+		}
+	}
+	return true
 }

@@ -3,27 +3,25 @@ package cli
 import (
 	"bufio"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/internal/outfile"
 	"github.com/tickemu/tickemu/framework/report"
 )
 
 // writeReport writes the HTML report of a comparison (or of one run, as a
 // comparison of one variant and seed) of file, whose text is src, to path.
 func writeReport(path, file string, src []byte, cmp *experiment.Comparison) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("--report: %v", err)
-	}
-	w := bufio.NewWriter(f)
-	err = report.Write(w, report.Input{File: file, Source: src, Comparison: cmp, Version: version})
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	// Written beside path and renamed into place when complete: a full disk
+	// leaves the previous report, not a truncated one.
+	err := outfile.WriteWith(path, func(f io.Writer) error {
+		w := bufio.NewWriter(f)
+		if err := report.Write(w, report.Input{File: file, Source: src, Comparison: cmp, Version: version}); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 	if err != nil {
 		return fmt.Errorf("--report %s: %v", path, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime/pprof"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/internal/outfile"
 	"github.com/tickemu/tickemu/framework/resultfmt"
 )
 
@@ -32,7 +32,8 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	file, ok := parseFile(fs, args, stderr)
-	if !ok {
+	if !ok || !outputsAreNotInputs(stderr, []string{file}, [2]string{"--trace", tf.file}, [2]string{"--report", *reportFile},
+		[2]string{"--cpuprofile", *cpuProfile}) {
 		return 2
 	}
 	switch *format {
@@ -108,7 +109,9 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 			stdout = stderr // the trace owns standard output
 		}
 		res, err := run()
-		if cerr := f.Close(); cerr != nil && err == nil {
+		if err != nil {
+			f.Discard()
+		} else if cerr := f.Commit(); cerr != nil {
 			err = fmt.Errorf("trace: %w", cerr)
 		}
 		if err != nil {
@@ -269,17 +272,17 @@ func startCPUProfile(file string) (stop func() error, err error) {
 	if file == "" {
 		return func() error { return nil }, nil
 	}
-	f, err := os.Create(file)
+	f, err := outfile.Create(file)
 	if err != nil {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		f.Discard()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
+		if err := f.Commit(); err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
 		return nil

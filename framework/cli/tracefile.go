@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tickemu/tickemu/framework/experiment"
+	"github.com/tickemu/tickemu/framework/internal/outfile"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/trace"
 )
@@ -148,17 +149,33 @@ func sizeString(n int64) string {
 	return fmt.Sprintf("%d KB", n>>10)
 }
 
-// openTrace opens the trace output write-only (a FIFO or /dev/stdout must
-// not be held open for reading too, or a reader that goes away never makes
-// writes fail). "-" is standard output, duplicated so that a closed pipe is
-// a write error (EPIPE) and not a SIGPIPE.
-func openTrace(name string) (io.WriteCloser, error) {
+// traceOutput is where a run's trace goes: Commit when the run ended
+// (complete, stopped at max_wall or interrupted), Discard when it failed.
+type traceOutput interface {
+	io.Writer
+	Commit() error
+	Discard()
+}
+
+// openTrace opens the trace output. A file is written beside its path and
+// renamed into place by Commit (outfile), so a failed run or a full disk
+// leaves the previous trace intact and two runs writing one path never mix
+// their bytes; a FIFO or device is opened write-only in place (a reader that
+// goes away then makes writes fail). "-" is standard output, duplicated so
+// that a closed pipe is a write error (EPIPE) and not a SIGPIPE.
+func openTrace(name string) (traceOutput, error) {
 	if name == "-" {
 		fd, err := syscall.Dup(int(os.Stdout.Fd()))
 		if err != nil {
 			return nil, fmt.Errorf("--trace -: %v", err)
 		}
-		return os.NewFile(uintptr(fd), "stdout"), nil
+		return stdoutTrace{os.NewFile(uintptr(fd), "stdout")}, nil
 	}
-	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	return outfile.Create(name)
 }
+
+// stdoutTrace is the trace on standard output: there is nothing to rename.
+type stdoutTrace struct{ *os.File }
+
+func (s stdoutTrace) Commit() error { return s.Close() }
+func (s stdoutTrace) Discard()      { s.Close() }

@@ -4,10 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 
+	"github.com/tickemu/tickemu/framework/internal/outfile"
 	"github.com/tickemu/tickemu/framework/internal/shim"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
@@ -96,21 +96,7 @@ func (c descCache) put(b binary, descs []shim.Description) error {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(c.dir, ".entry-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), c.file(abs))
-	}
-	if werr != nil {
-		return errors.Join(werr, os.Remove(f.Name()))
-	}
-	return nil
+	return outfile.WriteFile(c.file(abs), data)
 }
 
 // DefaultCacheDir returns os.UserCacheDir()/tickemu/plugins, or "" (no

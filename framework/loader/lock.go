@@ -13,6 +13,7 @@ import (
 	"sort"
 
 	"github.com/hashicorp/go-plugin"
+	"github.com/tickemu/tickemu/framework/internal/outfile"
 )
 
 // A lock file pins the plugin binaries a project trusts: `tickemu plugins
@@ -97,11 +98,9 @@ func (l *Lock) Write(path string) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	// Beside path, then renamed: two locks written at once never mix (the
+	// fixed PATH.tmp they shared before did).
+	return outfile.WriteFile(path, append(data, '\n'))
 }
 
 // secure returns the go-plugin SecureConfig for the binary at path, or an
