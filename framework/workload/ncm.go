@@ -164,14 +164,16 @@ func signedDuration(d int64) string {
 }
 
 // stressNgHrtimers is stress-ng --hrtimers (stress-hrtimers.c, current): per
-// instance 8 child processes, each with one CLOCK_REALTIME POSIX timer of a
-// random period of 1..65536 ns signalling itself, sleeping in usleep(10 ms);
-// one bogo op = one handled signal.
+// instance 8 child processes, each SCHED_RR at the middle priority with one
+// CLOCK_REALTIME POSIX timer of a random period of 1..65536 ns signalling
+// itself, sleeping in usleep(10 ms) (100 ms up to 0.15.x); one bogo op = one
+// handled signal (stress_hrtimers_handler()).
 type stressNgHrtimers struct {
 	name      string
 	instances int
 	children  int
 	cpus      []int
+	pinned    bool
 	b         bogo
 	warmup    ktime.Time
 }
@@ -183,10 +185,10 @@ func init() {
 		Schema: sdk.Schema{Attributes: []sdk.Attribute{
 			count("instances", "1", "1", maxTasks, "instances"),
 			count("children", "8", "1", "1024", "children per instance (PROCS_MAX)"),
-			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to"),
+			attr("cpus", sdk.TypeString, "", "cpulist the instances and their children are pinned to (default: none; child j of instance i runs on CPU (i + j) mod CPUs, as RT placement spreads them)"),
 		}},
 		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &stressNgHrtimers{name: name, instances: int(c.Int("instances")), children: int(c.Int("children"))}
+			w := &stressNgHrtimers{name: name, instances: int(c.Int("instances")), children: int(c.Int("children")), pinned: c.String("cpus") != ""}
 			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
 			w.cpus = cpus
 			if w.children < 1 {
@@ -220,7 +222,21 @@ func (w *stressNgHrtimers) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 					return kernel.TimerSettime{ID: id, Value: period, Interval: period}
 				},
 			}, []step{do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, T: 10 * ktime.Millisecond})})
-			if _, err := k.Spawn(p, "stress-ng-hrtimers", w.cpus[i], kernel.SchedOther, 0, prog); err != nil {
+			// Each child makes itself SCHED_RR at the middle priority
+			// (stress_set_sched(getpid(), SCHED_RR, UNDEFINED): (max -
+			// min) / 2 = 49, kernel prio 50 in the trace), and blocks
+			// after every signal, so a round-robin slice never ends:
+			// SCHED_FIFO 49 runs it alike. The children are not pinned:
+			// an RT task forked or woken goes to the CPU running the
+			// lowest priority (select_task_rq_rt() -> find_lowest_rq()),
+			// so the instance's children spread over the machine's
+			// CPUs; the model places child j of instance i on CPU
+			// (cpu of i + j) mod CPUs, unless the instances are pinned.
+			cpu := w.cpus[i]
+			if !w.pinned {
+				cpu = (cpu + j) % k.CPUs()
+			}
+			if _, err := k.Spawn(p, "stress-ng-hrtimers", cpu, kernel.SchedFIFO, 49, prog); err != nil {
 				return err
 			}
 		}
