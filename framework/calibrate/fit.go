@@ -124,6 +124,10 @@ var paramDefs = []paramDef{
 	// timer task's CPU is idle when its timer fires).
 	{block: `clockevent "local"`, plugin: "lapic", attr: "irq_latency", terms: []term{plus(ELatenessBusy), minus(EIRQEntry)}, lapic: true,
 		spread: []string{ELatenessBusy, ELatenessIdle}},
+	// A deadline already past when written: the interrupt comes from the
+	// write itself (KVM's start_sw_tscdeadline() -> apic_timer_expired()),
+	// from the write's tracepoint to the interrupt's first.
+	{block: `clockevent "local"`, plugin: "lapic", attr: "past_deadline_latency", terms: []term{plus(EPastDeadline)}, lapic: true},
 	{attr: "idle exit (machine idle_state exit_latency)", terms: []term{plus(ELatenessIdle), minus(ELatenessBusy)}, reported: true},
 }
 

@@ -45,6 +45,7 @@ const (
 	EIPISend        = "ipi_send"
 	EIPILatency     = "ipi_latency"
 	ERCUSoftirq     = "rcu_softirq"
+	EPastDeadline   = "past_deadline"
 )
 
 // Estimators lists every estimator.
@@ -81,6 +82,8 @@ var Estimators = []Estimator{
 		"do_nanosleep(): enqueue_hrtimer(), hrtimer_reprogram() -> lapic_next_deadline() (WRMSR IA32_TSC_DEADLINE), schedule()"},
 	{EStartPlain, "the same, the timer did not become the first (no device write)",
 		"do_nanosleep(): enqueue_hrtimer(), schedule()"},
+	{EPastDeadline, "an MSR 0x6e0 write -> the CPU's next local_timer_entry, when the CPU's earliest queued hard hrtimer had expired before the write (its expires= against the write's time in CLOCK_MONOTONIC, from the CPU's last hrtimer_expire_entry now=)",
+		"a TSC-deadline write of a deadline already past: in a KVM guest start_sw_tscdeadline() finds tscdeadline <= guest_tsc and calls apic_timer_expired() at once, so the interrupt is injected at the next VM entry (no host hrtimer), and taken when the guest enables interrupts"},
 	{ERCUSoftirq, "softirq_entry -> softirq_exit of RCU_SOFTIRQ (vec 9)",
 		"rcu_core(): grace-period bookkeeping and rcu_do_batch()'s callbacks"},
 	{EIPISend, "ipi_send_cpu -> the write of MSR 0x830 (x2APIC ICR), next events",
@@ -173,6 +176,14 @@ type cpuState struct {
 	// queue: the hard hrtimers queued on the CPU, by timer, with their
 	// expiry.
 	queue map[uint64]int64
+	// monoOff is CLOCK_MONOTONIC less the trace clock, from the CPU's last
+	// hrtimer_expire_entry (monoOK: there was one); pastWrite is the last
+	// TSC-deadline write of an already expired deadline not yet followed
+	// by the interrupt (-1: none), pastN the events since.
+	monoOff   int64
+	monoOK    bool
+	pastWrite int64
+	pastN     int
 }
 
 // earliest is the queued timer with the earliest expiry (the lowest
@@ -231,7 +242,7 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 	cpu := func(n int) *cpuState {
 		c := cpus[n]
 		if c == nil {
-			c = &cpuState{queue: map[uint64]int64{}, woken: map[int]bool{}, expEntry: -1, tEntry: -1, start: -1, gen: -1, hxExit: -1, ipiSent: -1, rcuEntry: -1}
+			c = &cpuState{queue: map[uint64]int64{}, woken: map[int]bool{}, expEntry: -1, tEntry: -1, start: -1, gen: -1, hxExit: -1, ipiSent: -1, rcuEntry: -1, pastWrite: -1}
 			cpus[n] = c
 		}
 		return c
@@ -258,6 +269,7 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 		c.genN++
 		c.hxN++
 		c.rcuN++
+		c.pastN++
 		if e.Kind != traceimport.WriteMSR && e.Kind != traceimport.LocalTimerExit {
 			c.hxOnlyMSR = false
 		}
@@ -288,11 +300,25 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 			if e.MSR == tscDeadlineMSR && c.start >= 0 {
 				c.startMSR++
 			}
+			if e.MSR == tscDeadlineMSR && c.monoOK {
+				// The write programs the CPU's earliest hard expiry; the
+				// trace's microsecond timestamps leave the mapping a
+				// resolution uncertain, so a deadline counts as past
+				// only by more than that.
+				c.pastWrite = -1
+				if t, ok := c.earliest(); ok && c.queue[t] < e.Time+c.monoOff-m.Resolution {
+					c.pastWrite, c.pastN = e.Time, 0
+				}
+			}
 			if next && prev == traceimport.IPISendCPU && e.MSR == x2apicICR {
 				add(EIPISend, e.Time-prevT, 0)
 			}
 			c.lastMSR = e.MSR
 		case traceimport.LocalTimerEntry:
+			if c.pastWrite >= 0 {
+				add(EPastDeadline, e.Time-c.pastWrite, c.pastN-1)
+				c.pastWrite = -1
+			}
 			c.inLT, c.ltIdle = true, c.idle
 			clear(c.woken)
 			// The device was programmed for the earliest hard expiry
@@ -300,6 +326,7 @@ func Measure(r traceimport.Reader) (*Measurement, error) {
 			// has passed run in the same interrupt, early for theirs.
 			c.ltFirst, c.ltFirstOK = c.earliest()
 		case traceimport.HRExpireEntry:
+			c.monoOff, c.monoOK = e.Now-e.Time, true
 			if next && prev == traceimport.LocalTimerEntry {
 				add(EIRQEntry, e.Time-prevT, 0)
 			}

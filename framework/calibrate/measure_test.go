@@ -279,3 +279,34 @@ func FuzzMeasure(f *testing.F) {
 		_ = Estimates(m)
 	})
 }
+
+// TestMeasurePastDeadline: a TSC-deadline write whose CPU's earliest hard
+// expiry had passed (in CLOCK_MONOTONIC, mapped by the last
+// hrtimer_expire_entry) is a past_deadline sample up to the next interrupt;
+// a write of a future deadline, or one within the timestamps' resolution, is not.
+func TestMeasurePastDeadline(t *testing.T) {
+	// The trace clock is CLOCK_MONOTONIC + 5 us: now=10000000000 at 10.000005.
+	tr := line("sng-300", 0, "10.000005000", "hrtimer_expire_entry: hrtimer=00000000000000d1 function=posix_timer_fn now=10000000000") +
+		line("sng-300", 0, "10.000006000", "hrtimer_expire_exit: hrtimer=00000000000000d1") +
+		// Started at mono 10.000015 for 10.000016, written at mono 10.000030: past.
+		line("sng-300", 0, "10.000020000", "hrtimer_start: hrtimer=00000000000000d1 function=posix_timer_fn expires=10000016000 softexpires=10000016000 mode=ABS was_armed=0") +
+		line("sng-300", 0, "10.000035000", "write_msr: 6e0, value 123") +
+		line("sng-300", 0, "10.000045000", "local_timer_entry: vector=236") +
+		line("sng-300", 0, "10.000046000", "hrtimer_expire_entry: hrtimer=00000000000000d1 function=posix_timer_fn now=10000041000") +
+		line("sng-300", 0, "10.000047000", "hrtimer_expire_exit: hrtimer=00000000000000d1") +
+		line("sng-300", 0, "10.000048000", "local_timer_exit: vector=236") +
+		// A future deadline (mono 10.000100), written at mono 10.000055.
+		line("sng-300", 0, "10.000058000", "hrtimer_start: hrtimer=00000000000000d1 function=posix_timer_fn expires=10000100000 softexpires=10000100000 mode=ABS was_armed=0") +
+		line("sng-300", 0, "10.000060000", "write_msr: 6e0, value 456") +
+		line("sng-300", 0, "10.000120000", "local_timer_entry: vector=236")
+	r := traceimport.NewFtrace(strings.NewReader(tr))
+	r.DecodeExtra()
+	m, err := Measure(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Samples[EPastDeadline]
+	if len(got) != 1 || got[0].NS != 10000 {
+		t.Errorf("past_deadline samples %v; want one of 10 us (the past write to its interrupt)", got)
+	}
+}

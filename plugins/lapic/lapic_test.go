@@ -289,3 +289,36 @@ func TestIRQLatencySpread(t *testing.T) {
 		t.Errorf("a spread whose deviation has no unit: diagnostics %v; want an error on irq_latency_spread", d)
 	}
 }
+
+// TestPastDeadlineLatency: a write of a deadline that has passed by the
+// time the write lands fires past_deadline_latency after it lands (KVM's
+// start_sw_tscdeadline() expires it at once); a future deadline still fires
+// irq_latency after the deadline; unset, both take irq_latency.
+func TestPastDeadlineLatency(t *testing.T) {
+	const now = ktime.Time(5_000_000)
+	over := map[string]string{"deadline_write_cost": "8000", "irq_latency": "18000", "past_deadline_latency": "10us"}
+	p := configured(t, 250, over)
+	// 1 tick of TSC/8 at 3 GHz (2.7 ns): due long before the 8 us write lands.
+	if got, want := p.SetNextEvent(0, now, 1).FireAt, now+8000+10000; got != want {
+		t.Errorf("past deadline: FireAt %d, want the write's landing + 10 us = %d", got, want)
+	}
+	// 37500 ticks = 100 us ahead: the deadline, then irq_latency.
+	if got, want := p.SetNextEvent(0, now, 37500).FireAt, now+100000+18000; got != want {
+		t.Errorf("future deadline: FireAt %d, want %d", got, want)
+	}
+	if _, ok := p.DeadlineModel(); ok {
+		t.Error("past_deadline_latency set, yet a closed-form DeadlineModel declared")
+	}
+	delete(over, "past_deadline_latency")
+	p = configured(t, 250, over)
+	if got, want := p.SetNextEvent(0, now, 1).FireAt, now+8000+18000; got != want {
+		t.Errorf("unset: past deadline FireAt %d, want irq_latency after the landing = %d", got, want)
+	}
+	for _, bad := range []string{"10", "-1us"} {
+		q := New().(*Plugin)
+		d := q.Configure(sdk.Setup{CPUs: 1, HZ: 250, Role: "local"}, config(t, map[string]string{"past_deadline_latency": bad}))
+		if !d.HasErrors() || d[0].Attribute != "past_deadline_latency" {
+			t.Errorf("past_deadline_latency %q: diagnostics %v; want an error on it", bad, d)
+		}
+	}
+}
