@@ -9,6 +9,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/tickemu/tickemu/framework/bundle"
+	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/kernelversion"
 )
 
@@ -147,8 +148,13 @@ func machineBlocks(root *hclwrite.Body, h bundle.Host, o Options, note func(form
 	switch h.HZ {
 	case 100, 250, 300, 1000:
 		mach.SetAttributeValue("hz", cty.NumberIntVal(int64(h.HZ)))
-	default:
+	case 0:
 		note("HZ unknown (no kernel configuration in the bundle): the model's default")
+	default:
+		// CONFIG_HZ outside the x86 choices (some ARM boards' 24, 48,
+		// 128, 200, 500): the model's wheel and tick run at 100, 250,
+		// 300 or 1000.
+		note("HZ %d is not one the model runs (100, 250, 300, 1000): the model's default", h.HZ)
 	}
 	switch h.NoHZ {
 	case "off", "idle", "full":
@@ -156,8 +162,27 @@ func machineBlocks(root *hclwrite.Body, h bundle.Host, o Options, note func(form
 	default:
 		note("NO_HZ mode %q unknown: the model's default (idle)", h.NoHZ)
 	}
-	if h.NoHZ == "full" && h.NohzFull != "" {
-		mach.SetAttributeValue("nohz_full", cty.StringVal(h.NohzFull))
+	if h.NoHZ == "full" {
+		full := h.NohzFull
+		if full == "" {
+			// A kernel without /sys/devices/system/cpu/nohz_full
+			// (before 3.13) states the mask only on its command line.
+			full = cmdlineParam(h.CmdLine, "nohz_full")
+			if full != "" {
+				note("nohz_full CPUs %s from the kernel command line (the bundle has no sysfs list)", full)
+			}
+		}
+		if full != "" {
+			if _, err := config.ParseCPUListFor(full, h.CPUs); err != nil {
+				note("nohz_full=%s does not name CPUs of the %d online (%v): no nohz_full CPU", full, h.CPUs, err)
+			} else {
+				mach.SetAttributeValue("nohz_full", cty.StringVal(full))
+			}
+		} else {
+			// CONFIG_NO_HZ_FULL without nohz_full= stops the tick only
+			// in idle (tick_nohz_full_running is false).
+			note("NO_HZ_FULL kernel booted without nohz_full=: every CPU stops its tick only in idle")
+		}
 	}
 	if h.Isolated != "" {
 		mach.SetAttributeValue("isolcpus", cty.StringVal(h.Isolated))
@@ -298,6 +323,22 @@ func durText(ns int64) string {
 		return strconv.FormatInt(ns/1_000_000, 10) + "ms"
 	}
 	return strconv.FormatInt(ns, 10) + "ns"
+}
+
+// cmdlineParam is the value of the kernel command line's parameter name
+// (its last occurrence, as __setup() handlers see them), "" when absent;
+// what follows "--" is init's.
+func cmdlineParam(cmdline, name string) string {
+	v := ""
+	for _, w := range strings.Fields(cmdline) {
+		if w == "--" {
+			break
+		}
+		if k, val, ok := strings.Cut(w, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
 }
 
 // haltpollParams reads the haltpoll governor's parameters from a kernel
