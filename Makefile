@@ -18,6 +18,7 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 
 .PHONY: api-check api-baseline
 .PHONY: capture
+.PHONY: test-kernelshark
 .PHONY: all build run test test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration validation
 .PHONY: profile kernel-oracle test-oracle kwheel python-governor
 
@@ -41,6 +42,13 @@ test: test-deps ## Run every test with the race detector, in shuffled order (and
 test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report test, trace-cmd for the trace.dat test, KernelShark, Xvfb and xwd for make test-kernelshark, Debian's python3-grpcio and python3-grpc-tools for the Python example plugin.
 	bash scripts/install-test-deps.sh
 	bash scripts/install-python-plugin-deps.sh
+
+# The KernelShark test needs an X server (Xvfb) and takes about 20 s, so it
+# builds only with the tag kernelshark and runs here and in ci, not in test.
+test-kernelshark: test-deps ## Open a tickemu trace.dat in Debian's KernelShark under Xvfb and check its window (screenshot: test-artifacts/kernelshark.png).
+	@echo "==> go vet -tags kernelshark ./cmd/tickemu && go test -tags kernelshark -run '^TestKernelShark$$' ./cmd/tickemu"
+	$(GO) vet -tags kernelshark ./cmd/tickemu
+	$(GO) test -tags kernelshark -count=1 -run '^TestKernelShark$$' ./cmd/tickemu
 
 test-modules: ## Vet and test every module under examples/.
 	@for m in $(MODULES); do \
@@ -80,7 +88,7 @@ tidy-check: ## Fail if go.mod or go.sum of any module (main, tools, examples) is
 
 # ci is what .ci/run calls on a fresh clone: every check the repository has.
 # verify-generate runs first, while the work tree is still clean.
-ci: verify-generate fmt-check tidy-check lint lint-proto test ## Everything CI checks.
+ci: verify-generate fmt-check tidy-check lint lint-proto test test-kernelshark ## Everything CI checks.
 	@if grep -q '^api-check:' $(MAKEFILE_LIST); then $(MAKE) api-check; fi
 
 fuzz: ## Run every fuzz target for FUZZTIME (default 20s), one after another; FUZZFLAGS adds flags (FUZZFLAGS=-parallel=1 on a shared machine).

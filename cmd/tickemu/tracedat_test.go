@@ -22,13 +22,19 @@ var updateDat = flag.Bool("update-dat", false, "rewrite testdata/tracedat/*.gold
 // windowTrace runs configs/FILE and returns its trace of [0, to) in format.
 func windowTrace(t *testing.T, file string, format trace.Format, to ktime.Time) []byte {
 	t.Helper()
+	return windowTraceFrom(t, file, format, 0, to)
+}
+
+// windowTraceFrom runs configs/FILE and returns its trace of [from, to) in format.
+func windowTraceFrom(t *testing.T, file string, format trace.Format, from, to ktime.Time) []byte {
+	t.Helper()
 	spec, diags := config.Load(filepath.Join("..", "..", "configs", file), config.Options{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	var buf bytes.Buffer
 	if _, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories()),
-		Trace: &buf, TraceFormat: format, TraceTo: to}); err != nil {
+		Trace: &buf, TraceFormat: format, TraceFrom: from, TraceTo: to}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
