@@ -113,6 +113,12 @@ func suite(cat *loader.Catalog, kind sdk.Kind, name string) func(*testing.T) {
 			})
 		case sdk.KindGovernor:
 			sdktest.RunGovernor(t, func(t *testing.T) sdk.Governor { return open(t).(sdk.Governor) })
+		case sdk.KindHangPolicy:
+			sdktest.RunHangPolicy(t, func(t *testing.T) sdk.HangPolicy { return open(t).(sdk.HangPolicy) })
+		case sdk.KindCatchupPolicy:
+			sdktest.RunCatchupPolicy(t, func(t *testing.T) sdk.CatchupPolicy { return open(t).(sdk.CatchupPolicy) })
+		case sdk.KindRestartPolicy:
+			sdktest.RunRestartPolicy(t, func(t *testing.T) sdk.RestartPolicy { return open(t).(sdk.RestartPolicy) })
 		default:
 			t.Fatalf("no conformance suite for kind %q", kind)
 		}

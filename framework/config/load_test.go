@@ -224,7 +224,7 @@ func TestLoadErrors(t *testing.T) {
 		opts Options
 		want []string // substrings of one diagnostic, as diagString prints it
 	}{
-		{"unknown block", `machin {}`, Options{}, []string{"t.hcl:1,1-", "Unsupported block type", `Did you mean "machine"?`, "top level allows no arguments; blocks: variable, variant, sweep, machine, wheel, hrtimer, clockevent, governor, kernel, workload, run"}},
+		{"unknown block", `machin {}`, Options{}, []string{"t.hcl:1,1-", "Unsupported block type", `Did you mean "machine"?`, "top level allows no arguments; blocks: variable, variant, sweep, machine, wheel, hrtimer, clockevent, governor, hang_policy, catchup_policy, restart_policy, kernel, workload, run"}},
 		{"top-level attribute", `cpus = 8`, Options{}, []string{"t.hcl:1,1-5", "Unsupported argument", `"cpus"`}},
 		{"misspelt machine attribute", "machine {\n  cpu = 8\n}", Options{}, []string{"t.hcl:2,3-6", "Unsupported argument", `Did you mean "cpus"?`, "arguments: cpus, highres, hz, isolcpus, nohz, nohz_full, profile; blocks: idle_state"}},
 		{"unknown machine block", "machine {\n  cstate \"C1\" {}\n}", Options{}, []string{"t.hcl:2,3-9", "Unsupported block type", "blocks: idle_state"}},

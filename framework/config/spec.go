@@ -60,7 +60,8 @@ type PluginSlot struct {
 
 // DefaultPluginSlots returns the slots of tickemu's plugin kinds, in the order
 // Spec.Plugins lists them: the timer wheel, the hrtimer base, the per-CPU
-// clockevent device, the optional broadcast device, and the cpuidle governor.
+// clockevent device, the optional broadcast device, the cpuidle governor and
+// the optional policies (sdk.PolicyKinds).
 func DefaultPluginSlots() []PluginSlot {
 	return []PluginSlot{
 		{Kind: sdk.KindTimerBase, Default: "wheel", Required: true},
@@ -68,6 +69,12 @@ func DefaultPluginSlots() []PluginSlot {
 		{Kind: sdk.KindClockEvent, Role: "local", Default: "lapic", Required: true},
 		{Kind: sdk.KindClockEvent, Role: "broadcast", Default: "hpet"},
 		{Kind: sdk.KindGovernor, Default: "menu", Required: true, DefaultEras: governorEras},
+		// The policy blocks are optional: without one the base plugin asks
+		// the builtin policy its strategy attribute names (hrtimer
+		// hang_delay and restart, wheel catchup), which the eras select.
+		{Kind: sdk.KindHangPolicy, Default: "max_hang_time"},
+		{Kind: sdk.KindCatchupPolicy, Default: "next_expiry"},
+		{Kind: sdk.KindRestartPolicy, Default: "deferred"},
 	}
 }
 

@@ -72,6 +72,9 @@ func Wrap(kind sdk.Kind, name string, p sdk.Plugin, l Limits) sdk.Plugin {
 			return &governor{plugin: plugin{checker: c, p: p}, g: g}
 		}
 	}
+	if w := wrapPolicy(kind, c, p); w != nil {
+		return w
+	}
 	return p
 }
 

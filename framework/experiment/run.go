@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -355,7 +356,49 @@ func (b *built) openPlugins(o Options) (plugins kernel.Plugins, diags hcl.Diagno
 			return plugins, diags, err
 		}
 	}
+	diags = append(diags, b.usePolicies(spec.Plugins)...)
 	return plugins, diags, nil
+}
+
+// policyBase is the base plugin kind that asks each policy kind.
+var policyBase = map[sdk.Kind]sdk.Kind{
+	sdk.KindHangPolicy:    sdk.KindHRTimer,
+	sdk.KindRestartPolicy: sdk.KindHRTimer,
+	sdk.KindCatchupPolicy: sdk.KindTimerBase,
+}
+
+// usePolicies hands every opened policy to the base plugin that asks it
+// (sdk.PolicyUser), after both are configured. The policy goes through its
+// contract checker; the base is handed it directly, so it must run in
+// process: a base in its own process cannot call back into the host.
+func (b *built) usePolicies(blocks []config.PluginBlock) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, pol := range b.plugins {
+		want, ok := policyBase[pol.Kind]
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(b.plugins, func(p PluginInfo) bool { return p.Kind == want })
+		j := slices.IndexFunc(blocks, func(pb config.PluginBlock) bool { return pb.Kind == pol.Kind })
+		if i < 0 || j < 0 {
+			continue // the base failed to open: its own diagnostics say why
+		}
+		base := b.plugins[i]
+		u, ok := contract.Unwrap(base.plugin).(sdk.PolicyUser)
+		if ok && u.UsePolicy(pol.Kind, pol.plugin) {
+			continue
+		}
+		why := "it does not implement sdk.PolicyUser for this kind"
+		if base.Isolation == config.IsolationProcess {
+			why = "it runs in its own process, and a base out of process cannot ask a policy: run it in process (isolation = \"inprocess\" in its block, no --isolation process)"
+		} else if !ok {
+			why = "it does not implement sdk.PolicyUser"
+		}
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Policy not taken",
+			Detail:  fmt.Sprintf("%s: the %s plugin %q does not take %s policies: %s.", blocks[j].What(), want, base.Name, pol.Kind, why),
+			Subject: blocks[j].PluginRange.Ptr()})
+	}
+	return diags
 }
 
 // openPlugin describes, decodes, starts and configures the plugin of block
@@ -421,6 +464,12 @@ func (b *built) attachPlugin(plugins *kernel.Plugins, pb config.PluginBlock, p s
 		plugins.HRTimer, typed = p.(sdk.HRTimerBase)
 	case sdk.KindGovernor:
 		plugins.Governor, typed = p.(sdk.Governor)
+	case sdk.KindHangPolicy:
+		_, typed = p.(sdk.HangPolicy)
+	case sdk.KindCatchupPolicy:
+		_, typed = p.(sdk.CatchupPolicy)
+	case sdk.KindRestartPolicy:
+		_, typed = p.(sdk.RestartPolicy)
 	case sdk.KindClockEvent:
 		var dev sdk.ClockEventDevice
 		dev, typed = p.(sdk.ClockEventDevice)

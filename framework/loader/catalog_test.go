@@ -218,7 +218,7 @@ func TestLookupErrors(t *testing.T) {
 		is   error
 		want string
 	}{
-		{"unknown kind", c, "idle", "menu", "", loader.ErrUnknownKind, `unknown plugin kind "idle" (kinds: clockevent, governor, hrtimer, wheel)`},
+		{"unknown kind", c, "idle", "menu", "", loader.ErrUnknownKind, `unknown plugin kind "idle" (kinds: catchup_policy, clockevent, governor, hang_policy, hrtimer, restart_policy, wheel)`},
 		{"unknown name", c, sdk.KindClockEvent, "hpet9", "", loader.ErrNotFound, `no clockevent plugin "hpet9" (available: echo (builtin))`},
 		{"bad isolation", c, sdk.KindClockEvent, "echo", "vm", loader.ErrIsolation, `unknown isolation "vm"`},
 		{"no executable", noSelf, sdk.KindClockEvent, "echo", loader.Process, loader.ErrStart, "echo"},

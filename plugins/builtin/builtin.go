@@ -12,12 +12,13 @@ import (
 	"github.com/tickemu/tickemu/plugins/hpet"
 	"github.com/tickemu/tickemu/plugins/hrtimer"
 	"github.com/tickemu/tickemu/plugins/lapic"
+	"github.com/tickemu/tickemu/plugins/policy"
 	"github.com/tickemu/tickemu/plugins/wheel"
 )
 
 // Factories returns the builtin plugins in a stable order.
 func Factories() []sdk.Factory {
-	return []sdk.Factory{
+	return append([]sdk.Factory{
 		{Kind: sdk.KindTimerBase, Name: "wheel", New: wheel.New},
 		{Kind: sdk.KindHRTimer, Name: "hrtimer", New: hrtimer.New},
 		{Kind: sdk.KindClockEvent, Name: "lapic", New: lapic.New},
@@ -27,5 +28,5 @@ func Factories() []sdk.Factory {
 		{Kind: sdk.KindGovernor, Name: "teo", New: governor.NewTeo},
 		{Kind: sdk.KindGovernor, Name: "always_stop", New: governor.NewAlwaysStop},
 		{Kind: sdk.KindGovernor, Name: "haltpoll", New: governor.NewHaltpoll},
-	}
+	}, policy.Factories()...)
 }

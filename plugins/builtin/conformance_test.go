@@ -32,6 +32,12 @@ func TestConformance(t *testing.T) {
 					})
 				case sdk.KindGovernor:
 					sdktest.RunGovernor(t, func(t *testing.T) sdk.Governor { return tr.open(t, f).(sdk.Governor) })
+				case sdk.KindHangPolicy:
+					sdktest.RunHangPolicy(t, func(t *testing.T) sdk.HangPolicy { return tr.open(t, f).(sdk.HangPolicy) })
+				case sdk.KindCatchupPolicy:
+					sdktest.RunCatchupPolicy(t, func(t *testing.T) sdk.CatchupPolicy { return tr.open(t, f).(sdk.CatchupPolicy) })
+				case sdk.KindRestartPolicy:
+					sdktest.RunRestartPolicy(t, func(t *testing.T) sdk.RestartPolicy { return tr.open(t, f).(sdk.RestartPolicy) })
 				default:
 					t.Fatalf("builtin %s has kind %q with no conformance suite", f.Name, f.Kind)
 				}

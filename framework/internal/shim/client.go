@@ -35,6 +35,10 @@ var kinds = map[sdk.Kind]kindShim{
 	sdk.KindHRTimer:    hrTimerBaseShim,
 	sdk.KindClockEvent: clockEventDeviceShim,
 	sdk.KindGovernor:   governorShim,
+
+	sdk.KindHangPolicy:    hangPolicyShim,
+	sdk.KindCatchupPolicy: catchupPolicyShim,
+	sdk.KindRestartPolicy: restartPolicyShim,
 }
 
 // Kinds lists the kinds the transport carries, sorted.

@@ -267,6 +267,42 @@ func TestGovernorRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPolicyRoundTrip: every field of each policy decision crosses, both
+// ways.
+func TestPolicyRoundTrip(t *testing.T) {
+	var got recorder
+	hr := sdk.HangRequest{CPU: 3, Now: 5000, Entry: 1000, NrHangs: 65535, MaxHangTime: 1<<32 - 1}
+	requireAllSet(t, "HangRequest", hr)
+	hd := sdk.HangDecision{Delay: 100000000, KeepDetected: true}
+	requireAllSet(t, "HangDecision", hd)
+	cr := sdk.CatchupRequest{CPU: 2, Base: 1, Jiffies: 1 << 40, Clk: 1<<40 - 300000, Pending: 17}
+	requireAllSet(t, "CatchupRequest", cr)
+	cd := sdk.CatchupDecision{Mode: sdk.CatchupNextExpiry}
+	requireAllSet(t, "CatchupDecision", cd)
+	rr := sdk.RestartRequest{CPU: 1, Now: 7000, Old: 9000, New: 8000}
+	requireAllSet(t, "RestartRequest", rr)
+	rd := sdk.RestartDecision{Deferred: true}
+	requireAllSet(t, "RestartDecision", rd)
+
+	hc, _ := pair(t, factory(sdk.KindHangPolicy, "fake", &shimtest.HangPolicy{
+		Base:   shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindHangPolicy, Name: "fake"}},
+		HangFn: func(r sdk.HangRequest) sdk.HangDecision { got.set(r); return hd }}))
+	h := open(t, hc, sdk.KindHangPolicy, "fake", shim.Options{}).(sdk.HangPolicy)
+	cc, _ := pair(t, factory(sdk.KindCatchupPolicy, "fake", &shimtest.CatchupPolicy{
+		Base:      shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindCatchupPolicy, Name: "fake"}},
+		CatchupFn: func(r sdk.CatchupRequest) sdk.CatchupDecision { got.set(r); return cd }}))
+	c := open(t, cc, sdk.KindCatchupPolicy, "fake", shim.Options{}).(sdk.CatchupPolicy)
+	rc, _ := pair(t, factory(sdk.KindRestartPolicy, "fake", &shimtest.RestartPolicy{
+		Base:      shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindRestartPolicy, Name: "fake"}},
+		RestartFn: func(r sdk.RestartRequest) sdk.RestartDecision { got.set(r); return rd }}))
+	r := open(t, rc, sdk.KindRestartPolicy, "fake", shim.Options{}).(sdk.RestartPolicy)
+	runCalls(t, &got, []call{
+		{"Hang", func() any { return h.Hang(hr) }, []any{hr}, hd},
+		{"Catchup", func() any { return c.Catchup(cr) }, []any{cr}, cd},
+		{"Restart", func() any { return r.Restart(rr) }, []any{rr}, rd},
+	})
+}
+
 // TestPluginCallsRoundTrip covers the sdk.Plugin calls of every kind.
 func TestPluginCallsRoundTrip(t *testing.T) {
 	info := func(k sdk.Kind) sdk.Info {
@@ -309,6 +345,12 @@ func TestPluginCallsRoundTrip(t *testing.T) {
 				p = &shimtest.ClockEventDevice{Base: b}
 			case sdk.KindGovernor:
 				p = &shimtest.Governor{Base: b}
+			case sdk.KindHangPolicy:
+				p = &shimtest.HangPolicy{Base: b}
+			case sdk.KindCatchupPolicy:
+				p = &shimtest.CatchupPolicy{Base: b}
+			case sdk.KindRestartPolicy:
+				p = &shimtest.RestartPolicy{Base: b}
 			default:
 				t.Fatalf("no fake for kind %q", k)
 			}

@@ -257,3 +257,51 @@ func (f *Governor) Reflect(r sdk.IdleReflect) {
 		f.ReflectFn(r)
 	}
 }
+
+// HangPolicy is a fake sdk.HangPolicy.
+type HangPolicy struct {
+	Base
+	HangFn func(r sdk.HangRequest) sdk.HangDecision
+}
+
+var _ sdk.HangPolicy = (*HangPolicy)(nil)
+
+// Hang implements sdk.HangPolicy.
+func (f *HangPolicy) Hang(r sdk.HangRequest) sdk.HangDecision {
+	if f.HangFn == nil {
+		return sdk.HangDecision{}
+	}
+	return f.HangFn(r)
+}
+
+// CatchupPolicy is a fake sdk.CatchupPolicy.
+type CatchupPolicy struct {
+	Base
+	CatchupFn func(r sdk.CatchupRequest) sdk.CatchupDecision
+}
+
+var _ sdk.CatchupPolicy = (*CatchupPolicy)(nil)
+
+// Catchup implements sdk.CatchupPolicy.
+func (f *CatchupPolicy) Catchup(r sdk.CatchupRequest) sdk.CatchupDecision {
+	if f.CatchupFn == nil {
+		return sdk.CatchupDecision{}
+	}
+	return f.CatchupFn(r)
+}
+
+// RestartPolicy is a fake sdk.RestartPolicy.
+type RestartPolicy struct {
+	Base
+	RestartFn func(r sdk.RestartRequest) sdk.RestartDecision
+}
+
+var _ sdk.RestartPolicy = (*RestartPolicy)(nil)
+
+// Restart implements sdk.RestartPolicy.
+func (f *RestartPolicy) Restart(r sdk.RestartRequest) sdk.RestartDecision {
+	if f.RestartFn == nil {
+		return sdk.RestartDecision{}
+	}
+	return f.RestartFn(r)
+}
