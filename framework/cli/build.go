@@ -48,6 +48,10 @@ func (a *App) cmdBuild(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "tickemu", "write the binary to FILE")
 	tickemu := fs.String("tickemu", "", "the tickemu to link: VERSION, or DIR of a checkout (default: the one this binary comes from)")
 	keep := fs.Bool("keep", false, "keep the generated main module and print its directory")
+	if wantsHelp(fs, "tickemu build --with MODULE[@VERSION][=DIR] ... [-o FILE] [--tickemu VERSION|DIR] [--keep]",
+		"build a tickemu with plugin modules linked in: each MODULE's root package exports Factories() []sdk.Factory (docs/plugins.md)", args, stdout) {
+		return 0
+	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2

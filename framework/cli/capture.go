@@ -34,7 +34,7 @@ func (a *App) cmdCapture(args []string, stdout, stderr io.Writer) int {
 	if wantsHelp(fs, use, "record COMMAND on the local kernel (root, tracefs) into a capture bundle", args, stdout) {
 		return 0
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return 2
 	}
 	o.Command = fs.Args()

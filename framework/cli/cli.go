@@ -23,6 +23,7 @@ import (
 	"os"
 
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/internal/suggest"
 	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
@@ -93,8 +94,8 @@ func (a *App) run(args []string, stdout, stderr io.Writer) int {
 		return a.cmdBisect(rest, stdout, stderr)
 	case "plugins":
 		return a.cmdPlugins(rest, stdout, stderr)
-	case "workloads":
-		return a.cmdWorkloads(rest, stdout, stderr)
+	case "workloads", "schema":
+		return a.cmdWorkloads(cmd, rest, stdout, stderr)
 	case "plugin":
 		return a.cmdPlugin(rest, stdout, stderr)
 	case "build":
@@ -106,10 +107,17 @@ func (a *App) run(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
-	fmt.Fprintf(stderr, "tickemu: unknown command %q\n", cmd)
-	usage(stderr)
+	hint := ""
+	if s := suggest.Nearest(cmd, commands); s != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	fmt.Fprintf(stderr, "tickemu: unknown command %q%s; tickemu --help lists the commands\n", cmd, hint)
 	return 2
 }
+
+// commands are the commands usage lists, for the suggestion on a misspelt one.
+var commands = []string{"run", "compare", "merge", "bisect", "validate", "replay", "check", "calibrate",
+	"capture", "plugins", "plugin", "workloads", "schema", "build", "version", "help"}
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: tickemu <command> [arguments]
@@ -123,11 +131,11 @@ commands:
                  [--max-wall D]
   compare FILE   run variants across sweep points and seeds: [--variants a,b | --no-variants]
                  [--sweep NAME=V1,V2]... [--seeds N] [--seed FIRST] [--jobs N] [--alpha A]
+                 [--kernels 6.12,6.13: releases instead of variants]
                  [--format text|json|bench|csv] [--report FILE.html] [--max-wall D]
                  [--shard I/N] [--emit slurm|k8s --shards N [--results DIR]]
   merge FILES    merge the shard files of compare --shard into the comparison's report
-                 [--format text|json|bench|csv]
-                 [--kernels 6.12,6.13: releases instead of variants]
+                 [--format text|json|bench|csv] [--report FILE.html]
   bisect FILE    which modelled kernel change moves a metric: --good A --bad B --metric NAME
                  [--seeds N] [--jobs N] [--format text|json] (docs/kernel-changes.md)
   validate FILE  load and check a scenario without running it
@@ -145,7 +153,9 @@ commands:
   plugins        list builtin and discovered plugins with their schemas [--format text|json]
   plugins lock   write tickemu-plugins.lock: the SHA-256 of every plugin binary on the path
   plugin check BINARY  run the conformance suite of every plugin BINARY serves, any language
-  workloads      list the workload types and the kernel block with every attribute [--format text|json]
+  workloads      list the workload types, the machine and kernel blocks with every attribute
+                 [--format text|json]
+  schema BLOCK   the same for one block: machine, idle_state, kernel or a workload type
   build          build a tickemu with plugin modules linked in:
                  --with MODULE[@VERSION][=DIR] ... [-o FILE] [--tickemu VERSION|DIR]
   version        print the version

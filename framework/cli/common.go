@@ -18,6 +18,7 @@ import (
 	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/logging"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/internal/suggest"
 )
 
 // multiFlag collects repeated --var k=v flags.
@@ -127,10 +128,14 @@ func (c *common) pluginOptions(withLock bool) (loader.Options, error) {
 
 // parseInterspersed parses flags that may come before or after positional
 // arguments (tickemu run FILE --variant x).
+//
+// A bad flag gets one line on the flag set's output, with the nearest flag
+// name and where the list is, not the whole list: with twenty-odd flags the
+// mistake would scroll away.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		args = fs.Args()
@@ -140,6 +145,35 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// parseFlags is fs.Parse with a bad flag reported by writeFlagError on the
+// flag set's output.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer fs.SetOutput(out)
+	err := fs.Parse(args)
+	if err != nil {
+		writeFlagError(out, fs, err)
+	}
+	return err
+}
+
+// writeFlagError prints a flag parse error as one line: what is wrong, the
+// nearest flag name for an unknown one, and the command's --help.
+func writeFlagError(w io.Writer, fs *flag.FlagSet, err error) {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		msg = fmt.Sprintf("unknown flag --%s", name)
+		if s := suggest.Nearest(name, names); s != "" {
+			msg += fmt.Sprintf(" (did you mean --%s?)", s)
+		}
+	}
+	fmt.Fprintf(w, "tickemu %s: %s; tickemu %s --help lists its flags\n", fs.Name(), msg, fs.Name())
 }
 
 // parseFile parses a command's flags around its one FILE argument; ok is

@@ -117,14 +117,38 @@ func writePlugin(w io.Writer, info sdk.Info, s sdk.Schema, source string) {
 			def = "(required)"
 		}
 		if len(a.Eras) > 0 {
-			var es []string
-			for _, e := range a.Eras {
-				es = append(es, e.Since+" "+e.Value)
-			}
-			extra += "; by kernel release: " + strings.Join(es, ", ")
+			extra += "; by kernel release: " + erasText(a.Eras)
 		}
-		fmt.Fprintf(w, "  %-22s %-9s default %-14s%s\n", a.Name, a.Type, def, extra)
+		fmt.Fprintf(w, "  %-22s %-9s default %-14s%s\n", a.Name, a.Type, def, strings.TrimSpace(extra))
+		if a.Doc != "" {
+			fmt.Fprintf(w, "  %-22s %s\n", "", a.Doc)
+		}
 	}
+}
+
+// erasText lists an attribute's value per release, "3.10 tval, 5.16 cval".
+// Where a release has several eras (a change and its fix queued for the same
+// merge window) the release's value is the last one; the earlier ones are
+// named as what it replaced in that window.
+func erasText(eras []sdk.Era) string {
+	var es []string
+	for i := 0; i < len(eras); {
+		j := i
+		for j+1 < len(eras) && eras[j+1].Since == eras[i].Since {
+			j++
+		}
+		t := eras[j].Since + " " + eras[j].Value
+		if j > i {
+			var before []string
+			for _, e := range eras[i:j] {
+				before = append(before, e.Value)
+			}
+			t += " (replacing " + strings.Join(before, ", ") + " in the same merge window)"
+		}
+		es = append(es, t)
+		i = j + 1
+	}
+	return strings.Join(es, ", ")
 }
 
 // cmdPlugin is the hidden `tickemu plugin serve KIND NAME`: tickemu re-executes

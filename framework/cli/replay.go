@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -31,7 +32,8 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs, true)
-	pmQoS := fs.Duration("pm-qos", -1, "hold a PM QoS CPU latency request (/dev/cpu_dma_latency) of this value for the run, as cyclictest does (0s: poll only); a trace cannot show it")
+	var pmQoS optDuration
+	fs.Var(&pmQoS, "pm-qos", "hold a PM QoS CPU latency request (/dev/cpu_dma_latency) of this `duration` for the run, as cyclictest does (0s: poll only); a trace cannot show it (default: none, or the one a capture bundle's host held)")
 	cfgFile := fs.String("config", "", "HCL file with the machine, plugins, kernel block and variants to replay on (default: the builtin defaults)")
 	if wantsHelp(fs, "tickemu replay CAPTURE [flags]", "replay a kernel capture (a capture bundle, ftrace or babeltrace text) and print capture and model side by side", args, stdout) {
 		return 0
@@ -58,8 +60,11 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: replay: %v\n", err)
 		return 2
 	}
-	qos := int64(*pmQoS)
-	if isBundle && qos < 0 {
+	qos := int64(-1) // no request
+	switch {
+	case pmQoS.set:
+		qos = int64(pmQoS.d)
+	case isBundle:
 		qos = hostQoS
 	}
 	var src []byte
@@ -105,4 +110,30 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// optDuration is a duration flag that may be left unset: unlike
+// flag.Duration its help shows no made-up default (-1ns) for "none".
+type optDuration struct {
+	d   time.Duration
+	set bool
+}
+
+func (o *optDuration) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return o.d.String()
+}
+
+func (o *optDuration) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	if d < 0 {
+		return fmt.Errorf("%v: want a duration >= 0", d)
+	}
+	o.d, o.set = d, true
+	return nil
 }

@@ -12,10 +12,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tickemu/tickemu/internal/suggest"
 )
 
 // MaxDiagnostics bounds how many distinct diagnostics WriteDiagnostics prints;
@@ -311,12 +312,7 @@ func UnknownNameError(r hcl.Range, what, name string, known []string) *hcl.Diagn
 // didYouMean returns ` Did you mean "x"?` for the candidate nearest to given
 // (edit distance below 3, HCL's own threshold), or "".
 func didYouMean(given string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := levenshtein.Distance(given, c, nil); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
+	best := suggest.Nearest(given, candidates)
 	if best == "" {
 		return ""
 	}

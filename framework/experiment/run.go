@@ -517,8 +517,7 @@ func (b *built) newWorkloads() hcl.Diagnostics {
 	for _, wb := range spec.Workloads {
 		t, ok := workload.Lookup(wb.Type)
 		if !ok {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown workload type",
-				Detail: fmt.Sprintf("workload type %q does not exist; known types: %v", wb.Type, workload.Names()), Subject: wb.TypeRange.Ptr()})
+			diags = append(diags, config.UnknownNameError(wb.TypeRange, "workload type", wb.Type, workload.Names()))
 			continue
 		}
 		cfg, d := spec.DecodeBody(wb.Body, t.Schema, fmt.Sprintf("workload %q %q", wb.Type, wb.Name))

@@ -5,6 +5,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/tickemu/tickemu/internal/suggest"
 )
 
 // Known lists the events the model emits (docs/trace.md describes each).
@@ -49,8 +51,14 @@ func CheckEvents(events string) error {
 	}
 	known := append([]string(nil), Known...)
 	sort.Strings(known)
-	return fmt.Errorf("--trace-events: %s matches no event; known events: %s, sys_enter_NAME, sys_exit_NAME",
-		quoteList(bad), strings.Join(known, ", "))
+	hint := ""
+	for _, b := range bad {
+		if s := suggest.Nearest(b, known); s != "" {
+			hint += fmt.Sprintf(" (%q: did you mean %q?)", b, s)
+		}
+	}
+	return fmt.Errorf("--trace-events: %s matches no event%s; known events: %s, sys_enter_NAME, sys_exit_NAME",
+		quoteList(bad), hint, strings.Join(known, ", "))
 }
 
 func matchesKnown(f string) bool {
