@@ -75,7 +75,7 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2
 	}
-	spec, ok := loadSpecBytes(file, src, opts, stderr)
+	spec, ok := c.loadSpecBytes(file, src, opts)
 	if !ok {
 		return 2
 	}
@@ -104,22 +104,18 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400) // many short runs, as compare
 	}
+	loadWith := c.loader(file, src, opts)
 	load := func(presets map[kernelversion.Key]string, seed uint64) (*config.Spec, error) {
-		o := opts
-		o.Seed, o.Presets = &seed, presets
-		s, diags := config.LoadBytes(file, src, o)
-		if diags.HasErrors() {
-			return nil, &experiment.DiagError{Diags: diags, Files: s.Files()}
-		}
-		return s, nil
+		return loadWith(func(o *config.Options) { o.Seed, o.Presets = &seed, presets })
 	}
 	bo := bisect.Options{File: file, Table: table, Good: *good, Bad: *bad, Metric: *metric, Seeds: seedList,
 		Jobs: *jobs, Alpha: *alpha, Few: *few, Load: load,
 		Overrides: func(s *config.Spec) ([]config.Override, error) { return experiment.Overrides(s, op) },
-		Run:       experiment.Options{Opener: op, Isolation: c.isolation, Log: log}}
-	bar := newProgressBar(stderr)
+		Run:       c.runOptions(op, log)}
+	bar := newProgressBar(stderr, "bisect")
 	if bar != nil {
 		bo.Progress = bar.update
+		c.diags.setClear(bar.clear)
 	}
 	rep, err := bisect.Run(bo)
 	bar.finish()

@@ -47,6 +47,8 @@ type common struct {
 	pluginEnv      multiFlag
 	// callTimeout is --plugin-call-timeout: 0 turns the deadline off.
 	callTimeout time.Duration
+	// diags prints the command's diagnostics, each once (set by setup).
+	diags *diagPrinter
 }
 
 func (c *common) register(fs *flag.FlagSet, withVariant bool) {
@@ -235,6 +237,7 @@ func (c *common) logger(stderr io.Writer) (zerolog.Logger, error) {
 // setup turns the common flags into config options and a logger, printing
 // what is wrong with them; ok is false on a usage error.
 func (c *common) setup(stderr io.Writer) (config.Options, zerolog.Logger, bool) {
+	c.diags = newDiagPrinter(stderr)
 	opts, err := c.options()
 	if err == nil {
 		var log zerolog.Logger
@@ -246,17 +249,51 @@ func (c *common) setup(stderr io.Writer) (config.Options, zerolog.Logger, bool) 
 	return opts, zerolog.Nop(), false
 }
 
-// loadSpec loads FILE, printing diagnostics to stderr.
-func loadSpec(file string, o config.Options, stderr io.Writer) (*config.Spec, bool) {
+// loadSpec loads FILE, printing its diagnostics (each once a command).
+func (c *common) loadSpec(file string, o config.Options) (*config.Spec, bool) {
 	spec, diags := config.Load(file, o)
-	if len(diags) > 0 {
-		var files map[string]*hcl.File
-		if spec != nil {
-			files = spec.Files()
-		}
-		config.WriteDiagnostics(stderr, diags, files, false)
-	}
+	c.printDiags(spec, diags)
 	return spec, !diags.HasErrors()
+}
+
+// loadSpecBytes is loadSpec for a file already read.
+func (c *common) loadSpecBytes(file string, src []byte, o config.Options) (*config.Spec, bool) {
+	spec, diags := config.LoadBytes(file, src, o)
+	c.printDiags(spec, diags)
+	return spec, !diags.HasErrors()
+}
+
+func (c *common) printDiags(spec *config.Spec, diags hcl.Diagnostics) {
+	if len(diags) == 0 {
+		return
+	}
+	var files map[string]*hcl.File
+	if spec != nil {
+		files = spec.Files()
+	}
+	c.diags.write(diags, files)
+}
+
+// loader returns the loader of the runs of a comparison, a sweep or a
+// bisection: file (read into src) with opts as set changes them. Its
+// warnings are printed (each once); its errors are the run's.
+func (c *common) loader(file string, src []byte, opts config.Options) func(set func(*config.Options)) (*config.Spec, error) {
+	return func(set func(*config.Options)) (*config.Spec, error) {
+		o := opts
+		set(&o)
+		s, diags := config.LoadBytes(file, src, o)
+		if diags.HasErrors() {
+			return nil, &experiment.DiagError{Diags: diags, Files: s.Files()}
+		}
+		c.printDiags(s, diags)
+		return s, nil
+	}
+}
+
+// runOptions are the experiment options the common flags set, with the
+// plugins opened by op: a configuration's warnings are printed, each once.
+func (c *common) runOptions(op experiment.Opener, log zerolog.Logger) experiment.Options {
+	return experiment.Options{Opener: op, Isolation: c.isolation, Log: log, OnWarnings: c.diags.write}
 }
 
 // reportError prints a run error; config diagnostics get their source snippets.

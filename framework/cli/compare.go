@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"golang.org/x/term"
-
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/kernelversion"
@@ -119,7 +117,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	// The file without a variant: its variants, sweeps, run.seed, and any
 	// error every run would share.
-	spec, ok := loadSpecBytes(file, src, opts, stderr)
+	spec, ok := c.loadSpecBytes(file, src, opts)
 	if !ok {
 		return 2
 	}
@@ -160,16 +158,17 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		seedList[i] = start + uint64(i)
 	}
 	grid := experiment.NewGrid(variants, sweeps, seedList)
+	loadWith := c.loader(file, src, opts)
 	load := func(cell experiment.Cell) (*config.Spec, error) {
-		o := opts
-		o.Variant, o.Seed, o.Point = cell.Variant, &cell.Seed, cell.PointIndex
-		if *kernelsFlag != "" {
-			// The variant is a release: the run --kernel-version V makes.
-			o.Variant, o.KernelVersion = "", cell.Variant
-		}
-		s, diags := config.LoadBytes(file, src, o)
-		if diags.HasErrors() {
-			return nil, &experiment.DiagError{Diags: diags, Files: s.Files()}
+		s, err := loadWith(func(o *config.Options) {
+			o.Variant, o.Seed, o.Point = cell.Variant, &cell.Seed, cell.PointIndex
+			if *kernelsFlag != "" {
+				// The variant is a release: the run --kernel-version V makes.
+				o.Variant, o.KernelVersion = "", cell.Variant
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
 		if *kernelsFlag != "" {
 			s.Variant = cell.Variant // the bench lines' /variant= key
@@ -214,18 +213,20 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		Seeds:    seedList,
 		Jobs:     *jobs,
 		Load:     load,
-		Run:      experiment.Options{Opener: op, Isolation: c.isolation, Log: log, MaxWall: *maxWall},
+		Run:      c.runOptions(op, log),
 		Alpha:    *alpha,
 	}
+	co.Run.MaxWall = *maxWall
 	if shardN > 0 {
 		if co.Cells, err = grid.Shard(shardI, shardN); err != nil {
 			fmt.Fprintf(stderr, "tickemu: --shard: %v\n", err)
 			return 2
 		}
 	}
-	bar := newProgressBar(stderr)
+	bar := newProgressBar(stderr, "compare")
 	if bar != nil {
 		co.Progress = bar.update
+		c.diags.setClear(bar.clear)
 	}
 	// SIGINT or SIGTERM stops the comparison, not the process: the runs that
 	// finished are written, the others marked, and the status is 128+signal.
@@ -288,7 +289,7 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if s, ok := caught.Load().(os.Signal); ok {
-		fmt.Fprintf(stderr, "tickemu: compare interrupted by %v: %d of %d runs finished and are written above; %d did not finish\n",
+		fmt.Fprintf(stderr, "tickemu: compare interrupted by %v: %d of %d runs finished and are written above; %d interrupted (INCOMPLETE: not run to the end)\n",
 			s, len(cmp.Runs)-len(cmp.Failures), len(cmp.Runs), cmp.Interrupted)
 		return signalStatus(s)
 	}
@@ -356,15 +357,6 @@ func parseShard(s string) (int, int, error) {
 	return i, n, nil
 }
 
-// loadSpecBytes is loadSpec for a file already read.
-func loadSpecBytes(file string, src []byte, o config.Options, stderr io.Writer) (*config.Spec, bool) {
-	spec, diags := config.LoadBytes(file, src, o)
-	if len(diags) > 0 {
-		config.WriteDiagnostics(stderr, diags, spec.Files(), false)
-	}
-	return spec, !diags.HasErrors()
-}
-
 // pickVariants returns the variants to compare: the --variants list, checked
 // against the file's, or all of the file's.
 func pickVariants(inFile []string, list string) ([]string, error) {
@@ -417,16 +409,20 @@ func reportFailures(stderr io.Writer, cmp *experiment.Comparison) int {
 	status := 0
 	configOnly := len(cmp.Runs) > 0
 	shown := map[string]bool{}
+	failed := 0
 	for _, r := range cmp.Runs {
 		if r.Err == nil {
 			configOnly = false
 			continue
 		}
-		status = 1
 		if errors.Is(r.Err, experiment.ErrInterrupted) {
+			// Not failed: never finished. The command says how many
+			// once (its status is the signal's).
 			configOnly = false
-			continue // counted once, below
+			continue
 		}
+		status = 1
+		failed++
 		fmt.Fprintf(stderr, "tickemu: %s failed: %s\n", cmp.Grid.Label(experiment.Cell{Variant: r.Variant, Point: r.Point, Seed: r.Seed}), oneLine(r.Err))
 		var te *sdk.TransportError
 		if errors.As(r.Err, &te) && len(te.Stack) > 0 && !shown[te.Error()] {
@@ -448,7 +444,7 @@ func reportFailures(stderr io.Writer, cmp *experiment.Comparison) int {
 		return 2
 	}
 	if status != 0 {
-		fmt.Fprintf(stderr, "tickemu: %d of %d runs failed; the results of the others follow\n", len(cmp.Failures), len(cmp.Runs))
+		fmt.Fprintf(stderr, "tickemu: %d of %d runs failed; the results of the others follow\n", failed, len(cmp.Runs))
 	}
 	return status
 }
@@ -463,32 +459,4 @@ func oneLine(err error) string {
 		s = s[:i] + " ..."
 	}
 	return s
-}
-
-// progressBar draws "compare [=====     ] 12/40 runs" on a terminal,
-// redrawn in place; it is nil (and draws nothing) when stderr is not one.
-type progressBar struct {
-	w     io.Writer
-	width int
-}
-
-func newProgressBar(stderr io.Writer) *progressBar {
-	f, ok := stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return &progressBar{w: f, width: 30}
-}
-
-func (p *progressBar) update(done, total int) {
-	fill := p.width * done / max(total, 1)
-	fmt.Fprintf(p.w, "\rcompare [%s%s] %d/%d runs", strings.Repeat("=", fill), strings.Repeat(" ", p.width-fill), done, total)
-}
-
-// finish erases the bar so that later messages start on a clean line.
-func (p *progressBar) finish() {
-	if p == nil {
-		return
-	}
-	fmt.Fprint(p.w, "\r\033[K")
 }

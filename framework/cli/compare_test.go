@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const compareSrc = `
@@ -105,7 +106,7 @@ func TestPickVariants(t *testing.T) {
 // TestProgressBar checks that nothing is drawn unless stderr is a terminal,
 // and what a terminal gets.
 func TestProgressBar(t *testing.T) {
-	if p := newProgressBar(&bytes.Buffer{}); p != nil {
+	if p := newProgressBar(&bytes.Buffer{}, "compare"); p != nil {
 		t.Errorf("newProgressBar(buffer) = %v, want nil", p)
 	}
 	f, err := os.CreateTemp(t.TempDir(), "stderr")
@@ -113,16 +114,30 @@ func TestProgressBar(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if p := newProgressBar(f); p != nil {
+	if p := newProgressBar(f, "compare"); p != nil {
 		t.Errorf("newProgressBar(regular file) = %v, want nil", p)
 	}
 	var nilBar *progressBar
 	nilBar.finish() // must not panic
+	// The bar with its rate, elapsed time and what is left: 3 runs in
+	// 6 s is 0.5 runs/s, so 9 more take about 18 s.
 	var b bytes.Buffer
-	p := &progressBar{w: &b, width: 10}
+	wall := time.Unix(1000, 0)
+	p := newProgressBarTo(&b, "compare", func() time.Time { return wall })
+	p.width = 10
+	wall = wall.Add(6 * time.Second)
 	p.update(3, 12)
 	p.finish()
-	if want := "\rcompare [==        ] 3/12 runs\r\033[K"; b.String() != want {
+	if want := "\rcompare [==        ] 3/12 runs, 0.5 runs/s, 6s elapsed, about 18s left\033[K\r\033[K"; b.String() != want {
+		t.Errorf("progress output = %q, want %q", b.String(), want)
+	}
+	// A slow grid: runs per minute; the last run: nothing left.
+	b.Reset()
+	p = newProgressBarTo(&b, "sweep", func() time.Time { return wall })
+	p.width = 4
+	wall = wall.Add(20 * time.Minute)
+	p.update(4, 4)
+	if want := "\rsweep [====] 4/4 runs, 0.2 runs/min, 20m0s elapsed\033[K"; b.String() != want {
 		t.Errorf("progress output = %q, want %q", b.String(), want)
 	}
 }

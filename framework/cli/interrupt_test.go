@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -129,5 +130,55 @@ func waitHostStatus(t *testing.T, host *exec.Cmd, limit time.Duration, stderr *s
 	case <-time.After(limit):
 		t.Fatalf("host still runs %v later; stderr:\n%s", limit, stderr.String())
 		return -1
+	}
+}
+
+// TestRunSignalPrintsPartialResults: SIGINT in the middle of `tickemu run`
+// stops the simulation, not the process: the results so far are printed,
+// marked INCOMPLETE as at --max-wall, and the status is 130.
+func TestRunSignalPrintsPartialResults(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "long.hcl")
+	// 1000 s of simulated time: far more than the test waits.
+	src := "machine { cpus = 2 }\nrun { duration = \"1000s\" }\nworkload \"cyclictest\" \"c\" {\n  interval = \"1ms\"\n}\n"
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host := exec.Command(os.Args[0], "run", cfg)
+	host.Env = append(os.Environ(), hostEnv+"=1")
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	host.Stdout, host.Stderr = &stdout, stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = host.Process.Kill()
+		_, _ = host.Process.Wait()
+	})
+	// The wall-time estimate comes a second into the simulation: the
+	// handler is in place by then.
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stderr.String(), "this run simulates") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no wall estimate after 60s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := host.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitHostStatus(t, host, 30*time.Second, stderr); code != 130 {
+		t.Errorf("exit status %d, want 130; stderr:\n%s", code, stderr.String())
+	}
+	for _, want := range []string{"# INCOMPLETE: ", "== workload cyclictest"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout does not hold %q:\n%s", want, stdout.String())
+		}
+	}
+	for _, want := range []string{"stopping; the results so far are printed, marked INCOMPLETE", "(interrupted): the results printed are incomplete"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		}
 	}
 }

@@ -7,10 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
-
-	"github.com/tickemu/tickemu/framework/config"
-	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/replayrun"
 	"github.com/tickemu/tickemu/framework/workload"
 )
@@ -83,15 +79,8 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	spec, diags := config.LoadBytes(name, src, opts)
-	if len(diags) > 0 {
-		var files map[string]*hcl.File
-		if spec != nil {
-			files = spec.Files()
-		}
-		config.WriteDiagnostics(stderr, diags, files, false)
-	}
-	if diags.HasErrors() {
+	spec, ok := c.loadSpecBytes(name, src, opts)
+	if !ok {
 		return 2
 	}
 	op, closeOp, err := a.newOpener(&c, log)
@@ -101,7 +90,7 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeOp()
 
-	out, err := replayrun.Run(abs, cp, spec, experiment.Options{Opener: op, Isolation: c.isolation, Log: log})
+	out, err := replayrun.Run(abs, cp, spec, c.runOptions(op, log))
 	if err != nil {
 		return reportError(stderr, err)
 	}

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime/pprof"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -17,113 +20,174 @@ import (
 	"github.com/tickemu/tickemu/framework/resultfmt"
 )
 
-func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
+// runFlags are `tickemu run`'s flags.
+type runFlags struct {
+	c          common
+	tf         traceFlags
+	file       string
+	format     string
+	reportFile string
+	cpuProfile string
+	maxWall    time.Duration
+	counters   bool
+}
+
+// parseRunFlags parses run's command line; ok is false with the status to
+// exit with (0 after --help).
+func parseRunFlags(args []string, stdout, stderr io.Writer) (f *runFlags, status int, ok bool) {
+	f = &runFlags{}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c common
-	c.register(fs, true)
-	format := fs.String("format", "text", "output format: text, json or bench")
-	var tf traceFlags
-	tf.register(fs)
-	reportFile := fs.String("report", "", "also write an HTML report (plots, counters, worst cases) to FILE")
-	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run (pprof format, for go tool pprof) to FILE")
-	maxWall := fs.Duration("max-wall", 0, "stop the run after this much wall-clock time, printing the results so far marked incomplete (overrides run.max_wall; -1s: no bound)")
+	f.c.register(fs, true)
+	fs.StringVar(&f.format, "format", "text", "output format: text, json or bench")
+	f.tf.register(fs)
+	fs.StringVar(&f.reportFile, "report", "", "also write an HTML report (plots, counters, worst cases) to FILE")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run (pprof format, for go tool pprof) to FILE")
+	fs.DurationVar(&f.maxWall, "max-wall", 0, "stop the run after this much wall-clock time, printing the results so far marked incomplete (overrides run.max_wall; -1s: no bound)")
+	fs.BoolVar(&f.counters, "counters", false, "list every plugin's raw counters in the text summary (by default one line counts them)")
 	if wantsHelp(fs, "tickemu run FILE [flags]", "run a scenario once and print its summary (or JSON, or benchmark lines)", args, stdout) {
-		return 0
+		return nil, 0, false
 	}
-	file, ok := parseFile(fs, args, stderr)
-	if !ok || !outputsAreNotInputs(stderr, []string{file}, [2]string{"--trace", tf.file}, [2]string{"--report", *reportFile},
-		[2]string{"--cpuprofile", *cpuProfile}) {
-		return 2
+	if f.file, ok = parseFile(fs, args, stderr); !ok || !outputsAreNotInputs(stderr, []string{f.file}, [2]string{"--trace", f.tf.file},
+		[2]string{"--report", f.reportFile}, [2]string{"--cpuprofile", f.cpuProfile}) {
+		return nil, 2, false
 	}
-	switch *format {
+	switch f.format {
 	case "text", "json", "bench":
 	default:
-		fmt.Fprintf(stderr, "tickemu: --format %q: want text, json or bench\n", *format)
-		return 2
+		fmt.Fprintf(stderr, "tickemu: --format %q: want text, json or bench\n", f.format)
+		return nil, 2, false
 	}
-	opts, log, ok := c.setup(stderr)
+	return f, 0, true
+}
+
+func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
+	f, status, ok := parseRunFlags(args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	opts, log, ok := f.c.setup(stderr)
 	if !ok {
 		return 2
 	}
-	var eoTrace experiment.Options
-	if err := tf.options(&eoTrace, log); err != nil {
+	var eo experiment.Options
+	if err := f.tf.options(&eo, log); err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2
 	}
-	spec, ok := loadSpec(file, opts, stderr)
+	spec, ok := f.c.loadSpec(f.file, opts)
 	if !ok {
 		return 2
 	}
 	if sweeps := spec.Sweeps(); len(sweeps) > 0 {
 		if len(config.Points(sweeps)) > 1 {
-			if tf.file != "" || tf.breakUS != 0 || *cpuProfile != "" {
+			if f.tf.file != "" || f.tf.breakUS != 0 || f.cpuProfile != "" {
 				fmt.Fprintln(stderr, "tickemu: --trace, --breaktrace and --cpuprofile take one run: pick one sweep point (--sweep NAME=VALUE for each swept setting)")
 				return 2
 			}
-			return a.runSweep(stdout, stderr, &c, opts, log, file, spec, *format, *reportFile, *maxWall)
+			return a.runSweep(stdout, stderr, f, opts, log, spec)
 		}
 		// One point: the run is that point's.
 		o := opts
 		o.Point = config.PointIndex(sweeps, 0)
-		if spec, ok = loadSpec(file, o, stderr); !ok {
+		if spec, ok = f.c.loadSpec(f.file, o); !ok {
 			return 2
 		}
 	}
-	op, closeOp, err := a.newOpener(&c, log)
+	op, closeOp, err := a.newOpener(&f.c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2 // a bad plugin flag, lock file or reattach value
 	}
 	defer closeOp()
-	eo := eoTrace
-	eo.Opener, eo.Isolation, eo.Log = op, c.isolation, log
-	eo.MaxWall = *maxWall
+	eo.Opener, eo.Isolation, eo.Log, eo.OnWarnings = op, f.c.isolation, log, f.c.diags.write
+	eo.MaxWall = f.maxWall
 	eo.OnWallEstimate = func(e experiment.WallEstimate) { printWallEstimate(stderr, e) }
+	res, out, status := runOnce(spec, eo, f, stdout, stderr)
+	if res == nil {
+		return status
+	}
+	if code := a.finishRun(out, stderr, f, res); status == 0 {
+		status = code
+	}
+	if status == 0 && f.format == "text" && opts.Variant == "" && f.tf.file == "" && f.reportFile == "" && len(spec.Variants()) > 0 {
+		printCompareHint(stderr, f.file, spec.Variants())
+	}
+	return status
+}
+
+// runOnce runs spec with the trace, the CPU profile, the progress line and
+// the interrupt run's flags ask for. It returns the result (nil after an
+// error, reported), where to print it (stderr when the trace owns stdout)
+// and the status a signal set (0 without one).
+func runOnce(spec *config.Spec, eo experiment.Options, f *runFlags, stdout, stderr io.Writer) (*experiment.Result, io.Writer, int) {
 	// Progress on a terminal only; it is erased before the summary.
 	prog := newRunProgress(stderr)
 	if prog != nil {
 		eo.Progress = prog.update
 	}
-	stop, err := startCPUProfile(*cpuProfile)
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 2
-	}
-	run := func() (*experiment.Result, error) {
-		res, err := experiment.Run(spec, eo)
-		if perr := stop(); perr != nil { // the run's results still count
-			fmt.Fprintf(stderr, "tickemu: %v\n", perr)
-		}
-		prog.finish()
-		return res, err
-	}
-	if tf.file != "" {
-		f, err := openTrace(tf.file)
-		if err != nil {
+	defer prog.finish()
+	// SIGINT or SIGTERM stops the run, not the process: the results so
+	// far are printed, marked incomplete, as at --max-wall, and the status
+	// is 128+signal.
+	interrupt := make(chan struct{})
+	var caught atomic.Value // os.Signal
+	defer onInterrupt("stopping; the results so far are printed, marked INCOMPLETE", func(s os.Signal) {
+		caught.Store(s)
+		close(interrupt)
+	})()
+	eo.Interrupt = interrupt
+	var trace traceOutput
+	if f.tf.file != "" {
+		var err error
+		if trace, err = openTrace(f.tf.file); err != nil {
 			fmt.Fprintf(stderr, "tickemu: --trace: %v\n", err)
-			return 1
+			return nil, nil, 1
 		}
-		eo.Trace = f
-		if tf.file == "-" {
+		eo.Trace = trace
+		if f.tf.file == "-" {
 			stdout = stderr // the trace owns standard output
 		}
-		res, err := run()
+	}
+	stop, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return nil, nil, 2
+	}
+	res, err := experiment.Run(spec, eo)
+	if perr := stop(); perr != nil { // the run's results still count
+		fmt.Fprintf(stderr, "tickemu: %v\n", perr)
+	}
+	if trace != nil {
 		if err != nil {
-			f.Discard()
-		} else if cerr := f.Commit(); cerr != nil {
+			trace.Discard()
+		} else if cerr := trace.Commit(); cerr != nil {
 			err = fmt.Errorf("trace: %w", cerr)
 		}
-		if err != nil {
-			return reportError(stderr, err)
-		}
-		return a.finishRun(stdout, stderr, *format, *reportFile, file, res)
 	}
-	res, err := run()
-	if err != nil {
-		return reportError(stderr, err)
+	prog.finish()
+	s, signalled := caught.Load().(os.Signal)
+	switch {
+	case err != nil && signalled:
+		// The signal killed the plugin processes first (watchSignals): a
+		// run with one out of process ends with its transport error, and
+		// no result to print.
+		fmt.Fprintf(stderr, "tickemu: %v: stopped, plugin processes killed: no results (%s)\n", s, oneLine(err))
+		return nil, nil, signalStatus(s)
+	case err != nil:
+		return nil, nil, reportError(stderr, err)
+	case signalled:
+		return res, stdout, signalStatus(s)
 	}
-	return a.finishRun(stdout, stderr, *format, *reportFile, file, res)
+	return res, stdout, 0
+}
+
+// printCompareHint says, after a run of a file with variants, how to
+// compare them: a first run of the default scenario shows one variant of
+// three.
+func printCompareHint(stderr io.Writer, file string, variants []string) {
+	fmt.Fprintf(stderr, "tickemu: %s has %d variants (%s); this was the file as written. Next: tickemu compare %s --report report.html runs each over 10 seeds and writes an HTML report\n",
+		file, len(variants), strings.Join(variants, ", "), file)
 }
 
 // printWallEstimate tells, early, how long a long run will take.
@@ -139,25 +203,25 @@ func printWallEstimate(stderr io.Writer, e experiment.WallEstimate) {
 
 // finishRun prints the result and writes the report, if asked. An incomplete
 // run (stopped at max_wall) prints its results and exits 1.
-func (a *App) finishRun(stdout, stderr io.Writer, format, reportFile, file string, res *experiment.Result) int {
-	code := writeRunResult(stdout, stderr, format, res)
+func (a *App) finishRun(stdout, stderr io.Writer, f *runFlags, res *experiment.Result) int {
+	code := writeRunResult(stdout, stderr, f.format, f.counters, res)
 	if code == 0 && res.Incomplete != nil {
 		fmt.Fprintf(stderr, "tickemu: run stopped at %s of %s simulated (%s): the results printed are incomplete\n",
 			experiment.FormatSpan(res.Incomplete.ReachedNS), experiment.FormatSpan(res.Incomplete.EndNS), res.Incomplete.Reason)
 		code = 1
 	}
-	if code != 0 || reportFile == "" {
+	if code != 0 || f.reportFile == "" {
 		return code
 	}
-	cmp, err := runComparison(file, res)
+	cmp, err := runComparison(f.file, res)
 	var src []byte
 	if err == nil {
-		if src, err = config.ReadFile(file); err != nil {
+		if src, err = config.ReadFile(f.file); err != nil {
 			err = fmt.Errorf("--report: %v", err)
 		}
 	}
 	if err == nil {
-		err = writeReport(reportFile, file, src, cmp)
+		err = writeReport(f.reportFile, f.file, src, cmp)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
@@ -167,7 +231,7 @@ func (a *App) finishRun(stdout, stderr io.Writer, format, reportFile, file strin
 }
 
 // writeRunResult prints a run's result in format.
-func writeRunResult(stdout, stderr io.Writer, format string, res *experiment.Result) int {
+func writeRunResult(stdout, stderr io.Writer, format string, counters bool, res *experiment.Result) int {
 	var err error
 	w := bufio.NewWriter(stdout)
 	switch format {
@@ -176,7 +240,7 @@ func writeRunResult(stdout, stderr io.Writer, format string, res *experiment.Res
 	case "bench":
 		err = experiment.WriteBench(w, res, experiment.BenchOptions{VariantKey: res.Config.Variant != "", Header: true, Units: true})
 	default:
-		err = resultfmt.WriteText(w, res)
+		err = resultfmt.WriteTextWith(w, res, resultfmt.TextOptions{FoldCounters: !counters})
 	}
 	if err == nil {
 		err = w.Flush()
@@ -193,7 +257,8 @@ func writeRunResult(stdout, stderr io.Writer, format string, res *experiment.Res
 // bench file (the configuration lines the points share as its header, the
 // others as "# POINT: line" comments, as compare writes them). --report
 // writes the sweep's HTML report, as compare's with one seed.
-func (a *App) runSweep(stdout, stderr io.Writer, c *common, opts config.Options, log zerolog.Logger, file string, spec *config.Spec, format, reportFile string, maxWall time.Duration) int {
+func (a *App) runSweep(stdout, stderr io.Writer, f *runFlags, opts config.Options, log zerolog.Logger, spec *config.Spec) int {
+	c, file, format, reportFile := &f.c, f.file, f.format, f.reportFile
 	op, closeOp, err := a.newOpener(c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
@@ -206,22 +271,39 @@ func (a *App) runSweep(stdout, stderr io.Writer, c *common, opts config.Options,
 		return 2
 	}
 	co := experiment.CompareOptions{File: file, Variants: []string{opts.Variant}, Sweeps: spec.Sweeps(), Seeds: []uint64{spec.Run.Seed}, Jobs: 1,
-		Load: func(cell experiment.Cell) (*config.Spec, error) {
-			o := opts
-			o.Point = cell.PointIndex
-			s, diags := config.LoadBytes(file, src, o)
-			if diags.HasErrors() {
-				return nil, &experiment.DiagError{Diags: diags, Files: s.Files()}
-			}
-			return s, nil
-		},
-		Run: experiment.Options{Opener: op, Isolation: c.isolation, Log: log, MaxWall: maxWall}}
+		Run: c.runOptions(op, log)}
+	loadWith := c.loader(file, src, opts)
+	co.Load = func(cell experiment.Cell) (*config.Spec, error) {
+		return loadWith(func(o *config.Options) { o.Point = cell.PointIndex })
+	}
+	co.Run.MaxWall = f.maxWall
+	bar := newProgressBar(stderr, "sweep")
+	if bar != nil {
+		co.Progress = bar.update
+		c.diags.setClear(bar.clear)
+	}
+	// SIGINT or SIGTERM stops the sweep as it stops compare: the points
+	// that finished are printed, the others marked.
+	stop := make(chan struct{})
+	var caught atomic.Value // os.Signal
+	removeHandler := onInterrupt("stopping; the points that finished are printed, the others marked", func(s os.Signal) {
+		caught.Store(s)
+		close(stop)
+	})
+	co.Run.Stop = stop
 	cmp, err := experiment.Compare(co)
+	removeHandler()
+	bar.finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 1
 	}
 	status := reportFailures(stderr, cmp)
+	if s, ok := caught.Load().(os.Signal); ok {
+		defer fmt.Fprintf(stderr, "tickemu: sweep interrupted by %v: %d of %d points finished and are printed; %d interrupted (INCOMPLETE)\n",
+			s, len(cmp.Runs)-len(cmp.Failures), len(cmp.Runs), cmp.Interrupted)
+		status = signalStatus(s)
+	}
 	w := bufio.NewWriter(stdout)
 	switch format {
 	case "bench":
@@ -244,7 +326,7 @@ func (a *App) runSweep(stdout, stderr io.Writer, c *common, opts config.Options,
 			if i > 0 {
 				w.WriteString("\n")
 			}
-			if err = resultfmt.WriteText(w, r.Result); err != nil {
+			if err = resultfmt.WriteTextWith(w, r.Result, resultfmt.TextOptions{FoldCounters: !f.counters}); err != nil {
 				break
 			}
 		}

@@ -103,6 +103,7 @@ func watchSignals(stderr io.Writer) (stop func()) {
 	exit := func(s os.Signal, msg string) {
 		loader.KillPluginGroups()
 		runExitHooks()
+		clearStatusLine()
 		fmt.Fprintf(stderr, "tickemu: %v: %s\n", s, msg)
 		loader.CleanupClients()
 		os.Exit(signalStatus(s))
@@ -137,6 +138,7 @@ func watchSignals(stderr io.Writer) (stop func()) {
 		}
 		handled = true
 		loader.KillPluginGroups()
+		clearStatusLine()
 		fmt.Fprintf(stderr, "tickemu: %v: %s (again to exit at once)\n", s, msg)
 		fn(s)
 		if s := next(); s != nil {

@@ -28,7 +28,7 @@ func (a *App) cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	spec, ok := loadSpec(file, opts, stderr)
+	spec, ok := c.loadSpec(file, opts)
 	if !ok {
 		return 2
 	}
@@ -56,11 +56,11 @@ func (a *App) cmdValidate(args []string, stdout, stderr io.Writer) int {
 			if len(sweeps) > 0 {
 				o.Point = config.PointIndex(sweeps, p)
 			}
-			s, ok := loadSpec(file, o, stderr)
+			s, ok := c.loadSpec(file, o)
 			if !ok {
 				return 2
 			}
-			if err := experiment.Validate(s, experiment.Options{Opener: op, Isolation: c.isolation, Log: log}); err != nil {
+			if err := experiment.Validate(s, c.runOptions(op, log)); err != nil {
 				return reportError(stderr, err)
 			}
 		}

@@ -74,11 +74,20 @@ type Options struct {
 	// Stop, when closed, ends the run after the current event: Run returns
 	// ErrInterrupted (compare on SIGINT: the run is missing, not partial).
 	Stop <-chan struct{}
+	// Interrupt, when closed, ends the run after the current event as the
+	// wall-clock bound does: Run returns the results so far with
+	// Result.Incomplete set (tickemu run on SIGINT: partial, not missing).
+	Interrupt <-chan struct{}
 	// OnWallEstimate, when set, is called once for a run longer than
 	// LongRun of simulated time, after EstimateAfter of wall time, with the
 	// estimated wall time of the whole run: so a run of 1000h says up front
 	// that it takes days instead of running with no word.
 	OnWallEstimate func(WallEstimate)
+	// OnWarnings, when set, receives the warnings of a configuration that
+	// builds (a plugin's Configure may warn about a combination no kernel
+	// shipped), with the files for their snippets; a configuration with an
+	// error returns them with the error instead (DiagError).
+	OnWarnings func(diags hcl.Diagnostics, files map[string]*hcl.File)
 }
 
 // LongRun is the simulated time from which a run estimates its wall time
@@ -110,10 +119,19 @@ type Incomplete struct {
 	EndNS     int64  `json:"end_ns"`
 }
 
-// wallLimit is the error that stops a run at its wall-clock bound.
-type wallLimit struct{ max time.Duration }
+// wallLimit is the error that stops a run at its wall-clock bound, or at
+// an interrupt (Options.Interrupt) when reason is set.
+type wallLimit struct {
+	max    time.Duration
+	reason string
+}
 
-func (e *wallLimit) Error() string { return fmt.Sprintf("max_wall %v reached", e.max) }
+func (e *wallLimit) Error() string {
+	if e.reason != "" {
+		return e.reason
+	}
+	return fmt.Sprintf("max_wall %v reached", e.max)
+}
 
 // watchWall arms the wall-clock bound, the interrupt and the estimate of o
 // on the kernel, through its poll (nothing when none is asked for).
@@ -124,7 +142,7 @@ func (b *built) watchWall(spec *config.Spec, o Options, end ktime.Time) {
 	}
 	maxWall = max(maxWall, 0)
 	estimate := o.OnWallEstimate != nil && end > LongRun
-	if maxWall == 0 && o.Stop == nil && !estimate {
+	if maxWall == 0 && o.Stop == nil && o.Interrupt == nil && !estimate {
 		return
 	}
 	start := time.Now()
@@ -133,6 +151,13 @@ func (b *built) watchWall(spec *config.Spec, o Options, end ktime.Time) {
 			select {
 			case <-o.Stop:
 				return ErrInterrupted
+			default:
+			}
+		}
+		if o.Interrupt != nil {
+			select {
+			case <-o.Interrupt:
+				return &wallLimit{reason: "interrupted"}
 			default:
 			}
 		}
@@ -312,6 +337,9 @@ func (b *built) build(spec *config.Spec, o Options) error {
 	if d := b.newKernel(plugins, o); d != nil {
 		diags = append(diags, d)
 		return fail()
+	}
+	if len(diags) > 0 && o.OnWarnings != nil {
+		o.OnWarnings(diags, spec.Files())
 	}
 	return nil
 }

@@ -159,7 +159,7 @@ func TestCompareStopKeepsFinishedRuns(t *testing.T) {
 	if err := resultfmt.WriteCompareText(&text, c); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"INTERRUPTED: ", "not finished: tickemu was interrupted"} {
+	for _, want := range []string{"INCOMPLETE: interrupted; ", "runs interrupted (INCOMPLETE: not run to the end):", "not finished: tickemu was interrupted", ", 0 failed, "} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("WriteCompareText does not say %q:\n%s", want, text.String())
 		}

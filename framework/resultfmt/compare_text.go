@@ -36,9 +36,25 @@ func WriteCompareText(w io.Writer, c *experiment.Comparison) error {
 	}
 	b.WriteString("\n")
 	writeLKP(&b, c)
-	if len(c.Failures) > 0 {
-		fmt.Fprintf(&b, "\n%d of %d runs failed:\n", len(c.Failures), len(c.Runs))
-		for _, f := range c.Failures {
+	// Interrupted runs did not fail: they never finished. They are listed
+	// apart.
+	var failed, interrupted []experiment.Failure
+	for _, f := range c.Failures {
+		if f.Error == experiment.ErrInterrupted.Error() {
+			interrupted = append(interrupted, f)
+		} else {
+			failed = append(failed, f)
+		}
+	}
+	for _, l := range []struct {
+		what string
+		fs   []experiment.Failure
+	}{{"failed", failed}, {"interrupted (INCOMPLETE: not run to the end)", interrupted}} {
+		if len(l.fs) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%d of %d runs %s:\n", len(l.fs), len(c.Runs), l.what)
+		for _, f := range l.fs {
 			fmt.Fprintf(&b, "  %s: %s\n", runLabel(f.Variant, f.Point, f.Seed), f.Error)
 		}
 	}
@@ -46,10 +62,18 @@ func WriteCompareText(w io.Writer, c *experiment.Comparison) error {
 	return err
 }
 
+// interruptedNote is ", N interrupted" for the header when runs were.
+func interruptedNote(c *experiment.Comparison) string {
+	if c.Interrupted == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d interrupted", c.Interrupted)
+}
+
 func writeCompareHeader(b *bytes.Buffer, c *experiment.Comparison) {
 	if len(c.Sweeps) == 0 {
-		fmt.Fprintf(b, "tickemu compare %s: %d variants × %d seeds (%s), base %s; %d runs, %d failed\n",
-			c.File, len(c.Variants), len(c.Seeds), seedRange(c.Seeds), c.Variants[0], len(c.Runs), len(c.Failures))
+		fmt.Fprintf(b, "tickemu compare %s: %d variants × %d seeds (%s), base %s; %d runs, %d failed%s\n",
+			c.File, len(c.Variants), len(c.Seeds), seedRange(c.Seeds), c.Variants[0], len(c.Runs), len(c.Failures)-c.Interrupted, interruptedNote(c))
 	} else {
 		var axes []string
 		for _, sw := range c.Sweeps {
@@ -59,11 +83,11 @@ func writeCompareHeader(b *bytes.Buffer, c *experiment.Comparison) {
 		if base == "" {
 			base = "none (no variant)"
 		}
-		fmt.Fprintf(b, "tickemu compare %s: %d variants × %d sweep points (%s) × %d seeds (%s), base %s; %d runs, %d failed\n",
-			c.File, len(c.Variants), len(c.Grid.Points()), strings.Join(axes, " × "), len(c.Seeds), seedRange(c.Seeds), base, len(c.Runs), len(c.Failures))
+		fmt.Fprintf(b, "tickemu compare %s: %d variants × %d sweep points (%s) × %d seeds (%s), base %s; %d runs, %d failed%s\n",
+			c.File, len(c.Variants), len(c.Grid.Points()), strings.Join(axes, " × "), len(c.Seeds), seedRange(c.Seeds), base, len(c.Runs), len(c.Failures)-c.Interrupted, interruptedNote(c))
 	}
 	if c.Interrupted > 0 {
-		fmt.Fprintf(b, "INTERRUPTED: %d of %d runs did not finish (listed with the failures); the statistics use the %d that did\n",
+		fmt.Fprintf(b, "INCOMPLETE: interrupted; %d of %d runs did not finish (listed at the end); the statistics use the %d that did\n",
 			c.Interrupted, len(c.Runs), len(c.Runs)-len(c.Failures))
 	}
 	common, own := configLines(c)

@@ -23,6 +23,20 @@ func WriteJSON(w io.Writer, r *experiment.Result) error {
 // WriteText writes the human summary: per workload its own output, then the
 // kernel counters.
 func WriteText(w io.Writer, r *experiment.Result) error {
+	return WriteTextWith(w, r, TextOptions{})
+}
+
+// TextOptions shape the text summary.
+type TextOptions struct {
+	// FoldCounters prints one line for the plugins' raw counters instead
+	// of a line each (thirty lines on the default scenario, most of them
+	// repeating the kernel lines above): tickemu run shows them with
+	// --counters.
+	FoldCounters bool
+}
+
+// WriteTextWith is WriteText with options.
+func WriteTextWith(w io.Writer, r *experiment.Result, o TextOptions) error {
 	b := &strings.Builder{}
 	c := r.Config
 	fmt.Fprintf(b, "# tickemu run: %d CPUs, HZ=%d, nohz=%s, highres=%v, seed=%d", c.CPUs, c.HZ, c.NoHZ, c.HighRes, c.Seed)
@@ -105,9 +119,13 @@ func WriteText(w io.Writer, r *experiment.Result) error {
 	if idle := idleLines(r); idle != "" {
 		b.WriteString(idle)
 	}
-	b.WriteString("plugin counters (sum over CPUs; max for max_*):\n")
-	for _, l := range pluginLines(r) {
-		b.WriteString("  " + l + "\n")
+	if lines := pluginLines(r); o.FoldCounters {
+		fmt.Fprintf(b, "plugin counters: %d, not shown (--counters lists them; --format json holds them)\n", len(lines))
+	} else {
+		b.WriteString("plugin counters (sum over CPUs; max for max_*):\n")
+		for _, l := range lines {
+			b.WriteString("  " + l + "\n")
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
