@@ -118,8 +118,7 @@ func (p *Plugin) Schema() sdk.Schema {
 		{Name: "past_deadline_latency", Type: sdk.TypeString, Default: "",
 			Doc: "delay from a write whose deadline has already passed to interrupt entry. In a KVM guest such a write never reaches a host timer: " +
 				"start_sw_tscdeadline() (arch/x86/kvm/lapic.c) finds tscdeadline <= guest_tsc and calls apic_timer_expired() at once, so the interrupt is injected " +
-				"on the write's return (about 10 us on the suite's guest, against irq_latency's 18 us for a deadline in the future). Empty: the same as irq_latency",
-			Unversioned: "a property of the machine the kernel runs on (bare metal or a hypervisor's timer emulation), not of a kernel release"},
+				"on the write's return (about 10 us on the suite's guest, against irq_latency's 18 us for a deadline in the future). Empty: the same as irq_latency"},
 		{Name: "irq_latency_spread", Type: sdk.TypeString, Default: "",
 			Doc: "the spread of irq_latency: quantiles of each interrupt's deviation from it (\"p10=-5us p50=-1us p99=+60us\", framework/sdk/spread), " +
 				"drawn per interrupt from the plugin's seeded stream; tickemu calibrate fits it from a trace's expiry lateness. Empty: every interrupt takes irq_latency"},
