@@ -234,8 +234,9 @@ func cyclictest(argv []string, cpus int) (*Command, error) {
 			return nil, &FlagError{tool, "--loops", fmt.Sprintf("%d loops of %d us run longer than the model runs (%d days)", loops, fastest/1000, maxRunSeconds/86400)}
 		}
 		cmd.DurationNS = (loops+1)*fastest + startMargin
-		// Every thread is done by then only when they share the interval.
-		cmd.StopsItself = threads == 1 || distance == 0
+		// The workload's other threads exit at their next wakeup after
+		// the fastest is done, as cyclictest's shutdown ends them.
+		cmd.StopsItself = true
 	}
 	if duration > 0 && (cmd.DurationNS == 0 || duration < cmd.DurationNS) {
 		cmd.DurationNS = duration

@@ -15,6 +15,11 @@ import (
 // clock_nanosleep(TIMER_ABSTIME) on CLOCK_MONOTONIC for interval + i*distance,
 // reads the clock on wakeup, and records now - next in whole microseconds.
 type cyclictest struct {
+	// shutdown is set when a thread has done its loops (-l): cyclictest's
+	// main loop then ends the run (its allstopped count, shutdown = 1,
+	// and pthread_kill(SIGTERM) of the other threads), so every other
+	// thread exits at its next wakeup instead of finishing its own loops.
+	shutdown bool
 	name     string
 	threads  int
 	cpus     []int
@@ -220,7 +225,8 @@ func (st *ctThread) Next(t *kernel.Task, r kernel.Result) kernel.Action {
 		}
 		// timerthread() leaves its loop when stat->cycles reaches
 		// max_cycles (-l).
-		if st.cycles++; w.loops > 0 && st.cycles >= w.loops {
+		if st.cycles++; w.loops > 0 && st.cycles >= w.loops || w.shutdown {
+			w.shutdown = w.loops > 0
 			return kernel.Exit{}
 		}
 		if w.userWork > 0 {
