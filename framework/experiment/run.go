@@ -228,9 +228,6 @@ func (b *built) close() {
 	for _, in := range b.instances {
 		in.Kill()
 	}
-	if b.k != nil {
-		b.k.Release()
-	}
 }
 
 // Run simulates spec once.

@@ -73,18 +73,23 @@ const (
 
 var softirqNames = [nrSoftirqs]string{"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"}
 
-// CPU is one simulated CPU.
+// CPU is one simulated CPU: its dispatch state, its two events, the time
+// accounting, and the per-CPU halves of the scheduler (rq), the tick (ts),
+// idle (idle, cpuidle), the wheel's answers and the CPU-time accounting
+// (acct), each a struct of its own file. The fields are the per-CPU
+// variables of the kernel's subsystems, so there are many.
+//
+// It is one of the records whose memory layout is tuned
+// (docs/architecture.md): the counters first, then the dispatch state every
+// event reads, then the accounting, runqueue, tick and idle state, the
+// rarer fields last; newCPUs starts each CPU on a 64-byte line.
 type CPU struct {
-	// cnt is the hot path's counters; first, so that its block starts on
-	// a cache line (stats.go).
+	// cnt is the hot path's counters (stats.go).
 	cnt cpuCells
 
-	// The dispatch state every event reads, in the lines after the
-	// counters: mode and the pending interrupts and softirqs (kick), runEv
-	// (held here: firing it reads this state's lines, no event object or
-	// closure of its own), the accounting, then the runqueue and the tick
-	// and idle state, whose first fields the dispatch tests too, and devEv.
-	// The rest, read on rarer paths, comes after them.
+	// The dispatch state every event reads: mode and the pending
+	// interrupts and softirqs (kick), runEv (held here: firing it calls
+	// the CPU's own method, no closure of its own).
 	k         *Kernel
 	mode      cpuMode
 	busyUntil ktime.Time
@@ -101,7 +106,7 @@ type CPU struct {
 	// one copy of it: isNohzFull).
 	// continuesTask, run after every task segment, tests them at once.
 	flags uint32
-	_     [8]byte // the fields below on the lines they had before flags
+	_     [8]byte // keeps the fields below where the layout was measured
 	// spans is the log WakePath reads, &spanBuf; nil unless a workload asked
 	// (RecordSpans).
 	spans *spanLog
@@ -114,12 +119,11 @@ type CPU struct {
 	// taskName are its names for each (the watchdog's message).
 	runEv sim.Event
 
-	// Accounting, next to the dispatch state above: most events touch both.
+	// Accounting: the context the CPU is in and since when, and the time
+	// spent by context (ContextTimes).
 	ctx      ctxKind
 	ctxSince ktime.Time
-	// ctxNS is the time spent by context (ContextTimes), kept with ctx and
-	// ctxSince: setCtx runs several times per wakeup and reads all three.
-	ctxNS [numCtx]int64
+	ctxNS    [numCtx]int64
 
 	rq    rq        // the scheduler's runqueue (sched.go)
 	ts    tickSched // tick-sched state (tick.go)
@@ -142,21 +146,17 @@ type CPU struct {
 	ntiGen  uint64
 	ntiNext ktime.Time
 
-	// softirqFns are the handlers (open_softirq()), read only when a
-	// softirq runs: last, out of the lines every event touches.
+	// softirqFns are the handlers (open_softirq()).
 	softirqFns [nrSoftirqs]func(c *CPU, now ktime.Time) ktime.Time
 
 	// acct is the kernel's CPU time accounting (cputime.go), read at ticks.
 	acct cpuAcct
 }
 
-// newCPUs makes a machine's n CPUs in one allocation of over 32 KB, so
-// that every CPU starts on a cache line and the layout's line groups are
-// real lines (TestCPUsLineAligned). A CPU allocated on its own would not: the
-// runtime keeps an 8-byte type header in front of every small object over
-// 512 bytes that holds pointers (Go 1.22+), so a 1024-byte CPU sat 8 bytes
-// into a 1152-byte slot and each of its line groups straddled two lines. A
-// large object has no header in front and starts on a page.
+// newCPUs makes a machine's n CPUs in one allocation of over 32 KB (a large
+// object starts on a page, with no type header in front), each CPU on a
+// 64-byte line and 17 lines from the next, so that the same field of
+// consecutive CPUs falls into different L1 sets (TestCPUsLineAligned).
 func newCPUs(k *Kernel, n int, nohzFull map[int]bool) []*CPU {
 	slab := make([]cpuSlot, n, max(n, maxSmallObject/int(unsafe.Sizeof(cpuSlot{}))+1))
 	cpus := make([]*CPU, n)
@@ -169,11 +169,7 @@ func newCPUs(k *Kernel, n int, nohzFull map[int]bool) []*CPU {
 // maxSmallObject is the runtime's largest small object (maxSmallSize).
 const maxSmallObject = 32 << 10
 
-// cpuSlot is a CPU in newCPUs' slab: 17 lines apart, an odd number, so that
-// the same line of consecutive CPUs falls into different sets of the L1
-// cache (a 1024-byte stride put the line of every fourth CPU into one set:
-// cachegrind counted 1.8% more D1 misses on the 64-CPU cyclictest than with
-// this padding, and 5.6% more on posix-signals).
+// cpuSlot is a CPU in newCPUs' slab, padded to an odd number of lines.
 type cpuSlot struct {
 	c CPU
 	_ [64]byte

@@ -70,7 +70,7 @@ func TestTickCharge(t *testing.T) {
 // TestTicksChargeWithIRQTime: the interrupt time since the last tick is
 // taken out of the next tick once, whatever context that tick charges.
 func TestTicksChargeWithIRQTime(t *testing.T) {
-	k := &Kernel{tickNsec: 4_000_000, settings: KernelSettings{IRQTimeAccounting: true}}
+	k := &Kernel{kernelConfig: kernelConfig{tickNsec: 4_000_000, settings: KernelSettings{IRQTimeAccounting: true}}}
 	c := &CPU{k: k}
 	c.ctxNS[ctxIRQ], c.ctxNS[ctxSoftirq] = 300_000, 100_000
 	c.chargeTicks(acctUser, 1)

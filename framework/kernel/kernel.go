@@ -71,9 +71,38 @@ type Options struct {
 	Log      zerolog.Logger
 }
 
-// Kernel is one simulated machine.
+// Kernel is one simulated machine, composed of named parts: the event queue;
+// the configuration it was built with (kernelConfig); the host's side of each
+// plugin kind (wheelHost, hrtHost, clockDevices, idleGovernor); timer
+// placement (timerPlacement); the CPUs; the machine-wide state of the
+// kernel's subsystems (timekeeping, RCU, device interrupts, the tables of
+// timers, tasks and processes); and what the run reports. The parts are
+// embedded, so code reads k.wheel or k.tasks wherever it lives.
 type Kernel struct {
-	q        sim.Queue
+	q sim.Queue
+	kernelConfig
+	timerPlacement
+	wheelHost
+	hrtHost
+	clockDevices
+	idleGovernor
+
+	cpus []*CPU
+	tk   timekeeping
+	rcu  rcuState // Tree RCU's grace periods and callbacks (rcu.go)
+	// extIRQ holds each CPU's pending device interrupts (devirq.go),
+	// allocated by the first one.
+	extIRQ [][]extIRQ
+	objectTables
+
+	// Stats.
+	Counters    metrics.Counters
+	CatchupGaps metrics.Dist
+	rs          runState
+}
+
+// kernelConfig is what New was given, and what follows from it alone.
+type kernelConfig struct {
 	m        Machine
 	costs    Costs
 	settings KernelSettings
@@ -83,15 +112,23 @@ type Kernel struct {
 	tr       *trace.Writer
 	// nohz: NO_HZ is on (Machine.NoHZ "idle" or "full"), so an idle CPU may
 	// stop its tick; read on every idle entry.
-	nohz bool
-	// migrate: TimerMigrationActive; place is placement()'s answer. tm is
-	// the 6.9+ timer-migration hierarchy (used once the wheel reports split
-	// bases: split), nil on one CPU or without NO_HZ.
+	nohz     bool
+	tickNsec int64
+}
+
+// timerPlacement is where timers are queued and who expires them (timers.go,
+// migration.go). migrate: TimerMigrationActive; place is placement()'s
+// answer. tm is the 6.9+ timer-migration hierarchy (used once the wheel
+// reports split bases: split), nil on one CPU or without NO_HZ.
+type timerPlacement struct {
 	migrate bool
 	place   sdk.Placement
 	tm      *tmigr.Hierarchy
 	split   bool
+}
 
+// wheelHost is the timer wheel plugin and what the host keeps of its answers.
+type wheelHost struct {
 	wheel sdk.TimerBase
 	// wheelInPlace is wheel's in-place NextTimerInterrupt, if it has one;
 	// nextTimer is the answer it writes.
@@ -108,47 +145,48 @@ type Kernel struct {
 	// asked anyway (repeatAuditEvery): the contract checker then checks
 	// the promise on it, so a plugin that breaks it is caught, not trusted.
 	repeatSkips uint32
-	hrt         sdk.HRTimerBase
+}
+
+// hrtHost is the hrtimer plugin.
+type hrtHost struct {
+	hrt sdk.HRTimerBase
 	// hrtStarter is hrt's sdk.NextEventStarter, if it has one: where one
 	// kernel event asks the hrtimer's and the wheel's next event (idle
 	// entry, the low-res tick stop), the hrtimer's question goes out first
 	// and its answer is read after the wheel's call.
 	hrtStarter sdk.NextEventStarter
-	local      *clockevents.Device
-	bcDev      *clockevents.Device
-	bcast      *clockevents.Broadcast
-	bcEv       *sim.Event
+}
+
+// clockDevices is the clockevent devices: the per-CPU local timer, and the
+// tick broadcast device with the broadcast core and its event (nil without).
+type clockDevices struct {
+	local *clockevents.Device
+	bcDev *clockevents.Device
+	bcast *clockevents.Broadcast
+	bcEv  *sim.Event
+}
+
+// idleGovernor is the cpuidle side: the governor plugin, the driver's
+// states (POLL first), the PM QoS latency limit and what the idle path
+// precomputes (idle.go, cpuidle.go).
+type idleGovernor struct {
 	gov        sdk.Governor
+	govStates  []sdk.CPUIdleState
+	govName    string
+	qosLatency *int64
+	idleNames  idleNames
+	utilDecay  utilDecay // updateUtil's decay factors by interval
+}
 
-	govStates []sdk.CPUIdleState // the cpuidle driver's states, POLL first
-	govName   string
-
-	cpus     []*CPU
-	tickNsec int64
-
-	tk  timekeeping
-	rcu rcuState // Tree RCU's grace periods and callbacks (rcu.go)
-	// extIRQ holds each CPU's pending device interrupts (devirq.go),
-	// allocated by the first one.
-	extIRQ [][]extIRQ
-
+// objectTables is the kernel's objects by id: timers by TimerID, tasks and
+// processes with the next pid.
+type objectTables struct {
 	nextTimerID sdk.TimerID
 	hrtimers    []*HRTimer    // by TimerID; nil for ids of wheel timers
 	wtimers     []*WheelTimer // by TimerID; nil for ids of hrtimers
-
-	tasks   []*Task
-	procs   []*Process
-	nextPid int
-
-	qosLatency *int64
-	spanRings  *[][spanLogSize]spanRec // the CPUs' span logs (RecordSpans), for Release
-	idleNames  idleNames
-	utilDecay  utilDecay // updateUtil's decay factors by interval
-
-	// Stats.
-	Counters    metrics.Counters
-	CatchupGaps metrics.Dist
-	rs          runState
+	tasks       []*Task
+	procs       []*Process
+	nextPid     int
 }
 
 // timekeeping is the machine-wide tick and clock state: the globals of
@@ -193,10 +231,14 @@ func New(o Options) (*Kernel, error) {
 		m.NoHZ = "idle"
 	}
 	k := &Kernel{
-		m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace,
-		wheel: o.Plugins.Wheel, hrt: o.Plugins.HRTimer, local: o.Plugins.Local, bcDev: o.Plugins.Broadcast, gov: o.Plugins.Governor,
-		tickNsec: ktime.TickNsec(m.HZ),
-		nextPid:  1000, tk: timekeeping{tickDoTimerCPU: 0},
+		kernelConfig: kernelConfig{m: m, costs: o.Settings.Costs, settings: o.Settings, seed: o.Seed, log: o.Log, tr: o.Trace,
+			tickNsec: ktime.TickNsec(m.HZ)},
+		wheelHost:    wheelHost{wheel: o.Plugins.Wheel},
+		hrtHost:      hrtHost{hrt: o.Plugins.HRTimer},
+		clockDevices: clockDevices{local: o.Plugins.Local, bcDev: o.Plugins.Broadcast},
+		idleGovernor: idleGovernor{gov: o.Plugins.Governor},
+		objectTables: objectTables{nextPid: 1000},
+		tk:           timekeeping{tickDoTimerCPU: 0},
 	}
 	k.nohz = m.NoHZ != "off"
 	k.wheelInPlace, _ = k.wheel.(sdk.InPlaceNextTimer)

@@ -63,6 +63,9 @@ const (
 //     delivery; sigqueueSeq is copied from it every time the timer queues its
 //     signal (also when the signal is already queued). The legacy era keeps
 //     them too, only to count the stale signals it delivers.
+//
+// Its fields are struct k_itimer's, both eras' (many: each era reads its
+// own, and the kernel's struct has as many).
 type PosixTimer struct {
 	// The fields are in three aligned lines (the timer is 192 bytes), by
 	// use: the id, the flags and the preallocated sigqueue first (a dequeue

@@ -95,8 +95,7 @@ type sigAction struct {
 // Process is a thread group: shared signal handlers, shared pending signals,
 // POSIX timers and interval timers (struct signal_struct + sighand_struct).
 type Process struct {
-	// What the signal and timer syscalls read come first, in the process's
-	// first cache line, ahead of the 1.5 KB of actions.
+	// What the signal and timer syscalls read.
 	k      *Kernel
 	shared sigQueue // signal->shared_pending
 	// lastTimer is the timer timerOf found last (a cache of timers).
@@ -121,8 +120,7 @@ type Process struct {
 // cpuTime is the process's CPU time in ns (thread_group_cputime()): the sum
 // of its threads' (a task stays in its process for good, so nothing is
 // lost). Summed when read, rarely (CPU-time timers and itimers), instead
-// of added to on every context change of every thread: with a process per
-// CPU that was a cold cache line per event.
+// of added to on every context change of every thread.
 func (p *Process) cpuTime() int64 {
 	var s int64
 	for _, t := range p.tasks {

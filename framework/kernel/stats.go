@@ -70,12 +70,10 @@ var (
 )
 
 // Slots of a CPU's counter block (cpuCells.b), the counters of the
-// per-wakeup path, hottest first: the first seven share the block's first
-// cache line with its written flags (an interrupt's), the next eight the
-// second (a task's sleep, the idle entry and exit), tick_restarts the
-// third. idle_enter:poll is in the second, also for an idle state named
-// "poll", which shares the counter (cpuCells.countIdleEnter); ipi_resched,
-// rare, is a cell.
+// per-wakeup path: an interrupt's, a task's sleep, the idle entry and exit,
+// tick_restarts. idle_enter:poll is one of them, also for an idle state
+// named "poll", which shares the counter (cpuCells.countIdleEnter);
+// ipi_resched, rare, is a cell.
 const (
 	cDevWrites = iota
 	cDevWriteCost

@@ -56,8 +56,7 @@ type Compute struct{ NS int64 }
 // TIMER_ABSTIME (T absolute in the clock), else T is a relative duration.
 // glibc's nanosleep() is ClockNanosleep on CLOCK_REALTIME, relative. Rem
 // says whether a remaining-time buffer is passed (rmtp non-NULL). A negative
-// T stands for an invalid timespec (EINVAL). 24 bytes: a program that
-// rewrites its sleep in place fits it in a cache line with its loop state.
+// T stands for an invalid timespec (EINVAL).
 type ClockNanosleep struct {
 	Clock sdk.ClockID
 	T     int64
@@ -116,17 +115,11 @@ type frame struct {
 	savedMask uint64
 }
 
-// Task is a thread.
-//
-// Its fields are grouped by cache line: with 64 CPUs stepping in turn
-// nothing of a task stays in L1 between two of its events, and each line an
-// event touches is a miss. A Task is over 512 bytes and holds pointers, so
-// the Go allocator puts an 8-byte header in front of it in a 576-byte slot
-// (a multiple of 64): its lines start at offsets 56, 120, 184, ... and the
-// first line holds only 56 bytes (TestTaskLayout measures where a heap
-// Task starts).
+// Task is a thread: its struct task_struct's share of the scheduler,
+// signals, the sleep in progress, the signal frames and the syscall being
+// completed, as groups of fields (many: a task_struct's are more).
 type Task struct {
-	// Line 0: what every segment end and every return to user space reads.
+	// What every segment end and every return to user space reads.
 	k            *Kernel
 	cpu          *CPU
 	segRemaining int64
@@ -140,27 +133,25 @@ type Task struct {
 	nframes    int32 // the frames: frameBuf, then moreFrames
 	// prog is the top frame's program, the one every return to user space
 	// steps: a copy of the top frame's kept by pushFrame and popFrame, so
-	// that the return reads this line only.
+	// that the return reads no frame.
 	prog Program
 
-	// Line 1: signal state (what generation and delivery read) and the
-	// rarer continuation; a cyclictest wakeup reads none of it.
+	// Signal state (what generation and delivery read) and the rarer
+	// continuation.
 	Proc    *Process
 	blocked uint64   // blocked signal mask (bit signo-1)
 	pending sigQueue // t->pending: thread-directed signals
 	segFn   func(now ktime.Time)
-	_       [8]byte // free: the sleep starts line 2
 
-	// Line 2: the clock_nanosleep() in progress and what the wakeup that
-	// ends it writes (hrtimer_wakeup() -> try_to_wake_up(): the idle exit
-	// it paid): the timer callback and Kernel.Wake touch only it and line 0.
+	// The clock_nanosleep() in progress and what the wakeup that ends it
+	// writes (hrtimer_wakeup() -> try_to_wake_up(): the idle exit it paid).
 	sleep          sleepState
 	lastHardExpiry ktime.Time // the last sleep's hard expiry in sim time (its target plus the timer slack)
 	Pid            int
 	// What the last wakeup paid for leaving idle (see WakeBreakdown).
 	wakeIdleExit, wakeBroadcast int64
 
-	// Line 3: the scheduler's and the clock read's: when the task last got
+	// The scheduler's and the clock read's: when the task last got
 	// the CPU, its class and priority (switchTo, the runqueue), what contUserRes
 	// returns to user space (a clock read's value) and, for WakePath, when
 	// the task last read a clock; then the absolute sleep's requested
@@ -173,13 +164,11 @@ type Task struct {
 	clockReadAt ktime.Time
 	sleepReqT   int64
 
-	// Lines 4 and 5: frameBuf holds the first two frames (the program and
-	// one handler), one line each, in the task itself: a separate
-	// allocation was one more cache miss per signal. Nested handlers go on
-	// in moreFrames.
+	// frameBuf holds the first two frames (the program and one handler) in
+	// the task itself; nested handlers go on in moreFrames.
 	frameBuf [2]frame
 
-	// Line 6: the syscall being completed, and the name.
+	// The syscall being completed, and the name.
 	cont continuations
 	Comm string
 
@@ -196,8 +185,8 @@ type Task struct {
 // sleepState is a task's clock_nanosleep() between its segments: its struct
 // hrtimer_sleeper, whether it is the restart of an interrupted one (the
 // trace's syscall name: restart_syscall), the request's flags, and the
-// sleeper's clock and hard expiry in it. 32 bytes: every segment of a sleep
-// reads only these, and the wakeup's fields share their line (Task).
+// sleeper's clock and hard expiry in it: every segment of a sleep reads
+// only these.
 type sleepState struct {
 	sleeper   *HRTimer
 	sleepDone bool // hrtimer_wakeup() cleared t->task
@@ -234,9 +223,7 @@ type continuations struct {
 }
 
 // contKind names a segment's continuation (Task.segNext). The prebuilt ones
-// are a switch in segmentEnded: a closure per continuation made every
-// segment's end read the closure's object, one more cache miss per event
-// with 64 CPUs stepping in turn.
+// are a switch in segmentEnded, with no closure object per continuation.
 type contKind uint8
 
 const (
@@ -406,14 +393,7 @@ func (t *Task) toUser(now ktime.Time, r Result) {
 		t.signalsOnReturn(now, r)
 		return
 	}
-	// restartOrReturn, written out (neither function inlines): this is the
-	// path of nearly every return, and a call level is what it would add.
-	if r.Err == errRestartBlock || r.Err == errRestartNoHand {
-		t.restartSyscall(now, r.Err)
-		return
-	}
-	r.Now = now
-	t.exec(now, t.prog.Next(t, r))
+	t.restartOrReturn(now, r)
 }
 
 // signalsOnReturn is toUser with TIF_SIGPENDING set, out of line so that

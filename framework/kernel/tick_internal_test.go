@@ -23,7 +23,7 @@ func TestDoUpdateJiffies(t *testing.T) {
 		{1000*ms + 900*ktime.Time(ktime.Microsecond), 5000, 1000 * ms, 1001 * ms}, // before tick_next_period: nothing
 		{1001 * ms, 5001, 1001 * ms, 1002 * ms},
 	} {
-		k := &Kernel{tickNsec: 1000000, tk: timekeeping{jiffies: 5000, lastJiffiesUpdate: 1000 * ms, tickNextPeriod: 1001 * ms}}
+		k := &Kernel{kernelConfig: kernelConfig{tickNsec: 1000000}, tk: timekeeping{jiffies: 5000, lastJiffiesUpdate: 1000 * ms, tickNextPeriod: 1001 * ms}}
 		k.doUpdateJiffies(tc.now)
 		if k.tk.jiffies != tc.wantJiffies || k.tk.lastJiffiesUpdate != tc.wantLast || k.tk.tickNextPeriod != tc.wantNextTick {
 			t.Errorf("doUpdateJiffies(%v) = jiffies %d, last %v, next %v; want %d, %v, %v",
@@ -35,7 +35,7 @@ func TestDoUpdateJiffies(t *testing.T) {
 // TestJiffyTime: an absolute jiffy maps onto the jiffies grid as
 // tick_nohz_next_event() computes it (basemono + (j - basejiff) * TICK_NSEC).
 func TestJiffyTime(t *testing.T) {
-	k := &Kernel{tickNsec: 1000000, tk: timekeeping{jiffies: 5000, lastJiffiesUpdate: 5000 * ktime.Time(ktime.Millisecond)}}
+	k := &Kernel{kernelConfig: kernelConfig{tickNsec: 1000000}, tk: timekeeping{jiffies: 5000, lastJiffiesUpdate: 5000 * ktime.Time(ktime.Millisecond)}}
 	for _, tc := range []struct {
 		j    uint64
 		want ktime.Time

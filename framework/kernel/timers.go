@@ -11,11 +11,6 @@ import (
 // HRTimer is the host's half of a struct hrtimer: identity, callback and trace
 // name. Queue state lives in the hrtimer plugin; the host mirrors only whether
 // the timer is queued and where, which it needs for hrtimer_active() checks.
-//
-// Layout: what hrtimer_start, the cancel and the expiry read and write is in
-// the first 64 bytes and the record is 128 (its own line in its allocation
-// size class): on a big machine each is a cache miss per operation otherwise
-// (TestHRTimerLayout).
 type HRTimer struct {
 	ID     sdk.TimerID
 	Clock  sdk.ClockID
@@ -24,8 +19,7 @@ type HRTimer struct {
 	// Callback applies the callback's side effects on cpu at now.
 	Callback func(cpu *CPU, now ktime.Time, e *sdk.HRExpiry)
 	// wake is the task of an hrtimer_sleeper, whose callback is
-	// hrtimer_wakeup() (newSleeper; Callback is nil): no closure object, a
-	// line the expiry would touch only to call it.
+	// hrtimer_wakeup() (newSleeper; Callback is nil): no closure object.
 	wake *Task
 
 	expires ktime.Time
@@ -34,8 +28,6 @@ type HRTimer struct {
 	queued  bool
 
 	Function string // callback name as ftrace prints it
-
-	_ [48]byte // to 128 bytes
 }
 
 // newSleeper registers t's struct hrtimer_sleeper (hrtimer_setup_sleeper_on_stack()):

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
@@ -61,9 +60,7 @@ const spanLogSize = 256
 
 // spanRec is a logged span. It holds no pointer, so that logging one is a
 // plain copy (no GC write barrier on the hot path); names are looked up
-// when a span is read (Spans). It is 32 bytes, two to a cache line: the
-// rings of 64 CPUs are written a few times per wakeup each, and a record
-// that straddles lines costs a second miss.
+// when a span is read (Spans).
 type spanRec struct {
 	start, end ktime.Time
 	// arg is the kind's number: for SpanSoftirq the TIMER vector's
@@ -74,9 +71,7 @@ type spanRec struct {
 	kind SpanKind
 }
 
-// spanLog is a ring of a CPU's recent spans. The CPU holds it (CPU.spanBuf)
-// next to the pointer that turns logging on, so that logging a span reads
-// the count from a line the CPU has in hand and misses only on the slot.
+// spanLog is a ring of a CPU's recent spans (CPU.spanBuf).
 type spanLog struct {
 	s   *[spanLogSize]spanRec
 	n   uint64 // spans ever added
@@ -91,56 +86,17 @@ func (l *spanLog) add(s spanRec) {
 	l.n++
 }
 
-// spareRings is the span logs of a finished run (Kernel.Release), kept for
-// the next kernel in the process that records spans: a 64-CPU run's are
-// 512 kB, the most a run allocated. It holds one slab at most, the largest
-// released. (A sync.Pool loses it whenever the run's goroutine changes P.)
-// A log is read only up to what its run wrote (spanLog.n), so a reused one
-// needs no clearing.
-var spareRings struct {
-	sync.Mutex
-	r *[][spanLogSize]spanRec
-}
-
 // RecordSpans turns the per-CPU span logs on (a workload that reports its
-// worst case asks in Setup). The CPUs' logs are one slab, the spare one
-// when it is big enough.
+// worst case asks in Setup). The CPUs' logs are one slab.
 func (k *Kernel) RecordSpans() {
-	if k.spanRings != nil {
+	if k.cpus[0].spans != nil {
 		return // on already
 	}
-	spareRings.Lock()
-	r := spareRings.r
-	if r != nil && len(*r) >= len(k.cpus) {
-		spareRings.r = nil
-	} else {
-		s := make([][spanLogSize]spanRec, len(k.cpus))
-		r = &s
-	}
-	spareRings.Unlock()
-	k.spanRings = r
+	rings := make([][spanLogSize]spanRec, len(k.cpus))
 	for i, c := range k.cpus {
-		c.spanBuf = spanLog{s: &(*r)[i]}
+		c.spanBuf = spanLog{s: &rings[i]}
 		c.spans = &c.spanBuf
 	}
-}
-
-// Release ends k: its span logs become the spare for the next kernel that
-// records spans. Nothing of k may be used after (the experiment's Run calls
-// it once the results are collected).
-func (k *Kernel) Release() {
-	if k.spanRings == nil {
-		return
-	}
-	for _, c := range k.cpus {
-		c.spans, c.spanBuf = nil, spanLog{}
-	}
-	spareRings.Lock()
-	if spareRings.r == nil || len(*spareRings.r) < len(*k.spanRings) {
-		spareRings.r = k.spanRings
-	}
-	spareRings.Unlock()
-	k.spanRings = nil
 }
 
 // span logs one span on c when logging is on.

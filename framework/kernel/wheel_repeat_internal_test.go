@@ -25,7 +25,7 @@ func TestWheelNextTimerRepeats(t *testing.T) {
 			sdk.Config{"layout": "levels", "catchup": "next_expiry"}); d.HasErrors() {
 			t.Fatal(d)
 		}
-		k := &Kernel{wheel: w, tickNsec: 1000000}
+		k := &Kernel{wheelHost: wheelHost{wheel: w}, kernelConfig: kernelConfig{tickNsec: 1000000}}
 		k.wheelInPlace, _ = w.(sdk.InPlaceNextTimer)
 		k.wheelRepeatFree = skip && w.(sdk.RepeatFreeNextTimer).NextTimerRepeatFree()
 		k.tk.jiffies = 5000

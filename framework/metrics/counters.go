@@ -74,12 +74,11 @@ type boundBlock struct {
 const BlockCap = 23
 
 // Block is up to BlockCap counters of one CPU side by side, 8 bytes each,
-// after one word of written flags: 192 bytes, three cache lines. A hot path
-// that bumps a dozen counters per event embeds one next to its other state
-// (at a 64-byte boundary) and touches one or two lines of it, where cells (16
-// bytes each, carved from a slab in creation order, one pointer each to
-// load) spread the same counters over several lines. Counters reports a
-// bound block's slots as it reports cells (Bind).
+// after one word of written flags. A hot path that bumps a dozen counters
+// per event embeds one next to its other state, where cells (carved from a
+// slab in creation order, one pointer each to load) would spread the same
+// counters apart. Counters reports a bound block's slots as it reports
+// cells (Bind).
 type Block struct {
 	set uint64 // bit i: slot i was written (only written counters are reported)
 	v   [BlockCap]int64

@@ -12,9 +12,6 @@ import (
 // histogram of whole microseconds (cyclictest -h buckets) up to a cap, with an
 // overflow count. Percentiles come from the microsecond buckets.
 //
-// It is 64 bytes, one cache line of its own (size class 64): Add runs once
-// per cyclictest wakeup on a histogram untouched since that thread's last one.
-//
 // The buckets are kept in chunks of chunkUS, allocated on first touch: a
 // cyclictest thread's latencies are a few microseconds, and the 10,000
 // buckets of its default histogram are nearly all empty (64 threads' dense
@@ -61,9 +58,7 @@ func (h *Latency) Init(maxUS int) {
 // Add records one sample. Negative samples (a wakeup before its target, which the
 // kernel never produces) are recorded as 0.
 func (h *Latency) Add(ns int64) {
-	// One unsigned test sends the negative and the far samples out of
-	// line, which keeps Add within the inliner's budget (with the counters
-	// below in a helper it is not).
+	// One unsigned test sends the negative and the far samples to addFar.
 	if uint64(ns) >= chunkUS*1000 {
 		h.addFar(ns)
 		return

@@ -20,9 +20,8 @@ import (
 // Invariant: index is the event's slot in the tier far says (the queue's
 // near heap or far ring) when it heads a chain, chained when it follows
 // another event of the same time in one (prev, next), or -1 when it is not
-// queued (also while it fires: see Queue.firing). Only Queue writes the fields
-// but Name. The fields firing reads come first: an event held at the
-// start of a cache line fires reading that line alone.
+// queued (also while it fires: see Queue.firing). Only Queue (or RefQueue,
+// which uses index alone) writes the fields but Name.
 type Event struct {
 	h          Handler // called when the event is popped
 	at         ktime.Time
@@ -79,8 +78,7 @@ func (e *Event) When() ktime.Time { return e.at }
 // every sleeper's event. The sleepers' events arrive in the far ring about
 // in the order they fire (each CPU arms its next wakeup later than the
 // others'), so each goes in a slot or two from its back and leaves from its
-// front, where a heap's root removal sifted through every sleeper's event
-// (about 310 instructions of the 64-CPU cyclictest's 7,100 per wakeup). An
+// front, where a heap's root removal sifts through every sleeper's event. An
 // event stays in the tier it was scheduled into until it fires, is moved
 // or cancelled; the earliest event is the smaller of the two roots, so the
 // split changes no order, only the cost.
@@ -98,8 +96,8 @@ func (e *Event) When() ktime.Time { return e.at }
 //
 // Each tier holds every event's key next to its pointer, so sifting and
 // scanning compare without dereferencing events; the heap is 4-ary (half
-// the levels of a binary heap; a node's children share a cache line or
-// two). The event being fired stays at its tier's root until it returns
+// the levels of a binary heap). RefQueue is the same order without the
+// tiers and chains: a plain heap the tests hold this one to. The event being fired stays at its tier's root until it returns
 // (firing): most events re-arm themselves while they fire (a CPU's next
 // activity, segment or device interrupt), and re-keying the near heap's
 // root is one sift instead of a pop and a push.
@@ -124,8 +122,8 @@ type Queue struct {
 	// stepLimit is the limit of the Step in progress; bound, when boundSet,
 	// is at most the time of every queued event but the firing one (so far
 	// in its Step): what FireNext compares with. Schedule lowers bound
-	// whether or not it is set (a store that is cheaper than a test):
-	// until it is set, it means nothing, and setBound computes it afresh.
+	// whether or not it is set: until it is set, it means nothing, and
+	// setBound computes it afresh.
 	stepLimit ktime.Time
 	bound     ktime.Time
 	boundSet  bool
@@ -331,28 +329,9 @@ func (q *Queue) rekeyFiring(ent entry) {
 	q.firing = nil
 	e.at, e.seq = ent.at, ent.seq
 	q.tails[tailSlot(ent.at)] = e
-	h := q.near
-	if len(h) > arity+1 {
-		e.index = 0
-		h[0] = ent
-		h.down(0)
-		return
-	}
-	// The root's children are leaves (a CPU or two running, the usual
-	// heap of 2 to 4 entries): the smallest of them and ent takes the root,
-	// ent that one's slot, as down would put them.
-	m, best := 0, &ent
-	for c := 1; c < len(h); c++ {
-		if h[c].less(best) {
-			m, best = c, &h[c]
-		}
-	}
-	if m != 0 {
-		h[0] = *best
-		h[0].e.index = 0
-	}
-	h[m] = ent
-	e.index = m
+	e.index = 0
+	q.near[0] = ent
+	q.near.down(0)
 }
 
 // rekeyFiringFar is rekeyFiring for an event firing from the far ring's
@@ -585,35 +564,12 @@ func (q *Queue) Cancel(e *Event) {
 // what the next Step would fire: e is firing and not re-armed, at is
 // earlier than every queued event (a queued event at at was scheduled
 // first and goes first), within the Step's limit, the queue is not stopped
-// and no poll is due between this event and the next (FireAfter). The
+// and no poll is due between this event and the next (runsNow). The
 // queue then counts the step as fired (watchdog, Pops) and its clock stands
 // at at. Skipping the Schedule skips a sequence number: every later one is
 // still larger than every earlier one, so no order changes.
-//
-// Its first test is inlined at the call: CPUs in lockstep fire from chains,
-// with no firing root, and take the answer no from it.
 func (q *Queue) FireNext(e *Event, at ktime.Time) bool {
-	if q.firing == nil {
-		return false
-	}
-	return q.fireNext(e, at)
-}
-
-// fireNext is FireNext while an event fires from a tier's root.
-func (q *Queue) fireNext(e *Event, at ktime.Time) bool {
-	if q.firing != e || at > q.stepLimit || q.stopped || q.poll != nil && q.pops%PollEvents == 0 {
-		return false
-	}
-	if !q.boundSet {
-		q.setBound()
-	}
-	if at >= q.bound {
-		return false
-	}
-	q.watch(e, at)
-	q.now = at
-	q.pops++
-	return true
+	return q.firing == e && q.runsNow(e, at)
 }
 
 // FireAfter is FireNext for another event: for the firing event's handler
@@ -629,16 +585,18 @@ func (q *Queue) fireNext(e *Event, at ktime.Time) bool {
 // owner schedules meanwhile is ordered by key, as it would be after the
 // firing event's removal, and a re-arm of the firing event re-keys its root
 // (one sift instead of a removal and an insertion).
-//
-// A poll is due when the Step's own event made Pops a multiple of
-// PollEvents: RunUntil polls between that event and the next. Its end is
-// fireNext's, written out: a helper for the two is over the inliner's
-// budget, and the call costs 0.4% more instructions on the 64-CPU
-// cyclictest.
 func (q *Queue) FireAfter(e *Event, at ktime.Time) bool {
 	f := q.firing
-	if f == nil || e.index != -1 || f == e || at < q.now || at > q.stepLimit || q.stopped ||
-		q.poll != nil && q.pops%PollEvents == 0 {
+	return f != nil && f != e && e.index == -1 && at >= q.now && q.runsNow(e, at)
+}
+
+// runsNow is the end of FireNext and FireAfter, while an event fires from a
+// tier's root: whether e's step at at is what the next Step would fire, and
+// if so it counts it as fired. A poll is due when the Step's own event made
+// Pops a multiple of PollEvents: RunUntil polls between that event and the
+// next.
+func (q *Queue) runsNow(e *Event, at ktime.Time) bool {
+	if at > q.stepLimit || q.stopped || q.poll != nil && q.pops%PollEvents == 0 {
 		return false
 	}
 	if !q.boundSet {
@@ -803,37 +761,18 @@ func (h *heap4) removeAt(i int) {
 	}
 }
 
-// popRoot removes the root, whose event's index is already reset: removeAt(0)
-// with the last entry's place found in line when the root's children are
-// all leaves (see Queue.rekeyFiring).
+// popRoot removes the root, whose event's index is already reset.
 func (h *heap4) popRoot() {
 	s := *h
 	last := len(s) - 1
 	x := s[last]
 	s[last] = entry{}
-	s = s[:last]
-	*h = s
-	switch {
-	case last == 0:
-		return
-	case last > arity+1:
+	*h = s[:last]
+	if last > 0 {
 		s[0] = x
 		x.e.index = 0
-		s.down(0)
-		return
+		h.down(0)
 	}
-	m, best := 0, &x
-	for c := 1; c < last; c++ {
-		if s[c].less(best) {
-			m, best = c, &s[c]
-		}
-	}
-	if m != 0 {
-		s[0] = *best
-		s[0].e.index = 0
-	}
-	s[m] = x
-	x.e.index = m
 }
 
 func (h heap4) fix(i int) {
@@ -864,61 +803,44 @@ func (h heap4) up(j int) {
 	x.e.index = j
 }
 
-// down moves the entry at i0 towards the leaves while a child is smaller; it
-// reports whether the entry moved. An entry already in place (most re-keys
-// of a chain's head to its successor) costs a look at its children, no
-// copy and no write.
+// down moves the entry at i0 towards the leaves while a child is smaller
+// (shifting children up into the hole, writing it once at the end); it
+// reports whether the entry moved.
 func (h heap4) down(i0 int) bool {
 	n := len(h)
-	c := arity*i0 + 1
-	if c >= n {
-		return false
-	}
-	m := c
-	if c+arity <= n {
-		// All four children: a tournament of conditional moves (the same
-		// as in the loop below; a function would not be inlined) on a
-		// subslice of four, so that only its bounds are checked.
-		k := h[c : c+arity : c+arity]
-		a := int(k[1].lessBit(&k[0]))
-		b := 2 + int(k[3].lessBit(&k[2]))
-		m = c + (a ^ (a^b)&-int(k[b&3].lessBit(&k[a&3])))
-	} else {
-		m = h.minLast(c, n)
-	}
-	hole, pm := &h[i0], &h[m]
-	if !pm.less(hole) {
-		return false
-	}
-	x := *hole
+	x := h[i0]
 	i := i0
 	for {
-		*hole = *pm
-		hole.e.index = i
-		hole, i = pm, m
-		if c = arity*i + 1; c >= n {
+		c := arity*i + 1
+		if c >= n {
 			break
 		}
-		if c+arity <= n {
-			k := h[c : c+arity : c+arity]
-			a := int(k[1].lessBit(&k[0]))
-			b := 2 + int(k[3].lessBit(&k[2]))
-			m = c + (a ^ (a^b)&-int(k[b&3].lessBit(&k[a&3])))
-		} else {
-			m = h.minLast(c, n)
-		}
-		if pm = &h[m]; !pm.less(&x) {
+		m := h.minChild(c, n)
+		if !h[m].less(&x) {
 			break
 		}
+		h[i] = h[m]
+		h[i].e.index = i
+		i = m
 	}
-	*hole = x
+	if i == i0 {
+		return false
+	}
+	h[i] = x
 	x.e.index = i
 	return true
 }
 
-// minLast is the index of the smallest of the children c.. (fewer than
-// four) of the last node with children.
-func (h heap4) minLast(c, n int) int {
+// minChild is the index of the smallest of the children c.. of a node. Of
+// four, it picks by a tournament of conditional moves (lessBit), not three
+// unpredictable branches.
+func (h heap4) minChild(c, n int) int {
+	if c+arity <= n {
+		k := h[c : c+arity : c+arity]
+		a := int(k[1].lessBit(&k[0]))
+		b := 2 + int(k[3].lessBit(&k[2]))
+		return c + (a ^ (a^b)&-int(k[b&3].lessBit(&k[a&3])))
+	}
 	m := c
 	for k := c + 1; k < n; k++ {
 		if h[k].less(&h[m]) {

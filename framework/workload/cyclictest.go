@@ -52,10 +52,7 @@ type cyclictest struct {
 
 // ctThread is one measurement thread: its timerthread() loop (a
 // kernel.Program of its own, so that a wakeup reads no closure object) and
-// its statistics. A wakeup reads and writes the loop's state and the sleep
-// it rewrites (line 0), then the histogram's counters (line 1): the object
-// is 192 bytes (a size class whose objects start on 64-byte boundaries;
-// TestCtThreadLayout), the cold fields last.
+// its statistics.
 type ctThread struct {
 	w *cyclictest
 	// The loop's state (Next): its step, the thread's number (its
@@ -78,7 +75,6 @@ type ctThread struct {
 	// cycles counts every wakeup, warm-up included (cyclictest's
 	// stat->cycles, which -l ends the thread at).
 	cycles int64
-	_      [3]int64 // to 192 bytes: the 160-byte size class is not line-aligned
 }
 
 // interval is the thread's period (-i interval, -d distance).
@@ -231,7 +227,7 @@ func (st *ctThread) Next(t *kernel.Task, r kernel.Result) kernel.Action {
 		}
 		if w.userWork > 0 {
 			// The statistics work first; the sleep after it (step 5) is
-			// set now, while this line is in hand.
+			// set now.
 			st.step = 5
 			w.sleep(&st.sleep, st.next, now+w.userWork)
 			return w.work

@@ -26,8 +26,7 @@ type base struct {
 
 // baseCPU is a CPU's part of base: its states (nil until Enable; CPUs of
 // one driver share the table), its selections and those with stop_tick =
-// false. 24 bytes, so that a governor's record can hold it in the line of
-// its own select fields.
+// false.
 type baseCPU struct {
 	states           *[]sdk.CPUIdleState
 	selects, retains int64
@@ -90,8 +89,7 @@ func (b *base) enable(cpu int, states []sdk.CPUIdleState) {
 		panic(fmt.Sprintf("governor %s: Enable on cpu %d with no states", b.name, cpu))
 	}
 	// CPUs of one driver get the same table (cpuidle_register_driver()):
-	// they share one copy, so that every CPU's idle entry reads the same
-	// cache lines. Nothing writes into a copy once it is made.
+	// they share one copy. Nothing writes into a copy once it is made.
 	for _, t := range b.tables {
 		if slices.Equal(*t, states) {
 			b.cpus[cpu].states = t

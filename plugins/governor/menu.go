@@ -18,10 +18,7 @@ const (
 	menuMaxInteresting = 50000
 )
 
-// menuDevice is struct menu_device with the CPU's base record, 128 bytes:
-// the base record and the fields every Select and Reflect touch in its
-// first cache line, the correction factors and the interval history (menu_update()
-// reads one and writes one entry of each) in its second. The values the
+// menuDevice is struct menu_device with the CPU's base record. The values the
 // kernel keeps as unsigned int are uint32 here too: microseconds saturated
 // to 32 bits (nsToUS), and correction factors, which never exceed
 // RESOLUTION * DECAY (update). The arithmetic is in uint64, as before.
@@ -35,10 +32,8 @@ type menuDevice struct {
 	lastStateIdx     int
 	tickUS           uint64 // TICK_USEC
 	lastResidencyUS  uint32
-	_                uint32
 	correctionFactor [menuBuckets]uint32
 	intervals        [menuIntervals]uint32
-	_                [128 - 120]byte
 }
 
 // Menu is drivers/cpuidle/governors/menu.c (v5.4, microsecond units).

@@ -5,29 +5,9 @@ import (
 	"math/rand"
 	"strconv"
 	"testing"
-	"unsafe"
 
 	"github.com/tickemu/tickemu/framework/sdk"
 )
-
-// TestMenuDeviceLayout: a menu_device is two cache lines, the CPU's base
-// record and the fields of every select and reflect in the first, the
-// correction factors and the interval history in the second.
-func TestMenuDeviceLayout(t *testing.T) {
-	var d menuDevice
-	if n := unsafe.Sizeof(d); n != 128 {
-		t.Errorf("menuDevice is %d bytes, want 128", n)
-	}
-	if end := unsafe.Offsetof(d.lastResidencyUS) + unsafe.Sizeof(d.lastResidencyUS); end > 64 || unsafe.Offsetof(d.b) != 0 {
-		t.Errorf("the base record and the select fields span bytes %d..%d, past the first line", unsafe.Offsetof(d.b), end)
-	}
-	if off := unsafe.Offsetof(d.correctionFactor); off != 64 {
-		t.Errorf("correction factors at byte %d, want 64", off)
-	}
-	if n := unsafe.Sizeof(baseCPU{}); n != 24 {
-		t.Errorf("baseCPU is %d bytes, want 24", n)
-	}
-}
 
 // menuRef is menu_update()'s state with every value in 64 bits, the way
 // the model kept it before the 32-bit fields: the reference the device's

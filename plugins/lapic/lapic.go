@@ -245,12 +245,7 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 		if !overflow {
 			// The interrupt comes when the TSC reaches the deadline, or
 			// as soon as the write lands if it already has.
-			var due ktime.Time // when the TSC reaches the deadline: tscTime, inlined
-			if n := p.tscPerNs; n != 0 {
-				due = tscCeil(deadline, n)
-			} else {
-				due = p.tsc.TimeOf(deadline)
-			}
+			due := p.tscTime(deadline) // when the TSC reaches the deadline
 			land := now.AddCost(r.Cost)
 			if due <= land && p.pastLatency >= 0 {
 				// A deadline already passed when the write lands: KVM's

@@ -5,10 +5,9 @@ import (
 	"unsafe"
 )
 
-// TestCPUsLineAligned checks that every CPU newCPUs makes starts on a cache
-// line, on small and large machines: the CPU's layout groups its hot fields
-// by 64-byte line (the counter block first, the dispatch state after it),
-// which holds only if the CPU itself starts on one.
+// TestCPUsLineAligned checks that newCPUs makes and initialises every CPU,
+// each starting on a cache line, on small and large machines (the CPU's
+// layout, docs/architecture.md, holds only then).
 func TestCPUsLineAligned(t *testing.T) {
 	if n := unsafe.Sizeof(CPU{}); n%64 != 0 {
 		t.Errorf("CPU is %d bytes, want a multiple of 64", n)
