@@ -134,6 +134,9 @@ func generate(w io.Writer, dir, reasonsPath, profile string, check func(string) 
 	var b strings.Builder
 	intro(&b, dir, reasonsPath, profile)
 	summary(&b, all, rs)
+	if err := migration(&b, all); err != nil {
+		return err
+	}
 	for _, c := range all {
 		section(&b, c, rs)
 	}
