@@ -293,7 +293,7 @@ func (c *common) loader(file string, src []byte, opts config.Options) func(set f
 // runOptions are the experiment options the common flags set, with the
 // plugins opened by op: a configuration's warnings are printed, each once.
 func (c *common) runOptions(op experiment.Opener, log zerolog.Logger) experiment.Options {
-	return experiment.Options{Opener: op, Isolation: c.isolation, Log: log, OnWarnings: c.diags.write}
+	return experiment.Options{Opener: op, Isolation: c.isolation, CallTimeout: c.pluginCallTimeout(), Log: log, OnWarnings: c.diags.write}
 }
 
 // reportError prints a run error; config diagnostics get their source snippets.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/plugins/governor"
@@ -35,7 +36,9 @@ func (p *panicky) Info() sdk.Info {
 // testExtras are the test binary's linked-in plugins besides the builtins,
 // also when it serves them as plugin processes (TestMain).
 var testExtras = []sdk.Factory{{Kind: sdk.KindGovernor, Name: "panicky",
-	New: func() sdk.Plugin { return &panicky{AlwaysStop: governor.NewAlwaysStop().(*governor.AlwaysStop)} }}}
+	New: func() sdk.Plugin { return &panicky{AlwaysStop: governor.NewAlwaysStop().(*governor.AlwaysStop)} }},
+	{Kind: sdk.KindGovernor, Name: "hangy",
+		New: func() sdk.Plugin { return &hangy{AlwaysStop: governor.NewAlwaysStop().(*governor.AlwaysStop)} }}}
 
 // TestPluginPanicSameBothWays: a plugin that panics ends the run with the
 // same message and exit status whether it is linked in or runs in its own
@@ -83,5 +86,66 @@ func TestPluginPanicSameBothWays(t *testing.T) {
 			!strings.Contains(g.first, "assignment to entry in nil map") || !g.hasStack || !g.goroutine {
 			t.Errorf("isolation %d: %+v, want exit 1 naming the plugin, the call and the panic, with the plugin's stack", i, g)
 		}
+	}
+}
+
+// hangy is a governor whose 50th Select never returns: a plugin author's
+// deadlock, linked in or in its own process.
+type hangy struct {
+	*governor.AlwaysStop
+	n int
+}
+
+func (p *hangy) Select(r sdk.IdleSelect) sdk.IdleChoice {
+	if p.n++; p.n == 50 {
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+	return p.AlwaysStop.Select(r)
+}
+
+func (p *hangy) Info() sdk.Info {
+	i := p.AlwaysStop.Info()
+	i.Name, i.Description = "hangy", "always_stop whose 50th Select never returns"
+	return i
+}
+
+// TestAttackPluginHangSameBothWays (issue 31): a plugin call that never
+// returns ends the run with exit 1 naming the plugin, the call and the
+// deadline, the same linked in as in its own process (linked in, it hung
+// the run for ever, --max-wall included); --max-wall holds below the call
+// deadline.
+func TestAttackPluginHangSameBothWays(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "h.hcl")
+	src := strings.Replace(strings.ReplaceAll(processConfig, "%DUR%", "20ms"), `plugin = "teo"`, `plugin = "hangy"`, 1)
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first := func(args ...string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := New(testExtras...).Run(append([]string{"run", cfg}, args...), &stdout, &stderr)
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			if strings.HasPrefix(l, "tickemu: ") {
+				if j := strings.Index(l, " (pid "); j >= 0 { // the one difference allowed
+					l = l[:j] + l[j+strings.Index(l[j:], ")")+1:]
+				}
+				return code, l
+			}
+		}
+		return code, stderr.String()
+	}
+	want := `tickemu: run aborted: governor plugin "hangy" stopped answering during Select: no answer within 500ms`
+	for _, iso := range []string{"inprocess", "process"} {
+		code, msg := first("--isolation", iso, "--plugin-call-timeout", "500ms")
+		if code != 1 || msg != want {
+			t.Errorf("isolation %s: exit %d, %q; want exit 1, %q", iso, code, msg, want)
+		}
+	}
+	code, msg := first("--isolation", "inprocess", "--max-wall", "1s", "--plugin-call-timeout", "1h")
+	if code != 1 || !strings.Contains(msg, `governor plugin "hangy" stopped answering during Select: no answer within`) ||
+		!strings.Contains(msg, "max_wall 1s reached") {
+		t.Errorf("--max-wall 1s: exit %d, %q", code, msg)
 	}
 }

@@ -101,6 +101,7 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeOp()
 	eo.Opener, eo.Isolation, eo.Log, eo.OnWarnings = op, f.c.isolation, log, f.c.diags.write
+	eo.CallTimeout = f.c.pluginCallTimeout()
 	eo.MaxWall = f.maxWall
 	eo.OnWallEstimate = func(e experiment.WallEstimate) { printWallEstimate(stderr, e) }
 	res, out, status := runOnce(spec, eo, f, stdout, stderr)

@@ -50,14 +50,19 @@ func (b *built) linkedPlugins() []linkedPlugin {
 	var out []linkedPlugin
 	for _, in := range b.instances {
 		p := in.Plugin()
-		t := reflect.TypeOf(p)
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
 		info := p.Info()
-		out = append(out, linkedPlugin{kind: info.Kind, name: info.Name, typ: fmt.Sprintf("%T", p), pkgPath: t.PkgPath()})
+		out = append(out, linkedPluginOf(p, info.Kind, info.Name))
 	}
 	return out
+}
+
+// linkedPluginOf records plugin p's package.
+func linkedPluginOf(p sdk.Plugin, kind sdk.Kind, name string) linkedPlugin {
+	t := reflect.TypeOf(p)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return linkedPlugin{kind: kind, name: name, typ: fmt.Sprintf("%T", p), pkgPath: t.PkgPath()}
 }
 
 // linkedPanic attributes the panic in progress (called from the deferred

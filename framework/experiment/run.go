@@ -88,6 +88,10 @@ type Options struct {
 	// shipped), with the files for their snippets; a configuration with an
 	// error returns them with the error instead (DiagError).
 	OnWarnings func(diags hcl.Diagnostics, files map[string]*hcl.File)
+	// CallTimeout is the deadline of each call into a linked-in plugin
+	// (--plugin-call-timeout, as plugin processes get from the loader): 0
+	// is DefaultCallTimeout, negative none. See watchdog.
+	CallTimeout time.Duration
 }
 
 // LongRun is the simulated time from which a run estimates its wall time
@@ -136,17 +140,14 @@ func (e *wallLimit) Error() string {
 // watchWall arms the wall-clock bound, the interrupt and the estimate of o
 // on the kernel, through its poll (nothing when none is asked for).
 func (b *built) watchWall(spec *config.Spec, o Options, end ktime.Time) {
-	maxWall := o.MaxWall
-	if maxWall == 0 {
-		maxWall = time.Duration(spec.Run.MaxWall)
-	}
-	maxWall = max(maxWall, 0)
+	maxWall := maxWallOf(spec, o)
 	estimate := o.OnWallEstimate != nil && end > LongRun
-	if maxWall == 0 && o.Stop == nil && o.Interrupt == nil && !estimate {
+	if maxWall == 0 && o.Stop == nil && o.Interrupt == nil && !estimate && b.wd == nil {
 		return
 	}
 	start := time.Now()
 	b.k.SetPoll(func(now ktime.Time) error {
+		b.wd.tick()
 		if o.Stop != nil {
 			select {
 			case <-o.Stop:
@@ -222,6 +223,8 @@ type built struct {
 	// spec is the spec the run used: the file's, with the machine a
 	// workload brought (workloadMachine).
 	spec *config.Spec
+	// wd is the run's watchdog (nil: none).
+	wd *watchdog
 }
 
 func (b *built) close() {
@@ -232,7 +235,22 @@ func (b *built) close() {
 
 // Run simulates spec once.
 func Run(spec *config.Spec, o Options) (res *Result, err error) {
-	b := &built{}
+	return watched(o, maxWallOf(spec, o), func(w *watchdog) (*Result, error) { return run(spec, o, w) })
+}
+
+// maxWallOf is the wall-clock bound in force: --max-wall, else run.max_wall;
+// 0 for none.
+func maxWallOf(spec *config.Spec, o Options) time.Duration {
+	maxWall := o.MaxWall
+	if maxWall == 0 {
+		maxWall = time.Duration(spec.Run.MaxWall)
+	}
+	return max(maxWall, 0)
+}
+
+// run is Run on the goroutine the watchdog w watches (nil: none).
+func run(spec *config.Spec, o Options, w *watchdog) (res *Result, err error) {
+	b := &built{wd: w}
 	defer b.close()
 	// A linked-in plugin's panic ends the run as an out-of-process one's
 	// does (linkedPanic); the deferred close still kills what was opened.
@@ -244,6 +262,7 @@ func Run(spec *config.Spec, o Options) (res *Result, err error) {
 	end := warm + ktime.Time(spec.Run.Duration)
 	for i, w := range b.workloads {
 		var err error
+		b.wd.tick()
 		if terr := catchTransport(func() { err = w.Setup(b.k, warm) }); terr != nil {
 			return nil, terr
 		}
@@ -254,6 +273,7 @@ func Run(spec *config.Spec, o Options) (res *Result, err error) {
 		}
 	}
 	// Boot and Start already call the plugins: a failure there is the run's.
+	b.wd.tick()
 	if err := catchTransport(func() { b.k.Boot(); b.k.Start(0) }); err != nil {
 		return nil, err
 	}
@@ -282,6 +302,7 @@ func Run(spec *config.Spec, o Options) (res *Result, err error) {
 	if b.k.Broke() != "" {
 		end = b.k.Now() // the results cover the time simulated
 	}
+	b.wd.tick()
 	res, err = collect(b.spec, b, end)
 	if res != nil {
 		res.Incomplete = incomplete
@@ -457,6 +478,7 @@ func (b *built) openPlugin(pb config.PluginBlock, setup sdk.Setup, o Options) (s
 	}
 	b.instances = append(b.instances, inst)
 	p := inst.Plugin()
+	b.wd.opened(linkedPluginOf(p, pb.Kind, info.Name), inst)
 	if ls, ok := p.(sdk.LoggerSetter); ok {
 		ls.SetLogger(o.Log.With().Str("plugin", pb.Plugin).Logger())
 	}
@@ -465,6 +487,7 @@ func (b *built) openPlugin(pb config.PluginBlock, setup sdk.Setup, o Options) (s
 	s := setup
 	s.Role = sdk.Role(pb.Role)
 	var pds sdk.Diagnostics
+	b.wd.tick()
 	if err := catchTransport(func() { pds = p.Configure(s, cfg) }); err != nil {
 		return nil, diags, err
 	}
@@ -682,8 +705,13 @@ func catchTransport(f func()) (err error) {
 // Validate builds everything Run would (plugins opened and configured,
 // kernel, workloads) without simulating.
 func Validate(spec *config.Spec, o Options) (err error) {
-	b := &built{}
-	defer b.close()
-	defer b.recoverLinkedPanic(nil, &err)
-	return b.build(spec, o)
+	_, err = watched(o, 0, func(w *watchdog) (struct{}, error) {
+		b := &built{wd: w}
+		defer b.close()
+		var err error
+		defer b.recoverLinkedPanic(nil, &err)
+		err = b.build(spec, o)
+		return struct{}{}, err
+	})
+	return err
 }

@@ -1,0 +1,227 @@
+package experiment
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tickemu/tickemu/framework/sdk"
+)
+
+// DefaultCallTimeout is the deadline of one call into a linked-in plugin
+// when Options.CallTimeout is 0: the same 5 s a plugin process gets
+// (framework/internal/shim's DefaultCallTimeout, which the loader uses).
+const DefaultCallTimeout = 5 * time.Second
+
+// watchdog holds a linked-in plugin to the deadline a plugin process is
+// held to. A call into a plugin process that does not answer is cut off by
+// its connection's deadline; a call into linked-in code cannot be cut off,
+// and one that never returns used to hang the run for ever, --max-wall
+// included (the wall-clock bound is checked between events).
+//
+// It costs the calls nothing: the run's goroutine counts a beat between
+// steps (every sim.PollEvents events, and before each step of the build
+// that calls a plugin), and a goroutine of the run's own checks the count
+// every tick. When the beats stop for the call deadline (or the run passes
+// --max-wall), the run's goroutine's stack says where it is: inside a
+// linked-in plugin's code, the plugin and the call the host made are named
+// (as a panic's are, linkedPanic) and the run ends with an error wrapping
+// sdk.ErrPluginTimeout, exit status 1. Anywhere else (the host's own work,
+// a wait on a plugin process, whose own deadline applies) it waits on. The
+// goroutine stuck in the plugin cannot be stopped: it is abandoned, with the
+// kernel it was using, and ends with the process.
+type watchdog struct {
+	beat atomic.Uint64
+	gid  atomic.Int64 // the run's goroutine, once it started
+
+	mu        sync.Mutex
+	plugins   []linkedPlugin
+	instances []Instance
+}
+
+// shimPackages prefixes the packages of the plugin processes' clients.
+const shimPackages = "github.com/tickemu/tickemu/framework/internal/"
+
+// tick counts a beat: the run is between plugin calls.
+func (w *watchdog) tick() {
+	if w != nil {
+		w.beat.Add(1)
+	}
+}
+
+// opened records a plugin as soon as it is opened, before the host calls it
+// (the watchdog must not call a plugin itself: Info would hang too).
+func (w *watchdog) opened(p linkedPlugin, in Instance) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	// A plugin process's value is the host's client (framework/internal/shim):
+	// its own deadline applies.
+	if !strings.HasPrefix(p.pkgPath, shimPackages) {
+		w.plugins = append(w.plugins, p)
+	}
+	w.instances = append(w.instances, in)
+	w.mu.Unlock()
+}
+
+// callTimeout is o's call deadline; negative: none.
+func callTimeout(o Options) time.Duration {
+	if o.CallTimeout == 0 {
+		return DefaultCallTimeout
+	}
+	return o.CallTimeout
+}
+
+// watched runs run on a goroutine of its own under a watchdog (none when
+// the call deadline is off) and returns its result, or the error of a
+// linked-in plugin's call that overran the deadline or --max-wall.
+func watched[T any](o Options, maxWall time.Duration, run func(w *watchdog) (T, error)) (T, error) {
+	timeout := callTimeout(o)
+	if timeout < 0 && maxWall <= 0 {
+		return run(nil)
+	}
+	w := &watchdog{}
+	type outcome struct {
+		v   T
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		w.gid.Store(goroutineID())
+		v, err := run(w)
+		done <- outcome{v, err}
+	}()
+	period := 100 * time.Millisecond
+	if timeout > 0 {
+		period = min(period, max(timeout/10, time.Millisecond))
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	start := time.Now()
+	last, since := w.beat.Load(), start
+	for {
+		select {
+		case r := <-done:
+			return r.v, r.err
+		case now := <-t.C:
+			if b := w.beat.Load(); b != last {
+				last, since = b, now
+				continue
+			}
+			stalled := now.Sub(since)
+			var why string
+			switch {
+			case timeout > 0 && stalled >= timeout:
+				why = fmt.Sprintf("no answer within %v", timeout)
+			case maxWall > 0 && now.Sub(start) >= maxWall+period:
+				why = fmt.Sprintf("no answer within %v: max_wall %v reached", stalled.Round(time.Millisecond), maxWall)
+			default:
+				continue
+			}
+			if te := w.stuck(why); te != nil {
+				// The answer may have come meanwhile.
+				select {
+				case r := <-done:
+					return r.v, r.err
+				default:
+				}
+				w.killProcesses()
+				var zero T
+				return zero, te
+			}
+		}
+	}
+}
+
+// stuck attributes the run goroutine's current frames to a linked-in
+// plugin: nil when it is not inside one's code.
+func (w *watchdog) stuck(why string) *sdk.TransportError {
+	fns := goroutineFuncs(w.gid.Load())
+	w.mu.Lock()
+	plugins := w.plugins
+	w.mu.Unlock()
+	for i := 0; i < len(fns); i++ {
+		p := pluginOf(funcPackage(fns[i]), plugins)
+		if p == nil {
+			continue
+		}
+		call := fns[i]
+		for i+1 < len(fns) && funcPackage(fns[i+1]) == p.pkgPath {
+			i++
+			call = fns[i]
+		}
+		return &sdk.TransportError{Kind: p.kind, Name: p.name, Call: methodName(call), Err: timeoutError(why)}
+	}
+	return nil
+}
+
+// timeoutError is the message of a plugin process's call deadline ("no
+// answer within 5s"), wrapping sdk.ErrPluginTimeout as that one does.
+type timeoutError string
+
+func (e timeoutError) Error() string { return string(e) }
+func (e timeoutError) Unwrap() error { return sdk.ErrPluginTimeout }
+
+// killProcesses ends the run's plugin processes; the kernel is left alone,
+// its goroutine still running.
+func (w *watchdog) killProcesses() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, in := range w.instances {
+		in.Kill()
+	}
+}
+
+// goroutineID is the calling goroutine's id, from its stack's header.
+func goroutineID() int64 {
+	var buf [64]byte
+	n := runtime.Stack(buf[:], false)
+	var id int64
+	fmt.Sscanf(string(buf[:n]), "goroutine %d ", &id)
+	return id
+}
+
+// goroutineFuncs lists the functions on goroutine id's stack, innermost
+// first, from a dump of every goroutine (the only way to see another
+// goroutine's frames).
+func goroutineFuncs(id int64) []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	head := []byte(fmt.Sprintf("goroutine %d [", id))
+	i := bytes.Index(buf, head)
+	if i < 0 {
+		return nil
+	}
+	g := buf[i:]
+	if end := bytes.Index(g, []byte("\n\n")); end >= 0 {
+		g = g[:end]
+	}
+	var fns []string
+	for _, line := range strings.Split(string(g), "\n")[1:] {
+		if line == "" || line[0] == '\t' {
+			continue
+		}
+		// "pkg/path.(*T).M(0x1, ...)" or "created by ..."
+		if strings.HasPrefix(line, "created by ") {
+			break
+		}
+		if p := strings.LastIndexByte(line, '('); p > 0 {
+			line = line[:p]
+		}
+		fns = append(fns, line)
+	}
+	return fns
+}
+
