@@ -224,4 +224,3 @@ func goroutineFuncs(id int64) []string {
 	}
 	return fns
 }
-
