@@ -68,24 +68,61 @@ func screenshot(t *testing.T, page, name string) {
 }
 
 // loadReport checks that the report at page is self-contained (no script,
-// stylesheet or link outside it) and loads it in headless Chromium without a
-// console message; it returns the loaded DOM.
+// stylesheet or link outside it, no URL in its inline script) and loads it
+// in headless Chromium, with every host name unresolvable, without a
+// console message (a blocked request or a script error would log one); it
+// checks the loaded page's structure (checkDOM) and returns its DOM, the
+// explore script's work included.
 func loadReport(t *testing.T, page string) string {
 	t.Helper()
 	src, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*"(https?:|//|file:)[^"]*"|<script|<link`).Find(src); m != nil {
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*"(https?:|//|file:)[^"]*"|<script[^>]*\ssrc|<link|url\(|https?://(?:[^w]|w[^w])`).Find(src); m != nil {
 		t.Errorf("the report is not self-contained: %s", m)
 	}
-	dom, log := runChromium(t, page, "--dump-dom")
+	dom, log := runChromium(t, page, "--dump-dom", "--virtual-time-budget=5000", "--host-resolver-rules=MAP * ~NOTFOUND")
 	for _, l := range strings.Split(log, "\n") {
 		if strings.Contains(l, ":CONSOLE") {
 			t.Errorf("console message while loading the report: %s", l)
 		}
 	}
+	checkDOM(t, dom)
 	return dom
+}
+
+// checkDOM checks a loaded report: a table of contents whose every entry
+// leads to an element, unique ids, latencies in us (no ns column, no raw
+// ns interval), the plots in the page's sans-serif, and every explore chart
+// drawn by its script.
+func checkDOM(t *testing.T, dom string) {
+	t.Helper()
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(` id="([^"]*)"`).FindAllStringSubmatch(dom, -1) {
+		ids[m[1]]++
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("id %q appears %d times", id, n)
+		}
+	}
+	if !strings.Contains(dom, `<nav class="toc"`) {
+		t.Error("no table of contents")
+	}
+	for _, m := range regexp.MustCompile(`<a href="#([^"]*)">`).FindAllStringSubmatch(dom, -1) {
+		if ids[m[1]] != 1 {
+			t.Errorf("contents entry #%s leads nowhere", m[1])
+		}
+	}
+	// The configuration's source (a <pre>) may name metrics as the CLI does.
+	shown := regexp.MustCompile(`(?s)<pre>.*?</pre>`).ReplaceAllString(dom, "")
+	if m := regexp.MustCompile(`latency-ns|<th>[^<]*ns</th>|Liberation Serif`).FindString(shown); m != "" {
+		t.Errorf("the page shows %q: want every latency in us and the plots in sans-serif", m)
+	}
+	if n, drawn := strings.Count(dom, `class="explore"`), strings.Count(dom, `data-ready="1"`); n == 0 || drawn != n {
+		t.Errorf("%d explore charts, %d drawn by the script", n, drawn)
+	}
 }
 
 // TestReportInBrowser renders the report of `tickemu compare
@@ -102,7 +139,7 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatalf("compare exit %d: %s", code, stderr.String())
 	}
 	dom := loadReport(t, page)
-	for _, want := range []string{`id="config"`, `id="latency"`, `id="compare"`, `id="cpus"`, `id="worst"`, `id="timeline"`,
+	for _, want := range []string{`id="config"`, `id="latency-1"`, `id="compare"`, `id="cpus"`, `id="worst"`, `id="timeline"`,
 		"Comparison with per_jiffy", "TIMER_SOFTIRQ catch-up", "next_expiry"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the loaded page lacks %q", want)
@@ -133,7 +170,7 @@ func TestSweepReportInBrowser(t *testing.T) {
 	}
 	dom := loadReport(t, page)
 	for _, want := range []string{`id="sweep"`, "Metrics against hz", "Comparison with per_jiffy at each sweep point",
-		`id="point-hz=100"`, `id="point-hz=1000"`, "Cyclictest/thread=0 max-latency-ns", "Kernel wheel-iterations",
+		`id="point-hz-100"`, `id="point-hz-1000"`, "Cyclictest/thread=0 max-latency (us)", "Kernel wheel-iterations",
 		"Latency: cyclictest \"isolated\" at hz=1000", "hz=1000/variant=next_expiry, seed 1", "TIMER_SOFTIRQ catch-up"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the loaded page lacks %q", want)

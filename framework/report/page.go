@@ -1,6 +1,7 @@
 package report
 
-// pageHTML is the report's template: one page, its style inline, no script.
+// pageHTML is the report's template: one page, its style and its one small
+// script inline (exploreJS), nothing loaded from anywhere else.
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -20,6 +21,11 @@ details summary { cursor: pointer; }
 .plot svg { max-width: 100%; height: auto; }
 .plots { display: flex; flex-wrap: wrap; gap: 0.5em; } .plots svg { max-width: 49%; height: auto; }
 .note { color: #666; font-size: 0.9em; }
+nav.toc { background: #f7f7f7; padding: 0.5em 1em; font-size: 0.9em; } nav.toc ul { margin: 0.2em 0; padding-left: 1.2em; }
+details.unchanged { margin: 0.5em 0; }
+.explore { margin: 0.5em 0 1.5em; } .explore button { font: inherit; font-size: 0.85em; margin-right: 0.3em; }
+.explore svg { display: block; border: 1px solid #ddd; margin-top: 0.3em; cursor: crosshair; }
+.explore .readout { font-size: 0.85em; min-height: 2.6em; white-space: pre; font-family: ui-monospace, monospace; }
 </style>
 </head>
 <body>
@@ -27,6 +33,9 @@ details summary { cursor: pointer; }
 <p>Variants: {{range $i, $v := .Variants}}{{if $i}}, {{end}}<b>{{if $v}}{{$v}}{{else}}none (the file as written){{end}}</b>{{if eq $i 0}}{{if gt (len $.Variants) 1}} (base){{end}}{{end}}{{end}};
 {{if .Sweeps}}sweeps {{range $i, $s := .Sweeps}}{{if $i}} × {{end}}<b>{{$s}}</b>{{end}} ({{.Points}} points); {{end}}seeds {{.Seeds}}; tickemu {{.Version}}.
 Simulated time is deterministic: the same file and seeds give this page byte for byte.</p>
+<nav class="toc" aria-label="Contents"><b>Contents</b><ul>
+{{range .TOC}}<li><a href="#{{.ID}}">{{.Title}}</a>{{if .Sub}}<ul>{{range .Sub}}<li><a href="#{{.ID}}">{{.Title}}</a></li>{{end}}</ul>{{end}}</li>
+{{end}}</ul></nav>
 {{if .Failures}}<h2 id="failures">Failed runs</h2><ul>{{range .Failures}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
 <h2 id="config">Configuration</h2>
@@ -41,20 +50,22 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 {{if .Constant}}<p class="note">The same at every point, variant and seed:</p><ul class="note">{{range .Constant}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{end}}
 {{range .Latency}}
-<h2 id="latency">Latency: {{.Workload}}</h2>
+<h2 id="{{.ID}}">Latency: {{.Workload}}</h2>
 <table>
 <tr><th class="l">{{if $.Sweeps}}series{{else}}variant{{end}}</th><th>samples</th><th>avg us</th><th>p50 us</th><th>p99 us</th><th>p99.9 us</th><th>max us</th></tr>
 {{range .Rows}}<tr><td class="l">{{.Label}}</td><td>{{.Samples}}</td><td>{{.Avg}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td></tr>
 {{end}}</table>
 <div class="plot">{{.Hist}}</div>
 <div class="plot">{{.CDF}}</div>
+<div class="explore" data-src="{{.ID}}-data"><b>Explore</b> <span class="note">(hover for the values of each 1 us bucket; drag across the plot to zoom, or pick a tail; double-click for everything)</span><br>
+<script type="application/json" id="{{.ID}}-data">{{.Data}}</script></div>
 {{end}}
 
 <h2 id="compare">{{if .Single}}Results{{else if not .Sweeps}}Comparison with {{index .Variants 0}}{{else if eq (len .Variants) 1}}Results at each sweep point{{else}}Comparison with {{index .Variants 0}} at each sweep point{{end}}</h2>
 <p class="note">Median over the seeds with its confidence interval (order statistics, as benchstat; "—": too few seeds for one);
 {{if gt (len .Variants) 1}}delta of the medians and the Mann-Whitney U test's p against the base, then the Wilcoxon signed-rank test over the seeds paired
 ("~": not significant at the chosen alpha). Green: better, red: worse, by the metric's direction.{{end}}</p>
-{{if .Sweeps}}{{range .PointTables}}<h3 id="point-{{.Point}}">{{.Point}}</h3>
+{{if .Sweeps}}{{range .PointTables}}<h3 id="{{.ID}}">{{.Point}}</h3>
 {{template "table" (tableOf $.Variants .Rows)}}{{end}}{{else}}{{template "table" (tableOf .Variants .Table)}}{{end}}
 
 <h2 id="cpus">Counters per CPU</h2>
@@ -70,7 +81,7 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 {{end}}
 
 {{if .Worst}}<h2 id="worst">Worst cases</h2>
-<p class="note">Each thread's Max, split into the parts the engine knows (they add up to the Max), for each variant's run with the largest Max{{if .Sweeps}} at each sweep point{{end}}.</p>
+<p class="note">Each thread's Max, split into the parts the engine knows (they add up to the Max), for each variant's run with the largest Max{{if .Sweeps}} at each sweep point{{end}}; every chart has the same scale.</p>
 {{range .Worst}}
 <h3>{{.Label}}: {{.Workload}}, seed {{.Seed}}</h3>
 <pre>{{range .Lines}}{{.}}
@@ -82,11 +93,15 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 <p>{{.Caption}}</p>
 <div class="plot">{{.Plot}}</div>
 {{end}}
+<script>{{.Script}}</script>
 </body>
 </html>
-{{define "table"}}<table>
+{{define "table"}}{{template "rows" (rowsOf .Variants .Changed)}}
+{{if .Unchanged}}<details class="unchanged"><summary>{{len .Unchanged}} metrics the same in every variant (folded)</summary>
+{{template "rows" (rowsOf .Variants .Unchanged)}}</details>{{end}}{{end}}
+{{define "rows"}}{{if .Changed}}<table>
 <tr><th class="l">metric</th>{{range $i, $v := .Variants}}<th>{{if $v}}{{$v}}{{else}}median{{end}}</th><th>CI</th>{{if $i}}<th>vs base</th><th>p</th><th>paired</th>{{end}}{{end}}</tr>
-{{range .Rows}}<tr><td class="l">{{.Metric}}{{if .Better}} <span class="note">({{.Better}} is better)</span>{{end}}</td>
+{{range .Changed}}<tr><td class="l">{{.Metric}}{{if .Better}} <span class="note">({{.Better}} is better)</span>{{end}}</td>
 {{range .Cells}}<td>{{.Center}}</td><td class="note">{{.CI}}</td>{{if not .Base}}<td class="{{if .Significant}}{{if .Worse}}worse{{else}}better{{end}}{{end}}">{{.Delta}}</td><td>{{.P}}</td><td>{{.Paired}}</td>{{end}}{{end}}</tr>
-{{end}}</table>{{end}}
+{{end}}</table>{{end}}{{end}}
 `

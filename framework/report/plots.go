@@ -6,10 +6,13 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -47,6 +50,27 @@ func causeColor(cause string) color.RGBA {
 	return color.RGBA{160, 160, 160, 255}
 }
 
+// sans is the plots' font: text is measured with Liberation Sans (bundled
+// with gonum/plot) and drawn in the page's own sans-serif (svgOf), so that
+// the plots read as the page around them does.
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// newPlot is a plot with every text in sans.
+func newPlot() *plot.Plot {
+	p := plot.New()
+	p.Title.TextStyle.Font = font.From(sans, 12)
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Label.TextStyle.Font = font.From(sans, 11)
+		ax.Tick.Label.Font = font.From(sans, 10)
+	}
+	p.Legend.TextStyle.Font = font.From(sans, 10)
+	return p
+}
+
+// pageFont replaces the measuring font's name in the SVG by the page's
+// font stack.
+var pageFont = strings.NewReplacer("font-family:Liberation Sans", "font-family:system-ui, sans-serif")
+
 // svgOf renders p at w x h and returns the <svg> element (without the XML
 // declaration, which HTML does not want).
 func svgOf(p *plot.Plot, w, h vg.Length) (string, error) {
@@ -60,7 +84,38 @@ func svgOf(p *plot.Plot, w, h vg.Length) (string, error) {
 	if i := strings.Index(s, "<svg"); i > 0 {
 		s = s[i:]
 	}
-	return s, nil
+	return pageFont.Replace(s), nil
+}
+
+// decadeTicks marks a log axis at its powers of ten, labelled as a person
+// writes them ("0.001", "1e-05", "100", "1e+06" from %g), with unlabelled
+// minor ticks at 2..9 times each: plot.LogTicks labels 1e-4 as
+// 9.999999999999999e-05.
+type decadeTicks struct{}
+
+func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	if lo <= 0 || hi <= lo {
+		return ts
+	}
+	for e := int(math.Floor(math.Log10(lo))); e <= int(math.Ceil(math.Log10(hi))); e++ {
+		base := math.Pow(10, float64(e))
+		for m := 1; m < 10; m++ {
+			v := base * float64(m)
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 {
+				t.Label = strconv.FormatFloat(v, 'g', 1, 64) // 1e+06, 1e-05
+				if e >= -4 && e <= 4 {
+					t.Label = strconv.FormatFloat(v, 'f', -1, 64) // 0.001, 1000
+				}
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }
 
 // merged is one variant's latency distribution over threads and seeds.
@@ -95,37 +150,66 @@ func (m merged) keys() []int64 {
 	return ks
 }
 
-// histPlot draws the variants' latency histograms (samples per microsecond
-// bucket, log scale) as step lines on one plot.
+// histPlot draws the variants' latency histograms as step lines: samples
+// per microsecond bucket on a log scale (a bucket with none drawn at the
+// bottom), on a linear latency axis up to 50 us and a log one beyond, so
+// that a tail at 1000 us and a bulk at 3 us both show. The axes end just
+// past the data.
 func histPlot(title string, names []string, ms []merged) (string, error) {
-	p := plot.New()
+	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "latency (us)"
-	p.Y.Label.Text = "samples"
+	p.Y.Label.Text = "samples per 1 us bucket"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = decadeTicks{}
 	p.Legend.Top = true
-	top := 1.0
-	for i, m := range ms {
-		var pts plotter.XYs
+	top, lo, hi := 1.0, math.Inf(1), 0.0
+	for _, m := range ms {
 		for _, k := range m.keys() {
-			pts = append(pts, plotter.XY{X: float64(k), Y: float64(m.counts[k])})
 			top = math.Max(top, float64(m.counts[k]))
+			lo, hi = math.Min(lo, float64(k)), math.Max(hi, float64(k))
 		}
-		if len(pts) == 0 {
+	}
+	if hi == 0 && math.IsInf(lo, 1) {
+		lo = 0
+	}
+	logX := hi > 50 && hi/math.Max(lo, 1) >= 20
+	const floor = 0.5 // a bucket with no sample, on the log scale
+	for i, m := range ms {
+		keys := m.keys()
+		if len(keys) == 0 {
 			continue
 		}
-		s, err := plotter.NewScatter(pts)
+		var pts plotter.XYs
+		for j, k := range keys {
+			if j > 0 && k > keys[j-1]+1 {
+				pts = append(pts, plotter.XY{X: float64(keys[j-1]) + 1, Y: floor}, plotter.XY{X: float64(k), Y: floor})
+			}
+			pts = append(pts, plotter.XY{X: math.Max(float64(k), 0.5), Y: float64(m.counts[k])})
+		}
+		last := keys[len(keys)-1]
+		pts = append(pts, plotter.XY{X: float64(last) + 1, Y: float64(m.counts[last])}, plotter.XY{X: float64(last) + 1, Y: floor})
+		l, err := plotter.NewLine(pts)
 		if err != nil {
 			return "", err
 		}
-		s.GlyphStyle.Color = colorOf(i)
-		s.GlyphStyle.Radius = vg.Points(2.5)
-		s.GlyphStyle.Shape = draw.CircleGlyph{}
-		p.Add(s)
-		p.Legend.Add(names[i], s)
+		l.StepStyle = plotter.PostStep
+		l.LineStyle.Color = colorOf(i)
+		l.LineStyle.Width = vg.Points(1.5)
+		if i > 0 {
+			l.LineStyle.Dashes = []vg.Length{vg.Points(float64(2 * i)), vg.Points(float64(2 * i))}
+		}
+		p.Add(l)
+		p.Legend.Add(names[i], l)
 	}
-	p.Y.Min, p.Y.Max = 0.5, top*200 // room above the points for the legend
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = decadeTicks{}
+		p.X.Min, p.X.Max = math.Max(lo, 1)/1.5, (hi+1)*1.5
+	} else {
+		p.X.Min, p.X.Max = math.Max(lo-1, 0), hi+2
+	}
+	p.Y.Min, p.Y.Max = floor, top*math.Pow(10, 0.4*float64(len(ms))+0.5) // room above for the legend
 	p.Add(plotter.NewGrid())
 	return svgOf(p, 8*vg.Inch, 3.4*vg.Inch)
 }
@@ -134,16 +218,16 @@ func histPlot(title string, names []string, ms []merged) (string, error) {
 // 1 - CDF, the fraction of wakeups slower than x, on log scales, so that the
 // rare slow wakeups that make a Max are as visible as the bulk.
 func cdfPlot(title string, names []string, ms []merged) (string, error) {
-	p := plot.New()
+	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "latency (us)"
 	p.Y.Label.Text = "fraction of wakeups > x  (1 - CDF)"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = decadeTicks{}
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = decadeTicks{}
 	p.Legend.Top = true
-	floor := 1.0
+	floor, xhi := 1.0, 1.0
 	for i, m := range ms {
 		if m.n == 0 {
 			continue
@@ -153,6 +237,7 @@ func cdfPlot(title string, names []string, ms []merged) (string, error) {
 		acc := int64(0)
 		for _, k := range m.keys() {
 			x := math.Max(float64(k), 1) // the 0 us bucket on the log axis
+			xhi = math.Max(xhi, x)
 			if len(pts) > 0 {
 				pts = append(pts, plotter.XY{X: x, Y: pts[len(pts)-1].Y}) // the step
 			}
@@ -180,13 +265,17 @@ func cdfPlot(title string, names []string, ms []merged) (string, error) {
 		p.Legend.Add(names[i], l)
 	}
 	p.Y.Min, p.Y.Max = floor, 100 // room above 1 for the legend
+	p.X.Min, p.X.Max = 0.8, xhi*1.5
 	p.Add(plotter.NewGrid())
 	return svgOf(p, 8*vg.Inch, 3.4*vg.Inch)
 }
 
 // breakdownPlot draws each worst case as a horizontal stacked bar of its
 // parts (one bar per thread).
-func breakdownPlot(title string, wcs []workload.WorstCase) (string, error) {
+//
+// widest is the largest Max of every bar chart on the page: all share one
+// scale, so that variants compare at a glance.
+func breakdownPlot(title string, wcs []workload.WorstCase, widest float64) (string, error) {
 	causes := []string{}
 	seen := map[string]bool{}
 	for _, wc := range wcs {
@@ -197,19 +286,15 @@ func breakdownPlot(title string, wcs []workload.WorstCase) (string, error) {
 			}
 		}
 	}
-	p := plot.New()
+	p := newPlot()
 	p.Title.Text = title
-	p.X.Label.Text = "us of the Max"
+	p.X.Label.Text = "us of the Max (one scale for every variant)"
 	p.Legend.Top = true
 	var labels []string
 	for _, wc := range wcs {
 		labels = append(labels, fmt.Sprintf("T:%d", wc.Thread))
 	}
 	var below *plotter.BarChart
-	widest := 0.0
-	for _, wc := range wcs {
-		widest = math.Max(widest, float64(wc.LatencyNS)/1000)
-	}
 	p.X.Min, p.X.Max = 0, widest*1.5 // room on the right for the legend
 	for _, cause := range causes {
 		vals := make(plotter.Values, len(wcs))
@@ -245,10 +330,67 @@ type timeline struct {
 	spans  []kernel.Span
 	origin float64 // ns
 	kinds  map[kernel.SpanKind]int
+	label  text.Style
+}
+
+// spanLabel says what a timeline block is, as a trace reader would name it:
+// the wheel's catch-up with its jiffies, the interrupt that raised it, the
+// idle state, the task.
+func spanLabel(spans []kernel.Span, i int) string {
+	s := spans[i]
+	us := fmt.Sprintf(" %.1f us", float64(s.End-s.Start)/1000)
+	switch s.Kind {
+	case kernel.SpanSoftirq:
+		l := s.Detail + "_SOFTIRQ"
+		if s.Gap > 1 {
+			l += fmt.Sprintf(": __run_timers() catch-up of %d jiffies", s.Gap)
+		}
+		return l + us
+	case kernel.SpanHRTimer, kernel.SpanTick:
+		l := s.Kind.String()
+		for _, n := range spans[i+1:] {
+			if n.Kind == kernel.SpanSoftirq && n.Gap > 1 {
+				l += " (its timer raises the catch-up)"
+				break
+			}
+		}
+		if s.Hang > 0 {
+			l += fmt.Sprintf(", hang delay %.0f us", float64(s.Hang)/1000)
+		}
+		return l + us
+	case kernel.SpanIdle:
+		return "idle " + s.Detail + us
+	case kernel.SpanTask:
+		return fmt.Sprintf("task %s/%d", s.Detail, s.Pid) + us
+	}
+	return s.Kind.String() + us
 }
 
 func (t *timeline) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
+	// Labels above the bar, then below it, where a block is wide enough
+	// and no label is in the way; the legend names every colour.
+	var ends [2]vg.Length
+	for i := range ends {
+		ends[i] = c.Min.X - 1e9
+	}
+	for i, s := range t.spans {
+		x0 := trX((float64(s.Start) - t.origin) / 1000)
+		x1 := trX((float64(s.End) - t.origin) / 1000)
+		l := spanLabel(t.spans, i)
+		w := t.label.Width(l)
+		mid := (x0 + x1) / 2
+		for row, y := range []float64{0.9, 0.1} {
+			if x1-x0 < w/4 || mid-w/2 < ends[row]+4 || mid+w/2 > c.Max.X {
+				continue
+			}
+			st := t.label
+			st.XAlign, st.YAlign = draw.XCenter, draw.YCenter
+			c.FillText(st, vg.Point{X: mid, Y: trY(y)}, l)
+			ends[row] = mid + w/2
+			break
+		}
+	}
 	for _, s := range t.spans {
 		x0 := trX((float64(s.Start) - t.origin) / 1000)
 		x1 := trX((float64(s.End) - t.origin) / 1000)
@@ -308,13 +450,15 @@ func timelinePlot(title string, wc workload.WorstCase) (string, error) {
 			order = append(order, s.Kind)
 		}
 	}
-	p := plot.New()
+	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "us from the thread's target time (the window ends at its clock read)"
 	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0.5, Label: fmt.Sprintf("CPU %d", wc.CPU)}}
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top = true
-	tl := &timeline{spans: spans, origin: origin, kinds: kinds}
+	lab := p.X.Tick.Label
+	lab.Font = font.From(sans, 8)
+	tl := &timeline{spans: spans, origin: origin, kinds: kinds, label: lab}
 	p.Add(tl)
 	x0, x1, _, _ := tl.DataRange()
 	p.X.Min, p.X.Max = x0, x1+(x1-x0)*0.35 // room on the right for the legend
@@ -331,5 +475,5 @@ func timelinePlot(title string, wc workload.WorstCase) (string, error) {
 	for _, k := range order {
 		p.Legend.Add(k.String(), legendBox{colorOf(kinds[k])})
 	}
-	return svgOf(p, 8*vg.Inch, 2.4*vg.Inch)
+	return svgOf(p, 10*vg.Inch, 2.6*vg.Inch)
 }

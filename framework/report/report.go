@@ -13,6 +13,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -55,12 +56,25 @@ type page struct {
 	CPUs                         []cpuSection
 	Worst                        []worstSection
 	Timeline                     *timelineSection
+	// TOC lists the sections (and the latency sections and sweep points
+	// under them) by their ids, each unique on the page.
+	TOC []tocEntry
+	// Script is the explore layer (explore.js), inline.
+	Script template.JS
+}
+
+type tocEntry struct {
+	ID, Title string
+	Sub       []tocEntry
 }
 
 type latencySection struct {
+	ID        string
 	Workload  string
 	Hist, CDF template.HTML
 	Rows      []latencyRow
+	// Data is the section's histograms for the explore layer (JSON).
+	Data template.JS
 }
 
 type latencyRow struct {
@@ -72,6 +86,19 @@ type latencyRow struct {
 type tableRow struct {
 	Metric, Better string
 	Cells          []tableCell
+	// Unchanged: every variant's median is the base's (the page folds
+	// these rows away).
+	Unchanged bool
+}
+
+// displayUnit is how the report writes a metric's unit: nanosecond metrics
+// in microseconds, as every latency on the page ("max-latency-ns" is
+// "max-latency (us)", its values divided by 1000), others as they are.
+func displayUnit(unit string) (label string, scale float64) {
+	if name, ok := strings.CutSuffix(unit, "-ns"); ok {
+		return name + " (us)", 1e-3
+	}
+	return unit, 1
 }
 
 type tableCell struct {
@@ -81,8 +108,8 @@ type tableCell struct {
 
 // pointTable is the comparison table of one sweep point.
 type pointTable struct {
-	Point string
-	Rows  []tableRow
+	ID, Point string
+	Rows      []tableRow
 }
 
 type cpuSection struct {
@@ -144,8 +171,56 @@ func Write(w io.Writer, in Input) error {
 	if pg.Worst, pg.Timeline, err = worstSections(c); err != nil {
 		return err
 	}
+	pg.TOC = contents(&pg)
+	pg.Script = template.JS(exploreJS)
 	return pageTemplate.Execute(w, pg)
 }
+
+// contents gives the latency sections and the sweep points their ids and
+// lists every section for the table of contents.
+func contents(pg *page) []tocEntry {
+	ids := map[string]bool{"config": true, "sweep": true, "compare": true, "cpus": true, "worst": true, "timeline": true, "failures": true}
+	unique := func(id string) string {
+		id = idChars.ReplaceAllString(strings.ReplaceAll(id, "=", "-"), "_")
+		for n, base := 2, id; ids[id]; n++ {
+			id = fmt.Sprintf("%s-%d", base, n)
+		}
+		ids[id] = true
+		return id
+	}
+	var toc []tocEntry
+	add := func(ok bool, id, title string) {
+		if ok {
+			toc = append(toc, tocEntry{ID: id, Title: title})
+		}
+	}
+	add(len(pg.Failures) > 0, "failures", "Failed runs")
+	add(true, "config", "Configuration")
+	add(pg.Sweep != nil, "sweep", "Metrics against the sweep")
+	for i := range pg.Latency {
+		l := &pg.Latency[i]
+		l.ID = unique(fmt.Sprintf("latency-%d", i+1))
+		toc = append(toc, tocEntry{ID: l.ID, Title: "Latency: " + l.Workload})
+	}
+	cmp := tocEntry{ID: "compare", Title: "Comparison"}
+	if pg.Single {
+		cmp.Title = "Results"
+	}
+	for i := range pg.PointTables {
+		pt := &pg.PointTables[i]
+		pt.ID = unique("point-" + pt.Point)
+		cmp.Sub = append(cmp.Sub, tocEntry{ID: pt.ID, Title: pt.Point})
+	}
+	toc = append(toc, cmp)
+	add(true, "cpus", "Counters per CPU")
+	add(len(pg.Worst) > 0, "worst", "Worst cases")
+	add(pg.Timeline != nil, "timeline", "Timeline of the worst wakeup")
+	return toc
+}
+
+// idChars are the characters an id keeps ("=" becomes "-", others "_"):
+// what a link's fragment carries unescaped.
+var idChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
 // pointOf finds the grid's point whose keys are key.
 func pointOf(c *experiment.Comparison, key string) config.Point {
@@ -338,6 +413,9 @@ func latencyGroup(c *experiment.Comparison, cols []column, at string) ([]latency
 			return nil, err
 		}
 		sec.Hist, sec.CDF = template.HTML(h), template.HTML(cdf)
+		if sec.Data, err = exploreData(names, ms); err != nil {
+			return nil, err
+		}
 		out = append(out, sec)
 	}
 	return out, nil
@@ -370,20 +448,26 @@ func compareTable(ms []experiment.MetricComparison, bare bool) []tableRow {
 		if bare {
 			name = m.Name
 		}
-		row := tableRow{Metric: name + " " + m.Unit, Better: m.Better}
+		unit, scale := displayUnit(m.Unit)
+		row := tableRow{Metric: name + " " + unit, Better: m.Better, Unchanged: len(m.Variants) > 1}
 		for v := range m.Variants {
 			vs := m.Variants[v]
 			cc := resultfmt.Cells(m, v)
-			cell := tableCell{Center: cc.Center, Base: v == 0}
+			cell := tableCell{Base: v == 0}
 			if vs.Summary.N > 0 {
-				cell.CI = ciText(vs.Summary)
+				cell.Center = num(vs.Summary.Median * scale)
+				cell.CI = ciText(vs.Summary, scale)
 			}
 			if vb := vs.VsBase; vb != nil {
 				cell.Delta, cell.P, cell.Paired = cc.Delta, cc.Test, cc.PairedDelta
-				cell.Significant = cc.Delta != "~" && cc.Delta != ""
+				same := vs.Summary.N > 0 && m.Variants[0].Summary.N > 0 && vs.Summary.Median == m.Variants[0].Summary.Median
+				cell.Significant = cc.Delta != "~" && cc.Delta != "" && !same
 				if cell.Significant && m.Better != "" {
 					up := strings.HasPrefix(cc.Delta, "+")
 					cell.Worse = up == (m.Better == "lower")
+				}
+				if !same {
+					row.Unchanged = false
 				}
 			}
 			row.Cells = append(row.Cells, cell)
@@ -393,12 +477,13 @@ func compareTable(ms []experiment.MetricComparison, bare bool) []tableRow {
 	return rows
 }
 
-// ciText is a median's confidence interval.
-func ciText(s stats.Summary) string {
+// ciText is a median's confidence interval, its ends times scale (the
+// display unit's).
+func ciText(s stats.Summary, scale float64) string {
 	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
 		return "—" // too few seeds for an interval at this level
 	}
-	return fmt.Sprintf("[%s, %s] %.0f%%", num(s.Lo), num(s.Hi), s.Confidence*100)
+	return fmt.Sprintf("[%s, %s] %.0f%%", num(s.Lo*scale), num(s.Hi*scale), s.Confidence*100)
 }
 
 func num(v float64) string {
@@ -440,6 +525,7 @@ func cpuSections(c *experiment.Comparison) []cpuSection {
 // largest Max) and draw the timeline of the largest of all.
 func worstSections(c *experiment.Comparison) ([]worstSection, *timelineSection, error) {
 	var out []worstSection
+	var cases [][]workload.WorstCase // per section, its bars
 	var worstAll *workload.WorstCase
 	var worstWhere string
 	for _, col := range columns(c) {
@@ -478,12 +564,22 @@ func worstSections(c *experiment.Comparison) ([]worstSection, *timelineSection, 
 		}
 		sorted := append([]workload.WorstCase(nil), best...)
 		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Thread > sorted[j].Thread }) // T:0 on top
-		svg, err := breakdownPlot(fmt.Sprintf("%s: where each thread's Max went (seed %d)", col.label, bestSeed), sorted)
+		out = append(out, sec)
+		cases = append(cases, sorted)
+	}
+	// One scale for every bar chart: the largest Max of all.
+	widest := 0.0
+	for _, wcs := range cases {
+		for _, wc := range wcs {
+			widest = math.Max(widest, float64(wc.LatencyNS)/1000)
+		}
+	}
+	for i := range out {
+		svg, err := breakdownPlot(fmt.Sprintf("%s: where each thread's Max went (seed %d)", out[i].Label, out[i].Seed), cases[i], widest)
 		if err != nil {
 			return nil, nil, err
 		}
-		sec.Plot = template.HTML(svg)
-		out = append(out, sec)
+		out[i].Plot = template.HTML(svg)
 	}
 	if worstAll == nil {
 		return out, nil, nil
@@ -494,6 +590,12 @@ func worstSections(c *experiment.Comparison) ([]worstSection, *timelineSection, 
 		return nil, nil, err
 	}
 	return out, &timelineSection{Caption: worstWhere + ": " + worstAll.Line(), Plot: template.HTML(svg)}, nil
+}
+
+// tableData is a comparison table for the template.
+type tableData struct {
+	Variants           []string
+	Changed, Unchanged []tableRow
 }
 
 func seedRange(seeds []uint64) string {
@@ -507,10 +609,18 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":  func(ns, total int64) string { return fmt.Sprintf("%.2f", 100*float64(ns)/float64(max(total, 1))) },
 	"us":   func(ns int64) string { return fmt.Sprintf("%.1f", float64(ns)/1000) },
 	"busy": func(c experiment.CPUSummary) int64 { return c.IdleNS + c.TaskNS + c.IRQNS + c.SoftirqNS },
+	// tableOf splits a comparison table's rows into those that differ
+	// somewhere and those the page folds away; rowsOf is one of the parts.
 	"tableOf": func(variants []string, rows []tableRow) any {
-		return struct {
-			Variants []string
-			Rows     []tableRow
-		}{variants, rows}
+		t := tableData{Variants: variants}
+		for _, r := range rows {
+			if r.Unchanged {
+				t.Unchanged = append(t.Unchanged, r)
+			} else {
+				t.Changed = append(t.Changed, r)
+			}
+		}
+		return t
 	},
+	"rowsOf": func(variants []string, rows []tableRow) any { return tableData{Variants: variants, Changed: rows} },
 }).Parse(pageHTML))

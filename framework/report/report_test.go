@@ -153,7 +153,7 @@ func TestSweepSections(t *testing.T) {
 		"Metrics against hz",
 		"series (a catchup=per_jiffy, a catchup=next_expiry, b catchup=per_jiffy, b catchup=next_expiry)",
 		"<li>Kernel hrtimer-hangs = 0</li>",
-		">Cyclictest/thread=0 max-latency-ns<", ">Kernel wheel-iterations<",
+		">Cyclictest/thread=0 max-latency (us)<", ">Kernel wheel-iterations<", // ns metrics in us
 		">250<", ">1000<", // the ticks are the swept values
 	} {
 		if !strings.Contains(sweepPart, want) {
@@ -161,10 +161,10 @@ func TestSweepSections(t *testing.T) {
 		}
 	}
 	tables := section(t, page, "compare")
-	if n := strings.Count(tables, "<table>"); n != 6 {
+	if n := strings.Count(tables, `<h3 id="point-`); n != 6 {
 		t.Errorf("%d tables, want one per point (6)", n)
 	}
-	for _, want := range []string{"Comparison with a at each sweep point", `<h3 id="point-hz=250/catchup=next_expiry">`, ">Kernel wheel-iterations <"} {
+	for _, want := range []string{"Comparison with a at each sweep point", `<h3 id="point-hz-250_catchup-next_expiry">`, ">Kernel wheel-iterations <"} {
 		if !strings.Contains(tables, want) {
 			t.Errorf("the tables lack %q", want)
 		}
@@ -174,6 +174,7 @@ func TestSweepSections(t *testing.T) {
 	}
 	for _, want := range []string{
 		"hz = 100, 250, 1000</b> × <b>wheel.catchup = per_jiffy, next_expiry</b> (6 points)",
+		`<a href="#point-hz-250_catchup-next_expiry">hz=250/catchup=next_expiry</a>`, // in the contents
 		"<li>hz=1000/catchup=next_expiry variant b seed 2: plugin wheel exited: signal: killed</li>",
 		`Latency: cyclictest &#34;rt&#34; at hz=1000`,
 		"<details><summary>hz=250/catchup=per_jiffy/variant=b, seed 1</summary>",          // CPU counters per column
@@ -185,7 +186,7 @@ func TestSweepSections(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
-	if n := strings.Count(page, `<h2 id="latency">`); n != 3 {
+	if n := strings.Count(page, `<h2 id="latency-`); n != 3 {
 		t.Errorf("%d latency sections, want one per hz value (3)", n)
 	}
 }
@@ -229,8 +230,15 @@ func TestNoSweepUnchanged(t *testing.T) {
 	if strings.Contains(page, `id="sweep"`) || strings.Contains(page, "sweep point") {
 		t.Error("a report without sweeps has a sweep section")
 	}
-	if n := strings.Count(section(t, page, "compare"), "<table>"); n != 1 {
+	// One table of the metrics that differ; those the same in every
+	// variant folded away below it.
+	cmp := section(t, page, "compare")
+	shown, folded, _ := strings.Cut(cmp, `<details class="unchanged">`)
+	if n := strings.Count(shown, "<table>"); n != 1 {
 		t.Errorf("%d comparison tables, want 1", n)
+	}
+	if !strings.Contains(folded, "metrics the same in every variant (folded)</summary>") || !strings.Contains(folded, "<table>") {
+		t.Errorf("no folded table of the unchanged metrics:\n%s", folded)
 	}
 	for _, want := range []string{"Comparison with a", "<h3>b, seed 1</h3>", "variant b, seed 3, cyclictest &#34;rt&#34; thread 0: Max 4 us"} {
 		if !strings.Contains(page, want) {
@@ -272,4 +280,76 @@ func section(t *testing.T, page, id string) string {
 		return rest[:j[0]]
 	}
 	return rest
+}
+
+// TestPageStructure: every id on the page is unique and every entry of the
+// table of contents leads to one; the plots' text is the page's sans-serif;
+// the explore layer is inline, with its data, and names nothing outside the
+// page.
+func TestPageStructure(t *testing.T) {
+	for name, c := range map[string]*experiment.Comparison{
+		"compare": sweepComparison(),
+		"sweep":   sweepComparison(sweep("hz", "hz", "100", "250", "1000"), sweep("wheel.catchup", "catchup", "per_jiffy", "next_expiry")),
+	} {
+		page := string(render(t, c))
+		ids := map[string]int{}
+		for _, m := range regexp.MustCompile(` id="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+			ids[m[1]]++
+		}
+		for id, n := range ids {
+			if n > 1 {
+				t.Errorf("%s: id %q appears %d times", name, id, n)
+			}
+		}
+		toc := regexp.MustCompile(`<a href="#([^"]*)">`).FindAllStringSubmatch(page, -1)
+		if len(toc) < 5 {
+			t.Errorf("%s: %d table of contents entries, want at least 5", name, len(toc))
+		}
+		for _, m := range toc {
+			if ids[m[1]] != 1 {
+				t.Errorf("%s: contents entry #%s leads nowhere", name, m[1])
+			}
+		}
+		if strings.Contains(page, "Liberation Serif") || !strings.Contains(page, "font-family:system-ui, sans-serif") {
+			t.Errorf("%s: the plots are not in the page's sans-serif", name)
+		}
+		if strings.Contains(page, "e-05") && strings.Contains(page, "9.999999") {
+			t.Errorf("%s: an axis label in float noise", name)
+		}
+		script := page[strings.LastIndex(page, "<script>"):]
+		if strings.Contains(script, "http") && !strings.Contains(script, `"http://www.w3.org/2000/svg"`) || strings.Contains(page, "<script src") {
+			t.Errorf("%s: the script names something outside the page", name)
+		}
+		if !strings.Contains(page, `<div class="explore" data-src="latency-1-data">`) || !strings.Contains(page, `<script type="application/json" id="latency-1-data">[{"name":`) {
+			t.Errorf("%s: no explore chart with its data under the first latency section", name)
+		}
+	}
+}
+
+// TestDecadeTicks: powers of ten labelled as written, the steps between
+// them unlabelled.
+func TestDecadeTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (decadeTicks{}).Ticks(1e-6, 2e6) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	want := "1e-06 1e-05 0.0001 0.001 0.01 0.1 1 10 100 1000 10000 1e+05 1e+06"
+	if got := strings.Join(labels, " "); got != want {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+	if n := len((decadeTicks{}).Ticks(1, 100)); n != 19 {
+		t.Errorf("%d ticks from 1 to 100, want 19 (1..9, 10..90, 100)", n)
+	}
+}
+
+// TestWorstShareScale: every worst-case chart has the same scale, set by
+// the largest Max on the page.
+func TestWorstShareScale(t *testing.T) {
+	page := string(render(t, sweepComparison()))
+	worst := section(t, page, "worst")
+	if n := strings.Count(worst, "one scale for every variant"); n < 2 {
+		t.Fatalf("%d worst-case charts with the shared scale, want at least 2", n)
+	}
 }

@@ -106,7 +106,8 @@ func sweepPlots(c *experiment.Comparison) (*sweepSection, error) {
 	sec := &sweepSection{X: c.Sweeps[0].Name, Series: sr.names, ByVariant: len(c.Sweeps) == 1}
 	for _, sm := range sweepMetrics(c) {
 		if v, ok := constant(sm); ok {
-			sec.Constant = append(sec.Constant, fmt.Sprintf("%s %s = %s", sm.name, sm.unit, num(v)))
+			unit, scale := displayUnit(sm.unit)
+			sec.Constant = append(sec.Constant, fmt.Sprintf("%s %s = %s", sm.name, unit, num(v*scale)))
 			continue
 		}
 		svg, err := sweepPlot(c, sr, ax, sm)
@@ -151,10 +152,11 @@ type spread struct {
 func (s spread) YError(i int) (float64, float64) { return s.low[i], s.high[i] }
 
 func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (string, error) {
-	p := plot.New()
-	p.Title.Text = sm.name + " " + sm.unit
+	p := newPlot()
+	unit, scale := displayUnit(sm.unit)
+	p.Title.Text = sm.name + " " + unit
 	p.X.Label.Text = ax.label
-	p.Y.Label.Text = sm.unit
+	p.Y.Label.Text = unit
 	for _, m := range sm.at {
 		if m != nil && m.Better != "" {
 			p.Y.Label.Text += " (" + m.Better + " is better)"
@@ -173,8 +175,8 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 			}
 			// A metric may be ±Inf (a ratio over nothing) or absurdly large
 			// in an edited shard file: plot the values a plot can hold.
-			vals := plottable(m.Variants[sr.variant(i)].Values.Present())
-			med := m.Variants[sr.variant(i)].Summary.Median
+			vals := plottable(scaled(m.Variants[sr.variant(i)].Values.Present(), scale))
+			med := m.Variants[sr.variant(i)].Summary.Median * scale
 			if len(vals) == 0 || !inPlotRange(med) {
 				continue
 			}
@@ -189,7 +191,7 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 	logY := lo > 0 && hi/lo >= 100
 	if logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = decadeTicks{}
 	}
 	if ax.log {
 		p.X.Scale = plot.LogScale{}
@@ -268,6 +270,15 @@ func plottable(vs []float64) []float64 {
 		if inPlotRange(v) {
 			out = append(out, v)
 		}
+	}
+	return out
+}
+
+// scaled returns vs times scale.
+func scaled(vs []float64, scale float64) []float64 {
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = v * scale
 	}
 	return out
 }
