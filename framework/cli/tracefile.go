@@ -31,7 +31,7 @@ const defaultTraceWarn = "256MB"
 func (t *traceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.file, "trace", "", "write a trace to FILE (- for stdout; the summary then goes to stderr)")
 	fs.StringVar(&t.events, "trace-events", "", "comma-separated events or globs to trace (default all; unknown names are an error)")
-	fs.StringVar(&t.format, "trace-format", "", "trace format: text (ftrace), dat (trace-cmd's trace.dat for trace-cmd report and KernelShark) or perfetto (Chrome JSON trace events for ui.perfetto.dev); default by the file's extension: .dat, .json, else text")
+	fs.StringVar(&t.format, "trace-format", "", "trace format: text (ftrace), dat (trace-cmd's trace.dat for trace-cmd report and KernelShark) perfetto (Chrome JSON trace events for ui.perfetto.dev) or pftrace (Perfetto's native protobuf: ftrace events, timer flows, counters); default by the file's extension: .dat, .json, .pftrace or .perfetto-trace, else text")
 	fs.StringVar(&t.window, "trace-window", "", "trace only simulated time FROM..TO (e.g. 300s..300.2s; either side may be empty)")
 	fs.StringVar(&t.warn, "trace-warn", defaultTraceWarn, "warn early when the trace is on course to exceed SIZE (e.g. 256MB; 0 = never)")
 	fs.Int64Var(&t.breakUS, "breaktrace", 0, "stop at the first cyclictest wakeup slower than US microseconds (cyclictest -b); with --trace, the trace holds the --breaktrace-lookback before it")
@@ -54,10 +54,10 @@ func (t *traceFlags) options(eo *experiment.Options, log zerolog.Logger) error {
 	switch f := trace.Format(t.format); f {
 	case "":
 		eo.TraceFormat = trace.FormatFor(t.file)
-	case trace.FormatText, trace.FormatPerfetto, trace.FormatDat:
+	case trace.FormatText, trace.FormatPerfetto, trace.FormatDat, trace.FormatPftrace:
 		eo.TraceFormat = f
 	default:
-		return fmt.Errorf("--trace-format %q: want text, dat or perfetto", t.format)
+		return fmt.Errorf("--trace-format %q: want text, dat, perfetto or pftrace", t.format)
 	}
 	if err := trace.CheckEvents(t.events); err != nil {
 		return err

@@ -340,15 +340,7 @@ func (d *datState) event(t ktime.Time, c Ctx, name, text string) error {
 		if e == nil {
 			return fmt.Errorf("trace.dat: no format for event %q", name)
 		}
-		for _, tok := range strings.Fields(strings.TrimPrefix(text, name+": ")) {
-			tok = strings.TrimSuffix(strings.TrimPrefix(tok, "["), "]")
-			if k, v, ok := strings.Cut(tok, "="); ok {
-				d.kv[k] = v
-			}
-		}
-		if e.prep != nil {
-			e.prep(d.kv)
-		}
+		fieldsOf(d.kv, e, name, text)
 	}
 	d.used[e.name] = e
 	rec, err := d.record(e, c)
@@ -357,6 +349,20 @@ func (d *datState) event(t ktime.Time, c Ctx, name, text string) error {
 	}
 	d.w.Record(c.CPU, uint64(t), rec)
 	return d.w.Err()
+}
+
+// fieldsOf fills kv with an event's fields from its text: the key=value
+// pairs TP_printk printed ("[action=TIMER]" too), then what e.prep derives.
+func fieldsOf(kv map[string]string, e *datEvent, name, text string) {
+	for _, tok := range strings.Fields(strings.TrimPrefix(text, name+": ")) {
+		tok = strings.TrimSuffix(strings.TrimPrefix(tok, "["), "]")
+		if k, v, ok := strings.Cut(tok, "="); ok {
+			kv[k] = v
+		}
+	}
+	if e != nil && e.prep != nil {
+		e.prep(kv)
+	}
 }
 
 // syscall returns the format of sys_enter_NAME or sys_exit_NAME (made from

@@ -51,6 +51,7 @@ type Writer struct {
 	est         bool // the size estimate has been made
 	json        *jsonState
 	dat         *datState
+	pf          *pfState
 	ring        []ringLine // ring mode: the held lines, oldest first
 	ring0       int        // index of the oldest live entry of ring
 }
@@ -69,16 +70,22 @@ const (
 	// FormatDat is trace-cmd's trace.dat (version 6), which trace-cmd
 	// report and KernelShark read (dat.go, package tracedat).
 	FormatDat Format = "dat"
+	// FormatPftrace is Perfetto's native protobuf trace (pftrace.go):
+	// ftrace event bundles, timer slices and flows, counters.
+	FormatPftrace Format = "pftrace"
 )
 
 // FormatFor is the format a trace file's name asks for: trace.dat for
-// .dat, Perfetto's JSON for .json, ftrace text otherwise.
+// .dat, Perfetto's JSON for .json, Perfetto's protobuf for .pftrace and
+// .perfetto-trace, ftrace text otherwise.
 func FormatFor(name string) Format {
 	switch path.Ext(name) {
 	case ".dat":
 		return FormatDat
 	case ".json":
 		return FormatPerfetto
+	case ".pftrace", ".perfetto-trace":
+		return FormatPftrace
 	}
 	return FormatText
 }
@@ -133,6 +140,10 @@ func NewWith(out io.Writer, events string, cpus int, o Options) *Writer {
 		w.json = newJSONState(cpus)
 		w.emit([]byte(w.json.header()))
 		w.headerBytes = w.bytes
+		return w
+	}
+	if o.Format == FormatPftrace {
+		w.pf = newPfState(emitWriter{w}, cpus)
 		return w
 	}
 	if o.Format == FormatDat {
@@ -226,7 +237,7 @@ func (w *Writer) flushRing() {
 	ring := w.opt.Ring
 	w.opt.Ring = 0
 	for _, l := range lines {
-		if w.dat != nil {
+		if w.dat != nil || w.pf != nil {
 			w.datEvent(l.l.t, l.l.ctx, l.l.name, l.l.text)
 			continue
 		}
@@ -409,7 +420,7 @@ func (w *Writer) write(t ktime.Time, c Ctx, name, text string) {
 		return
 	}
 	w.estimate(t)
-	if w.dat != nil {
+	if w.dat != nil || w.pf != nil {
 		w.lines++
 		if w.opt.Ring > 0 {
 			w.ring = append(w.ring, ringLine{t: t, l: line{t: t, ctx: c, name: name, text: text}})
@@ -466,9 +477,23 @@ func (w *Writer) write(t ktime.Time, c Ctx, name, text string) {
 	w.lines++
 }
 
-// datEvent writes one trace.dat record.
+// emitWriter hands a binary format's bytes to the writer's buffer.
+type emitWriter struct{ w *Writer }
+
+func (e emitWriter) Write(b []byte) (int, error) {
+	e.w.emit(b)
+	return len(b), e.w.err
+}
+
+// datEvent writes one trace.dat record (or Perfetto protobuf event).
 func (w *Writer) datEvent(t ktime.Time, c Ctx, name, text string) {
 	if w.err != nil {
+		return
+	}
+	if w.pf != nil {
+		if err := w.pf.event(t, c, name, text); err != nil {
+			w.fail(err)
+		}
 		return
 	}
 	before := w.dat.w.Bytes()
@@ -520,6 +545,11 @@ func (w *Writer) Close() error {
 	}
 	if w.opt.Ring > 0 {
 		w.flushRing()
+	}
+	if w.pf != nil && w.err == nil {
+		if err := w.pf.close(); err != nil {
+			w.fail(err)
+		}
 	}
 	if w.dat != nil && w.err == nil {
 		if err := w.dat.close(); err != nil {
