@@ -3,7 +3,9 @@ package sdk
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Config holds decoded attribute values in canonical text form: strings as
@@ -105,6 +107,20 @@ func (c Config) Duration(name string) (int64, error) {
 	return d, nil
 }
 
+// Enum returns the index in oneOf of a string attribute that must be one of
+// its values (an Attribute's OneOf).
+func (c Config) Enum(name string, oneOf []string) (int, error) {
+	want := "one of " + strings.Join(oneOf, ", ")
+	v, err := c.raw(name, want)
+	if err != nil {
+		return 0, err
+	}
+	if i := slices.Index(oneOf, v); i >= 0 {
+		return i, nil
+	}
+	return 0, &ConfigError{Attribute: name, Value: v, Want: want}
+}
+
 // Reader returns a reader of c that records decoding errors instead of
 // returning them.
 func (c Config) Reader() *ConfigReader { return &ConfigReader{c: c} }
@@ -147,6 +163,14 @@ func (r *ConfigReader) Int(name string) int64 { v, err := r.c.Int(name); r.note(
 // Duration reads a duration attribute in nanoseconds.
 func (r *ConfigReader) Duration(name string) int64 {
 	v, err := r.c.Duration(name)
+	r.note(err)
+	return v
+}
+
+// Enum reads a string attribute that must be one of oneOf, as its index in
+// oneOf.
+func (r *ConfigReader) Enum(name string, oneOf []string) int {
+	v, err := r.c.Enum(name, oneOf)
 	r.note(err)
 	return v
 }

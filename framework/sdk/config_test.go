@@ -71,3 +71,23 @@ func TestConfigReader(t *testing.T) {
 		t.Errorf("diagnostics = %+v, want one for bad and one for missing", d)
 	}
 }
+
+// TestConfigEnum: an enum attribute decodes to its index in OneOf; a value
+// not in it, or a missing attribute, is an error on the attribute.
+func TestConfigEnum(t *testing.T) {
+	oneOf := []string{"push", "pull", "off"}
+	c := Config{"model": "pull", "bad": "sideways"}
+	if i, err := c.Enum("model", oneOf); i != 1 || err != nil {
+		t.Errorf(`Enum("model") = %d, %v; want 1, nil`, i, err)
+	}
+	for _, name := range []string{"bad", "missing"} {
+		r := c.Reader()
+		if i := r.Enum(name, oneOf); i != 0 {
+			t.Errorf("Enum(%q) = %d, want 0 with an error", name, i)
+		}
+		d := r.Diagnostics()
+		if len(d) != 1 || d[0].Attribute != name || !strings.Contains(d[0].Summary, "push, pull, off") && name == "bad" {
+			t.Errorf("Enum(%q) diagnostics = %v, want one error on %s naming the values", name, d, name)
+		}
+	}
+}

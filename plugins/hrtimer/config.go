@@ -186,36 +186,25 @@ func schema() sdk.Schema {
 	return sdk.Schema{Attributes: attrs}
 }
 
-// decodeConfig turns decoded attributes into a Config, reporting unknown
-// strategy names and negative or non-finite costs.
+// decodeConfig turns decoded attributes into a Config, reporting missing
+// attributes, unknown strategy names and negative or non-finite costs.
 func decodeConfig(c sdk.Config) (Config, sdk.Diagnostics) {
 	cfg := DefaultConfig()
-	var diags sdk.Diagnostics
-	pick := func(attr string, names []string, set func(int)) {
-		v, ok := c[attr]
-		if !ok {
-			return
-		}
-		for i, n := range names {
-			if n == v {
-				set(i)
-				return
-			}
-		}
-		diags = diags.Errorf(attr, "unknown %s %q (want one of %v)", attr, v, names)
-	}
-	pick("hang_delay", hangDelayNames, func(i int) { cfg.HangDelay = HangDelay(i) })
-	pick("softirq_next", softirqNextNames, func(i int) { cfg.SoftirqNext = SoftirqNext(i) })
-	pick("restart", restartNames, func(i int) { cfg.Restart = Restart(i) })
-	pick("clock_was_set_ipi", ipiNames, func(i int) { cfg.IPI = ClockWasSetIPI(i) })
+	r := c.Reader()
+	cfg.HangDelay = HangDelay(r.Enum("hang_delay", hangDelayNames))
+	cfg.SoftirqNext = SoftirqNext(r.Enum("softirq_next", softirqNextNames))
+	cfg.Restart = Restart(r.Enum("restart", restartNames))
+	cfg.IPI = ClockWasSetIPI(r.Enum("clock_was_set_ipi", ipiNames))
+	diags := r.Diagnostics()
 	for _, a := range costAttrs {
-		s, ok := c[a.name]
-		if !ok {
+		r := c.Reader()
+		v := r.Float(a.name)
+		if d := r.Diagnostics(); d.HasErrors() {
+			diags = append(diags, d...)
 			continue
 		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e15 {
-			diags = diags.Errorf(a.name, "%s must be a finite number of ns in [0, 1e15], got %q", a.name, s)
+		if math.IsInf(v, 0) || v < 0 || v > 1e15 {
+			diags = diags.Errorf(a.name, "%s must be a finite number of ns in [0, 1e15], got %q", a.name, c[a.name])
 			continue
 		}
 		// Sub-nanosecond fractions are rounded: simulated time is integer ns.

@@ -124,3 +124,20 @@ func TestCountersStableOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigMissing: every attribute of the schema must be set (the host
+// fills in defaults): a missing one is an error on it, not a silent default.
+func TestConfigMissing(t *testing.T) {
+	for _, missing := range []string{"hang_delay", "restart", "start_ns"} {
+		c := sdk.Config{}
+		for _, a := range schema().Attributes {
+			if a.Name != missing {
+				c[a.Name] = a.Default
+			}
+		}
+		_, d := decodeConfig(c)
+		if !d.HasErrors() || d[0].Attribute != missing {
+			t.Errorf("decodeConfig without %s = %v, want an error on %s", missing, d, missing)
+		}
+	}
+}
