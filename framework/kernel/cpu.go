@@ -386,6 +386,11 @@ func (c *CPU) programmed(now ktime.Time, o *clockevents.ProgramResult) (int64, b
 			k.log.Warn().Int("cpu", c.id).Int64("sim_ns", int64(now)).Msg(l)
 		}
 	}
+	if o.Raises > 0 || o.GaveUp {
+		// clockevents_increase_min_delta()'s printk_deferred() queues
+		// printk's lazy irq_work on this CPU.
+		c.queueLazyIRQWork()
+	}
 	c.syncDevTo(now, o.FireAt)
 	return o.Cost, o.ETIME
 }

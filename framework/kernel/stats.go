@@ -40,6 +40,7 @@ var (
 	cntTickKeepTimer            = metrics.Intern("tick_keep:timer")
 	cntTickKeepRCU              = metrics.Intern("tick_keep:rcu")
 	cntTickKeepSoftirq          = metrics.Intern("tick_keep:softirq")
+	cntTickKeepIRQWork          = metrics.Intern("tick_keep:irq_work")
 	cntRCUCallbacks             = metrics.Intern("rcu_callbacks")
 	cntRCUInvoked               = metrics.Intern("rcu_callbacks_invoked")
 	cntRCUGPs                   = metrics.Intern("rcu_grace_periods")

@@ -23,6 +23,11 @@ type tickSched struct {
 	// doTimerLast is ts->do_timer_last: the CPU held the jiffies duty when
 	// it last stopped its tick.
 	doTimerLast bool
+	// lazyIRQWork: an IRQ_WORK_LAZY item waits on the CPU's lazy_list for
+	// the next tick (irq_work_tick()); irq_work_needs_cpu() holds the tick
+	// meanwhile. The model queues one where the kernel does: printk_deferred()
+	// -> defer_console_output() -> wake_up_klogd_work (queueLazyIRQWork).
+	lazyIRQWork bool
 }
 
 // maxIdleNS is timekeeping_max_deferment() for a TSC clocksource: the
@@ -107,6 +112,23 @@ func (c *CPU) tickHandle(now ktime.Time) {
 	k.runCPUTimers(c, now)
 	c.rcuSchedClockIRQ(now)
 	c.schedulerTick(now)
+	// update_process_times() -> irq_work_tick(): the lazy list runs from
+	// the tick (x86 has the irq_work self-IPI, so only lazy work waits).
+	c.ts.lazyIRQWork = false
+}
+
+// queueLazyIRQWork is irq_work_queue() of an IRQ_WORK_LAZY item on c
+// (kernel/irq_work.c __irq_work_queue_local()): it waits on the lazy list
+// for the next tick, unless the tick is stopped, when irq_work_raise()
+// runs it at once from the irq_work self-IPI (whose few hundred ns the model
+// does not charge). The lazy item the model raises is printk's
+// wake_up_klogd_work (IRQ_WORK_INIT_LAZY, kernel/printk/printk.c), queued by
+// every printk_deferred(): clockevents_increase_min_delta()'s messages.
+func (c *CPU) queueLazyIRQWork() {
+	if c.ts.tickStopped {
+		return
+	}
+	c.ts.lazyIRQWork = true
 }
 
 // tickCallback is tick_sched_timer() (high-res mode), run by hrtimer_interrupt().
@@ -181,6 +203,11 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 	case c.rcuNeedsCPU():
 		// rcu_needs_cpu(): callbacks queued here; keep ticking.
 		next, keep = basemono+ktime.Time(tick), cntTickKeepRCU
+	case c.ts.lazyIRQWork:
+		// irq_work_needs_cpu(): lazy work waits for the tick (x86's
+		// arch_needs_cpu() is 0; arch_irq_work_has_interrupt() leaves
+		// only the lazy list to it).
+		next, keep = basemono+ktime.Time(tick), cntTickKeepIRQWork
 	case c.flags&(1<<TimerSoftirq) != 0:
 		// local_timer_softirq_pending(): keep ticking.
 		next, keep = basemono+ktime.Time(tick), cntTickKeepSoftirq
