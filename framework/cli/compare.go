@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
@@ -40,162 +41,247 @@ import (
 // succeeded, 1 when some run failed (the others' results are still
 // written), 2 for bad usage or a configuration error that affects every run.
 func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs, false)
-	variantsFlag := fs.String("variants", "", "comma-separated variants to compare; the first is the base (default: every variant, in file order)")
-	noVariants := fs.Bool("no-variants", false, "run the file as written, without its variant blocks (with --sweep: the sweeps are the only axes)")
-	kernelsFlag := fs.String("kernels", "", "compare kernel releases instead of variants: comma-separated versions (\"6.12,6.13\"), each run as --kernel-version V; the first is the base")
-	seeds := fs.Int("seeds", 10, "number of seeds each variant runs")
-	first := fs.String("seed", "", "first seed (default: the file's run.seed)")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "runs simulated in parallel")
-	format := fs.String("format", "text", "output format: text, json, bench or csv")
-	alpha := fs.Float64("alpha", 0.05, "significance level of the tests (benchstat -alpha)")
-	reportFile := fs.String("report", "", "also write an HTML report (latency plots, the table with confidence intervals, counters, worst cases; with sweeps every metric plotted against the first swept setting and a table per point) to FILE")
-	maxWall := fs.Duration("max-wall", 0, "bound each run's wall-clock time (overrides run.max_wall; -1s: no bound); a run stopped there counts as failed")
-	shardFlag := fs.String("shard", "", "run shard I of N (I/N) of the grid of runs and write their raw results as JSON to stdout, for tickemu merge")
-	var em emitFlags
-	em.register(fs)
-	if wantsHelp(fs, "tickemu compare FILE [flags]", "run the file's variants across sweep points and seeds and compare them with benchstat's statistics", args, stdout) {
-		return 0
+	f, status, ok := parseCompareFlags(args, stdout, stderr)
+	if !ok {
+		return status
 	}
-	file, ok := parseFile(fs, args, stderr)
-	if !ok || !outputsAreNotInputs(stderr, []string{file}, [2]string{"--report", *reportFile}) {
-		return 2
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	switch *format {
-	case "text", "json", "bench", "csv":
-	default:
-		fmt.Fprintf(stderr, "tickemu: --format %q: want text, json, bench or csv\n", *format)
-		return 2
-	}
-	if *seeds < 1 {
-		fmt.Fprintf(stderr, "tickemu: --seeds %d: want at least 1\n", *seeds)
-		return 2
-	}
-	if *jobs < 1 {
-		fmt.Fprintf(stderr, "tickemu: --jobs %d: want at least 1\n", *jobs)
-		return 2
-	}
-	if *alpha <= 0 || *alpha >= 1 {
-		fmt.Fprintf(stderr, "tickemu: --alpha %v: want a level between 0 and 1\n", *alpha)
-		return 2
-	}
-	if *noVariants && *variantsFlag != "" {
-		fmt.Fprintln(stderr, "tickemu: --no-variants and --variants: pick one")
-		return 2
-	}
-	shardI, shardN := 0, 0
-	if *shardFlag != "" {
-		var err error
-		if shardI, shardN, err = parseShard(*shardFlag); err != nil {
-			fmt.Fprintf(stderr, "tickemu: --shard: %v\n", err)
-			return 2
-		}
-		for _, f := range []string{"format", "report"} {
-			if set[f] {
-				fmt.Fprintf(stderr, "tickemu: --shard writes raw results (JSON); --%s belongs to tickemu merge\n", f)
-				return 2
-			}
-		}
-	}
-	if err := em.check(set, *shardFlag != ""); err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 2
-	}
-	opts, log, ok := c.setup(stderr)
+	opts, log, ok := f.c.setup(stderr)
 	if !ok {
 		return 2
 	}
-	src, err := config.ReadFile(file)
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 2
-	}
-	// The file without a variant: its variants, sweeps, run.seed, and any
-	// error every run would share.
-	spec, ok := c.loadSpecBytes(file, src, opts)
+	pl, ok := f.plan(opts, stderr)
 	if !ok {
 		return 2
 	}
-	sweeps := spec.Sweeps()
-	var variants []string
-	switch {
-	case *kernelsFlag != "":
-		if *variantsFlag != "" || *noVariants || c.kernelVersion != "" {
-			fmt.Fprintf(stderr, "tickemu: --kernels compares releases: it takes neither --variants, --no-variants nor --kernel-version\n")
-			return 2
-		}
-		if variants, err = pickKernels(*kernelsFlag); err != nil {
-			fmt.Fprintf(stderr, "tickemu: %s: %v\n", file, err)
-			return 2
-		}
-	case *noVariants, len(spec.Variants()) == 0 && len(sweeps) > 0:
-		variants = []string{""} // the file as written
-	default:
-		if variants, err = pickVariants(spec.Variants(), *variantsFlag); err != nil {
-			fmt.Fprintf(stderr, "tickemu: %s: %v\n", file, err)
-			return 2
-		}
+	if f.em.target != "" {
+		return f.em.write(stdout, stderr, f.fs, f.set, f.file, pl.grid)
 	}
-	start := spec.Run.Seed
-	if *first != "" {
-		start, err = strconv.ParseUint(*first, 10, 64)
-		if err != nil {
-			fmt.Fprintf(stderr, "tickemu: --seed %q: want a non-negative integer\n", *first)
-			return 2
-		}
-	}
-	if start > math.MaxUint64-uint64(*seeds-1) {
-		fmt.Fprintf(stderr, "tickemu: seeds %d+%d overflow\n", start, *seeds)
-		return 2
-	}
-	seedList := make([]uint64, *seeds)
-	for i := range seedList {
-		seedList[i] = start + uint64(i)
-	}
-	grid := experiment.NewGrid(variants, sweeps, seedList)
-	loadWith := c.loader(file, src, opts)
-	load := func(cell experiment.Cell) (*config.Spec, error) {
-		s, err := loadWith(func(o *config.Options) {
-			o.Variant, o.Seed, o.Point = cell.Variant, &cell.Seed, cell.PointIndex
-			if *kernelsFlag != "" {
-				// The variant is a release: the run --kernel-version V makes.
-				o.Variant, o.KernelVersion = "", cell.Variant
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-		if *kernelsFlag != "" {
-			s.Variant = cell.Variant // the bench lines' /variant= key
-		}
-		return s, nil
-	}
-	exp := experiment.Experiment{Tickemu: fullVersion(), File: file, Source: string(src), Variants: variants, Sweeps: experiment.SweepInfos(sweeps),
-		Seeds: seedList, Alpha: *alpha}
-	for v := range variants {
-		h := ""
-		if s, err := load(grid.Cell(grid.Index(v, 0, 0))); err == nil {
-			h = s.Hash()
-		}
-		exp.ConfigHashes = append(exp.ConfigHashes, h)
-	}
-	if !loadsSomewhere(stderr, grid, load) {
-		return 2
-	}
-	if em.target != "" {
-		return em.write(stdout, stderr, fs, set, file, grid)
-	}
-	op, closeOp, err := a.newOpener(&c, log)
+	op, closeOp, err := a.newOpener(&f.c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2 // a bad plugin flag, lock file or reattach value
 	}
 	defer closeOp()
+	co := pl.options(f)
+	co.Run = f.c.runOptions(op, log)
+	co.Run.MaxWall = f.maxWall
+	if f.shardN > 0 {
+		if co.Cells, err = pl.grid.Shard(f.shardI, f.shardN); err != nil {
+			fmt.Fprintf(stderr, "tickemu: --shard: %v\n", err)
+			return 2
+		}
+	}
+	r, err := f.run(co, pl, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	return f.output(stdout, stderr, pl, r)
+}
+
+// compareFlags are compare's flags.
+type compareFlags struct {
+	c   common
+	em  emitFlags
+	fs  *flag.FlagSet
+	set map[string]bool // the flags given
+
+	file, variants, kernels, first, format, reportFile, shard string
+	noVariants                                                bool
+	seeds, jobs                                               int
+	alpha                                                     float64
+	maxWall                                                   time.Duration
+	shardI, shardN                                            int // --shard I/N; N 0 without
+}
+
+// parseCompareFlags parses compare's command line and checks what it can
+// without the file; ok is false with the status to exit with (0 after
+// --help).
+func parseCompareFlags(args []string, stdout, stderr io.Writer) (f *compareFlags, status int, ok bool) {
+	f = &compareFlags{fs: flag.NewFlagSet("compare", flag.ContinueOnError), set: map[string]bool{}}
+	fs := f.fs
+	fs.SetOutput(stderr)
+	f.c.register(fs, false)
+	fs.StringVar(&f.variants, "variants", "", "comma-separated variants to compare; the first is the base (default: every variant, in file order)")
+	fs.BoolVar(&f.noVariants, "no-variants", false, "run the file as written, without its variant blocks (with --sweep: the sweeps are the only axes)")
+	fs.StringVar(&f.kernels, "kernels", "", "compare kernel releases instead of variants: comma-separated versions (\"6.12,6.13\"), each run as --kernel-version V; the first is the base")
+	fs.IntVar(&f.seeds, "seeds", 10, "number of seeds each variant runs")
+	fs.StringVar(&f.first, "seed", "", "first seed (default: the file's run.seed)")
+	fs.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "runs simulated in parallel")
+	fs.StringVar(&f.format, "format", "text", "output format: text, json, bench or csv")
+	fs.Float64Var(&f.alpha, "alpha", 0.05, "significance level of the tests (benchstat -alpha)")
+	fs.StringVar(&f.reportFile, "report", "", "also write an HTML report (latency plots, the table with confidence intervals, counters, worst cases; with sweeps every metric plotted against the first swept setting and a table per point) to FILE")
+	fs.DurationVar(&f.maxWall, "max-wall", 0, "bound each run's wall-clock time (overrides run.max_wall; -1s: no bound); a run stopped there counts as failed")
+	fs.StringVar(&f.shard, "shard", "", "run shard I of N (I/N) of the grid of runs and write their raw results as JSON to stdout, for tickemu merge")
+	f.em.register(fs)
+	if wantsHelp(fs, "tickemu compare FILE [flags]", "run the file's variants across sweep points and seeds and compare them with benchstat's statistics", args, stdout) {
+		return nil, 0, false
+	}
+	if f.file, ok = parseFile(fs, args, stderr); !ok || !outputsAreNotInputs(stderr, []string{f.file}, [2]string{"--report", f.reportFile}) {
+		return nil, 2, false
+	}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if err := f.check(); err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return nil, 2, false
+	}
+	return f, 0, true
+}
+
+// check rejects flag values and combinations that cannot work.
+func (f *compareFlags) check() error {
+	switch {
+	case f.format != "text" && f.format != "json" && f.format != "bench" && f.format != "csv":
+		return fmt.Errorf("--format %q: want text, json, bench or csv", f.format)
+	case f.seeds < 1:
+		return fmt.Errorf("--seeds %d: want at least 1", f.seeds)
+	case f.jobs < 1:
+		return fmt.Errorf("--jobs %d: want at least 1", f.jobs)
+	case f.alpha <= 0 || f.alpha >= 1:
+		return fmt.Errorf("--alpha %v: want a level between 0 and 1", f.alpha)
+	case f.noVariants && f.variants != "":
+		return errors.New("--no-variants and --variants: pick one")
+	case f.kernels != "" && (f.variants != "" || f.noVariants || f.c.kernelVersion != ""):
+		return errors.New("--kernels compares releases: it takes neither --variants, --no-variants nor --kernel-version")
+	}
+	if f.shard != "" {
+		var err error
+		if f.shardI, f.shardN, err = parseShard(f.shard); err != nil {
+			return fmt.Errorf("--shard: %v", err)
+		}
+		for _, fl := range []string{"format", "report"} {
+			if f.set[fl] {
+				return fmt.Errorf("--shard writes raw results (JSON); --%s belongs to tickemu merge", fl)
+			}
+		}
+	}
+	return f.em.check(f.set, f.shard != "")
+}
+
+// comparePlan is the grid of runs a comparison makes and how each run
+// loads its configuration.
+type comparePlan struct {
+	src      []byte
+	variants []string
+	sweeps   []config.Sweep
+	seeds    []uint64
+	grid     experiment.Grid
+	load     func(experiment.Cell) (*config.Spec, error)
+	// exp identifies the experiment in shard files.
+	exp experiment.Experiment
+}
+
+// plan reads the file (without a variant: its variants, sweeps, run.seed,
+// and any error every run would share) and lays out the grid; ok is false
+// after printing why nothing can run.
+func (f *compareFlags) plan(opts config.Options, stderr io.Writer) (*comparePlan, bool) {
+	src, err := config.ReadFile(f.file)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return nil, false
+	}
+	spec, ok := f.c.loadSpecBytes(f.file, src, opts)
+	if !ok {
+		return nil, false
+	}
+	pl := &comparePlan{src: src, sweeps: spec.Sweeps()}
+	if pl.variants, err = f.pickAxes(spec); err == nil {
+		pl.seeds, err = f.seedList(spec.Run.Seed)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return nil, false
+	}
+	pl.grid = experiment.NewGrid(pl.variants, pl.sweeps, pl.seeds)
+	pl.load = f.cellLoader(src, opts)
+	pl.exp = experiment.Experiment{Tickemu: fullVersion(), File: f.file, Source: string(src), Variants: pl.variants,
+		Sweeps: experiment.SweepInfos(pl.sweeps), Seeds: pl.seeds, Alpha: f.alpha}
+	for v := range pl.variants {
+		h := ""
+		if s, err := pl.load(pl.grid.Cell(pl.grid.Index(v, 0, 0))); err == nil {
+			h = s.Hash()
+		}
+		pl.exp.ConfigHashes = append(pl.exp.ConfigHashes, h)
+	}
+	return pl, loadsSomewhere(stderr, pl.grid, pl.load)
+}
+
+// pickAxes returns the comparison's variants: releases with --kernels, the
+// file as written with --no-variants (or a file of sweeps alone), else the
+// file's variants or those --variants names.
+func (f *compareFlags) pickAxes(spec *config.Spec) ([]string, error) {
+	var vs []string
+	var err error
+	switch {
+	case f.kernels != "":
+		vs, err = pickKernels(f.kernels)
+	case f.noVariants, len(spec.Variants()) == 0 && len(spec.Sweeps()) > 0:
+		return []string{""}, nil
+	default:
+		vs, err = pickVariants(spec.Variants(), f.variants)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", f.file, err)
+	}
+	return vs, nil
+}
+
+// seedList is --seeds seeds from --seed (default the file's run.seed).
+func (f *compareFlags) seedList(fileSeed uint64) ([]uint64, error) {
+	start := fileSeed
+	if f.first != "" {
+		var err error
+		if start, err = strconv.ParseUint(f.first, 10, 64); err != nil {
+			return nil, fmt.Errorf("--seed %q: want a non-negative integer", f.first)
+		}
+	}
+	if start > math.MaxUint64-uint64(f.seeds-1) {
+		return nil, fmt.Errorf("seeds %d+%d overflow", start, f.seeds)
+	}
+	seeds := make([]uint64, f.seeds)
+	for i := range seeds {
+		seeds[i] = start + uint64(i)
+	}
+	return seeds, nil
+}
+
+// cellLoader loads the configuration of one run: the file with the cell's
+// variant (or kernel release), seed and sweep point.
+func (f *compareFlags) cellLoader(src []byte, opts config.Options) func(experiment.Cell) (*config.Spec, error) {
+	loadWith := f.c.loader(f.file, src, opts)
+	return func(cell experiment.Cell) (*config.Spec, error) {
+		s, err := loadWith(func(o *config.Options) {
+			o.Variant, o.Seed, o.Point = cell.Variant, &cell.Seed, cell.PointIndex
+			if f.kernels != "" {
+				// The variant is a release: the run --kernel-version V makes.
+				o.Variant, o.KernelVersion = "", cell.Variant
+			}
+		})
+		if err == nil && f.kernels != "" {
+			s.Variant = cell.Variant // the bench lines' /variant= key
+		}
+		return s, err
+	}
+}
+
+// options are the experiment's compare options, without the run options.
+func (pl *comparePlan) options(f *compareFlags) experiment.CompareOptions {
+	return experiment.CompareOptions{File: f.file, Variants: pl.variants, Sweeps: pl.sweeps, Seeds: pl.seeds,
+		Jobs: f.jobs, Load: pl.load, Alpha: f.alpha}
+}
+
+// compareResult is what a comparison (or one shard of it) produced, and the
+// signal that stopped it, if one did.
+type compareResult struct {
+	cmp    *experiment.Comparison
+	shard  *experiment.ShardFile // --shard: the file to write
+	signal os.Signal
+}
+
+// run runs the comparison's runs (a shard's with --shard) with a progress
+// bar and the interrupt: SIGINT or SIGTERM stops the comparison, not the
+// process; the runs that finished are kept, the others marked.
+func (f *compareFlags) run(co experiment.CompareOptions, pl *comparePlan, stderr io.Writer) (*compareResult, error) {
 	// A comparison is many short simulations, each with a live heap well
 	// under 1 MB, that allocate quickly; at the default GOGC=100 the
 	// collector then runs every 4 MB and, on two cores, takes a large part
@@ -206,94 +292,73 @@ func (a *App) cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	co := experiment.CompareOptions{
-		File:     file,
-		Variants: variants,
-		Sweeps:   sweeps,
-		Seeds:    seedList,
-		Jobs:     *jobs,
-		Load:     load,
-		Run:      c.runOptions(op, log),
-		Alpha:    *alpha,
-	}
-	co.Run.MaxWall = *maxWall
-	if shardN > 0 {
-		if co.Cells, err = grid.Shard(shardI, shardN); err != nil {
-			fmt.Fprintf(stderr, "tickemu: --shard: %v\n", err)
-			return 2
-		}
-	}
 	bar := newProgressBar(stderr, "compare")
 	if bar != nil {
 		co.Progress = bar.update
-		c.diags.setClear(bar.clear)
+		f.c.diags.setClear(bar.clear)
 	}
-	// SIGINT or SIGTERM stops the comparison, not the process: the runs that
-	// finished are written, the others marked, and the status is 128+signal.
+	defer bar.finish()
 	stop := make(chan struct{})
 	var caught atomic.Value // os.Signal
-	removeHandler := onInterrupt("stopping; the runs that finished are written, the others marked", func(s os.Signal) {
+	defer onInterrupt("stopping; the runs that finished are written, the others marked", func(s os.Signal) {
 		caught.Store(s)
 		close(stop)
-	})
+	})()
 	co.Run.Stop = stop
-	var cmp *experiment.Comparison
-	var shard *experiment.ShardFile
-	if shardN > 0 {
+	r := &compareResult{}
+	var err error
+	if f.shardN > 0 {
 		runs := experiment.RunMatrix(co)
-		shard = experiment.NewShardFile(exp, shardI, shardN, co.Cells, runs)
+		r.shard = experiment.NewShardFile(pl.exp, f.shardI, f.shardN, co.Cells, runs)
 		sub := shardRuns(runs, co.Cells)
-		cmp = &experiment.Comparison{File: file, Runs: sub, Failures: experiment.Failures(sub)}
-		for _, r := range sub {
-			if errors.Is(r.Err, experiment.ErrInterrupted) {
-				cmp.Interrupted++
+		r.cmp = &experiment.Comparison{File: f.file, Runs: sub, Failures: experiment.Failures(sub)}
+		for _, run := range sub {
+			if errors.Is(run.Err, experiment.ErrInterrupted) {
+				r.cmp.Interrupted++
 			}
 		}
 	} else {
-		cmp, err = experiment.Compare(co)
+		r.cmp, err = experiment.Compare(co)
 	}
-	removeHandler()
-	bar.finish()
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 1
-	}
-	status := reportFailures(stderr, cmp)
+	r.signal, _ = caught.Load().(os.Signal)
+	return r, err
+}
+
+// output prints the comparison (or writes the shard file) and the report,
+// and returns the exit status: the signal's when one stopped the runs.
+func (f *compareFlags) output(stdout, stderr io.Writer, pl *comparePlan, r *compareResult) int {
+	status := reportFailures(stderr, r.cmp)
 	w := bufio.NewWriter(stdout)
-	switch {
-	case shard != nil:
-		err = shard.Write(w)
-	default:
-		err = writeComparison(w, *format, cmp)
+	var err error
+	if r.shard != nil {
+		err = r.shard.Write(w)
+	} else {
+		err = writeComparison(w, f.format, r.cmp)
 	}
 	if err == nil {
 		err = w.Flush()
 	}
+	if err == nil && r.shard == nil && f.reportFile != "" {
+		err = writeReport(f.reportFile, f.file, pl.src, r.cmp)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 1
 	}
-	if shard != nil {
+	switch {
+	case r.signal != nil && r.shard != nil:
+		fmt.Fprintf(stderr, "tickemu: shard %d/%d interrupted by %v: its file marks the %d runs that did not finish\n", f.shardI, f.shardN, r.signal, r.cmp.Interrupted)
+	case r.signal != nil:
+		fmt.Fprintf(stderr, "tickemu: compare interrupted by %v: %d of %d runs finished and are written above; %d interrupted (INCOMPLETE: not run to the end)\n",
+			r.signal, len(r.cmp.Runs)-len(r.cmp.Failures), len(r.cmp.Runs), r.cmp.Interrupted)
+	case r.shard != nil:
 		// The failed runs are in the file; the merge reports them. A shard
 		// that wrote its file succeeded, so the cluster runs the merge.
-		if s, ok := caught.Load().(os.Signal); ok {
-			fmt.Fprintf(stderr, "tickemu: shard %d/%d interrupted by %v: its file marks the %d runs that did not finish\n", shardI, shardN, s, cmp.Interrupted)
-			return signalStatus(s)
-		}
 		return 0
+	default:
+		return status
 	}
-	if *reportFile != "" {
-		if err := writeReport(*reportFile, file, src, cmp); err != nil {
-			fmt.Fprintf(stderr, "tickemu: %v\n", err)
-			return 1
-		}
-	}
-	if s, ok := caught.Load().(os.Signal); ok {
-		fmt.Fprintf(stderr, "tickemu: compare interrupted by %v: %d of %d runs finished and are written above; %d interrupted (INCOMPLETE: not run to the end)\n",
-			s, len(cmp.Runs)-len(cmp.Failures), len(cmp.Runs), cmp.Interrupted)
-		return signalStatus(s)
-	}
-	return status
+	return signalStatus(r.signal)
 }
 
 // loadsSomewhere loads every variant at every sweep point (the first seed)

@@ -22,7 +22,8 @@ import (
 )
 
 // The plots are gonum/plot figures rendered to SVG and inlined in the page:
-// no script, no external file, and the same input gives the same bytes.
+// no external file, and the same input gives the same bytes (explore.go
+// adds the one inline script).
 
 // palette is a colour-blind-safe qualitative palette (Okabe-Ito).
 var palette = []color.RGBA{

@@ -5,7 +5,8 @@
 // each metric plotted against the first swept setting (one line per variant
 // and point of the other sweeps) and the tables per sweep point. Plots are
 // gonum/plot SVG inlined in the page; the page loads nothing else and runs
-// no script, and the same input gives the same bytes.
+// nothing but its own inline explore script (explore.go), and the same
+// input gives the same bytes.
 package report
 
 import (
