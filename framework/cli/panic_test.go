@@ -10,6 +10,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/plugins/governor"
+	"github.com/tickemu/tickemu/plugins/hrtimer"
 )
 
 // panicky is a governor that panics on its 50th Select: a plugin author's
@@ -33,12 +34,64 @@ func (p *panicky) Info() sdk.Info {
 	return i
 }
 
+// liar is the builtin hrtimer base with a declared model (sdk.HRTimerModel)
+// whose Start cost is 1 ns more than its answers': a plugin author's bug
+// that only the model check sees.
+type liar struct{ *hrtimer.Plugin }
+
+func (l liar) HRTimerModel(cpu int) sdk.HRTimerModel {
+	m := l.Plugin.HRTimerModel(cpu)
+	m.StartCost++
+	return m
+}
+
+func (l liar) Info() sdk.Info {
+	i := l.Plugin.Info()
+	i.Name, i.Description = "liar", "the builtin hrtimer whose declared model's start cost is 1 ns off"
+	return i
+}
+
 // testExtras are the test binary's linked-in plugins besides the builtins,
 // also when it serves them as plugin processes (TestMain).
 var testExtras = []sdk.Factory{{Kind: sdk.KindGovernor, Name: "panicky",
 	New: func() sdk.Plugin { return &panicky{AlwaysStop: governor.NewAlwaysStop().(*governor.AlwaysStop)} }},
 	{Kind: sdk.KindGovernor, Name: "hangy",
-		New: func() sdk.Plugin { return &hangy{AlwaysStop: governor.NewAlwaysStop().(*governor.AlwaysStop)} }}}
+		New: func() sdk.Plugin { return &hangy{AlwaysStop: governor.NewAlwaysStop().(*governor.AlwaysStop)} }},
+	{Kind: sdk.KindHRTimer, Name: "liar", New: func() sdk.Plugin { return liar{hrtimer.New().(*hrtimer.Plugin)} }}}
+
+// TestModelLieSameBothWays: an hrtimer plugin whose declared answer model
+// differs from its answers ends the run with the same error linked in (the
+// contract checker compares each modelled answer) as in its own process
+// (the transport answers from the model and checks the real answer): exit
+// 1, the plugin, the call and both answers named.
+func TestModelLieSameBothWays(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "p.hcl")
+	src := strings.ReplaceAll(processConfig, "%DUR%", "20ms") + "hrtimer {\n  plugin = \"liar\"\n}\n"
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var firsts [2]string
+	for i, iso := range []string{"inprocess", "process"} {
+		var stdout, stderr bytes.Buffer
+		code := New(testExtras...).Run([]string{"run", cfg, "--isolation", iso}, &stdout, &stderr)
+		msg := stderr.String()
+		t.Logf("isolation=%s: exit %d\n%s", iso, code, msg)
+		for _, l := range strings.Split(msg, "\n") {
+			if strings.HasPrefix(l, "tickemu: ") {
+				firsts[i] = l
+				break
+			}
+		}
+		if code != 1 || !strings.Contains(firsts[i], `hrtimer plugin "liar"`) || !strings.Contains(firsts[i], "Start") ||
+			!strings.Contains(firsts[i], "where its declared model (sdk.HRTimerModel) gives") {
+			t.Errorf("isolation=%s: exit %d, %q; want exit 1 naming the plugin, Start and the model", iso, code, firsts[i])
+		}
+	}
+	if firsts[0] != firsts[1] {
+		t.Errorf("the error differs:\n in process: %s\n process:    %s", firsts[0], firsts[1])
+	}
+}
 
 // TestPluginPanicSameBothWays: a plugin that panics ends the run with the
 // same message and exit status whether it is linked in or runs in its own

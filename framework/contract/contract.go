@@ -53,11 +53,13 @@ func Wrap(kind sdk.Kind, name string, p sdk.Plugin, l Limits) sdk.Plugin {
 	case sdk.KindTimerBase:
 		if tb, ok := p.(sdk.TimerBase); ok {
 			ip, _ := tb.(sdk.InPlaceNextTimer)
-			return &timerBase{plugin: plugin{checker: c, p: p}, tb: tb, inPlace: ip}
+			md, _ := tb.(sdk.NextTimerModeler)
+			return &timerBase{plugin: plugin{checker: c, p: p}, tb: tb, inPlace: ip, models: ntModels{md: md}}
 		}
 	case sdk.KindHRTimer:
 		if hb, ok := p.(sdk.HRTimerBase); ok {
-			h := &hrTimerBase{plugin: plugin{checker: c, p: p}, hb: hb}
+			md, _ := hb.(sdk.HRTimerModeler)
+			h := &hrTimerBase{plugin: plugin{checker: c, p: p}, hb: hb, models: hrModels{md: md, cpus: l.CPUs}}
 			if st, ok := hb.(sdk.NextEventStarter); ok {
 				return hrTimerBaseStarter{hrTimerBase: h, st: st}
 			}
@@ -225,7 +227,9 @@ type timerBase struct {
 	// RunTimers, ExpireRemote). A repeat must answer it, at cost 0.
 	repeatFree bool
 	opGen      uint64
-	last       []lastNext
+	// models checks the plugin's declared sdk.NextTimerModel (models.go).
+	models ntModels
+	last   []lastNext
 }
 
 // lastNext is a CPU's previous NextTimerInterrupt: its jiffies and answer.
@@ -299,7 +303,9 @@ func (c *timerBase) NextTimerInterrupt(cpu int, jiffies uint64) (r sdk.NextTimer
 // NextTimerInterrupt's checks, through the plugin's own in-place call when it
 // has one.
 func (c *timerBase) NextTimerInterruptInto(cpu int, jiffies uint64, r *sdk.NextTimerResult) {
-	if c.inPlace != nil {
+	if c.models.md != nil && c.models.sample.due() {
+		c.modelledNextTimer(cpu, jiffies, r)
+	} else if c.inPlace != nil {
 		c.inPlace.NextTimerInterruptInto(cpu, jiffies, r)
 	} else {
 		*r = c.tb.NextTimerInterrupt(cpu, jiffies)
@@ -362,11 +368,17 @@ type hrTimerBase struct {
 	plugin
 	hb    sdk.HRTimerBase
 	known ids
+	// models checks the plugin's declared sdk.HRTimerModel (models.go).
+	models hrModels
 }
 
 // Start implements sdk.HRTimerBase.
 func (c *hrTimerBase) Start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.Time, slack int64) (r sdk.HROpResult) {
-	r = c.hb.Start(cpu, now, t, expires, slack)
+	if c.models.md != nil && c.models.sample.due() {
+		r = c.modelledStart(cpu, now, t, expires, slack)
+	} else {
+		r = c.hb.Start(cpu, now, t, expires, slack)
+	}
 	c.checkStart(t.ID, r.Cost, len(r.Program), r.Ret)
 	return r
 }
@@ -456,8 +468,13 @@ func (c *hrTimerBase) op(call string, r *sdk.HROpResult) {
 
 // Interrupt implements sdk.HRTimerBase.
 func (c *hrTimerBase) Interrupt(cpu int, now ktime.Time) (r sdk.InterruptResult) {
-	r = c.hb.Interrupt(cpu, now)
+	if c.models.md != nil && c.models.sample.due() {
+		r = c.modelledInterrupt(cpu, now)
+	} else {
+		r = c.hb.Interrupt(cpu, now)
+	}
 	c.checkInterrupt(now, r.End, r.Expired, len(r.Program), r.Retries, r.HangDelay)
+	c.models.expired(&r)
 	return r
 }
 
@@ -486,6 +503,7 @@ func (c *hrTimerBase) RunQueues(cpu int, now ktime.Time) (r sdk.InterruptResult)
 // MaxCost, each callback starts between entry and end, each timer is known.
 func (c *hrTimerBase) pass(call string, now ktime.Time, r *sdk.InterruptResult) {
 	c.check(call, now, r.End, r.Expired, len(r.Program), r.Retries, r.HangDelay)
+	c.models.expired(r)
 }
 
 // check is pass on the answer's fields.
@@ -512,6 +530,9 @@ func (c *hrTimerBase) check(call string, now, end ktime.Time, expired []sdk.HREx
 // NextEvent implements sdk.HRTimerBase. Any time is valid: the earliest
 // expiry may already be past (a timer due but not yet run).
 func (c *hrTimerBase) NextEvent(cpu int, now ktime.Time, exclude sdk.TimerID) ktime.Time {
+	if c.models.md != nil && c.models.sample.due() {
+		return c.modelledNextEvent(cpu, now, exclude)
+	}
 	return c.hb.NextEvent(cpu, now, exclude)
 }
 

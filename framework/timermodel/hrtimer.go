@@ -212,3 +212,16 @@ func addSafe(a, b int64) int64 {
 	}
 	return s
 }
+
+// HROpEqual compares two Start answers field by field (what a model's answer
+// is checked with).
+func HROpEqual(a, b sdk.HROpResult) bool {
+	return a.Cost == b.Cost && a.Ret == b.Ret && a.Expires == b.Expires && a.SoftExpires == b.SoftExpires &&
+		a.Moved == b.Moved && a.CPU == b.CPU && slices.Equal(a.Program, b.Program)
+}
+
+// InterruptEqual compares two interrupt answers field by field.
+func InterruptEqual(a, b sdk.InterruptResult) bool {
+	return a.End == b.End && a.RaiseSoftirq == b.RaiseSoftirq && a.Retries == b.Retries && a.TryProgram == b.TryProgram &&
+		a.Hang == b.Hang && a.HangDelay == b.HangDelay && slices.Equal(a.Program, b.Program) && slices.Equal(a.Expired, b.Expired)
+}

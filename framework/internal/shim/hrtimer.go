@@ -3,7 +3,6 @@ package shim
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -127,7 +126,7 @@ func (c *hrTimerBaseClient) Start(cpu int, now ktime.Time, t sdk.HRTimer, expire
 				c.queuedOn[t.ID] = cpu
 				c.b.later("Start", req, func(res *pb.HRTimerBaseResult) error {
 					got := fromproto.HROpResult(res.GetStart().GetResult())
-					if !hrOpEqual(got, want) {
+					if !timermodel.HROpEqual(got, want) {
 						return fmt.Errorf("answered %+v where its declared model (sdk.HRTimerModel) gives %+v", got, want)
 					}
 					return nil
@@ -146,11 +145,6 @@ func (c *hrTimerBaseClient) Start(cpu int, now ktime.Time, t sdk.HRTimer, expire
 	return r
 }
 
-// hrOpEqual compares two Start answers.
-func hrOpEqual(a, b sdk.HROpResult) bool {
-	return a.Cost == b.Cost && a.Ret == b.Ret && a.Expires == b.Expires && a.SoftExpires == b.SoftExpires &&
-		a.Moved == b.Moved && a.CPU == b.CPU && slices.Equal(a.Program, b.Program)
-}
 
 // Cancel implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult {
@@ -172,7 +166,7 @@ func (c *hrTimerBaseClient) Interrupt(cpu int, now ktime.Time) sdk.InterruptResu
 			c.expired(&want)
 			c.b.later("Interrupt", req, func(res *pb.HRTimerBaseResult) error {
 				got := fromproto.InterruptResult(res.GetInterrupt().GetResult())
-				if !interruptEqual(got, want) {
+				if !timermodel.InterruptEqual(got, want) {
 					return fmt.Errorf("answered %+v where its declared model (sdk.HRTimerModel) gives %+v", got, want)
 				}
 				return nil
@@ -186,11 +180,6 @@ func (c *hrTimerBaseClient) Interrupt(cpu int, now ktime.Time) sdk.InterruptResu
 	return r
 }
 
-// interruptEqual compares two interrupt answers.
-func interruptEqual(a, b sdk.InterruptResult) bool {
-	return a.End == b.End && a.RaiseSoftirq == b.RaiseSoftirq && a.Retries == b.Retries && a.TryProgram == b.TryProgram &&
-		a.Hang == b.Hang && a.HangDelay == b.HangDelay && slices.Equal(a.Program, b.Program) && slices.Equal(a.Expired, b.Expired)
-}
 
 // RunSoftirq implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptResult {
