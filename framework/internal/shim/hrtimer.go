@@ -145,7 +145,6 @@ func (c *hrTimerBaseClient) Start(cpu int, now ktime.Time, t sdk.HRTimer, expire
 	return r
 }
 
-
 // Cancel implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) Cancel(cpu int, now ktime.Time, id sdk.TimerID) sdk.HROpResult {
 	resp := c.do("Cancel", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_Cancel{
@@ -179,7 +178,6 @@ func (c *hrTimerBaseClient) Interrupt(cpu int, now ktime.Time) sdk.InterruptResu
 	c.expired(&r)
 	return r
 }
-
 
 // RunSoftirq implements sdk.HRTimerBase.
 func (c *hrTimerBaseClient) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptResult {
