@@ -21,7 +21,7 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 .PHONY: capture
 .PHONY: test-kernelshark
 .PHONY: all build run test test-full test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration validation
-.PHONY: profile kernel-oracle test-oracle kwheel python-governor
+.PHONY: profile kernel-oracle test-oracle kwheel python-governor hangcap-plugins
 
 all: build
 
@@ -54,16 +54,10 @@ test-full: test-deps ## Run every test in full with the race detector, in shuffl
 	$(GO) test -count=1 -run '^TestDocFigures$$' ./cmd/tickemu
 	$(MAKE) test-modules
 
-test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report test, trace-cmd for the trace.dat test, KernelShark, Xvfb and xwd for make test-kernelshark, Debian's python3-grpcio and python3-grpc-tools for the Python example plugin.
+test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report test, Debian's python3-grpcio and python3-grpc-tools for the Python example plugins, node and npm for the TypeScript one.
 	bash scripts/install-test-deps.sh
 	bash scripts/install-python-plugin-deps.sh
-
-# The KernelShark test needs an X server (Xvfb) and takes about 20 s, so it
-# builds only with the tag kernelshark and runs here and in ci, not in test.
-test-kernelshark: test-deps ## Open a tickemu trace.dat in Debian's KernelShark under Xvfb and check its window (screenshot: test-artifacts/kernelshark.png).
-	@echo "==> go vet -tags kernelshark ./cmd/tickemu && go test -tags kernelshark -run '^TestKernelShark$$' ./cmd/tickemu"
-	$(GO) vet -tags kernelshark ./cmd/tickemu
-	$(GO) test -tags kernelshark -count=1 -run '^TestKernelShark$$' ./cmd/tickemu
+	bash scripts/install-node-plugin-deps.sh
 
 test-modules: ## Vet and test every module under examples/.
 	@for m in $(MODULES); do \
@@ -167,6 +161,13 @@ kwheel: kernel-oracle ## Build bin/plugins/tickemu-plugin-kwheel: the kernel ora
 python-governor: ## Build bin/plugins/python/tickemu-plugin-pygov: the Python example governor with its stubs generated from api/proto (examples/python-governor).
 	bash scripts/install-python-plugin-deps.sh
 	bash scripts/build-python-governor.sh bin/plugins/python
+
+hangcap-plugins: ## Build the hang_cap policy out of process in Go, Python and TypeScript: bin/plugins/{go,python,node}-hangcap/tickemu-plugin-hang_cap (examples/hangcap).
+	$(GO) build -o bin/plugins/go-hangcap/ ./examples/hangcap/cmd/tickemu-plugin-hang_cap
+	bash scripts/install-python-plugin-deps.sh
+	bash scripts/build-python-hangcap.sh bin/plugins/python-hangcap
+	bash scripts/install-node-plugin-deps.sh
+	bash scripts/build-node-hangcap.sh bin/plugins/node-hangcap
 
 clean: ## Remove build output.
 	rm -rf bin

@@ -29,11 +29,14 @@ const checkName = "tickemu-plugin-check"
 // package's own runner (testing.Main), which exits with 0 when every test
 // passed and 1 otherwise.
 func (a *App) cmdPluginCheck(args []string, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintln(stderr, "usage: tickemu plugin check BINARY (runs the conformance suite of every plugin BINARY serves)")
+	fs := flag.NewFlagSet("plugin check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	timeout := fs.Duration("plugin-call-timeout", 0, "deadline of each plugin call, the start included (0: 5s)")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: tickemu plugin check [--plugin-call-timeout D] BINARY (runs the conformance suite of every plugin BINARY serves)")
 		return 2
 	}
-	bin, err := filepath.Abs(args[0])
+	bin, err := filepath.Abs(fs.Arg(0))
 	if err == nil {
 		var st os.FileInfo
 		if st, err = os.Stat(bin); err == nil && (st.IsDir() || st.Mode()&0o111 == 0) {
@@ -55,7 +58,7 @@ func (a *App) cmdPluginCheck(args []string, stderr io.Writer) int {
 		return 1
 	}
 	// No builtins: a binary's plugin named like a builtin is the one checked.
-	cat, err := loader.New(loader.Options{Path: []string{dir}, Logger: zerolog.Nop()})
+	cat, err := loader.New(loader.Options{Path: []string{dir}, Logger: zerolog.Nop(), CallTimeout: *timeout})
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu plugin check: %v\n", err)
 		return 1

@@ -27,8 +27,8 @@ func TestPluginCheckRefuses(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no binary", []string{"plugin", "check"}, 2, "usage: tickemu plugin check BINARY"},
-		{"two binaries", []string{"plugin", "check", silent, silent}, 2, "usage: tickemu plugin check BINARY"},
+		{"no binary", []string{"plugin", "check"}, 2, "usage: tickemu plugin check [--plugin-call-timeout D] BINARY"},
+		{"two binaries", []string{"plugin", "check", silent, silent}, 2, "usage: tickemu plugin check [--plugin-call-timeout D] BINARY"},
 		{"missing", []string{"plugin", "check", filepath.Join(dir, "nope")}, 2, "no such file or directory"},
 		{"directory", []string{"plugin", "check", dir}, 2, "is not an executable file"},
 		{"not executable", []string{"plugin", "check", text}, 2, text + " is not an executable file"},

@@ -42,9 +42,10 @@ func (p Problem) String() string { return fmt.Sprintf("%s:%d: %q: %s", p.File, p
 // skipDirs are never scanned, and a path into one is not a repository path:
 // VCS data, build output and the tests' screenshots (test-artifacts: written
 // while other packages' tests run, so whether a file is there yet depends on
-// the order the packages ran in). Fuzz corpora are skipped in Check (random
-// bytes, not prose).
-var skipDirs = []string{".git", "bin", "test-artifacts"}
+// the order the packages ran in), and npm's installed packages (an `npm
+// install` in examples/hangcap-node: third-party docs). Fuzz corpora are
+// skipped in Check (random bytes, not prose).
+var skipDirs = []string{".git", "bin", "test-artifacts", "node_modules"}
 
 // outside matches references that leave the repository whatever the context:
 // the sibling directory the design notes live in, and absolute home or

@@ -34,6 +34,14 @@
 // The defaults are the mainline behaviour (checked against kernel/time/hrtimer.c
 // as of v6.15, 009eb5da29a9, plus the 2026 hang handling).
 //
+// hang_delay and restart name builtin policies (plugins/policy): the decision
+// after the third failed pass (the delay, and whether hang_detected stays
+// set) is asked of the hang_policy, the reprogramming of a restarted first
+// timer of the restart_policy. A hang_policy or restart_policy block puts
+// another policy in their place (UsePolicy, sdk.PolicyUser); hang_delay still
+// selects the era's retry loop: the device-driven loop of "proportional" or
+// the software check of the 2026 strategies.
+//
 // # Placement
 //
 // With kernel.timer_migration on (sdk.Setup.TimerMigration), Start follows

@@ -26,7 +26,11 @@
 //     skipped by the next-event search.
 //
 // Catch-up strategies (attribute "catchup") change how __run_timers() brings
-// the base up to jiffies, never which timers expire in which softirq:
+// the base up to jiffies, never which timers expire in which softirq. The
+// attribute names a builtin catchup_policy (plugins/policy); a
+// catchup_policy block puts another in its place, asked at every softirq's
+// walk (UsePolicy), while skip_empty's catch-up on enqueue and dequeue stays
+// with the attribute:
 //
 //   - "per_jiffy": one loop iteration per jiffy (3.10). On the cascade layout
 //     this is the literal loop, cascades included; on the levels layout it is
