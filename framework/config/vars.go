@@ -13,6 +13,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
+
+	"github.com/tickemu/tickemu/framework/termtext"
 )
 
 // variable is a declared `variable "NAME"` block.
@@ -78,9 +80,11 @@ func (l *loader) decodeVariants(blocks hcl.Blocks) {
 	seen := map[string]hcl.Range{}
 	for _, b := range blocks {
 		name := b.Labels[0]
-		if name == "" || strings.ContainsAny(name, ", \t\n") {
+		if name == "" || strings.ContainsAny(name, ", \t\n") || !termtext.Clean(name) {
+			// The name is printed in every table and benchmark line: a
+			// control character would reach the terminal (termtext).
 			l.diags = append(l.diags, errorAt(b.LabelRanges[0], "Invalid variant name",
-				"%q is not a valid variant name: it must be non-empty, without commas or spaces (--variants takes a comma list).", name))
+				"%q is not a valid variant name: it must be non-empty, without commas, spaces or control characters (--variants takes a comma list).", name))
 			continue
 		}
 		if prev, ok := seen[name]; ok {

@@ -33,6 +33,11 @@ const (
 	MaxDiagnostics = 64
 	// MaxTextLen bounds a diagnostic's summary or detail, in bytes.
 	MaxTextLen = 1024
+	// MaxCounter bounds a counter's value: 2^53, exact as a float64 (the
+	// reports average and sum them as floats) and more events than a run
+	// simulates. A wheel reporting MaxUint64 iterations was summed to
+	// "catch-up iterations -466".
+	MaxCounter = 1 << 53
 )
 
 // Limits are the bounds that depend on the run.
@@ -184,6 +189,9 @@ func (p *plugin) Counters() []sdk.Counter {
 		p.text("Counters", "counter name", c.Name, MaxNameLen, false)
 		if c.CPU < -1 || c.CPU >= p.limits.CPUs {
 			p.violation("Counters", "counter %q is for CPU %d, not -1 (machine-wide) or a CPU of 0..%d", c.Name, c.CPU, p.limits.CPUs-1)
+		}
+		if c.Value < 0 || c.Value > MaxCounter {
+			p.violation("Counters", "counter %q = %d is outside [0, %d]", c.Name, c.Value, int64(MaxCounter))
 		}
 	}
 	return cs

@@ -323,6 +323,16 @@ func TestViolations(t *testing.T) {
 				return append(cs, sdk.Counter{Name: "\x1b[2J\x1b[H", CPU: -1})
 			}},
 			kind: sdk.KindClockEvent, plugin: "lapic", call: "Counters", problems: []string{`"\x1b[2J\x1b[H"`}},
+		{name: "MaxUint64 counter", highres: true, // issue 31: summed to "catch-up iterations -466"
+			h: hooks{counters: func(cs []sdk.Counter) []sdk.Counter {
+				return append(cs, sdk.Counter{Name: "catchup_iterations", CPU: -1, Value: int64(-1)})
+			}},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "Counters", problems: []string{`counter "catchup_iterations" = -1 is outside [0, 9007199254740992]`}},
+		{name: "2^62 counter", highres: true,
+			h: hooks{counters: func(cs []sdk.Counter) []sdk.Counter {
+				return append(cs, sdk.Counter{Name: "huge", CPU: 0, Value: 1 << 62})
+			}},
+			kind: sdk.KindClockEvent, plugin: "lapic", call: "Counters", problems: []string{"outside [0, 9007199254740992]"}},
 		{name: "200000 counters", highres: true, h: hooks{counters: manyCounters},
 			kind: sdk.KindClockEvent, plugin: "lapic", call: "Counters", problems: []string{"counters, more than 192"}},
 		{name: "diagnostic with escapes", highres: true,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/internal/limitio"
+	"github.com/tickemu/tickemu/framework/termtext"
 )
 
 // A shard file holds the raw results of some cells of an experiment's grid
@@ -185,7 +186,82 @@ func ReadShardFile(r io.Reader) (*ShardFile, error) {
 	if f.ID != f.Experiment.ID() {
 		return nil, errors.New("the experiment_id does not match the experiment it describes (the file was edited?)")
 	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	return &f, nil
+}
+
+// MaxMetric bounds a metric's magnitude in a shard file: a run's metrics
+// are counts, rates and nanoseconds far below it; 1e308 made merge print
+// -9223372036854775808% and -Inf%.
+const MaxMetric = 1e18
+
+// check refuses what no run writes: text a terminal would act on
+// (termtext), a metric that is not finite, beyond MaxMetric or repeated in
+// its cell, an unknown direction, config hashes that do not match the
+// variants. Merge checks the cells against the grid.
+func (f *ShardFile) check() error {
+	e := f.Experiment
+	texts := [][2]string{{"tickemu", e.Tickemu}, {"file", e.File}}
+	for _, v := range e.Variants {
+		texts = append(texts, [2]string{"variant", v})
+	}
+	for _, s := range e.Sweeps {
+		texts = append(texts, [2]string{"sweep", s.Name}, [2]string{"sweep key", s.Key})
+		for _, v := range s.Values {
+			texts = append(texts, [2]string{"sweep value", v})
+		}
+	}
+	if len(e.ConfigHashes) != len(e.Variants) && len(e.ConfigHashes) > 0 {
+		return fmt.Errorf("%d config hashes for %d variants (the file was edited?)", len(e.ConfigHashes), len(e.Variants))
+	}
+	for _, h := range e.ConfigHashes {
+		// "" for a variant that did not load.
+		if _, err := hex.DecodeString(h); err != nil || len(h) > 128 {
+			return fmt.Errorf("config hash %q is not a digest in hex", termtext.Safe(h))
+		}
+	}
+	for _, t := range texts {
+		if !termtext.Clean(t[1]) {
+			return fmt.Errorf("%s %q holds characters a terminal acts on", t[0], termtext.Safe(t[1]))
+		}
+	}
+	for i, c := range f.Cells {
+		where := fmt.Sprintf("cell %d (index %d)", i+1, c.Index)
+		for _, t := range [][2]string{{"variant", c.Variant}, {"point", c.Point}, {"error", c.Error}} {
+			if !termtext.Clean(t[1]) {
+				return fmt.Errorf("%s: %s %q holds characters a terminal acts on", where, t[0], termtext.Safe(t[1]))
+			}
+		}
+		for _, l := range append(slices.Clip(c.Header), c.Bench...) {
+			if !termtext.Clean(strings.ReplaceAll(l, "\t", " ")) {
+				return fmt.Errorf("%s: line %q holds characters a terminal acts on", where, termtext.Safe(l))
+			}
+		}
+		seen := make(map[[2]string]bool, len(c.Metrics))
+		for _, m := range c.Metrics {
+			k := [2]string{m.Bench, m.Unit}
+			switch {
+			case !termtext.Clean(m.Bench) || !termtext.Clean(m.Unit) || m.Unit == "":
+				return fmt.Errorf("%s: metric %q %q: not a metric name", where, termtext.Safe(m.Bench), termtext.Safe(m.Unit))
+			case m.Better != "" && m.Better != "lower" && m.Better != "higher":
+				return fmt.Errorf("%s: metric %s %s: better %q, want lower or higher", where, m.Bench, m.Unit, termtext.Safe(m.Better))
+			case math.IsNaN(m.Value) || math.Abs(m.Value) > MaxMetric:
+				return fmt.Errorf("%s: metric %s %s = %s: outside [-%g, %g]", where, m.Bench, m.Unit, ShortNumber(m.Value), MaxMetric, MaxMetric)
+			case seen[k]:
+				return fmt.Errorf("%s: metric %s %s appears more than once", where, m.Bench, m.Unit)
+			}
+			seen[k] = true
+		}
+	}
+	return nil
+}
+
+// ShortNumber prints a number for a message: at most a dozen characters
+// whatever its size (hz = 1e400 was echoed with 300 digits).
+func ShortNumber(v float64) string {
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
 // errFailedCell is a failed run read back from a shard.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -174,5 +175,56 @@ func TestAttackShardEndless(t *testing.T) {
 	want := p + " is larger than the 256 MiB limit for a shard file"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %s", err, want)
+	}
+}
+
+// TestAttackShardValues (issue 31): a shard file edited to hold what no run
+// writes is refused naming the cell and the value, even with its
+// experiment_id recomputed; merge accepted a metric of 1e308 (printing
+// -9223372036854775808% and -Inf%), a cell whose metrics repeat 8000 times,
+// and escape sequences that reached the terminal.
+func TestAttackShardValues(t *testing.T) {
+	good := func() *ShardFile {
+		e := Experiment{Tickemu: "0.1.0", File: "f.hcl", Variants: []string{"a"}, Seeds: []uint64{1}, Alpha: 0.05,
+			ConfigHashes: []string{strings.Repeat("ab", 32)}}
+		runs := []RunOutcome{{Variant: "a", Seed: 1, Header: []string{"cpus: 1"}, Bench: []string{"BenchmarkKernel/variant=a\t1\t3 x"},
+			Metrics: []RunMetric{{Bench: "Kernel", Unit: "x", Better: "lower", Value: 3}}}}
+		return NewShardFile(e, 1, 1, []int{0}, runs)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(f *ShardFile)
+		want string
+	}{
+		{"1e308 metric", func(f *ShardFile) { f.Cells[0].Metrics[0].Value = 1e308 }, "cell 1 (index 0): metric Kernel x = 1e+308: outside [-1e+18, 1e+18]"},
+		{"8000 repeats", func(f *ShardFile) {
+			for range 8000 {
+				f.Cells[0].Metrics = append(f.Cells[0].Metrics, f.Cells[0].Metrics[0])
+			}
+		}, "metric Kernel x appears more than once"},
+		{"escape in a variant", func(f *ShardFile) { f.Experiment.Variants[0] = "a\x1b]0;pwned\x07" }, `variant "a\\x1b]0;pwned\\x07" holds characters a terminal acts on`},
+		{"escape in an error", func(f *ShardFile) { f.Cells[0].Error = "\x1b[2J" }, `cell 1 (index 0): error "\\x1b[2J"`},
+		{"bidi in a bench line", func(f *ShardFile) { f.Cells[0].Bench[0] += "\u202e" }, `line "BenchmarkKernel/variant=a\\t1\\t3 x\\u202e"`},
+		{"better sideways", func(f *ShardFile) { f.Cells[0].Metrics[0].Better = "sideways" }, `better "sideways"`},
+		{"hashes for no variant", func(f *ShardFile) { f.Experiment.ConfigHashes = append(f.Experiment.ConfigHashes, "00") }, "2 config hashes for 1 variants"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := good()
+			tc.edit(f)
+			f.ID = f.Experiment.ID()
+			var b bytes.Buffer
+			if err := f.Write(&b); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadShardFile(&b)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %s", err, tc.want)
+			}
+		})
+	}
+	var b bytes.Buffer
+	good().Write(&b)
+	if _, err := ReadShardFile(&b); err != nil {
+		t.Fatalf("the good file: %v", err)
 	}
 }

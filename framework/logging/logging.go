@@ -3,9 +3,12 @@ package logging
 import (
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/term"
+
+	"github.com/tickemu/tickemu/framework/termtext"
 )
 
 // Formats accepted by New.
@@ -54,9 +57,14 @@ func New(w io.Writer, format, level string, opts ...Option) (zerolog.Logger, err
 	default:
 		return zerolog.Nop(), fmt.Errorf("logging: unknown log format %q (want auto, console or json)", format)
 	}
-	out := w
+	// Messages and values may come from a plugin, a configuration or a
+	// capture: a terminal must not act on them (termtext).
+	out := io.Writer(jsonSafe{w})
 	if format == FormatConsole {
-		cw := zerolog.ConsoleWriter{Out: w, NoColor: o.noColor || !tty, TimeFormat: "15:04:05.000"}
+		cw := zerolog.ConsoleWriter{Out: w, NoColor: o.noColor || !tty, TimeFormat: "15:04:05.000",
+			FormatMessage:       safeValue,
+			FormatFieldValue:    safeValue,
+			FormatErrFieldValue: safeValue}
 		if o.noTimestamps {
 			cw.PartsExclude = []string{zerolog.TimestampFieldName}
 		}
@@ -85,4 +93,39 @@ func ParseLevel(level string) (zerolog.Level, error) {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(interface{ Fd() uintptr })
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// safeValue prints a console log line's message or value with termtext.
+func safeValue(i any) string {
+	if i == nil {
+		return ""
+	}
+	return termtext.Safe(fmt.Sprint(i))
+}
+
+// jsonSafe writes zerolog's JSON lines with the C1 controls and the bidi
+// controls escaped (\u009b, \u202e): zerolog escapes the C0 controls only,
+// and a terminal showing the log acts on the others. Outside the ASCII
+// range a character can only be inside a JSON string, so the escape keeps
+// the line valid JSON with the same value.
+type jsonSafe struct{ w io.Writer }
+
+func (j jsonSafe) Write(p []byte) (int, error) {
+	if termtext.Clean(string(p)) {
+		return j.w.Write(p)
+	}
+	var b []byte
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		if r >= 0x80 && termtext.Unsafe(r) {
+			b = fmt.Appendf(b, `\u%04x`, r)
+		} else {
+			b = append(b, p[i:i+size]...)
+		}
+		i += size
+	}
+	if _, err := j.w.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

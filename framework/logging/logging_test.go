@@ -2,6 +2,7 @@ package logging
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -88,5 +89,30 @@ func TestNewPluginLogger(t *testing.T) {
 	l.Error().Int("cpu", 3).Msg("kept")
 	if got, want := b.String(), `{"level":"error","cpu":3,"message":"kept"}`+"\n"; got != want {
 		t.Errorf("NewPluginLogger(warn) logged %q, want %q", got, want)
+	}
+}
+
+// TestAttackLogEscapes (issue 31): a plugin's log message with an OSC
+// sequence (it retitled the terminal), CSI, C1 and a bidi override is
+// escaped in both formats; the JSON stays valid with the same value.
+func TestAttackLogEscapes(t *testing.T) {
+	hostile := "ok \x1b]0;pwned\x07 \x1b[2J \u009b \u202eevil"
+	for _, format := range []string{FormatConsole, FormatJSON} {
+		var b bytes.Buffer
+		l, err := New(&b, format, "info", WithoutTimestamps())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Info().Str("plugin", "governor/x\x1b[31m").Msg(hostile)
+		out := b.String()
+		if strings.ContainsAny(out, "\x1b\x07\u009b\u202e") {
+			t.Errorf("%s: raw control reached the log: %q", format, out)
+		}
+		if format == FormatJSON {
+			var m map[string]string
+			if err := json.Unmarshal(b.Bytes(), &m); err != nil || m["message"] != hostile {
+				t.Errorf("JSON %q: %v, message %q", out, err, m["message"])
+			}
+		}
 	}
 }

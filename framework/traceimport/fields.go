@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+
+	"github.com/tickemu/tickemu/framework/termtext"
 )
 
 // pair is one key=value of an event's fields.
@@ -150,7 +152,9 @@ func cleanFunction(s string) string {
 	if i := strings.Index(s, "+0x"); i > 0 {
 		s = s[:i]
 	}
-	return s
+	// A symbol is printed by replay and check: a capture can hold anything
+	// there, and the terminal must not act on it.
+	return termtext.Safe(s)
 }
 
 func quoteShort(s string) string {
