@@ -20,6 +20,7 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 .PHONY: api-check api-baseline
 .PHONY: capture
 .PHONY: test-kernelshark
+.PHONY: attack
 .PHONY: all build run test test-full test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration validation
 .PHONY: profile kernel-oracle test-oracle kwheel python-governor hangcap-plugins
 
@@ -97,8 +98,18 @@ tidy-check: ## Fail if go.mod or go.sum of any module (main, tools, examples) is
 
 # ci is what .ci/run calls on a fresh clone: every check the repository has.
 # verify-generate runs first, while the work tree is still clean.
-ci: verify-generate fmt-check tidy-check lint lint-proto test-full test-kernelshark ## Everything CI checks.
+ci: verify-generate fmt-check tidy-check lint lint-proto test-full test-kernelshark attack ## Everything CI checks.
 	@if grep -q '^api-check:' $(MAKEFILE_LIST); then $(MAKE) api-check; fi
+
+# attack keeps issue 31's attack on the landed code as regression tests: every
+# case of its list, named Attack (or the emitters' hostile-name corpus, the
+# lying plugins of framework/contract, the seeds of the fuzz targets that
+# found bugs), and the CLI cases as testscripts attack_*.txtar.
+ATTACK_RUN := Attack|TestEmittersResistInjection|FuzzEmitters|TestViolations|FuzzSafe
+attack: ## Issue 31's attack as regression tests: injection, endless input, outputs, hung/lying plugins, escapes, absurd values (well under a minute).
+	@echo "==> go test -count=1 -run '$(ATTACK_RUN)' ./framework/... && go test -count=1 -run 'TestScripts/attack_' ./cmd/tickemu"
+	$(GO) test -count=1 -run '$(ATTACK_RUN)' ./framework/...
+	$(GO) test -count=1 -run 'TestScripts/attack_' ./cmd/tickemu
 
 fuzz: ## Run every fuzz target for FUZZTIME (default 20s), one after another; FUZZFLAGS adds flags (FUZZFLAGS=-parallel=1 on a shared machine).
 	@echo "==> fuzzing (each target $${FUZZTIME:-20s})"
