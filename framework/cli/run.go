@@ -305,6 +305,23 @@ func (a *App) runSweep(stdout, stderr io.Writer, f *runFlags, opts config.Option
 			s, len(cmp.Runs)-len(cmp.Failures), len(cmp.Runs), cmp.Interrupted)
 		status = signalStatus(s)
 	}
+	if err := writeSweep(stdout, format, f.counters, cmp); err != nil {
+		fmt.Fprintf(stderr, "tickemu: cannot write the results: %v\n", err)
+		return 1
+	}
+	if reportFile != "" {
+		if err := writeReport(reportFile, file, src, cmp); err != nil {
+			fmt.Fprintf(stderr, "tickemu: %v\n", err)
+			return 1
+		}
+	}
+	return status
+}
+
+// writeSweep prints a sweep's runs in format: one bench file, a JSON array
+// of the results, or the text summaries one after another.
+func writeSweep(stdout io.Writer, format string, counters bool, cmp *experiment.Comparison) error {
+	var err error
 	w := bufio.NewWriter(stdout)
 	switch format {
 	case "bench":
@@ -327,7 +344,7 @@ func (a *App) runSweep(stdout, stderr io.Writer, f *runFlags, opts config.Option
 			if i > 0 {
 				w.WriteString("\n")
 			}
-			if err = resultfmt.WriteTextWith(w, r.Result, resultfmt.TextOptions{FoldCounters: !f.counters}); err != nil {
+			if err = resultfmt.WriteTextWith(w, r.Result, resultfmt.TextOptions{FoldCounters: !counters}); err != nil {
 				break
 			}
 		}
@@ -335,17 +352,7 @@ func (a *App) runSweep(stdout, stderr io.Writer, f *runFlags, opts config.Option
 	if err == nil {
 		err = w.Flush()
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: cannot write the results: %v\n", err)
-		return 1
-	}
-	if reportFile != "" {
-		if err := writeReport(reportFile, file, src, cmp); err != nil {
-			fmt.Fprintf(stderr, "tickemu: %v\n", err)
-			return 1
-		}
-	}
-	return status
+	return err
 }
 
 // startCPUProfile starts a CPU profile into file (none: ""); stop ends it and
