@@ -144,3 +144,18 @@ func TestChannelOutOfRange(t *testing.T) {
 	}()
 	d.SetNextEvent(4, 0, 1)
 }
+
+// TestFixedDeclaresNoModel: the device's deadline is now + ticks exactly,
+// which no sdk.DeadlineModel (a counter read plus ticks × scale) describes;
+// README.md and docs/plugins.md say it does not implement
+// sdk.DeadlineDevice, and this test fails if it starts to, so they are
+// updated with it.
+func TestFixedDeclaresNoModel(t *testing.T) {
+	var p sdk.Plugin = fixed.New()
+	if _, ok := p.(sdk.DeadlineDevice); ok {
+		t.Error("fixed implements sdk.DeadlineDevice: README.md and docs/plugins.md say it does not")
+	}
+	if _, ok := p.(sdk.LoggerSetter); !ok {
+		t.Error("fixed does not implement sdk.LoggerSetter, which docs/plugins.md says a plugin logs through")
+	}
+}
