@@ -38,7 +38,12 @@
 //	framework/sdk/serve      main of a tickemu-plugin-NAME binary
 //	framework/sdk/sdktest    conformance suites, the gRPC pair, scenario runs under go test
 //
-// plus plugins/builtin, the builtin factories, for tests and custom builds. A
+// plus plugins/builtin, the builtin factories, for tests and custom builds.
+// sdktest and serve themselves still import host packages (sdktest's
+// RunScenario and GRPCPair run the host; serve carries the protocol's server
+// side): internal/repocheck's TestSDKImportsNoNewHostPackage lists them and
+// refuses any other. Moving the scenario harness out of sdktest removes
+// exported API, so it waits for the next ProtocolVersion bump. A
 // plugin imports no other tickemu package (plugins/builtin's TestPluginImports
 // checks the plugins in the tree and the examples).
 //
