@@ -240,7 +240,8 @@ func wholeNumber(f *big.Float) (*big.Int, error) {
 	}
 	i, _ := f.Int(nil)
 	if i.Cmp(minInteger) < 0 || i.Cmp(maxInteger) > 0 {
-		return nil, fmt.Errorf("%s is out of range", i)
+		// As a float: hz = 1e400 was echoed with its 401 digits.
+		return nil, fmt.Errorf("%s is out of range (a whole number from %d to %d)", f.Text('g', 10), int64(math.MinInt64), uint64(math.MaxUint64))
 	}
 	return i, nil
 }

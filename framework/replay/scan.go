@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/traceimport"
 )
@@ -491,6 +492,11 @@ func Scan(r traceimport.Reader) (*Capture, error) {
 	}
 	if c.CPUs < 1 {
 		c.CPUs = 1
+	}
+	if c.CPUs > config.MaxCPUs {
+		// The replay would advise machine.cpus = that many, over the
+		// limit every configuration is held to.
+		return nil, fmt.Errorf("the capture names CPU %d (or a header of %d CPUs); tickemu emulates at most %d (machine.cpus)", c.CPUs-1, c.CPUs, config.MaxCPUs)
 	}
 	// The tick: a known name, else the callback with the most one-tick
 	// spacings (at least 3).

@@ -33,8 +33,8 @@ func TestReader(t *testing.T) {
 	}
 }
 
-// TestReadFileEndless reads /dev/zero: it stops at the limit, naming it.
-func TestReadFileEndless(t *testing.T) {
+// TestAttackReadFileEndless (issue 31) reads /dev/zero: it stops at the limit, naming it.
+func TestAttackReadFileEndless(t *testing.T) {
 	_, err := ReadFile("/dev/zero", 4<<20, "a configuration file")
 	if err == nil || err.Error() != "/dev/zero is larger than the 4 MiB limit for a configuration file" {
 		t.Fatalf("err = %v", err)
