@@ -127,7 +127,8 @@ var paramDefs = []paramDef{
 	// A deadline already past when written: the interrupt comes from the
 	// write itself (KVM's start_sw_tscdeadline() -> apic_timer_expired()),
 	// from the write's tracepoint to the interrupt's first.
-	{block: `clockevent "local"`, plugin: "lapic", attr: "past_deadline_latency", terms: []term{plus(EPastDeadline)}, lapic: true},
+	{block: `clockevent "local"`, plugin: "lapic", attr: "past_deadline_latency", terms: []term{plus(EPastDeadline)}, lapic: true,
+		spread: []string{EPastDeadline}},
 	{attr: "idle exit (machine idle_state exit_latency)", terms: []term{plus(ELatenessIdle), minus(ELatenessBusy)}, reported: true},
 }
 

@@ -62,6 +62,8 @@ type Plugin struct {
 	// interrupt when the deadline written has already passed (-1: unset,
 	// such a write fires irq_latency after it lands, as before).
 	pastLatency int64
+	// pastSpread is past_deadline_latency_spread, drawn as latencySpread.
+	pastSpread spread.Quantiles
 
 	ch []channel
 }
@@ -119,6 +121,8 @@ func (p *Plugin) Schema() sdk.Schema {
 			Doc: "delay from a write whose deadline has already passed to interrupt entry. In a KVM guest such a write never reaches a host timer: " +
 				"start_sw_tscdeadline() (arch/x86/kvm/lapic.c) finds tscdeadline <= guest_tsc and calls apic_timer_expired() at once, so the interrupt is injected " +
 				"on the write's return (about 10 us on the suite's guest, against irq_latency's 18 us for a deadline in the future). Empty: the same as irq_latency"},
+		{Name: "past_deadline_latency_spread", Type: sdk.TypeString, Default: "",
+			Doc: "the spread of past_deadline_latency, as irq_latency_spread is irq_latency's (tickemu calibrate fits it from the past_deadline intervals). Empty: every such interrupt takes past_deadline_latency"},
 		{Name: "irq_latency_spread", Type: sdk.TypeString, Default: "",
 			Doc: "the spread of irq_latency: quantiles of each interrupt's deviation from it (\"p10=-5us p50=-1us p99=+60us\", framework/sdk/spread), " +
 				"drawn per interrupt from the plugin's seeded stream; tickemu calibrate fits it from a trace's expiry lateness. Empty: every interrupt takes irq_latency"},
@@ -150,6 +154,11 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	}
 	p.rng = simrand.New(s.Seed, "lapic/"+string(s.Role))
 	p.pastLatency = -1
+	if q, err := spread.Parse(r.String("past_deadline_latency_spread")); err != nil {
+		d = d.Errorf("past_deadline_latency_spread", "past_deadline_latency_spread: %v", err)
+	} else {
+		p.pastSpread = q
+	}
 	if v := r.String("past_deadline_latency"); v != "" {
 		ns, err := ktime.ParseDuration(v)
 		switch {
@@ -251,7 +260,7 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 				// A deadline already passed when the write lands: KVM's
 				// start_sw_tscdeadline() expires the timer at once
 				// (apic_timer_expired()), no host hrtimer between.
-				r.FireAt = land.AddCost(p.pastLatency)
+				r.FireAt = land.AddCost(p.pastSpread.Draw(p.pastLatency, p.rng))
 			} else {
 				r.FireAt = max(due, land).AddCost(p.irqLatency())
 			}

@@ -309,6 +309,25 @@ func TestPastDeadlineLatency(t *testing.T) {
 	if _, ok := p.DeadlineModel(); ok {
 		t.Error("past_deadline_latency set, yet a closed-form DeadlineModel declared")
 	}
+	// With its spread, past writes draw around past_deadline_latency (here
+	// 10 us +- 2 us), future ones still take irq_latency exactly.
+	over["past_deadline_latency_spread"] = "p10=-2us p90=+2us"
+	p = configured(t, 250, over)
+	seen := map[ktime.Time]bool{}
+	for range 200 {
+		f := p.SetNextEvent(0, now, 1).FireAt - now - 8000
+		if f < 8000 || f > 12000 {
+			t.Fatalf("past deadline with spread: latency %d, want 8..12 us", f)
+		}
+		seen[f] = true
+	}
+	if len(seen) < 50 {
+		t.Errorf("past deadline with spread: %d distinct latencies in 200 writes; want a spread", len(seen))
+	}
+	if got, want := p.SetNextEvent(0, now, 37500).FireAt, now+100000+18000; got != want {
+		t.Errorf("future deadline with a past spread: FireAt %d, want %d", got, want)
+	}
+	delete(over, "past_deadline_latency_spread")
 	delete(over, "past_deadline_latency")
 	p = configured(t, 250, over)
 	if got, want := p.SetNextEvent(0, now, 1).FireAt, now+8000+18000; got != want {
