@@ -28,44 +28,63 @@ import (
 // compare` does. Exit status: 0 when the bisection ran (whether or not a
 // change explains the metric), 1 when runs failed, 2 for bad usage or
 // configuration.
-func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
+// bisectFlags are bisect's flags.
+type bisectFlags struct {
+	c                              common
+	file, good, bad, metric, first string
+	format                         string
+	seeds, jobs, few               int
+	alpha                          float64
+}
+
+// parseBisectFlags parses bisect's command line and checks it; ok is false
+// with the status to exit with (0 after --help).
+func parseBisectFlags(args []string, stdout, stderr io.Writer) (f *bisectFlags, status int, ok bool) {
+	f = &bisectFlags{}
 	fs := flag.NewFlagSet("bisect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c common
-	c.register(fs, false)
-	good := fs.String("good", "", "the good kernel: a release (\"6.12\") or a modelled change's commit id")
-	bad := fs.String("bad", "", "the bad kernel: a release or a modelled change's commit id")
-	metric := fs.String("metric", "", "the metric: a unit (\"bogo-ops/s\") or BENCH.UNIT (\"Timermix.bogo-ops/s\")")
-	seeds := fs.Int("seeds", 5, "seeds every state runs")
-	first := fs.String("seed", "", "first seed (default: the file's run.seed)")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "runs simulated in parallel")
-	format := fs.String("format", "text", "output format: text or json")
-	alpha := fs.Float64("alpha", 0.05, "significance level of the tests")
-	few := fs.Int("each", bisect.DefaultFew, "with at most this many changes, measure each alone and left out; with more, binary-search")
+	f.c.register(fs, false)
+	fs.StringVar(&f.good, "good", "", "the good kernel: a release (\"6.12\") or a modelled change's commit id")
+	fs.StringVar(&f.bad, "bad", "", "the bad kernel: a release or a modelled change's commit id")
+	fs.StringVar(&f.metric, "metric", "", "the metric: a unit (\"bogo-ops/s\") or BENCH.UNIT (\"Timermix.bogo-ops/s\")")
+	fs.IntVar(&f.seeds, "seeds", 5, "seeds every state runs")
+	fs.StringVar(&f.first, "seed", "", "first seed (default: the file's run.seed)")
+	fs.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "runs simulated in parallel")
+	fs.StringVar(&f.format, "format", "text", "output format: text or json")
+	fs.Float64Var(&f.alpha, "alpha", 0.05, "significance level of the tests")
+	fs.IntVar(&f.few, "each", bisect.DefaultFew, "with at most this many changes, measure each alone and left out; with more, binary-search")
 	if wantsHelp(fs, "tickemu bisect FILE --good A --bad B --metric NAME [flags]", "find which modelled kernel change between two releases moves a metric", args, stdout) {
-		return 0
+		return nil, 0, false
 	}
-	file, ok := parseFile(fs, args, stderr)
-	if !ok {
-		return 2
+	if f.file, ok = parseFile(fs, args, stderr); !ok {
+		return nil, 2, false
 	}
+	var err error
 	switch {
-	case *good == "" || *bad == "" || *metric == "":
-		fmt.Fprintf(stderr, "tickemu: bisect needs --good, --bad and --metric\n")
-		return 2
-	case *format != "text" && *format != "json":
-		fmt.Fprintf(stderr, "tickemu: --format %q: want text or json\n", *format)
-		return 2
-	case *seeds < 1 || *jobs < 1 || *few < 1:
-		fmt.Fprintf(stderr, "tickemu: --seeds, --jobs and --each want at least 1\n")
-		return 2
-	case *alpha <= 0 || *alpha >= 1:
-		fmt.Fprintf(stderr, "tickemu: --alpha %v: want a level between 0 and 1\n", *alpha)
-		return 2
-	case c.kernelVersion != "":
-		fmt.Fprintf(stderr, "tickemu: bisect sets the kernel version itself: use --good and --bad, not --kernel-version\n")
-		return 2
+	case f.good == "" || f.bad == "" || f.metric == "":
+		err = errors.New("bisect needs --good, --bad and --metric")
+	case f.format != "text" && f.format != "json":
+		err = fmt.Errorf("--format %q: want text or json", f.format)
+	case f.seeds < 1 || f.jobs < 1 || f.few < 1:
+		err = errors.New("--seeds, --jobs and --each want at least 1")
+	case f.alpha <= 0 || f.alpha >= 1:
+		err = fmt.Errorf("--alpha %v: want a level between 0 and 1", f.alpha)
+	case f.c.kernelVersion != "":
+		err = errors.New("bisect sets the kernel version itself: use --good and --bad, not --kernel-version")
 	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return nil, 2, false
+	}
+	return f, 0, true
+}
+
+func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
+	f, status, ok := parseBisectFlags(args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	c, file := &f.c, f.file
 	opts, log, ok := c.setup(stderr)
 	if !ok {
 		return 2
@@ -80,17 +99,17 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	start := spec.Run.Seed
-	if *first != "" {
-		if start, err = strconv.ParseUint(*first, 10, 64); err != nil {
-			fmt.Fprintf(stderr, "tickemu: --seed %q: want a non-negative integer\n", *first)
+	if f.first != "" {
+		if start, err = strconv.ParseUint(f.first, 10, 64); err != nil {
+			fmt.Fprintf(stderr, "tickemu: --seed %q: want a non-negative integer\n", f.first)
 			return 2
 		}
 	}
-	seedList := make([]uint64, *seeds)
+	seedList := make([]uint64, f.seeds)
 	for i := range seedList {
 		seedList[i] = start + uint64(i)
 	}
-	op, closeOp, err := a.newOpener(&c, log)
+	op, closeOp, err := a.newOpener(c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2
@@ -108,8 +127,8 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 	load := func(presets map[kernelversion.Key]string, seed uint64) (*config.Spec, error) {
 		return loadWith(func(o *config.Options) { o.Seed, o.Presets = &seed, presets })
 	}
-	bo := bisect.Options{File: file, Table: table, Good: *good, Bad: *bad, Metric: *metric, Seeds: seedList,
-		Jobs: *jobs, Alpha: *alpha, Few: *few, Load: load,
+	bo := bisect.Options{File: file, Table: table, Good: f.good, Bad: f.bad, Metric: f.metric, Seeds: seedList,
+		Jobs: f.jobs, Alpha: f.alpha, Few: f.few, Load: load,
 		Overrides: func(s *config.Spec) ([]config.Override, error) { return experiment.Overrides(s, op) },
 		Run:       c.runOptions(op, log)}
 	bar := newProgressBar(stderr, "bisect")
@@ -119,6 +138,12 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := bisect.Run(bo)
 	bar.finish()
+	return writeBisect(stdout, stderr, f.file, f.format, rep, err)
+}
+
+// writeBisect prints the bisection (or why it failed) and returns the exit
+// status: 1 when runs failed, 2 when it could not run.
+func writeBisect(stdout, stderr io.Writer, file, format string, rep *bisect.Report, err error) int {
 	if err != nil {
 		var de *experiment.DiagError
 		if errors.As(err, &de) {
@@ -134,7 +159,7 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	w := bufio.NewWriter(stdout)
-	if *format == "json" {
+	if format == "json" {
 		err = bisect.WriteJSON(w, rep)
 	} else {
 		err = bisect.WriteText(w, rep)
