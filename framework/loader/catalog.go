@@ -258,7 +258,8 @@ func (c *Catalog) describe(b binary) ([]shim.Description, error) {
 	d := c.entry(b.path)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.done {
+	// A binary the lock refuses is listed as broken, as run refuses it.
+	if !d.done && !c.lockRefuses(b, d) {
 		if descs, ok := c.cache.get(b); ok {
 			c.log.Debug().Str("path", b.path).Msg("plugin binary described from the cache")
 			d.descs = descs
@@ -281,6 +282,21 @@ func (c *Catalog) describe(b binary) ([]shim.Description, error) {
 	return d.descs, d.err
 }
 
+// lockRefuses checks b against the lock in force before anything is read
+// of it, the description cache included: `tickemu plugins` listed a
+// tampered binary from the cache as fine while run refused it. A refusal
+// is recorded in d as b's error.
+func (c *Catalog) lockRefuses(b binary, d *description) bool {
+	if c.opts.Lock == nil {
+		return false
+	}
+	if err := c.opts.Lock.verify(b.path); err != nil {
+		d.err, d.done = err, true
+		return true
+	}
+	return false
+}
+
 // known returns what b serves if that is known without starting it (from
 // memory or the description cache).
 func (c *Catalog) known(b binary) ([]shim.Description, bool) {
@@ -289,6 +305,9 @@ func (c *Catalog) known(b binary) ([]shim.Description, bool) {
 		return nil, false // being described right now
 	}
 	defer d.mu.Unlock()
+	if !d.done && c.lockRefuses(b, d) {
+		return nil, false
+	}
 	if !d.done {
 		descs, ok := c.cache.get(b)
 		if !ok {
