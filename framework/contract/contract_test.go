@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/contract"
 	"github.com/tickemu/tickemu/framework/experiment"
@@ -421,13 +422,25 @@ func builtinPlugin(t *testing.T, name string) sdk.Plugin {
 	return nil
 }
 
+// hostDefaults is the configuration the host gives a plugin whose block sets
+// nothing: every attribute of its schema at its default (sdk.ConfigReader
+// makes a missing attribute an error).
+func hostDefaults(t *testing.T, p sdk.Plugin) sdk.Config {
+	t.Helper()
+	c, diags := config.DecodeBody(hcl.EmptyBody(), nil, p.Schema(), "test plugin")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return c
+}
+
 // TestHRTimerCancelChecked: the wrapper's Cancel refuses a lie. (The
 // scenarios above never cancel a queued hrtimer.)
 func TestHRTimerCancelChecked(t *testing.T) {
 	h := &hooks{cancel: func(r *sdk.HROpResult) { r.Ret = 3 }}
 	real := builtinPlugin(t, "hrtimer").(sdk.HRTimerBase)
 	p := contract.Wrap(sdk.KindHRTimer, "hrtimer", lyingHRTimer{real, h}, contract.Limits{CPUs: 1})
-	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{}); d.HasErrors() {
+	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, hostDefaults(t, real)); d.HasErrors() {
 		t.Fatal(d)
 	}
 	hb := p.(sdk.HRTimerBase)
@@ -474,7 +487,7 @@ func TestHRTimerInterruptChecked(t *testing.T) {
 			}}
 			real := builtinPlugin(t, "hrtimer").(sdk.HRTimerBase)
 			p := contract.Wrap(sdk.KindHRTimer, "hrtimer", lyingHRTimer{real, h}, contract.Limits{CPUs: 1})
-			if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{}); d.HasErrors() {
+			if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, hostDefaults(t, real)); d.HasErrors() {
 				t.Fatal(d)
 			}
 			hb := p.(sdk.HRTimerBase)
@@ -520,7 +533,7 @@ func TestHRTimerStarterPassedOn(t *testing.T) {
 	}
 	var n int
 	p := contract.Wrap(sdk.KindHRTimer, "hrtimer", startingHRTimer{real, &n}, contract.Limits{CPUs: 1})
-	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{}); d.HasErrors() {
+	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, hostDefaults(t, real)); d.HasErrors() {
 		t.Fatal(d)
 	}
 	st, ok := p.(sdk.NextEventStarter)
