@@ -189,9 +189,9 @@ func TestAttackPluginHangSameBothWays(t *testing.T) {
 		}
 		return code, stderr.String()
 	}
-	want := `tickemu: run aborted: governor plugin "hangy" stopped answering during Select: no answer within 500ms`
+	want := `tickemu: run aborted: governor plugin "hangy" stopped answering during Select: no answer within 2s`
 	for _, iso := range []string{"inprocess", "process"} {
-		code, msg := first("--isolation", iso, "--plugin-call-timeout", "500ms")
+		code, msg := first("--isolation", iso, "--plugin-call-timeout", "2s")
 		if code != 1 || msg != want {
 			t.Errorf("isolation %s: exit %d, %q; want exit 1, %q", iso, code, msg, want)
 		}
