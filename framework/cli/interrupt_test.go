@@ -139,8 +139,9 @@ func waitHostStatus(t *testing.T, host *exec.Cmd, limit time.Duration, stderr *s
 func TestRunSignalPrintsPartialResults(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "long.hcl")
-	// 1000 s of simulated time: far more than the test waits.
-	src := "machine { cpus = 2 }\nrun { duration = \"1000s\" }\nworkload \"cyclictest\" \"c\" {\n  interval = \"1ms\"\n}\n"
+	// 100000 s of simulated time: minutes of wall time even without the race
+	// detector (1000 s took about 2 s and ended before the estimate came).
+	src := "machine { cpus = 2 }\nrun { duration = \"100000s\" }\nworkload \"cyclictest\" \"c\" {\n  interval = \"1ms\"\n}\n"
 	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
