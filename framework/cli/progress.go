@@ -52,14 +52,36 @@ func terminal(stderr io.Writer) (*os.File, bool) {
 // 1m05s elapsed, about 25m left" for one run, at most four times a second;
 // nil (nothing drawn) when stderr is not a terminal.
 type runProgress struct {
-	mu     sync.Mutex
-	w      io.Writer
+	progressLine
 	clock  func() time.Time
 	every  time.Duration
 	start  time.Time
 	last   time.Time
 	lastEv uint64
-	drawn  bool
+}
+
+// progressLine is the one line of stderr a progress display redraws in place;
+// anything else printed meanwhile erases it first (setStatusLine).
+type progressLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	drawn bool
+}
+
+// draw replaces the line; the caller holds mu.
+func (l *progressLine) draw(format string, args ...any) {
+	fmt.Fprintf(l.w, "\r"+format+"\033[K", args...)
+	l.drawn = true
+}
+
+// clear erases the line (drawn again at the next update).
+func (l *progressLine) clear() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.drawn {
+		fmt.Fprint(l.w, "\r\033[K")
+		l.drawn = false
+	}
 }
 
 func newRunProgress(stderr io.Writer) *runProgress {
@@ -74,7 +96,7 @@ func newRunProgress(stderr io.Writer) *runProgress {
 
 func newRunProgressTo(w io.Writer, clock func() time.Time) *runProgress {
 	now := clock()
-	return &runProgress{w: w, clock: clock, every: 250 * time.Millisecond, start: now, last: now}
+	return &runProgress{progressLine: progressLine{w: w}, clock: clock, every: 250 * time.Millisecond, start: now, last: now}
 }
 
 // update is experiment.Options.Progress.
@@ -98,19 +120,8 @@ func (p *runProgress) update(now, end ktime.Time, events uint64) {
 		// uneven, so it is "about".
 		left = "about " + roundDur(time.Duration(float64(elapsed)*float64(end-now)/float64(now))) + " left"
 	}
-	fmt.Fprintf(p.w, "\rrun %s / %s simulated (%.0f%%), %s events/s, %s elapsed, %s\033[K",
+	p.draw("run %s / %s simulated (%.0f%%), %s events/s, %s elapsed, %s",
 		simSeconds(now), simSeconds(end), pct, siCount(rate), roundDur(elapsed), left)
-	p.drawn = true
-}
-
-// clear erases the line (drawn again at the next update).
-func (p *runProgress) clear() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.drawn = false
-	}
 }
 
 // finish erases the line so that the summary and later messages start clean.
@@ -126,13 +137,11 @@ func (p *runProgress) finish() {
 // redrawn at every finished run; nil (nothing drawn) when stderr is not a
 // terminal.
 type progressBar struct {
-	mu    sync.Mutex
-	w     io.Writer
+	progressLine
 	what  string
 	width int
 	clock func() time.Time
 	start time.Time
-	drawn bool
 }
 
 func newProgressBar(stderr io.Writer, what string) *progressBar {
@@ -146,7 +155,7 @@ func newProgressBar(stderr io.Writer, what string) *progressBar {
 }
 
 func newProgressBarTo(w io.Writer, what string, clock func() time.Time) *progressBar {
-	return &progressBar{w: w, what: what, width: 30, clock: clock, start: clock()}
+	return &progressBar{progressLine: progressLine{w: w}, what: what, width: 30, clock: clock, start: clock()}
 }
 
 // update is the Progress of experiment.CompareOptions and bisect.Options:
@@ -164,19 +173,8 @@ func (p *progressBar) update(done, total int) {
 	if done > 0 && done < total {
 		left = ", about " + roundDur(time.Duration(float64(elapsed)*float64(total-done)/float64(done))) + " left"
 	}
-	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d runs%s, %s elapsed%s\033[K", p.what,
+	p.draw("%s [%s%s] %d/%d runs%s, %s elapsed%s", p.what,
 		strings.Repeat("=", fill), strings.Repeat(" ", p.width-fill), done, total, pace, roundDur(elapsed), left)
-	p.drawn = true
-}
-
-// clear erases the bar (drawn again at the next update).
-func (p *progressBar) clear() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.drawn = false
-	}
 }
 
 // finish erases the bar so that later messages start on a clean line.

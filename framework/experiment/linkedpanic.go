@@ -92,7 +92,21 @@ func linkedPanic(v any, plugins []linkedPlugin) *sdk.TransportError {
 			start = i + 1
 		}
 	}
-	for i := start; i < len(fns); i++ {
+	p, call := pluginCall(fns[start:], plugins)
+	if p == nil {
+		return nil
+	}
+	return &sdk.TransportError{Kind: p.kind, Name: p.name, Call: methodName(call),
+		Err:   errors.New("plugin " + p.typ + " panicked: " + fmt.Sprint(v)),
+		Stack: panicFrames(string(debug.Stack()), call)}
+}
+
+// pluginCall finds, in frames listed innermost first, the first frame of a
+// linked-in plugin's package and the outermost frame of that package in the
+// same run of frames: the plugin and the call the host made into it (the
+// SDK method). nil: no plugin's code is among the frames.
+func pluginCall(fns []string, plugins []linkedPlugin) (*linkedPlugin, string) {
+	for i := 0; i < len(fns); i++ {
 		p := pluginOf(funcPackage(fns[i]), plugins)
 		if p == nil {
 			continue
@@ -102,11 +116,9 @@ func linkedPanic(v any, plugins []linkedPlugin) *sdk.TransportError {
 			i++
 			call = fns[i]
 		}
-		return &sdk.TransportError{Kind: p.kind, Name: p.name, Call: methodName(call),
-			Err:   errors.New("plugin " + p.typ + " panicked: " + fmt.Sprint(v)),
-			Stack: panicFrames(string(debug.Stack()), call)}
+		return p, call
 	}
-	return nil
+	return nil, ""
 }
 
 // pluginOf returns the plugin whose code is in package pkg.

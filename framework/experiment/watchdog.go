@@ -145,19 +145,11 @@ func (w *watchdog) stuck(why string) *sdk.TransportError {
 	w.mu.Lock()
 	plugins := w.plugins
 	w.mu.Unlock()
-	for i := 0; i < len(fns); i++ {
-		p := pluginOf(funcPackage(fns[i]), plugins)
-		if p == nil {
-			continue
-		}
-		call := fns[i]
-		for i+1 < len(fns) && funcPackage(fns[i+1]) == p.pkgPath {
-			i++
-			call = fns[i]
-		}
-		return &sdk.TransportError{Kind: p.kind, Name: p.name, Call: methodName(call), Err: timeoutError(why)}
+	p, call := pluginCall(fns, plugins)
+	if p == nil {
+		return nil
 	}
-	return nil
+	return &sdk.TransportError{Kind: p.kind, Name: p.name, Call: methodName(call), Err: timeoutError(why)}
 }
 
 // timeoutError is the message of a plugin process's call deadline ("no
