@@ -20,8 +20,8 @@ func BenchmarkChecked(b *testing.B) {
 		name := map[bool]string{false: "bare", true: "checked"}[checked]
 		b.Run("ProgramAck/"+name, func(b *testing.B) {
 			var p sdk.Plugin = lapic.New()
-			c := sdk.Config{"mode": lapic.ModeDeadline, "tsc_freq": "3e9", "bus_freq": "1e8", "divide": "16", "arat": "true",
-				"deadline_write_cost": "60", "oneshot_write_cost": "100", "eoi_cost": "50", "irq_latency": "50"}
+			c := defaults(b, p, sdk.Config{"mode": lapic.ModeDeadline, "tsc_freq": "3e9", "bus_freq": "1e8", "divide": "16", "arat": "true",
+				"deadline_write_cost": "60", "oneshot_write_cost": "100", "eoi_cost": "50", "irq_latency": "50"})
 			if checked {
 				p = contract.Wrap(sdk.KindClockEvent, "lapic", p, limits)
 			}
@@ -46,7 +46,7 @@ func BenchmarkChecked(b *testing.B) {
 			if checked {
 				p = contract.Wrap(sdk.KindTimerBase, "wheel", p, limits)
 			}
-			if d := p.Configure(sdk.Setup{CPUs: 4, HZ: 1000}, sdk.Config{"layout": "levels", "catchup": "next_expiry"}); d.HasErrors() {
+			if d := p.Configure(sdk.Setup{CPUs: 4, HZ: 1000}, defaults(b, p, sdk.Config{"layout": "levels", "catchup": "next_expiry"})); d.HasErrors() {
 				b.Fatal(d)
 			}
 			w := p.(sdk.TimerBase)

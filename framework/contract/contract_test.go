@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/contract"
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
@@ -427,9 +427,15 @@ func builtinPlugin(t *testing.T, name string) sdk.Plugin {
 // makes a missing attribute an error).
 func hostDefaults(t *testing.T, p sdk.Plugin) sdk.Config {
 	t.Helper()
-	c, diags := config.DecodeBody(hcl.EmptyBody(), nil, p.Schema(), "test plugin")
-	if diags.HasErrors() {
-		t.Fatal(diags)
+	return defaults(t, p, nil)
+}
+
+// defaults is hostDefaults with over on top.
+func defaults(t testing.TB, p sdk.Plugin, over sdk.Config) sdk.Config {
+	t.Helper()
+	c, err := sdktest.Defaults(p.Schema(), over)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return c
 }

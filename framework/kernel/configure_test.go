@@ -1,11 +1,12 @@
 package kernel
 
 import (
-	"strconv"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/sdk"
-	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // ConfigureWith configures p with its schema defaults and the canonical
@@ -13,24 +14,11 @@ import (
 // external tests (the rig and the timelines).
 func ConfigureWith(t testing.TB, p sdk.Plugin, s sdk.Setup, over sdk.Config) sdk.Plugin {
 	t.Helper()
-	c := sdk.Config{}
-	for _, a := range p.Schema().Attributes {
-		v := a.Default
-		switch a.Type {
-		case sdk.TypeDuration:
-			ns, err := ktime.ParseDuration(v)
-			if err != nil {
-				t.Fatalf("%s default %q: %v", a.Name, v, err)
-			}
-			v = strconv.FormatInt(ns, 10)
-		case sdk.TypeFrequency:
-			hz, err := ktime.ParseFrequency(v)
-			if err != nil {
-				t.Fatalf("%s default %q: %v", a.Name, v, err)
-			}
-			v = strconv.FormatFloat(hz, 'g', -1, 64)
-		}
-		c[a.Name] = v
+	// The host's Config for a block that sets nothing (what sdktest.Defaults
+	// does; sdktest imports this package).
+	c, diags := config.DecodeBody(hcl.EmptyBody(), nil, p.Schema(), p.Info().Name)
+	if diags.HasErrors() {
+		t.Fatalf("schema defaults of %s: %v", p.Info().Name, diags)
 	}
 	for k, v := range over {
 		c[k] = v

@@ -20,11 +20,8 @@ import (
 func TestWheelNextTimerRepeats(t *testing.T) {
 	const ncpu = 3
 	mk := func(skip bool) (*Kernel, []*WheelTimer) {
-		w := wheel.New().(sdk.TimerBase)
-		if d := w.Configure(sdk.Setup{CPUs: ncpu, HZ: 1000, HighRes: true, Seed: 1},
-			sdk.Config{"layout": "levels", "catchup": "next_expiry"}); d.HasErrors() {
-			t.Fatal(d)
-		}
+		w := ConfigureWith(t, wheel.New(), sdk.Setup{CPUs: ncpu, HZ: 1000, HighRes: true, Seed: 1},
+			sdk.Config{"layout": "levels", "catchup": "next_expiry"}).(sdk.TimerBase)
 		k := &Kernel{wheelHost: wheelHost{wheel: w}, kernelConfig: kernelConfig{tickNsec: 1000000}}
 		k.wheelInPlace, _ = w.(sdk.InPlaceNextTimer)
 		k.wheelRepeatFree = skip && w.(sdk.RepeatFreeNextTimer).NextTimerRepeatFree()

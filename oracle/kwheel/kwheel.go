@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -69,9 +68,9 @@ type stats struct {
 // is process-wide, so an older instance's calls would corrupt it.
 var owner = map[*ktimer.Lib]*KWheel{}
 
-func libraryPath(c sdk.Config) string {
-	if p := c[attrLibrary]; p != "" {
-		return p
+func libraryPath(path string) string {
+	if path != "" {
+		return path
 	}
 	return ktimer.DefaultPath()
 }
@@ -108,7 +107,20 @@ func (w *KWheel) Schema() sdk.Schema {
 // Configure loads the library and checks it fits the machine.
 func (w *KWheel) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	var d sdk.Diagnostics
-	lib, err := ktimer.Open(libraryPath(c))
+	r := c.Reader()
+	path := r.String(attrLibrary)
+	for i, n := range costNames {
+		// A value r cannot read is 0 here and an error in r.Diagnostics().
+		if f := r.Float(n); f < 0 || f > 1e9 {
+			d = d.Errorf(n, "%s = %g is not a cost in ns (0 to 1e9)", n, f)
+		} else {
+			w.cost[i] = int64(math.Round(f * 1000))
+		}
+	}
+	if d = append(d, r.Diagnostics()...); d.HasErrors() {
+		return d
+	}
+	lib, err := ktimer.Open(libraryPath(path))
 	if err != nil {
 		return d.Errorf(attrLibrary, "%v", err)
 	}
@@ -118,19 +130,6 @@ func (w *KWheel) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	}
 	if s.CPUs < 1 || s.CPUs > lib.MaxCPUs() {
 		return d.Errorf("", "kwheel: %d CPUs; the kernel oracle runs 1 to %d", s.CPUs, lib.MaxCPUs())
-	}
-	schema := w.Schema()
-	for i, n := range costNames {
-		v := c[n]
-		if v == "" {
-			a, _ := schema.Lookup(n)
-			v = a.Default
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || f < 0 || f > 1e9 {
-			return d.Errorf(n, "%s = %q is not a cost in ns (0 to 1e9)", n, v)
-		}
-		w.cost[i] = int64(math.Round(f * 1000))
 	}
 	*w = KWheel{lib: lib, cpus: s.CPUs, cost: w.cost, slots: map[sdk.TimerID]*slot{},
 		pend: make([]int, s.CPUs), stats: make([]stats, s.CPUs)}

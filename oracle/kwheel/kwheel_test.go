@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 	"github.com/tickemu/tickemu/oracle/ktimer"
 	"github.com/tickemu/tickemu/plugins/wheel"
 )
@@ -28,15 +29,9 @@ func TestSameAsWheel(t *testing.T) {
 	setup := sdk.Setup{CPUs: 4, HZ: lib.HZ(), HighRes: true, Seed: 1, TimerMigration: true}
 	calls := 0
 	for seed := uint64(1); seed <= 20; seed++ {
-		k := New().(*KWheel)
-		if d := k.Configure(setup, sdk.Config{}); d.HasErrors() {
-			t.Fatal(d)
-		}
-		g := wheel.New().(*wheel.Wheel)
-		if d := g.Configure(setup, sdk.Config{"layout": "levels", "catchup": "next_expiry",
-			"softirq_raise": "next_expiry", "migration": "pull"}); d.HasErrors() {
-			t.Fatal(d)
-		}
+		k := sdktest.Configure(t, New().(*KWheel), setup, nil)
+		g := sdktest.Configure(t, wheel.New().(*wheel.Wheel), setup, sdk.Config{"layout": "levels", "catchup": "next_expiry",
+			"softirq_raise": "next_expiry", "migration": "pull"})
 		rng := rand.New(rand.NewPCG(seed, 1))
 		j := lib.InitialJiffies()
 		for cpu := 0; cpu < setup.CPUs; cpu++ {

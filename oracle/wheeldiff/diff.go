@@ -10,6 +10,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/kernelversion"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/oracle/ktimer"
@@ -68,12 +71,15 @@ func NewRunner(lib *ktimer.Lib, m Machine) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := sdk.Config{}
-	for _, a := range wheel.New().Schema().Attributes {
-		if len(a.Eras) == 0 {
-			continue
-		}
-		if v, ok := kernelversion.ValueAt(a.Eras, rel); ok {
+	// The host's Config for a wheel block that sets nothing at the library's
+	// release: the schema's defaults, then each versioned attribute's era.
+	schema := wheel.New().Schema()
+	cfg, diags := config.DecodeBody(hcl.EmptyBody(), nil, schema, "wheel block")
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("wheeldiff: %s", diags.Error())
+	}
+	for _, a := range schema.Attributes {
+		if v, ok := kernelversion.ValueAt(a.Eras, rel); ok && len(a.Eras) > 0 {
 			cfg[a.Name] = v
 		}
 	}

@@ -10,14 +10,7 @@ import (
 // the timer_start tracepoint prints it; vector V1 (levels, delta 100 at clk 0
 // relative: level 1, idx 64+13, bucket_expiry 104 jiffies after the base).
 func TestModTimerReportsBucket(t *testing.T) {
-	w := New().(*Wheel)
-	cfg := sdk.Config{}
-	for _, a := range w.Schema().Attributes {
-		cfg[a.Name] = a.Default
-	}
-	if d := w.Configure(sdk.Setup{CPUs: 1, HZ: 1000}, cfg); d.HasErrors() {
-		t.Fatal(d)
-	}
+	w := newWheelSetup(t, sdk.Setup{CPUs: 1, HZ: 1000})
 	const j0 = 1 << 20 // a multiple of 8: the level-1 granule keeps V1's arithmetic
 	r := w.ModTimer(0, j0, sdk.WheelTimer{ID: 1, Expires: j0 + 100})
 	wantIdx := 64 + int(((j0+100)>>3+1)&63)

@@ -2,7 +2,6 @@ package wheel
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
@@ -202,19 +201,11 @@ type options struct {
 	cpus           int
 }
 
-// parseOptions validates c against the schema and the machine. Missing
-// attributes take their schema default, so a partially filled Config (as
-// tests build) behaves like the host's.
+// parseOptions validates c against the schema and the machine. c holds every
+// attribute of the schema, as the host passes it (sdktest.Defaults in tests).
 func parseOptions(s sdk.Setup, c sdk.Config) (options, sdk.Diagnostics) {
 	var o options
 	var diags sdk.Diagnostics
-	get := func(name string) string {
-		if v, ok := c[name]; ok {
-			return v
-		}
-		a, _ := schema().Lookup(name)
-		return a.Default
-	}
 	if s.CPUs < 1 || s.CPUs > maxCPUs {
 		diags = diags.Errorf("", "wheel: machine has %d CPUs; the wheel supports 1 to %d", s.CPUs, maxCPUs)
 	}
@@ -222,25 +213,12 @@ func parseOptions(s sdk.Setup, c sdk.Config) (options, sdk.Diagnostics) {
 		diags = diags.Errorf("", "wheel: HZ %d is not a CONFIG_HZ choice (100, 250, 300, 1000)", s.HZ)
 	}
 
-	switch v := get(attrLayout); v {
-	case "levels":
-		o.layout = LayoutLevels
-	case "cascade":
-		o.layout = LayoutCascade
-	default:
-		diags = diags.Errorf(attrLayout, "unknown layout %q (want one of %v)", v, layoutNames)
-	}
-	switch v := get(attrCatchup); v {
-	case "per_jiffy":
-		o.catchup = CatchupPerJiffy
-	case "skip_empty":
-		o.catchup = CatchupSkipEmpty
-	case "next_expiry":
-		o.catchup = CatchupNextExpiry
-	default:
-		diags = diags.Errorf(attrCatchup, "unknown catch-up strategy %q (want one of %v)", v, catchupNames)
-	}
-	raise := get(attrRaise)
+	r := c.Reader()
+	// The enums' indexes are the constants' values: layoutNames[LayoutCascade]
+	// is "cascade", and so on.
+	o.layout = Layout(r.Enum(attrLayout, layoutNames))
+	o.catchup = Catchup(r.Enum(attrCatchup, catchupNames))
+	raise := raiseNames[r.Enum(attrRaise, raiseNames)]
 	switch raise {
 	case "every_tick":
 		o.raise = RaiseEveryTick
@@ -251,21 +229,11 @@ func parseOptions(s sdk.Setup, c sdk.Config) (options, sdk.Diagnostics) {
 		if o.layout == LayoutCascade {
 			o.raise = RaiseEveryTick
 		}
-	default:
-		diags = diags.Errorf(attrRaise, "unknown softirq raise rule %q (want one of %v)", raise, raiseNames)
 	}
-
-	switch v := get(attrMigration); v {
-	case "push":
-		o.migr = MigrationPush
-	case "pull":
-		o.migr = MigrationPull
-		if o.layout == LayoutCascade {
-			diags = diags.Errorf(attrMigration, "migration \"pull\" needs layout \"levels\": the 6.9+ bases "+
-				"BASE_LOCAL/BASE_GLOBAL exist only in the non-cascading wheel")
-		}
-	default:
-		diags = diags.Errorf(attrMigration, "unknown migration model %q (want one of %v)", v, migrationNames)
+	o.migr = Migration(r.Enum(attrMigration, migrationNames))
+	if o.migr == MigrationPull && o.layout == LayoutCascade {
+		diags = diags.Errorf(attrMigration, "migration \"pull\" needs layout \"levels\": the 6.9+ bases "+
+			"BASE_LOCAL/BASE_GLOBAL exist only in the non-cascading wheel")
 	}
 	o.timerMigration, o.housekeeping, o.cpus = s.TimerMigration, s.HousekeepingSet(), s.CPUs
 
@@ -274,17 +242,14 @@ func parseOptions(s sdk.Setup, c sdk.Config) (options, sdk.Diagnostics) {
 		attrExpiry: &o.cost.expiry, attrEnqueue: &o.cost.enqueue, attrDequeue: &o.cost.dequeue, attrScan: &o.cost.scan,
 	}
 	for _, ca := range costAttrs {
-		raw := get(ca.name)
-		v, err := strconv.ParseFloat(raw, 64)
-		switch {
-		case err != nil:
-			diags = diags.Errorf(ca.name, "%s = %q is not a number", ca.name, raw)
-		case math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > maxCostNS:
-			diags = diags.Errorf(ca.name, "%s = %s is out of range (0 to %g ns)", ca.name, raw, maxCostNS)
-		default:
+		// A value r cannot read is 0 here and an error in r.Diagnostics().
+		if v := r.Float(ca.name); math.IsInf(v, 0) || v < 0 || v > maxCostNS {
+			diags = diags.Errorf(ca.name, "%s = %g is out of range (0 to %g ns)", ca.name, v, maxCostNS)
+		} else {
 			*dst[ca.name] = int64(math.Round(v * 1000))
 		}
 	}
+	diags = append(diags, r.Diagnostics()...)
 	if diags.HasErrors() {
 		return o, diags
 	}
@@ -293,7 +258,7 @@ func parseOptions(s sdk.Setup, c sdk.Config) (options, sdk.Diagnostics) {
 	if o.layout == LayoutLevels && o.catchup != CatchupNextExpiry {
 		diags = append(diags, sdk.Diagnostic{
 			Severity: sdk.SeverityWarning, Attribute: attrCatchup,
-			Summary: "catch-up \"" + get(attrCatchup) + "\" on the levels layout only changes the cost model",
+			Summary: "catch-up \"" + catchupNames[o.catchup] + "\" on the levels layout only changes the cost model",
 			Detail: "the levels wheel keeps its 5.9+ state; the catch-up loop is charged as if it walked one jiffy " +
 				"per iteration (the 4.8 development loop) so that expiries stay identical across strategies",
 		})

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 )
 
 // newWheel returns a configured wheel; kv are attribute name/value pairs
@@ -16,15 +17,22 @@ func newWheel(t testing.TB, hz, cpus int, kv ...string) *Wheel {
 // newWheelSetup is newWheel on machine s.
 func newWheelSetup(t testing.TB, s sdk.Setup, kv ...string) *Wheel {
 	t.Helper()
-	w := New().(*Wheel)
-	cfg := sdk.Config{}
+	over := sdk.Config{}
 	for i := 0; i+1 < len(kv); i += 2 {
-		cfg[kv[i]] = kv[i+1]
+		over[kv[i]] = kv[i+1]
 	}
-	if d := w.Configure(s, cfg); d.HasErrors() {
-		t.Fatalf("Configure(%v) = %v", kv, d)
+	return sdktest.Configure(t, New().(*Wheel), s, over)
+}
+
+// defaults is the host's Config for a wheel block that sets nothing, with
+// over on top.
+func defaults(t testing.TB, over sdk.Config) sdk.Config {
+	t.Helper()
+	c, err := sdktest.Defaults(New().Schema(), over)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return w
+	return c
 }
 
 // combos lists every layout/catch-up combination.

@@ -11,16 +11,8 @@ import (
 // CPU 3 nohz_full (housekeeping_cpumask(HK_TYPE_TIMER) = 0-2).
 func migrWheel(t *testing.T, kv ...string) *Wheel {
 	t.Helper()
-	w := New().(*Wheel)
-	cfg := sdk.Config{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		cfg[kv[i]] = kv[i+1]
-	}
 	hk := sdk.CPUSet{0b0111}
-	if d := w.Configure(sdk.Setup{CPUs: 4, HZ: 1000, Seed: 1, TimerMigration: true, TimerHousekeeping: &hk}, cfg); d.HasErrors() {
-		t.Fatalf("Configure(%v) = %v", kv, d)
-	}
-	return w
+	return newWheelSetup(t, sdk.Setup{CPUs: 4, HZ: 1000, Seed: 1, TimerMigration: true, TimerHousekeeping: &hk}, kv...)
 }
 
 func idleSet(cpus ...int) *sdk.Placement {
@@ -82,10 +74,7 @@ func TestPlacementPush(t *testing.T) {
 // TestPlacementOff: with kernel.timer_migration = 0 (timers_migration_enabled
 // off) get_target_base() is get_timer_this_cpu_base(): the calling CPU.
 func TestPlacementOff(t *testing.T) {
-	w := New().(*Wheel)
-	if d := w.Configure(sdk.Setup{CPUs: 4, HZ: 1000, Seed: 1}, sdk.Config{}); d.HasErrors() {
-		t.Fatal(d)
-	}
+	w := newWheelSetup(t, sdk.Setup{CPUs: 4, HZ: 1000, Seed: 1})
 	if r := w.ModTimer(1, 0, sdk.WheelTimer{ID: 7, Expires: 100, Placement: idleSet(1, 2, 3)}); r.Moved {
 		t.Errorf("ModTimer(1) without timer_migration = %+v, want it on CPU 1", r)
 	}
@@ -132,7 +121,7 @@ func TestPlacementPull(t *testing.T) {
 // TestPullNeedsLevels: the cascade wheel has no BASE_GLOBAL.
 func TestPullNeedsLevels(t *testing.T) {
 	w := New().(*Wheel)
-	d := w.Configure(sdk.Setup{CPUs: 2, HZ: 1000}, sdk.Config{"layout": "cascade", "migration": "pull"})
+	d := w.Configure(sdk.Setup{CPUs: 2, HZ: 1000}, defaults(t, sdk.Config{"layout": "cascade", "migration": "pull"}))
 	if !d.HasErrors() || d[0].Attribute != "migration" {
 		t.Errorf("Configure(cascade, pull) = %v, want an error on migration", d)
 	}

@@ -16,24 +16,29 @@ func TestConfigure(t *testing.T) {
 		cfg       sdk.Config
 		wantError string // attribute of the expected error, "-" for none
 		wantWarn  string // attribute of the expected warning, "" for none
+		drop      string // attribute left out of the Config: the host never does
 	}{
-		{"defaults", ok, sdk.Config{}, "-", ""},
+		{"defaults", ok, sdk.Config{}, "-", "", ""},
 		{"all explicit", ok, sdk.Config{"layout": "cascade", "catchup": "per_jiffy", "softirq_raise": "every_tick",
-			"iteration_cost_ns": "1.8", "cascade_cost_ns": "0"}, "-", ""},
-		{"unknown layout", ok, sdk.Config{"layout": "hashed"}, "layout", ""},
-		{"unknown catchup", ok, sdk.Config{"catchup": "lazy"}, "catchup", ""},
-		{"unknown raise", ok, sdk.Config{"softirq_raise": "never"}, "softirq_raise", ""},
-		{"negative cost", ok, sdk.Config{"expiry_cost_ns": "-1"}, "expiry_cost_ns", ""},
-		{"NaN cost", ok, sdk.Config{"scan_cost_ns": "NaN"}, "scan_cost_ns", ""},
-		{"huge cost", ok, sdk.Config{"enqueue_cost_ns": "2e9"}, "enqueue_cost_ns", ""},
-		{"not a number", ok, sdk.Config{"dequeue_cost_ns": "fast"}, "dequeue_cost_ns", ""},
-		{"bad HZ", sdk.Setup{CPUs: 1, HZ: 1024}, sdk.Config{}, "", ""},
-		{"no CPUs", sdk.Setup{CPUs: 0, HZ: 1000}, sdk.Config{}, "", ""},
-		{"levels per_jiffy warns", ok, sdk.Config{"catchup": "per_jiffy"}, "-", "catchup"},
-		{"cascade next_expiry raise warns", ok, sdk.Config{"layout": "cascade", "softirq_raise": "next_expiry"}, "-", "softirq_raise"},
+			"iteration_cost_ns": "1.8", "cascade_cost_ns": "0"}, "-", "", ""},
+		{"unknown layout", ok, sdk.Config{"layout": "hashed"}, "layout", "", ""},
+		{"unknown catchup", ok, sdk.Config{"catchup": "lazy"}, "catchup", "", ""},
+		{"unknown raise", ok, sdk.Config{"softirq_raise": "never"}, "softirq_raise", "", ""},
+		{"negative cost", ok, sdk.Config{"expiry_cost_ns": "-1"}, "expiry_cost_ns", "", ""},
+		{"NaN cost", ok, sdk.Config{"scan_cost_ns": "NaN"}, "scan_cost_ns", "", ""},
+		{"huge cost", ok, sdk.Config{"enqueue_cost_ns": "2e9"}, "enqueue_cost_ns", "", ""},
+		{"not a number", ok, sdk.Config{"dequeue_cost_ns": "fast"}, "dequeue_cost_ns", "", ""},
+		{"bad HZ", sdk.Setup{CPUs: 1, HZ: 1024}, sdk.Config{}, "", "", ""},
+		{"no CPUs", sdk.Setup{CPUs: 0, HZ: 1000}, sdk.Config{}, "", "", ""},
+		{"levels per_jiffy warns", ok, sdk.Config{"catchup": "per_jiffy"}, "-", "catchup", ""},
+		{"cascade next_expiry raise warns", ok, sdk.Config{"layout": "cascade", "softirq_raise": "next_expiry"}, "-", "softirq_raise", ""},
+		{"missing layout", ok, sdk.Config{}, "layout", "", "layout"},
+		{"missing cost", ok, sdk.Config{}, "scan_cost_ns", "", "scan_cost_ns"},
 	}
 	for _, tt := range tests {
-		d := New().Configure(tt.setup, tt.cfg)
+		cfg := defaults(t, tt.cfg)
+		delete(cfg, tt.drop)
+		d := New().Configure(tt.setup, cfg)
 		var errAttrs, warnAttrs []string
 		for _, x := range d {
 			if x.Severity == sdk.SeverityError {

@@ -3,7 +3,6 @@ package sdktest
 import (
 	"math"
 	"reflect"
-	"strconv"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/clockevents"
@@ -61,7 +60,7 @@ func RunClockEventDevice(t *testing.T, newPlugin func(t *testing.T, role sdk.Rol
 				return
 			}
 			t.Run("Info", func(t *testing.T) { ceCheckInfo(t, p) })
-			t.Run("Schema", func(t *testing.T) { ceCheckSchema(t, p.Schema()) })
+			t.Run("Schema", func(t *testing.T) { checkSchema(t, p.Schema()) })
 			t.Run("Spec", func(t *testing.T) { ceCheckSpec(t, p.Spec(), ceSetup(role)) })
 			t.Run("MinDelta", func(t *testing.T) {
 				p := ceFresh(t, newPlugin, role)
@@ -121,10 +120,7 @@ func ceFresh(t *testing.T, newPlugin func(*testing.T, sdk.Role) sdk.ClockEventDe
 // errors.
 func ceConfigure(t *testing.T, p sdk.ClockEventDevice, role sdk.Role) bool {
 	t.Helper()
-	cfg, err := ceDefaults(p.Schema())
-	if err != nil {
-		t.Fatalf("schema defaults: %v", err)
-	}
+	cfg := mustDefaults(t, p.Schema())
 	d := p.Configure(ceSetup(role), cfg)
 	if d.HasErrors() {
 		t.Logf("Configure(role %q) = %v", role, d)
@@ -133,86 +129,10 @@ func ceConfigure(t *testing.T, p sdk.ClockEventDevice, role sdk.Role) bool {
 	return true
 }
 
-// ceDefaults decodes a schema's defaults into the canonical text form the host
-// passes to Configure: durations as integer ns, frequencies as Hz and numbers
-// in 'g' format.
-func ceDefaults(s sdk.Schema) (sdk.Config, error) {
-	c := sdk.Config{}
-	for _, a := range s.Attributes {
-		v, err := ceCanonical(a.Type, a.Default)
-		if err != nil {
-			return nil, &ceAttrError{a.Name, err}
-		}
-		c[a.Name] = v
-	}
-	return c, nil
-}
-
-type ceAttrError struct {
-	attr string
-	err  error
-}
-
-func (e *ceAttrError) Error() string { return e.attr + ": " + e.err.Error() }
-
-func ceCanonical(typ sdk.AttrType, v string) (string, error) {
-	switch typ {
-	case sdk.TypeDuration:
-		ns, err := ktime.ParseDuration(v)
-		return strconv.FormatInt(ns, 10), err
-	case sdk.TypeFrequency:
-		hz, err := ktime.ParseFrequency(v)
-		return strconv.FormatFloat(hz, 'g', -1, 64), err
-	case sdk.TypeNumber:
-		f, err := strconv.ParseFloat(v, 64)
-		return strconv.FormatFloat(f, 'g', -1, 64), err
-	case sdk.TypeBool:
-		if v != "true" && v != "false" {
-			return "", strconv.ErrSyntax
-		}
-		return v, nil
-	case sdk.TypeString:
-		return v, nil
-	}
-	return "", strconv.ErrSyntax
-}
-
 func ceCheckInfo(t *testing.T, p sdk.ClockEventDevice) {
 	i := p.Info()
 	if i.Kind != sdk.KindClockEvent || i.Name == "" || i.Version == "" || i.Description == "" {
 		t.Errorf("Info() = %+v, want kind %q, a name, version and description", i, sdk.KindClockEvent)
-	}
-}
-
-func ceCheckSchema(t *testing.T, s sdk.Schema) {
-	checkEras(t, s)
-	seen := map[string]bool{}
-	for _, a := range s.Attributes {
-		if a.Name == "" || a.Name == "plugin" || a.Name == "isolation" || seen[a.Name] {
-			t.Errorf("attribute %q: empty, reserved or duplicate name", a.Name)
-		}
-		seen[a.Name] = true
-		if a.Doc == "" {
-			t.Errorf("attribute %q has no Doc", a.Name)
-		}
-		if a.Required {
-			continue
-		}
-		if _, err := ceCanonical(a.Type, a.Default); err != nil {
-			t.Errorf("attribute %q: default %q does not parse as %s: %v", a.Name, a.Default, a.Type, err)
-		}
-		if len(a.OneOf) > 0 {
-			if a.Type != sdk.TypeString {
-				t.Errorf("attribute %q: OneOf on a %s attribute", a.Name, a.Type)
-			}
-			found := false
-			for _, v := range a.OneOf {
-				found = found || v == a.Default
-			}
-			if !found {
-				t.Errorf("attribute %q: default %q not in OneOf %q", a.Name, a.Default, a.OneOf)
-			}
-		}
 	}
 }
 

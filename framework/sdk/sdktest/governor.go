@@ -42,7 +42,7 @@ func RunGovernor(t *testing.T, newPlugin func(t *testing.T) sdk.Governor) {
 			t.Errorf("Info() = %+v, want kind %q, a name, version and description", i, sdk.KindGovernor)
 		}
 	})
-	t.Run("Schema", func(t *testing.T) { tbCheckSchema(t, newPlugin(t).Schema()) })
+	t.Run("Schema", func(t *testing.T) { checkSchema(t, newPlugin(t).Schema()) })
 	fresh := func(t *testing.T) sdk.Governor { return govFresh(t, newPlugin) }
 	t.Run("Choices", func(t *testing.T) { govScript(t, fresh(t), 2000, true) })
 	t.Run("ZeroLatency", func(t *testing.T) {
@@ -94,7 +94,7 @@ func RunGovernor(t *testing.T, newPlugin func(t *testing.T) sdk.Governor) {
 func govFresh(t *testing.T, newPlugin func(*testing.T) sdk.Governor) sdk.Governor {
 	t.Helper()
 	g := newPlugin(t)
-	cfg := schemaDefaults(t, g.Schema())
+	cfg := mustDefaults(t, g.Schema())
 	if d := g.Configure(sdk.Setup{CPUs: govCPUs, HZ: 1000, HighRes: true, Seed: 1}, cfg); d.HasErrors() {
 		t.Fatalf("Configure(defaults) = %v", d)
 	}

@@ -24,10 +24,7 @@ func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (m
 	if !ok {
 		return 0
 	}
-	cfg, err := hrDefaults(p.Schema())
-	if err != nil {
-		t.Fatalf("schema defaults: %v", err)
-	}
+	cfg := mustDefaults(t, p.Schema())
 	s := hrSetup(highRes)
 	if d := p.Configure(s, cfg); d.HasErrors() {
 		t.Fatalf("Configure(%+v, %v) = %v", s, cfg, d)

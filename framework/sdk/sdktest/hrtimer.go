@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -145,46 +144,6 @@ func (o hrOverride) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	return o.HRTimerBase.Configure(s, m)
 }
 
-// hrDefaults decodes the schema's defaults the way the host does.
-func hrDefaults(s sdk.Schema) (sdk.Config, error) {
-	c := sdk.Config{}
-	for _, a := range s.Attributes {
-		if a.Default == "" {
-			if a.Required {
-				return nil, fmt.Errorf("required attribute %q has no default", a.Name)
-			}
-			continue
-		}
-		v := a.Default
-		switch a.Type {
-		case sdk.TypeDuration:
-			ns, err := ktime.ParseDuration(v)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", a.Name, err)
-			}
-			v = strconv.FormatInt(ns, 10)
-		case sdk.TypeFrequency:
-			hz, err := ktime.ParseFrequency(v)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", a.Name, err)
-			}
-			v = strconv.FormatFloat(hz, 'g', -1, 64)
-		case sdk.TypeNumber:
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", a.Name, err)
-			}
-			v = strconv.FormatFloat(f, 'g', -1, 64)
-		case sdk.TypeBool:
-			if v != "true" && v != "false" {
-				return nil, fmt.Errorf("%s: bool default %q", a.Name, v)
-			}
-		}
-		c[a.Name] = v
-	}
-	return c, nil
-}
-
 func hrCheckSchema(t *testing.T, s sdk.Schema) {
 	checkEras(t, s)
 	seen := map[string]bool{}
@@ -211,8 +170,8 @@ func hrCheckSchema(t *testing.T, s sdk.Schema) {
 			}
 		}
 	}
-	if _, err := hrDefaults(s); err != nil {
-		t.Errorf("schema defaults: %v", err)
+	if _, err := Defaults(s, nil); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -252,10 +211,7 @@ type hrRig struct {
 
 func hrNewRig(t *testing.T, p sdk.HRTimerBase, highRes bool) *hrRig {
 	t.Helper()
-	cfg, err := hrDefaults(p.Schema())
-	if err != nil {
-		t.Fatalf("schema defaults: %v", err)
-	}
+	cfg := mustDefaults(t, p.Schema())
 	s := hrSetup(highRes)
 	if d := p.Configure(s, cfg); d.HasErrors() {
 		t.Fatalf("Configure(%+v, %v) = %v", s, cfg, d)

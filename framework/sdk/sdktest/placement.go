@@ -18,7 +18,7 @@ const tbPlaceCPUs = 4
 func tbPlaceFresh(t *testing.T, newPlugin func(*testing.T) sdk.TimerBase) sdk.TimerBase {
 	t.Helper()
 	p := newPlugin(t)
-	cfg := schemaDefaults(t, p.Schema())
+	cfg := mustDefaults(t, p.Schema())
 	hk := sdk.CPUSet{0b0111}
 	s := sdk.Setup{CPUs: tbPlaceCPUs, HZ: 1000, HighRes: true, Seed: 1, TimerMigration: true, TimerHousekeeping: &hk}
 	if d := p.Configure(s, cfg); d.HasErrors() {
@@ -156,10 +156,7 @@ func after64(a, b uint64) bool { return int64(b-a) < 0 }
 //   - a timer due before the target's next event stays local.
 func hrCheckPlacement(t *testing.T, newPlugin func(*testing.T) sdk.HRTimerBase) {
 	p := newPlugin(t)
-	cfg, err := hrDefaults(p.Schema())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustDefaults(t, p.Schema())
 	hk := sdk.CPUSet{0b011}
 	s := sdk.Setup{CPUs: 3, HZ: 250, HighRes: true, Seed: 1, TimerMigration: true, TimerHousekeeping: &hk}
 	if d := p.Configure(s, cfg); d.HasErrors() {

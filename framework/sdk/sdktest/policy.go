@@ -106,7 +106,7 @@ func polRun(t *testing.T, kind sdk.Kind, newPlugin func(*testing.T) sdk.Plugin,
 	fresh := func(t *testing.T) sdk.Plugin {
 		t.Helper()
 		p := newPlugin(t)
-		cfg := schemaDefaults(t, p.Schema())
+		cfg := mustDefaults(t, p.Schema())
 		if d := p.Configure(sdk.Setup{CPUs: polCPUs, HZ: 1000, HighRes: true, Seed: 1}, cfg); d.HasErrors() {
 			t.Fatalf("Configure(defaults) = %v", d)
 		}
@@ -118,7 +118,7 @@ func polRun(t *testing.T, kind sdk.Kind, newPlugin func(*testing.T) sdk.Plugin,
 			t.Errorf("Info() = %+v, want kind %q, a name, version and description", i, kind)
 		}
 	})
-	t.Run("Schema", func(t *testing.T) { tbCheckSchema(t, newPlugin(t).Schema()) })
+	t.Run("Schema", func(t *testing.T) { checkSchema(t, newPlugin(t).Schema()) })
 	t.Run("Decisions", func(t *testing.T) { script(t, fresh(t), 2000) })
 	t.Run("Deterministic", func(t *testing.T) {
 		a, b := script(t, fresh(t), 300), script(t, fresh(t), 300)

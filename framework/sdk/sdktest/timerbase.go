@@ -3,7 +3,6 @@ package sdktest
 import (
 	"fmt"
 	"reflect"
-	"strconv"
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/sdk"
@@ -51,7 +50,7 @@ func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 			t.Errorf("Info() = %+v, want kind %q, a name, version and description", i, sdk.KindTimerBase)
 		}
 	})
-	t.Run("Schema", func(t *testing.T) { tbCheckSchema(t, newPlugin(t).Schema()) })
+	t.Run("Schema", func(t *testing.T) { checkSchema(t, newPlugin(t).Schema()) })
 	t.Run("Placement", func(t *testing.T) { tbCheckPlacement(t, newPlugin) })
 	for _, hz := range tbHZs {
 		t.Run(fmt.Sprintf("HZ=%d", hz), func(t *testing.T) {
@@ -120,81 +119,11 @@ func RunTimerBase(t *testing.T, newPlugin func(t *testing.T) sdk.TimerBase) {
 func tbFresh(t *testing.T, newPlugin func(*testing.T) sdk.TimerBase, hz int) sdk.TimerBase {
 	t.Helper()
 	p := newPlugin(t)
-	cfg := schemaDefaults(t, p.Schema())
+	cfg := mustDefaults(t, p.Schema())
 	if d := p.Configure(sdk.Setup{CPUs: tbCPUs, HZ: hz, HighRes: true, Seed: 1}, cfg); d.HasErrors() {
 		t.Fatalf("Configure(defaults) = %v", d)
 	}
 	return p
-}
-
-// schemaDefaults is the configuration of every attribute of s at its
-// default, in the host's canonical text form.
-func schemaDefaults(t *testing.T, s sdk.Schema) sdk.Config {
-	t.Helper()
-	cfg := sdk.Config{}
-	for _, a := range s.Attributes {
-		v, err := tbCanonical(a.Type, a.Default)
-		if err != nil {
-			t.Fatalf("schema default of %q: %v", a.Name, err)
-		}
-		cfg[a.Name] = v
-	}
-	return cfg
-}
-
-// tbCanonical converts a schema default to the host's canonical text form.
-func tbCanonical(typ sdk.AttrType, v string) (string, error) {
-	switch typ {
-	case sdk.TypeDuration:
-		ns, err := ktime.ParseDuration(v)
-		return strconv.FormatInt(ns, 10), err
-	case sdk.TypeFrequency:
-		hz, err := ktime.ParseFrequency(v)
-		return strconv.FormatFloat(hz, 'g', -1, 64), err
-	case sdk.TypeNumber:
-		f, err := strconv.ParseFloat(v, 64)
-		return strconv.FormatFloat(f, 'g', -1, 64), err
-	case sdk.TypeBool:
-		if v != "true" && v != "false" {
-			return "", strconv.ErrSyntax
-		}
-		return v, nil
-	case sdk.TypeString:
-		return v, nil
-	}
-	return "", fmt.Errorf("unknown attribute type %q", typ)
-}
-
-func tbCheckSchema(t *testing.T, s sdk.Schema) {
-	checkEras(t, s)
-	seen := map[string]bool{}
-	for _, a := range s.Attributes {
-		if a.Name == "" || a.Name == "plugin" || a.Name == "isolation" || seen[a.Name] {
-			t.Errorf("attribute %q: empty, reserved or duplicate name", a.Name)
-		}
-		seen[a.Name] = true
-		if a.Doc == "" {
-			t.Errorf("attribute %q has no Doc", a.Name)
-		}
-		if a.Required {
-			continue
-		}
-		if _, err := tbCanonical(a.Type, a.Default); err != nil {
-			t.Errorf("attribute %q: default %q does not parse as %s: %v", a.Name, a.Default, a.Type, err)
-		}
-		if len(a.OneOf) > 0 {
-			if a.Type != sdk.TypeString {
-				t.Errorf("attribute %q: OneOf on a %s attribute", a.Name, a.Type)
-			}
-			found := false
-			for _, v := range a.OneOf {
-				found = found || v == a.Default
-			}
-			if !found {
-				t.Errorf("attribute %q: default %q not in OneOf %q", a.Name, a.Default, a.OneOf)
-			}
-		}
-	}
 }
 
 // tbOp checks a ModTimer/DelTimer result.
