@@ -47,6 +47,8 @@ type common struct {
 	pluginEnv      multiFlag
 	// callTimeout is --plugin-call-timeout: 0 turns the deadline off.
 	callTimeout time.Duration
+	// pluginStats is --plugin-stats (run and compare: registerPluginStats).
+	pluginStats bool
 	// diags prints the command's diagnostics, each once (set by setup).
 	diags *diagPrinter
 }
@@ -74,6 +76,12 @@ func (c *common) registerPluginFlags(fs *flag.FlagSet) {
 	fs.Var(&c.pluginEnv, "plugin-env", "add KEY=VALUE to plugin processes' environment (repeatable)")
 	fs.DurationVar(&c.callTimeout, "plugin-call-timeout", loader.DefaultCallTimeout,
 		"deadline of each call to a plugin process, its start and describe included (0: none, for debugging)")
+}
+
+// registerPluginStats registers --plugin-stats, for the commands that
+// print a run's or a comparison's results (run, compare).
+func (c *common) registerPluginStats(fs *flag.FlagSet) {
+	fs.BoolVar(&c.pluginStats, "plugin-stats", false, "count every plugin's calls, transport round trips and wall time per call, and print them after the results (JSON: plugin_stats, and plugin_wall for the times, which differ from run to run)")
 }
 
 // pluginCallTimeout is the loader's CallTimeout for --plugin-call-timeout.
@@ -293,7 +301,8 @@ func (c *common) loader(file string, src []byte, opts config.Options) func(set f
 // runOptions are the experiment options the common flags set, with the
 // plugins opened by op: a configuration's warnings are printed, each once.
 func (c *common) runOptions(op experiment.Opener, log zerolog.Logger) experiment.Options {
-	return experiment.Options{Opener: op, Isolation: c.isolation, CallTimeout: c.pluginCallTimeout(), Log: log, OnWarnings: c.diags.write}
+	return experiment.Options{Opener: op, Isolation: c.isolation, CallTimeout: c.pluginCallTimeout(), Log: log, OnWarnings: c.diags.write,
+		PluginStats: c.pluginStats}
 }
 
 // reportError prints a run error; config diagnostics get their source snippets.

@@ -102,6 +102,7 @@ func parseCompareFlags(args []string, stdout, stderr io.Writer) (f *compareFlags
 	fs := f.fs
 	fs.SetOutput(stderr)
 	f.c.register(fs, false)
+	f.c.registerPluginStats(fs)
 	fs.StringVar(&f.variants, "variants", "", "comma-separated variants to compare; the first is the base (default: every variant, in file order)")
 	fs.BoolVar(&f.noVariants, "no-variants", false, "run the file as written, without its variant blocks (with --sweep: the sweeps are the only axes)")
 	fs.StringVar(&f.kernels, "kernels", "", "compare kernel releases instead of variants: comma-separated versions (\"6.12,6.13\"), each run as --kernel-version V; the first is the base")

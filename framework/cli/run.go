@@ -39,6 +39,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (f *runFlags, status
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.c.register(fs, true)
+	f.c.registerPluginStats(fs)
 	fs.StringVar(&f.format, "format", "text", "output format: text, json or bench")
 	f.tf.register(fs)
 	fs.StringVar(&f.reportFile, "report", "", "also write an HTML report (plots, counters, worst cases) to FILE")
@@ -102,6 +103,7 @@ func (a *App) cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer closeOp()
 	eo.Opener, eo.Isolation, eo.Log, eo.OnWarnings = op, f.c.isolation, log, f.c.diags.write
 	eo.CallTimeout = f.c.pluginCallTimeout()
+	eo.PluginStats = f.c.pluginStats
 	eo.MaxWall = f.maxWall
 	eo.OnWallEstimate = func(e experiment.WallEstimate) { printWallEstimate(stderr, e) }
 	res, out, status := runOnce(spec, eo, f, stdout, stderr)

@@ -85,12 +85,15 @@ func Wrap(kind sdk.Kind, name string, p sdk.Plugin, l Limits) sdk.Plugin {
 	return p
 }
 
-// Unwrap returns the plugin behind a checker, or p.
+// Unwrap returns the plugin behind a checker (and its meter, Count), or p.
 func Unwrap(p sdk.Plugin) sdk.Plugin {
-	if u, ok := p.(interface{ unwrap() sdk.Plugin }); ok {
-		return u.unwrap()
+	for {
+		u, ok := p.(interface{ unwrap() sdk.Plugin })
+		if !ok {
+			return p
+		}
+		p = u.unwrap()
 	}
-	return p
 }
 
 // checker names the plugin in violations.

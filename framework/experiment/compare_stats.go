@@ -31,6 +31,11 @@ type Comparison struct {
 	// Metrics in the order benchstat meets them in the bench output: by
 	// seed, then variant, then line and value.
 	Metrics []MetricComparison `json:"metrics"`
+	// PluginStats and PluginWall are --plugin-stats by variant
+	// (Options.PluginStats; nil without it): PluginWall alone differs
+	// between runs.
+	PluginStats []VariantPluginStats `json:"plugin_stats,omitempty"`
+	PluginWall  []VariantPluginWall  `json:"plugin_wall,omitempty"`
 }
 
 // SweepInfo is a sweep as reports show it.
@@ -203,6 +208,7 @@ func AnalyzeGrid(file string, g Grid, runs []RunOutcome, alpha, confidence float
 	for i := range c.Metrics {
 		analyzeMetric(&c.Metrics[i], alpha, confidence)
 	}
+	c.pluginStats()
 	return c
 }
 

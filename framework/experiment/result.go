@@ -15,8 +15,9 @@ import (
 	"github.com/tickemu/tickemu/framework/workload"
 )
 
-// Result is everything one run reports. It contains no wall-clock data, so the
-// same config and seed give byte-identical encodings.
+// Result is everything one run reports. It contains no wall-clock data
+// except PluginWall, set only when asked for (Options.PluginStats), so the
+// same config and seed give byte-identical encodings once that is left out.
 type Result struct {
 	Config    ConfigInfo        `json:"config"`
 	Plugins   []PluginInfo      `json:"plugins"`
@@ -26,6 +27,11 @@ type Result struct {
 	// (run.max_wall, --max-wall) before the end: every figure covers the
 	// simulated time up to Incomplete.ReachedNS only.
 	Incomplete *Incomplete `json:"incomplete,omitempty"`
+	// PluginStats counts each plugin's calls and round trips, and
+	// PluginWall the wall time spent in them (Options.PluginStats; nil
+	// without it). PluginWall alone differs between runs.
+	PluginStats []PluginStats `json:"plugin_stats,omitempty"`
+	PluginWall  []PluginWall  `json:"plugin_wall,omitempty"`
 }
 
 // ConfigInfo identifies what ran.
@@ -188,6 +194,7 @@ func collect(spec *config.Spec, b *built, end ktime.Time) (*Result, error) {
 			return cmp.Compare(a.CPU, b.CPU)
 		})
 	}
+	r.pluginStats(b.plugins)
 	return r, nil
 }
 

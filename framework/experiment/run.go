@@ -92,6 +92,10 @@ type Options struct {
 	// (--plugin-call-timeout, as plugin processes get from the loader): 0
 	// is DefaultCallTimeout, negative none. See watchdog.
 	CallTimeout time.Duration
+	// PluginStats (--plugin-stats) meters every plugin's calls
+	// (contract.Count): the result then has PluginStats and PluginWall.
+	// Off, the plugins run behind their checkers alone, at no cost.
+	PluginStats bool
 }
 
 // LongRun is the simulated time from which a run estimates its wall time
@@ -192,6 +196,8 @@ type PluginInfo struct {
 	Schema sdk.Schema `json:"-"`
 	// plugin is the checked plugin (framework/contract) the run used.
 	plugin sdk.Plugin
+	// meter counts its calls (Options.PluginStats), else nil.
+	meter *contract.Meter
 }
 
 // ErrDiagnostics marks an error made of config diagnostics.
@@ -484,6 +490,10 @@ func (b *built) openPlugin(pb config.PluginBlock, setup sdk.Setup, o Options) (s
 	}
 	// Every answer of the plugin, in process or not, is checked from here on.
 	p = contract.Wrap(pb.Kind, pb.Plugin, p, contract.Limits{CPUs: spec.Machine.CPUs})
+	var meter *contract.Meter
+	if o.PluginStats {
+		p, meter = contract.Count(p)
+	}
 	s := setup
 	s.Role = sdk.Role(pb.Role)
 	var pds sdk.Diagnostics
@@ -497,7 +507,7 @@ func (b *built) openPlugin(pb config.PluginBlock, setup sdk.Setup, o Options) (s
 	}
 	b.overrides = append(b.overrides, slotOverrides(spec, pb)...)
 	b.overrides = append(b.overrides, spec.Overrides(string(pb.Kind), pb.Plugin, schema, cfg)...)
-	b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg, Schema: schema, plugin: p})
+	b.plugins = append(b.plugins, PluginInfo{Kind: pb.Kind, Role: pb.Role, Name: info.Name, Version: info.Version, Isolation: iso, Config: cfg, Schema: schema, plugin: p, meter: meter})
 	return p, diags, nil
 }
 

@@ -58,6 +58,7 @@ func WriteCompareText(w io.Writer, c *experiment.Comparison) error {
 			fmt.Fprintf(&b, "  %s: %s\n", runLabel(f.Variant, f.Point, f.Seed), f.Error)
 		}
 	}
+	writeComparePluginStats(&b, c)
 	_, err := w.Write(b.Bytes())
 	return err
 }

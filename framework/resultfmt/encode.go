@@ -127,6 +127,7 @@ func WriteTextWith(w io.Writer, r *experiment.Result, o TextOptions) error {
 			b.WriteString("  " + l + "\n")
 		}
 	}
+	writeRunPluginStats(b, r)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

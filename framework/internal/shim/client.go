@@ -153,6 +153,12 @@ func (b *base) Counters() []sdk.Counter {
 	return fromproto.Counters(expect(b.s, "Counters", resp.GetCounters(), resp).GetCounters())
 }
 
+// SessionRoundTrips returns the round trips the session has made so far,
+// Open's included: every call the host waited for (held calls travel with
+// one of those) and every flush of maxBatch held calls.
+// framework/contract reads it around each call for --plugin-stats.
+func (b *base) SessionRoundTrips() uint64 { return b.s.trips.Load() }
+
 // Close implements Closer.
 func (b *base) Close() { b.s.close() }
 

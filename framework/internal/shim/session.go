@@ -77,6 +77,10 @@ type session struct {
 
 	mu     sync.Mutex // serialises calls: requests and answers pair up in order
 	failed *sdk.TransportError
+	// trips counts the round trips this session made (roundTrip and
+	// begin), for --plugin-stats (SessionRoundTrips): unlike roundTrips it
+	// counts a round trip that overlaps another session's.
+	trips atomic.Uint64
 	// awaiting names the call begin sent and end has not read yet.
 	awaiting string
 }
@@ -123,6 +127,7 @@ func (s *session) roundTrip(call string, req, resp proto.Message) {
 	if s.awaiting != "" {
 		panic(s.fail(call, fmt.Errorf("host bug: %s called while the answer to %s is awaited", call, s.awaiting)))
 	}
+	s.trips.Add(1)
 	s.deadline.arm()
 	var err error
 	if s.sock != nil {
@@ -187,6 +192,7 @@ func (s *session) begin(call string, req proto.Message) {
 		inFlight.Add(-1)
 		panic(s.fail(call, fmt.Errorf("host bug: %s called while the answer to %s is awaited", call, s.awaiting)))
 	}
+	s.trips.Add(1)
 	s.deadline.arm()
 	var err error
 	if s.sock != nil {
