@@ -54,9 +54,11 @@ func (l liar) Info() sdk.Info {
 // testExtras are the test binary's linked-in plugins besides the builtins,
 // also when it serves them as plugin processes (TestMain).
 var testExtras = []sdk.Factory{{Kind: sdk.KindGovernor, Name: "panicky",
-	New: func() sdk.Plugin { return &panicky{AlwaysStop: governor.NewAlwaysStop().(*governor.AlwaysStop)} }},
+	New: func() sdk.Plugin {
+		return &panicky{AlwaysStop: governor.AlwaysStopFactory.New().(*governor.AlwaysStop)}
+	}},
 	{Kind: sdk.KindGovernor, Name: "hangy",
-		New: func() sdk.Plugin { return &hangy{AlwaysStop: governor.NewAlwaysStop().(*governor.AlwaysStop)} }},
+		New: func() sdk.Plugin { return &hangy{AlwaysStop: governor.AlwaysStopFactory.New().(*governor.AlwaysStop)} }},
 	{Kind: sdk.KindHRTimer, Name: "liar", New: func() sdk.Plugin { return liar{hrtimer.New().(*hrtimer.Plugin)} }}}
 
 // TestModelLieSameBothWays: an hrtimer plugin whose declared answer model

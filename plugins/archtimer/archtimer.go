@@ -43,11 +43,15 @@ type stats struct {
 // New returns an unconfigured arch timer plugin.
 func New() sdk.Plugin { return &Plugin{} }
 
+// Factory declares the plugin: its kind, the name `plugin = "archtimer"` selects,
+// and its constructor; Info and plugins/builtin take them from here.
+var Factory = sdk.Factory{Kind: sdk.KindClockEvent, Name: "archtimer", New: New}
+
 var _ sdk.ClockEventDevice = (*Plugin)(nil)
 
 // Info describes the plugin.
 func (p *Plugin) Info() sdk.Info {
-	return sdk.Info{Kind: sdk.KindClockEvent, Name: "archtimer", Version: Version,
+	return sdk.Info{Kind: Factory.Kind, Name: Factory.Name, Version: Version,
 		Description: "Arm architected timer per CPU, CVAL or TVAL programming (drivers/clocksource/arm_arch_timer.c)"}
 }
 

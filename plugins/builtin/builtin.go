@@ -3,6 +3,9 @@
 // the rest of the framework never imports plugins, and a new builtin is one line
 // here. It is public so that a plugin author's tests (sdktest) and a custom
 // build's main can run scenarios with the builtins next to their own plugin.
+//
+// Each builtin states its kind, name and constructor once, in its package's
+// Factory; Info takes them from there.
 package builtin
 
 import (
@@ -19,14 +22,14 @@ import (
 // Factories returns the builtin plugins in a stable order.
 func Factories() []sdk.Factory {
 	return append([]sdk.Factory{
-		{Kind: sdk.KindTimerBase, Name: "wheel", New: wheel.New},
-		{Kind: sdk.KindHRTimer, Name: "hrtimer", New: hrtimer.New},
-		{Kind: sdk.KindClockEvent, Name: "lapic", New: lapic.New},
-		{Kind: sdk.KindClockEvent, Name: "hpet", New: hpet.New},
-		{Kind: sdk.KindClockEvent, Name: "archtimer", New: archtimer.New},
-		{Kind: sdk.KindGovernor, Name: "menu", New: governor.NewMenu},
-		{Kind: sdk.KindGovernor, Name: "teo", New: governor.NewTeo},
-		{Kind: sdk.KindGovernor, Name: "always_stop", New: governor.NewAlwaysStop},
-		{Kind: sdk.KindGovernor, Name: "haltpoll", New: governor.NewHaltpoll},
+		wheel.Factory,
+		hrtimer.Factory,
+		lapic.Factory,
+		hpet.Factory,
+		archtimer.Factory,
+		governor.MenuFactory,
+		governor.TeoFactory,
+		governor.AlwaysStopFactory,
+		governor.HaltpollFactory,
 	}, policy.Factories()...)
 }

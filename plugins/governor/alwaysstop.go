@@ -9,11 +9,10 @@ import "github.com/tickemu/tickemu/framework/sdk"
 // sleep length and whose exit latency meets the PM QoS limit.
 type AlwaysStop struct{ base }
 
-// NewAlwaysStop returns an unconfigured always_stop governor.
-func NewAlwaysStop() sdk.Plugin {
-	return &AlwaysStop{base{name: "always_stop",
-		desc: "3.10-era idle loop: the tick is stopped on every idle entry; the deepest state fitting the sleep length and PM QoS"}}
-}
+// AlwaysStopFactory declares the always_stop governor.
+var AlwaysStopFactory = factory("always_stop",
+	"3.10-era idle loop: the tick is stopped on every idle entry; the deepest state fitting the sleep length and PM QoS",
+	func(b base) sdk.Plugin { return &AlwaysStop{b} })
 
 var _ sdk.Governor = (*AlwaysStop)(nil)
 

@@ -13,6 +13,7 @@ const Version = "1.0.0"
 // base is what every governor shares: its name, the states of each CPU, the
 // configured selection cost and the counters.
 type base struct {
+	kind       sdk.Kind
 	name, desc string
 	cost       int64
 	// cpus are each CPU's base record: in own, or in the governor's
@@ -42,7 +43,15 @@ func (p *baseCPU) answer(cost int64, state int, stop bool) sdk.IdleChoice {
 }
 
 func (b *base) Info() sdk.Info {
-	return sdk.Info{Kind: sdk.KindGovernor, Name: b.name, Version: Version, Description: b.desc}
+	return sdk.Info{Kind: b.kind, Name: b.name, Version: Version, Description: b.desc}
+}
+
+// factory declares a governor: the name `plugin = NAME` selects, its
+// description, and how to make it around the base every governor shares.
+func factory(name, desc string, make func(base) sdk.Plugin) sdk.Factory {
+	f := sdk.Factory{Kind: sdk.KindGovernor, Name: name}
+	f.New = func() sdk.Plugin { return make(base{kind: f.Kind, name: f.Name, desc: desc}) }
+	return f
 }
 
 func (b *base) Schema() sdk.Schema {

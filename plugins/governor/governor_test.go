@@ -52,7 +52,7 @@ func TestFirstSelections(t *testing.T) {
 			name string
 			f    func() sdk.Plugin
 			want sdk.IdleChoice
-		}{{"menu", NewMenu, tc.menu}, {"teo", NewTeo, tc.teo}, {"always_stop", NewAlwaysStop, tc.always}} {
+		}{{"menu", MenuFactory.New, tc.menu}, {"teo", TeoFactory.New, tc.teo}, {"always_stop", AlwaysStopFactory.New, tc.always}} {
 			if got := newGov(t, g.f).Select(tc.r); got != g.want {
 				t.Errorf("%s %s: Select(%+v) = %+v, want %+v", g.name, tc.name, tc.r, got, g.want)
 			}
@@ -69,7 +69,7 @@ func TestLearnsEarlyWakeups(t *testing.T) {
 		name string
 		f    func() sdk.Plugin
 		want int
-	}{{"menu", NewMenu, 1}, {"teo", NewTeo, 1}, {"always_stop", NewAlwaysStop, 2}} {
+	}{{"menu", MenuFactory.New, 1}, {"teo", TeoFactory.New, 1}, {"always_stop", AlwaysStopFactory.New, 2}} {
 		gov := newGov(t, g.f)
 		r := req(10000000, 1000000, false, sdk.NoLatencyLimit)
 		var last sdk.IdleChoice

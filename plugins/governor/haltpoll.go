@@ -33,11 +33,10 @@ type haltpollCPU struct {
 	pollLimit int64
 }
 
-// NewHaltpoll returns an unconfigured haltpoll governor.
-func NewHaltpoll() sdk.Plugin {
-	return &Haltpoll{base: base{name: "haltpoll",
-		desc: "haltpoll governor of KVM guests (drivers/cpuidle/governors/haltpoll.c): poll within an adaptive guest_halt_poll_ns window, else halt with the tick stopped"}}
-}
+// HaltpollFactory declares the haltpoll governor.
+var HaltpollFactory = factory("haltpoll",
+	"haltpoll governor of KVM guests (drivers/cpuidle/governors/haltpoll.c): poll within an adaptive guest_halt_poll_ns window, else halt with the tick stopped",
+	func(b base) sdk.Plugin { return &Haltpoll{base: b} })
 
 var _ sdk.Governor = (*Haltpoll)(nil)
 

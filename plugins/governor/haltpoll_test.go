@@ -10,7 +10,7 @@ var haltpollStates = []sdk.CPUIdleState{{Name: "POLL", Polling: true}, {Name: "h
 
 func newHaltpoll(t *testing.T, pollNS string) *Haltpoll {
 	t.Helper()
-	g := NewHaltpoll().(*Haltpoll)
+	g := HaltpollFactory.New().(*Haltpoll)
 	cfg := sdk.Config{"select_cost": "0", "guest_halt_poll_ns": pollNS, "guest_halt_poll_grow_start": "50000",
 		"guest_halt_poll_grow": "2", "guest_halt_poll_shrink": "2", "guest_halt_poll_allow_shrink": "true"}
 	if d := g.Configure(sdk.Setup{CPUs: 1, HZ: 250, HighRes: true}, cfg); d.HasErrors() {

@@ -42,11 +42,10 @@ type Menu struct {
 	dev []menuDevice
 }
 
-// NewMenu returns an unconfigured menu governor.
-func NewMenu() sdk.Plugin {
-	return &Menu{base: base{name: "menu",
-		desc: "menu governor (drivers/cpuidle/governors/menu.c): correction factors by bucket, typical-interval detection, keeps the tick for short or polling idle"}}
-}
+// MenuFactory declares the menu governor.
+var MenuFactory = factory("menu",
+	"menu governor (drivers/cpuidle/governors/menu.c): correction factors by bucket, typical-interval detection, keeps the tick for short or polling idle",
+	func(b base) sdk.Plugin { return &Menu{base: b} })
 
 var _ sdk.Governor = (*Menu)(nil)
 

@@ -62,7 +62,7 @@ func (d *menuRef) selectAndUpdate(st []sdk.CPUIdleState, r sdk.IdleSelect) {
 // (correction factors stay at most RESOLUTION * DECAY), and every choice,
 // which reads only that state and the request, is what it was.
 func TestMenuStateIs64BitExact(t *testing.T) {
-	g := NewMenu().(*Menu)
+	g := MenuFactory.New().(*Menu)
 	if d := g.Configure(sdk.Setup{CPUs: 1, HZ: 1000, HighRes: true}, sdk.Config{"select_cost": "0"}); d.HasErrors() {
 		t.Fatal(d)
 	}
@@ -117,7 +117,7 @@ func TestMenuStateIs64BitExact(t *testing.T) {
 // panics naming the governor, the call and the CPU.
 func TestSelectBeforeEnable(t *testing.T) {
 	for _, cpu := range []int{1, 2, -1} {
-		g := NewMenu().(*Menu)
+		g := MenuFactory.New().(*Menu)
 		if d := g.Configure(sdk.Setup{CPUs: 2, HZ: 1000, HighRes: true}, sdk.Config{"select_cost": "0"}); d.HasErrors() {
 			t.Fatal(d)
 		}

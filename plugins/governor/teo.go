@@ -37,11 +37,10 @@ type Teo struct {
 	cpu []teoCPU
 }
 
-// NewTeo returns an unconfigured teo governor.
-func NewTeo() sdk.Plugin {
-	return &Teo{base: base{name: "teo",
-		desc: "timer events oriented governor (drivers/cpuidle/governors/teo.c): hits and intercepts per state bin, keeps the tick for short or polling idle"}}
-}
+// TeoFactory declares the teo governor.
+var TeoFactory = factory("teo",
+	"timer events oriented governor (drivers/cpuidle/governors/teo.c): hits and intercepts per state bin, keeps the tick for short or polling idle",
+	func(b base) sdk.Plugin { return &Teo{base: b} })
 
 var _ sdk.Governor = (*Teo)(nil)
 

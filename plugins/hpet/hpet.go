@@ -69,11 +69,15 @@ type stats struct {
 // New returns an unconfigured HPET plugin.
 func New() sdk.Plugin { return &Plugin{} }
 
+// Factory declares the plugin: its kind, the name `plugin = "hpet"` selects,
+// and its constructor; Info and plugins/builtin take them from here.
+var Factory = sdk.Factory{Kind: sdk.KindClockEvent, Name: "hpet", New: New}
+
 var _ sdk.ClockEventDevice = (*Plugin)(nil)
 
 // Info describes the plugin.
 func (p *Plugin) Info() sdk.Info {
-	return sdk.Info{Kind: sdk.KindClockEvent, Name: "hpet", Version: Version,
+	return sdk.Info{Kind: Factory.Kind, Name: Factory.Name, Version: Version,
 		Description: "x86 HPET comparators: legacy broadcast channel or per-CPU MSI channels, with the equal-match -ETIME race (arch/x86/kernel/hpet.c)"}
 }
 

@@ -9,9 +9,6 @@ import (
 	"github.com/tickemu/tickemu/plugins/policy"
 )
 
-// Name is the plugin name HCL selects with plugin = "hrtimer".
-const Name = "hrtimer"
-
 // Version is the plugin's own semantic version.
 const Version = "1.0.0"
 
@@ -82,11 +79,15 @@ var _ sdk.HRTimerBase = (*Plugin)(nil)
 // New returns an unconfigured hrtimer plugin (the sdk.Factory constructor).
 func New() sdk.Plugin { return &Plugin{} }
 
+// Factory declares the plugin: its kind, the name `plugin = "hrtimer"`
+// selects, and its constructor; Info and plugins/builtin take them from here.
+var Factory = sdk.Factory{Kind: sdk.KindHRTimer, Name: "hrtimer", New: New}
+
 // Info describes the plugin.
 func (p *Plugin) Info() sdk.Info {
 	return sdk.Info{
-		Kind:        sdk.KindHRTimer,
-		Name:        Name,
+		Kind:        Factory.Kind,
+		Name:        Factory.Name,
 		Version:     Version,
 		Description: "kernel/time/hrtimer.c per-CPU hrtimer_cpu_base with 8 clock bases, era-selectable hang handling, softirq cache and restart reprogramming",
 	}

@@ -86,11 +86,15 @@ type stats struct {
 // New returns an unconfigured LAPIC plugin.
 func New() sdk.Plugin { return &Plugin{} }
 
+// Factory declares the plugin: its kind, the name `plugin = "lapic"` selects,
+// and its constructor; Info and plugins/builtin take them from here.
+var Factory = sdk.Factory{Kind: sdk.KindClockEvent, Name: "lapic", New: New}
+
 var _ sdk.ClockEventDevice = (*Plugin)(nil)
 
 // Info describes the plugin.
 func (p *Plugin) Info() sdk.Info {
-	return sdk.Info{Kind: sdk.KindClockEvent, Name: "lapic", Version: Version,
+	return sdk.Info{Kind: Factory.Kind, Name: Factory.Name, Version: Version,
 		Description: "x86 local APIC timer per CPU: TSC-deadline or count-down one-shot (arch/x86/kernel/apic/apic.c)"}
 }
 

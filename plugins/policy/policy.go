@@ -18,6 +18,9 @@ type base struct {
 	decisions int64
 }
 
+// newBase is the base of a policy its Factory f makes.
+func newBase(f sdk.Factory, desc string) base { return base{kind: f.Kind, name: f.Name, desc: desc} }
+
 // Info implements sdk.Plugin.
 func (b *base) Info() sdk.Info {
 	return sdk.Info{Kind: b.kind, Name: b.name, Version: "1.0.0", Description: b.desc}
@@ -51,34 +54,35 @@ func (h *Hang) Hang(r sdk.HangRequest) sdk.HangDecision {
 	return h.decide(r)
 }
 
-// NewProportional is hrtimer_interrupt()'s hang handling from 41d2e4949377
+// Proportional is hrtimer_interrupt()'s hang handling from 41d2e4949377
 // (2.6.32) to 7.0: delay = the time the interrupt spent, at most 100 ms;
 // hang_detected stays set until a later interrupt programs successfully.
-func NewProportional() sdk.Plugin {
-	return &Hang{base: base{kind: sdk.KindHangPolicy, name: "proportional",
-		desc: "hrtimer_interrupt() hang delay = time spent in the interrupt, capped at 100 ms (41d2e4949377, 2.6.32 .. 7.0)"},
-		decide: func(r sdk.HangRequest) sdk.HangDecision {
-			return sdk.HangDecision{Delay: min(int64(r.Now-r.Entry), HangCap), KeepDetected: true}
-		}}
-}
+var Proportional = hang("proportional",
+	"hrtimer_interrupt() hang delay = time spent in the interrupt, capped at 100 ms (41d2e4949377, 2.6.32 .. 7.0)",
+	func(r sdk.HangRequest) sdk.HangDecision {
+		return sdk.HangDecision{Delay: min(int64(r.Now-r.Entry), HangCap), KeepDetected: true}
+	})
 
-// NewFixed100ms is 2889243848560 ("hrtimer: Re-arrange hrtimer_interrupt()",
+// Fixed100ms is 2889243848560 ("hrtimer: Re-arrange hrtimer_interrupt()",
 // tip 2026): always 100 ms, hang_detected cleared at once.
-func NewFixed100ms() sdk.Plugin {
-	return &Hang{base: base{kind: sdk.KindHangPolicy, name: "fixed_100ms",
-		desc: "hrtimer_interrupt() hang delay = 100 ms, hang_detected cleared at once (2889243848560)"},
-		decide: func(sdk.HangRequest) sdk.HangDecision { return sdk.HangDecision{Delay: HangCap} }}
-}
+var Fixed100ms = hang("fixed_100ms",
+	"hrtimer_interrupt() hang delay = 100 ms, hang_detected cleared at once (2889243848560)",
+	func(sdk.HangRequest) sdk.HangDecision { return sdk.HangDecision{Delay: HangCap} })
 
-// NewMaxHangTime is its fix ("hrtimer: Less agressive interrupt hang
+// MaxHangTime is its fix ("hrtimer: Less agressive interrupt hang
 // handling", 2026): delay = min(100 ms, max_hang_time), hang_detected kept
 // until the next interrupt.
-func NewMaxHangTime() sdk.Plugin {
-	return &Hang{base: base{kind: sdk.KindHangPolicy, name: "max_hang_time",
-		desc: "hrtimer_interrupt() hang delay = min(100 ms, max_hang_time), hang_detected kept until the next interrupt (the 2026 fix)"},
-		decide: func(r sdk.HangRequest) sdk.HangDecision {
-			return sdk.HangDecision{Delay: min(HangCap, r.MaxHangTime), KeepDetected: true}
-		}}
+var MaxHangTime = hang("max_hang_time",
+	"hrtimer_interrupt() hang delay = min(100 ms, max_hang_time), hang_detected kept until the next interrupt (the 2026 fix)",
+	func(r sdk.HangRequest) sdk.HangDecision {
+		return sdk.HangDecision{Delay: min(HangCap, r.MaxHangTime), KeepDetected: true}
+	})
+
+// hang declares a builtin hang_policy called name that decides with decide.
+func hang(name, desc string, decide func(sdk.HangRequest) sdk.HangDecision) sdk.Factory {
+	f := sdk.Factory{Kind: sdk.KindHangPolicy, Name: name}
+	f.New = func() sdk.Plugin { return &Hang{base: newBase(f, desc), decide: decide} }
+	return f
 }
 
 // Catchup is a builtin catchup_policy: one mode whatever the base's state.
@@ -98,24 +102,24 @@ func (c *Catchup) Catchup(sdk.CatchupRequest) sdk.CatchupDecision {
 // Mode is the builtin's constant answer.
 func (c *Catchup) Mode() sdk.CatchupMode { return c.mode }
 
-// NewPerJiffy is 3.10 __run_timers(): one iteration per jiffy.
-func NewPerJiffy() sdk.Plugin {
-	return &Catchup{base: base{kind: sdk.KindCatchupPolicy, name: "per_jiffy",
-		desc: "__run_timers() walks one jiffy per iteration (3.10)"}, mode: sdk.CatchupWalk}
-}
+// PerJiffy is 3.10 __run_timers(): one iteration per jiffy.
+var PerJiffy = catchup("per_jiffy", "__run_timers() walks one jiffy per iteration (3.10)", sdk.CatchupWalk)
 
-// NewSkipEmpty is 3.15 catchup_timer_jiffies() (d550e81dc0dd): an empty
+// SkipEmpty is 3.15 catchup_timer_jiffies() (d550e81dc0dd): an empty
 // base's clock jumps to jiffies.
-func NewSkipEmpty() sdk.Plugin {
-	return &Catchup{base: base{kind: sdk.KindCatchupPolicy, name: "skip_empty",
-		desc: "__run_timers() walks one jiffy per iteration, an empty base jumps to jiffies (d550e81dc0dd, 3.15)"}, mode: sdk.CatchupSkipEmpty}
-}
+var SkipEmpty = catchup("skip_empty",
+	"__run_timers() walks one jiffy per iteration, an empty base jumps to jiffies (d550e81dc0dd, 3.15)", sdk.CatchupSkipEmpty)
 
-// NewNextExpiry is 4.8's 236968383cf5 and 5.9's next_expiry: the clock
+// NextExpiry is 4.8's 236968383cf5 and 5.9's next_expiry: the clock
 // jumps to the next jiffy with work.
-func NewNextExpiry() sdk.Plugin {
-	return &Catchup{base: base{kind: sdk.KindCatchupPolicy, name: "next_expiry",
-		desc: "__run_timers() jumps to the next jiffy with work (236968383cf5, 4.8; next_expiry 5.9)"}, mode: sdk.CatchupNextExpiry}
+var NextExpiry = catchup("next_expiry",
+	"__run_timers() jumps to the next jiffy with work (236968383cf5, 4.8; next_expiry 5.9)", sdk.CatchupNextExpiry)
+
+// catchup declares a builtin catchup_policy called name that answers mode.
+func catchup(name, desc string, mode sdk.CatchupMode) sdk.Factory {
+	f := sdk.Factory{Kind: sdk.KindCatchupPolicy, Name: name}
+	f.New = func() sdk.Plugin { return &Catchup{base: newBase(f, desc), mode: mode} }
+	return f
 }
 
 // Restart is a builtin restart_policy.
@@ -135,33 +139,27 @@ func (r *Restart) Restart(sdk.RestartRequest) sdk.RestartDecision {
 // Deferred is the builtin's constant answer.
 func (r *Restart) Deferred() bool { return r.deferred }
 
-// NewDouble is __hrtimer_start_range_ns() before 627ef5ae2df8: reprogram on
+// Double is __hrtimer_start_range_ns() before 627ef5ae2df8: reprogram on
 // removal of the first timer and again after the enqueue.
-func NewDouble() sdk.Plugin {
-	return &Restart{base: base{kind: sdk.KindRestartPolicy, name: "double",
-		desc: "restarting the first hrtimer reprograms on removal and after the enqueue (before 627ef5ae2df8)"}}
-}
+var Double = restart("double",
+	"restarting the first hrtimer reprograms on removal and after the enqueue (before 627ef5ae2df8)", false)
 
-// NewDeferred is 627ef5ae2df8: force_local, one reprogramming after the
+// Deferred is 627ef5ae2df8: force_local, one reprogramming after the
 // enqueue.
-func NewDeferred() sdk.Plugin {
-	return &Restart{base: base{kind: sdk.KindRestartPolicy, name: "deferred",
-		desc: "restarting the first hrtimer keeps it local and reprograms once after the enqueue (627ef5ae2df8)"}, deferred: true}
+var Deferred = restart("deferred",
+	"restarting the first hrtimer keeps it local and reprograms once after the enqueue (627ef5ae2df8)", true)
+
+// restart declares a builtin restart_policy called name.
+func restart(name, desc string, deferred bool) sdk.Factory {
+	f := sdk.Factory{Kind: sdk.KindRestartPolicy, Name: name}
+	f.New = func() sdk.Plugin { return &Restart{base: newBase(f, desc), deferred: deferred} }
+	return f
 }
 
 // Factories lists the builtin policies, by kind then name as the attribute
 // lists them.
 func Factories() []sdk.Factory {
-	return []sdk.Factory{
-		{Kind: sdk.KindHangPolicy, Name: "proportional", New: NewProportional},
-		{Kind: sdk.KindHangPolicy, Name: "fixed_100ms", New: NewFixed100ms},
-		{Kind: sdk.KindHangPolicy, Name: "max_hang_time", New: NewMaxHangTime},
-		{Kind: sdk.KindCatchupPolicy, Name: "per_jiffy", New: NewPerJiffy},
-		{Kind: sdk.KindCatchupPolicy, Name: "skip_empty", New: NewSkipEmpty},
-		{Kind: sdk.KindCatchupPolicy, Name: "next_expiry", New: NewNextExpiry},
-		{Kind: sdk.KindRestartPolicy, Name: "double", New: NewDouble},
-		{Kind: sdk.KindRestartPolicy, Name: "deferred", New: NewDeferred},
-	}
+	return []sdk.Factory{Proportional, Fixed100ms, MaxHangTime, PerJiffy, SkipEmpty, NextExpiry, Double, Deferred}
 }
 
 // New returns a fresh builtin policy of kind k called name, or nil.

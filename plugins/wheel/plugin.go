@@ -127,13 +127,14 @@ func (w *Wheel) UsePolicy(k sdk.Kind, p sdk.Plugin) bool {
 // New returns an unconfigured wheel plugin; it is the sdk.Factory constructor.
 func New() sdk.Plugin { return &Wheel{} }
 
-// Factory registers the plugin with the host.
+// Factory declares the plugin: its kind, the name `plugin = "wheel"` selects,
+// and its constructor; Info and plugins/builtin take them from here.
 var Factory = sdk.Factory{Kind: sdk.KindTimerBase, Name: "wheel", New: New}
 
 // Info describes the plugin.
 func (w *Wheel) Info() sdk.Info {
 	return sdk.Info{
-		Kind: sdk.KindTimerBase, Name: "wheel", Version: Version,
+		Kind: Factory.Kind, Name: Factory.Name, Version: Version,
 		Description: "Linux timer wheel (kernel/time/timer.c): the 4.8+ non-cascading levels wheel " +
 			"(as of 5.9-6.8) or the 3.10 cascading wheel, with per-jiffy, empty-skip or next-expiry catch-up",
 	}
