@@ -18,25 +18,24 @@ type stressNgCPU struct {
 	warmup    ktime.Time
 }
 
-func init() {
-	register(Type{
-		Name: "stress_ng_cpu",
-		Doc:  "stress-ng --cpu: busy SCHED_OTHER tasks, pure user computation",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			count("instances", "1", "1", maxTasks, "instances, one task each"),
-			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin"),
-			attr("op_time", sdk.TypeDuration, "10us", "user computation per bogo op"),
-		}},
-		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &stressNgCPU{name: name, instances: int(c.Int("instances")), op: c.Duration("op_time")}
-			if w.op <= 0 {
-				return nil, fieldErr("op_time", "must be positive")
-			}
-			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
-			w.cpus = cpus
-			return w, err
-		},
-	})
+// stressNgCPUType is the stress_ng_cpu workload type (listed in workload.go).
+var stressNgCPUType = Type{
+	Name: "stress_ng_cpu",
+	Doc:  "stress-ng --cpu: busy SCHED_OTHER tasks, pure user computation",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		count("instances", "1", "1", maxTasks, "instances, one task each"),
+		attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin"),
+		attr("op_time", sdk.TypeDuration, "10us", "user computation per bogo op"),
+	}},
+	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
+		w := &stressNgCPU{name: name, instances: int(c.Int("instances")), op: c.Duration("op_time")}
+		if w.op <= 0 {
+			return nil, fieldErr("op_time", "must be positive")
+		}
+		cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
+		w.cpus = cpus
+		return w, err
+	},
 }
 
 func (w *stressNgCPU) Setup(k *kernel.Kernel, warmup ktime.Time) error {

@@ -80,29 +80,28 @@ type ctThread struct {
 // interval is the thread's period (-i interval, -d distance).
 func (st *ctThread) interval() int64 { return st.w.interval + int64(st.tid)*st.w.distance }
 
-func init() {
-	register(Type{
-		Name: "cyclictest",
-		Doc:  "rt-tests cyclictest: periodic clock_nanosleep wakeups, latency = wakeup - target",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			count("threads", "1", "1", maxTasks, "number of measurement threads (-t)"),
-			attr("cpus", sdk.TypeString, "", "cpulist the threads are pinned to round robin (-a); empty: thread i on CPU i"),
-			attr("interval", sdk.TypeDuration, "1000us", "base interval (-i)"),
-			attr("distance", sdk.TypeDuration, "500us", "interval increment per thread (-d)"),
-			count("priority", "0", "0", "99", "SCHED_FIFO priority (-p); 0 = SCHED_OTHER"),
-			count("loops", "0", "0", "1000000000", "wakeups per thread, after which the thread exits (-l); 0 = until the run ends"),
-			attr("clock", sdk.TypeString, "monotonic", "clock (-c)", "monotonic", "realtime"),
-			attr("mode", sdk.TypeString, "clock_nanosleep", "sleep mode: absolute clock_nanosleep (default) or relative (-r)", "clock_nanosleep", "relative"),
-			count("histogram", "0", "0", maxHistBuckets, "histogram buckets in us (-h); 0 = off. Forces distance to 0, as cyclictest does (the summary says so)"),
-			attr("nsecs", sdk.TypeBool, "false", "print Min/Act/Avg/Max in ns instead of us (--nsecs)"),
-			attr("dma_latency", sdk.TypeBool, "true", "hold a /dev/cpu_dma_latency request (cyclictest's default; off = --laptop)"),
-			attr("latency", sdk.TypeDuration, "0s", "the PM QoS value written (--latency): idle states with a longer exit latency are not used"),
-			attr("user_work", sdk.TypeDuration, "1us", "user-space work per loop (stats update, clock read)"),
-			attr("start", sdk.TypeDuration, "0s", "when cyclictest is started (CLOCK_MONOTONIC since boot); the machine runs without it before"),
-			attr("start_jitter", sdk.TypeDuration, "1ms", "each thread starts a seeded random 0..start_jitter after start, so seeds vary the phase against the tick and other timers"),
-		}},
-		New: newCyclictest,
-	})
+// cyclictestType is the cyclictest workload type (listed in workload.go).
+var cyclictestType = Type{
+	Name: "cyclictest",
+	Doc:  "rt-tests cyclictest: periodic clock_nanosleep wakeups, latency = wakeup - target",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		count("threads", "1", "1", maxTasks, "number of measurement threads (-t)"),
+		attr("cpus", sdk.TypeString, "", "cpulist the threads are pinned to round robin (-a); empty: thread i on CPU i"),
+		attr("interval", sdk.TypeDuration, "1000us", "base interval (-i)"),
+		attr("distance", sdk.TypeDuration, "500us", "interval increment per thread (-d)"),
+		count("priority", "0", "0", "99", "SCHED_FIFO priority (-p); 0 = SCHED_OTHER"),
+		count("loops", "0", "0", "1000000000", "wakeups per thread, after which the thread exits (-l); 0 = until the run ends"),
+		attr("clock", sdk.TypeString, "monotonic", "clock (-c)", "monotonic", "realtime"),
+		attr("mode", sdk.TypeString, "clock_nanosleep", "sleep mode: absolute clock_nanosleep (default) or relative (-r)", "clock_nanosleep", "relative"),
+		count("histogram", "0", "0", maxHistBuckets, "histogram buckets in us (-h); 0 = off. Forces distance to 0, as cyclictest does (the summary says so)"),
+		attr("nsecs", sdk.TypeBool, "false", "print Min/Act/Avg/Max in ns instead of us (--nsecs)"),
+		attr("dma_latency", sdk.TypeBool, "true", "hold a /dev/cpu_dma_latency request (cyclictest's default; off = --laptop)"),
+		attr("latency", sdk.TypeDuration, "0s", "the PM QoS value written (--latency): idle states with a longer exit latency are not used"),
+		attr("user_work", sdk.TypeDuration, "1us", "user-space work per loop (stats update, clock read)"),
+		attr("start", sdk.TypeDuration, "0s", "when cyclictest is started (CLOCK_MONOTONIC since boot); the machine runs without it before"),
+		attr("start_jitter", sdk.TypeDuration, "1ms", "each thread starts a seeded random 0..start_jitter after start, so seeds vary the phase against the tick and other timers"),
+	}},
+	New: newCyclictest,
 }
 
 // defaultHistBuckets is the latency histogram's size without -h (10 ms in

@@ -24,37 +24,36 @@ type kernelTimers struct {
 	timers     []*kernel.WheelTimer
 }
 
-func init() {
-	register(Type{
-		Name: "kernel_timers",
-		Doc:  "background per-CPU timer_list timers (vmstat, watchdog, writeback...) re-armed every period",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			attr("function", sdk.TypeString, "", "callback name shown in traces (defaults to the block name)"),
-			attr("cpus", sdk.TypeString, "all", "cpulist"),
-			attr("period", sdk.TypeDuration, "1s", "re-arm period (rounded to jiffies)"),
-			attr("deferrable", sdk.TypeBool, "false", "TIMER_DEFERRABLE: never wakes an idle CPU"),
-			attr("callback_cost", sdk.TypeDuration, "500ns", "callback run time"),
-			attr("phase", sdk.TypeDuration, "0s", "first expiry offset added to the period"),
-			attr("phase_jitter", sdk.TypeDuration, "0s", "a seeded random 0..phase_jitter added to each timer's first expiry"),
-			attr("pinned", sdk.TypeBool, "true", "TIMER_PINNED (the default): the timer stays on its CPU. false: a migratable timer whose "+
-				"callback re-arms it with mod_timer() on the CPU that ran it, so kernel.timer_migration can move it (push) "+
-				"or the timer-migration hierarchy expire it remotely (pull)"),
-		}},
-		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &kernelTimers{name: name, function: c.String("function"), period: c.Duration("period"),
-				deferrable: c.Bool("deferrable"), cost: c.Duration("callback_cost"), phase: c.Duration("phase"), jitter: c.Duration("phase_jitter"),
-				pinned: c.Bool("pinned")}
-			if w.function == "" {
-				w.function = name
-			}
-			if w.period <= 0 {
-				return nil, fieldErr("period", "must be positive")
-			}
-			cpus, err := cpusAttr(c.String("cpus"), m.CPUs)
-			w.cpus = cpus
-			return w, err
-		},
-	})
+// kernelTimersType is the kernel_timers workload type (listed in workload.go).
+var kernelTimersType = Type{
+	Name: "kernel_timers",
+	Doc:  "background per-CPU timer_list timers (vmstat, watchdog, writeback...) re-armed every period",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		attr("function", sdk.TypeString, "", "callback name shown in traces (defaults to the block name)"),
+		attr("cpus", sdk.TypeString, "all", "cpulist"),
+		attr("period", sdk.TypeDuration, "1s", "re-arm period (rounded to jiffies)"),
+		attr("deferrable", sdk.TypeBool, "false", "TIMER_DEFERRABLE: never wakes an idle CPU"),
+		attr("callback_cost", sdk.TypeDuration, "500ns", "callback run time"),
+		attr("phase", sdk.TypeDuration, "0s", "first expiry offset added to the period"),
+		attr("phase_jitter", sdk.TypeDuration, "0s", "a seeded random 0..phase_jitter added to each timer's first expiry"),
+		attr("pinned", sdk.TypeBool, "true", "TIMER_PINNED (the default): the timer stays on its CPU. false: a migratable timer whose "+
+			"callback re-arms it with mod_timer() on the CPU that ran it, so kernel.timer_migration can move it (push) "+
+			"or the timer-migration hierarchy expire it remotely (pull)"),
+	}},
+	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
+		w := &kernelTimers{name: name, function: c.String("function"), period: c.Duration("period"),
+			deferrable: c.Bool("deferrable"), cost: c.Duration("callback_cost"), phase: c.Duration("phase"), jitter: c.Duration("phase_jitter"),
+			pinned: c.Bool("pinned")}
+		if w.function == "" {
+			w.function = name
+		}
+		if w.period <= 0 {
+			return nil, fieldErr("period", "must be positive")
+		}
+		cpus, err := cpusAttr(c.String("cpus"), m.CPUs)
+		w.cpus = cpus
+		return w, err
+	},
 }
 
 func (w *kernelTimers) Setup(k *kernel.Kernel, warmup ktime.Time) error {
@@ -114,40 +113,39 @@ type hrtimerLoad struct {
 	warmup   ktime.Time
 }
 
-func init() {
-	register(Type{
-		Name: "hrtimer_load",
-		Doc:  "kernel hrtimers per CPU, periodic (callback restarts them) or one-shot",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			attr("cpus", sdk.TypeString, "all", "cpulist"),
-			count("count", "1", "1", maxTimersPerCPU, "timers per CPU"),
-			attr("period", sdk.TypeDuration, "100us", "forward period; 0s = one-shot"),
-			attr("first", sdk.TypeDuration, "0s", "first expiry (relative to boot in the timer's clock when absolute); 0 = one period"),
-			attr("clock", sdk.TypeString, "monotonic", "clock base", "monotonic", "realtime", "boottime", "tai"),
-			attr("soft", sdk.TypeBool, "false", "HRTIMER_MODE_SOFT: expire in HRTIMER_SOFTIRQ"),
-			attr("absolute", sdk.TypeBool, "true", "start in ABS mode at first (else REL)"),
-			attr("callback_cost", sdk.TypeDuration, "200ns", "callback run time"),
-			attr("stagger", sdk.TypeBool, "true", "spread the first expiries of a CPU's timers over one period"),
-		}},
-		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &hrtimerLoad{name: name, count: int(c.Int("count")), period: c.Duration("period"), first: c.Duration("first"),
-				soft: c.Bool("soft"), abs: c.Bool("absolute"), cost: c.Duration("callback_cost"), stagger: c.Bool("stagger")}
-			w.clock = map[string]sdk.ClockID{"monotonic": sdk.ClockMonotonic, "realtime": sdk.ClockRealtime,
-				"boottime": sdk.ClockBoottime, "tai": sdk.ClockTAI}[c.String("clock")]
-			if w.count < 1 {
-				return nil, fieldErr("count", "must be at least 1")
-			}
-			if w.period == 0 && w.first == 0 {
-				return nil, fieldErr("first", "a one-shot load (period 0s) needs first")
-			}
-			cpus, err := cpusAttr(c.String("cpus"), m.CPUs)
-			w.cpus = cpus
-			if err == nil && w.count*len(cpus) > maxTimers {
-				return nil, fieldErr("count", "%d timers on each of %d CPUs make %d, more than the %d one block may start", w.count, len(cpus), w.count*len(cpus), maxTimers)
-			}
-			return w, err
-		},
-	})
+// hrtimerLoadType is the hrtimer_load workload type (listed in workload.go).
+var hrtimerLoadType = Type{
+	Name: "hrtimer_load",
+	Doc:  "kernel hrtimers per CPU, periodic (callback restarts them) or one-shot",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		attr("cpus", sdk.TypeString, "all", "cpulist"),
+		count("count", "1", "1", maxTimersPerCPU, "timers per CPU"),
+		attr("period", sdk.TypeDuration, "100us", "forward period; 0s = one-shot"),
+		attr("first", sdk.TypeDuration, "0s", "first expiry (relative to boot in the timer's clock when absolute); 0 = one period"),
+		attr("clock", sdk.TypeString, "monotonic", "clock base", "monotonic", "realtime", "boottime", "tai"),
+		attr("soft", sdk.TypeBool, "false", "HRTIMER_MODE_SOFT: expire in HRTIMER_SOFTIRQ"),
+		attr("absolute", sdk.TypeBool, "true", "start in ABS mode at first (else REL)"),
+		attr("callback_cost", sdk.TypeDuration, "200ns", "callback run time"),
+		attr("stagger", sdk.TypeBool, "true", "spread the first expiries of a CPU's timers over one period"),
+	}},
+	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
+		w := &hrtimerLoad{name: name, count: int(c.Int("count")), period: c.Duration("period"), first: c.Duration("first"),
+			soft: c.Bool("soft"), abs: c.Bool("absolute"), cost: c.Duration("callback_cost"), stagger: c.Bool("stagger")}
+		w.clock = map[string]sdk.ClockID{"monotonic": sdk.ClockMonotonic, "realtime": sdk.ClockRealtime,
+			"boottime": sdk.ClockBoottime, "tai": sdk.ClockTAI}[c.String("clock")]
+		if w.count < 1 {
+			return nil, fieldErr("count", "must be at least 1")
+		}
+		if w.period == 0 && w.first == 0 {
+			return nil, fieldErr("first", "a one-shot load (period 0s) needs first")
+		}
+		cpus, err := cpusAttr(c.String("cpus"), m.CPUs)
+		w.cpus = cpus
+		if err == nil && w.count*len(cpus) > maxTimers {
+			return nil, fieldErr("count", "%d timers on each of %d CPUs make %d, more than the %d one block may start", w.count, len(cpus), w.count*len(cpus), maxTimers)
+		}
+		return w, err
+	},
 }
 
 func (w *hrtimerLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {

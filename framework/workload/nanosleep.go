@@ -54,18 +54,17 @@ type stressNgNanosleep struct {
 // round holds.
 var nanosleepMethods = []string{"random", "all", "cstate", "ns", "us", "ms"}
 
-func init() {
-	register(Type{
-		Name: "stress_ng_nanosleep",
-		Doc:  "stress-ng --nanosleep: per instance 8 threads of short nanosleep()s (random 8 ns..262 us, C-state residencies, 1 ns, 1 us, 1 ms)",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			count("instances", "1", "1", maxTasks, "instances (--nanosleep N), one process each"),
-			count("threads", "8", "1", "1024", "pthreads per instance (--nanosleep-threads, 1..1024)"),
-			attr("method", sdk.TypeString, "random", "the sleeps of one bogo op (--nanosleep-method, V0.17.00+; its default there is all): random is the only behaviour of earlier versions (Debian 12's 0.15.06)", nanosleepMethods...),
-			attr("cpus", sdk.TypeString, "", "cpulist the threads are placed on, round robin over every instance's threads (the main thread of instance i on the i-th); empty: every CPU"),
-		}},
-		New: newStressNgNanosleep,
-	})
+// stressNgNanosleepType is the stress_ng_nanosleep workload type (listed in workload.go).
+var stressNgNanosleepType = Type{
+	Name: "stress_ng_nanosleep",
+	Doc:  "stress-ng --nanosleep: per instance 8 threads of short nanosleep()s (random 8 ns..262 us, C-state residencies, 1 ns, 1 us, 1 ms)",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		count("instances", "1", "1", maxTasks, "instances (--nanosleep N), one process each"),
+		count("threads", "8", "1", "1024", "pthreads per instance (--nanosleep-threads, 1..1024)"),
+		attr("method", sdk.TypeString, "random", "the sleeps of one bogo op (--nanosleep-method, V0.17.00+; its default there is all): random is the only behaviour of earlier versions (Debian 12's 0.15.06)", nanosleepMethods...),
+		attr("cpus", sdk.TypeString, "", "cpulist the threads are placed on, round robin over every instance's threads (the main thread of instance i on the i-th); empty: every CPU"),
+	}},
+	New: newStressNgNanosleep,
 }
 
 func newStressNgNanosleep(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {

@@ -29,29 +29,28 @@ type ncm struct {
 	flushes int64
 }
 
-func init() {
-	register(Type{
-		Name: "ncm",
-		Doc:  "pktgen over the USB NCM gadget: hrtimer_start(REL_SOFT, 300us) of one timer per packet",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			count("cpu", "0", "0", maxCPU, "CPU of the pktgen kthread"),
-			attr("packet_work", sdk.TypeDuration, "2us", "driver and stack work per packet besides the timer restart"),
-			attr("timeout", sdk.TypeDuration, "300us", "TX_TIMEOUT_NSECS"),
-			count("packet_size", "1514", "1", "65535", "frame size in bytes (for Gbps)"),
-			attr("callback_cost", sdk.TypeDuration, "2us", "ncm_tx_timeout() flush cost"),
-		}},
-		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &ncm{name: name, cpu: int(c.Int("cpu")), work: c.Duration("packet_work"), timeout: c.Duration("timeout"),
-				size: c.Int("packet_size"), cbCost: c.Duration("callback_cost")}
-			if w.cpu < 0 || w.cpu >= m.CPUs {
-				return nil, fieldErr("cpu", "CPU %d does not exist", w.cpu)
-			}
-			if w.work <= 0 || w.timeout <= 0 || w.size <= 0 {
-				return nil, fieldErr("packet_work", "packet_work, timeout and packet_size must be positive")
-			}
-			return w, nil
-		},
-	})
+// ncmType is the ncm workload type (listed in workload.go).
+var ncmType = Type{
+	Name: "ncm",
+	Doc:  "pktgen over the USB NCM gadget: hrtimer_start(REL_SOFT, 300us) of one timer per packet",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		count("cpu", "0", "0", maxCPU, "CPU of the pktgen kthread"),
+		attr("packet_work", sdk.TypeDuration, "2us", "driver and stack work per packet besides the timer restart"),
+		attr("timeout", sdk.TypeDuration, "300us", "TX_TIMEOUT_NSECS"),
+		count("packet_size", "1514", "1", "65535", "frame size in bytes (for Gbps)"),
+		attr("callback_cost", sdk.TypeDuration, "2us", "ncm_tx_timeout() flush cost"),
+	}},
+	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
+		w := &ncm{name: name, cpu: int(c.Int("cpu")), work: c.Duration("packet_work"), timeout: c.Duration("timeout"),
+			size: c.Int("packet_size"), cbCost: c.Duration("callback_cost")}
+		if w.cpu < 0 || w.cpu >= m.CPUs {
+			return nil, fieldErr("cpu", "CPU %d does not exist", w.cpu)
+		}
+		if w.work <= 0 || w.timeout <= 0 || w.size <= 0 {
+			return nil, fieldErr("packet_work", "packet_work, timeout and packet_size must be positive")
+		}
+		return w, nil
+	},
 }
 
 func (w *ncm) Setup(k *kernel.Kernel, warmup ktime.Time) error {
@@ -106,27 +105,26 @@ type clockJump struct {
 	jumped bool
 }
 
-func init() {
-	register(Type{
-		Name: "clock_jump",
-		Doc:  "clock_settime(CLOCK_REALTIME) at a time by an amount; counts hrtimer interrupts afterwards",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			attr("at", sdk.TypeDuration, "1ms", "when (CLOCK_MONOTONIC since boot)"),
-			attr("delta", sdk.TypeDuration, "1s", "how far"),
-			attr("direction", sdk.TypeString, "forward", "forward or backward", "forward", "backward"),
-			count("cpu", "0", "0", maxCPU, "CPU of the task that sets the clock"),
-		}},
-		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &clockJump{name: name, at: c.Duration("at"), delta: c.Duration("delta"), cpu: int(c.Int("cpu"))}
-			if c.String("direction") == "backward" {
-				w.delta = -w.delta
-			}
-			if w.cpu < 0 || w.cpu >= m.CPUs {
-				return nil, fieldErr("cpu", "CPU %d does not exist", w.cpu)
-			}
-			return w, nil
-		},
-	})
+// clockJumpType is the clock_jump workload type (listed in workload.go).
+var clockJumpType = Type{
+	Name: "clock_jump",
+	Doc:  "clock_settime(CLOCK_REALTIME) at a time by an amount; counts hrtimer interrupts afterwards",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		attr("at", sdk.TypeDuration, "1ms", "when (CLOCK_MONOTONIC since boot)"),
+		attr("delta", sdk.TypeDuration, "1s", "how far"),
+		attr("direction", sdk.TypeString, "forward", "forward or backward", "forward", "backward"),
+		count("cpu", "0", "0", maxCPU, "CPU of the task that sets the clock"),
+	}},
+	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
+		w := &clockJump{name: name, at: c.Duration("at"), delta: c.Duration("delta"), cpu: int(c.Int("cpu"))}
+		if c.String("direction") == "backward" {
+			w.delta = -w.delta
+		}
+		if w.cpu < 0 || w.cpu >= m.CPUs {
+			return nil, fieldErr("cpu", "CPU %d does not exist", w.cpu)
+		}
+		return w, nil
+	},
 }
 
 func (w *clockJump) Setup(k *kernel.Kernel, warmup ktime.Time) error {
@@ -178,28 +176,27 @@ type stressNgHrtimers struct {
 	warmup    ktime.Time
 }
 
-func init() {
-	register(Type{
-		Name: "stress_ng_hrtimers",
-		Doc:  "stress-ng --hrtimers: 8 children per instance, each a POSIX timer of random 1..65536 ns period",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			count("instances", "1", "1", maxTasks, "instances"),
-			count("children", "8", "1", "1024", "children per instance (PROCS_MAX)"),
-			attr("cpus", sdk.TypeString, "", "cpulist the instances and their children are pinned to (default: none; child j of instance i runs on CPU (i + j) mod CPUs, as RT placement spreads them)"),
-		}},
-		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &stressNgHrtimers{name: name, instances: int(c.Int("instances")), children: int(c.Int("children")), pinned: c.String("cpus") != ""}
-			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
-			w.cpus = cpus
-			if w.children < 1 {
-				return nil, fieldErr("children", "must be at least 1")
-			}
-			if n := w.instances * w.children; n > maxChildren {
-				return nil, fieldErr("children", "%d instances of %d children make %d processes, more than the %d one block may start", w.instances, w.children, n, maxChildren)
-			}
-			return w, err
-		},
-	})
+// stressNgHrtimersType is the stress_ng_hrtimers workload type (listed in workload.go).
+var stressNgHrtimersType = Type{
+	Name: "stress_ng_hrtimers",
+	Doc:  "stress-ng --hrtimers: 8 children per instance, each a POSIX timer of random 1..65536 ns period",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		count("instances", "1", "1", maxTasks, "instances"),
+		count("children", "8", "1", "1024", "children per instance (PROCS_MAX)"),
+		attr("cpus", sdk.TypeString, "", "cpulist the instances and their children are pinned to (default: none; child j of instance i runs on CPU (i + j) mod CPUs, as RT placement spreads them)"),
+	}},
+	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
+		w := &stressNgHrtimers{name: name, instances: int(c.Int("instances")), children: int(c.Int("children")), pinned: c.String("cpus") != ""}
+		cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
+		w.cpus = cpus
+		if w.children < 1 {
+			return nil, fieldErr("children", "must be at least 1")
+		}
+		if n := w.instances * w.children; n > maxChildren {
+			return nil, fieldErr("children", "%d instances of %d children make %d processes, more than the %d one block may start", w.instances, w.children, n, maxChildren)
+		}
+		return w, err
+	},
 }
 
 func (w *stressNgHrtimers) Setup(k *kernel.Kernel, warmup ktime.Time) error {

@@ -254,58 +254,57 @@ type replayTask struct {
 // its next step.
 const wakeGrace = 50_000
 
-func init() {
-	register(Type{
-		Name: "replay",
-		Doc:  "a kernel capture (ftrace text or babeltrace text) replayed: its timers and sleeping tasks (docs/replay.md)",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			{Name: "capture", Type: sdk.TypeString, Doc: "capture file: tracefs trace, trace-cmd report or babeltrace text; relative to the working directory"},
-			attr("tasks", sdk.TypeBool, "true", "run the capture's hrtimer_wakeup sleepers as tasks (else only its timers)"),
-			attr("hrtimer_cost", sdk.TypeDuration, "200ns", "callback run time of a replayed hrtimer"),
-			attr("timer_cost", sdk.TypeDuration, "500ns", "callback run time of a replayed timer_list timer"),
-			attr("irqs", sdk.TypeBool, "true", "deliver the capture's device interrupts (irq_handler_entry/exit but the clockevent's) with their run time and the softirqs they raise (docs/replay.md)"),
-			attr("rcu", sdk.TypeBool, "true", "queue RCU callbacks where the capture shows RCU work: a task's exit (call_rcu() in release_task()) and an RCU_SOFTIRQ raised on a CPU where the model's RCU has nothing to do (docs/replay.md)"),
-			attr("dma_latency", sdk.TypeBool, "false", "hold a /dev/cpu_dma_latency request of latency for the whole run, as cyclictest does by default (a trace cannot show it)"),
-			attr("latency", sdk.TypeDuration, "0s", "the PM QoS CPU latency requested with dma_latency"),
-			attr("keep", sdk.TypeString, "", "tasks replayed though an excluded tree holds them, comma-separated: \"workload\" (a bundle's command's own task, the first thread of its process: cyclictest's main thread) or pids; the task itself, not what it forks"),
-			attr("exclude", sdk.TypeString, "", "process trees left out, comma-separated: \"workload\" (a capture bundle's command: bundle.json's pid) or pids; each root with every task it forks, threads included, for as long as the pid is theirs: their timers, sleeps, running time and PM QoS requests are not replayed (tickemu check replays a bundle's background beside its modelled command so)"),
-		}},
-		Machine: func(c *sdk.ConfigReader) (int, int, error) {
-			cp, err := scanCapture(c.String("capture"))
+// replayType is the replay workload type (listed in workload.go).
+var replayType = Type{
+	Name: "replay",
+	Doc:  "a kernel capture (ftrace text or babeltrace text) replayed: its timers and sleeping tasks (docs/replay.md)",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		{Name: "capture", Type: sdk.TypeString, Doc: "capture file: tracefs trace, trace-cmd report or babeltrace text; relative to the working directory"},
+		attr("tasks", sdk.TypeBool, "true", "run the capture's hrtimer_wakeup sleepers as tasks (else only its timers)"),
+		attr("hrtimer_cost", sdk.TypeDuration, "200ns", "callback run time of a replayed hrtimer"),
+		attr("timer_cost", sdk.TypeDuration, "500ns", "callback run time of a replayed timer_list timer"),
+		attr("irqs", sdk.TypeBool, "true", "deliver the capture's device interrupts (irq_handler_entry/exit but the clockevent's) with their run time and the softirqs they raise (docs/replay.md)"),
+		attr("rcu", sdk.TypeBool, "true", "queue RCU callbacks where the capture shows RCU work: a task's exit (call_rcu() in release_task()) and an RCU_SOFTIRQ raised on a CPU where the model's RCU has nothing to do (docs/replay.md)"),
+		attr("dma_latency", sdk.TypeBool, "false", "hold a /dev/cpu_dma_latency request of latency for the whole run, as cyclictest does by default (a trace cannot show it)"),
+		attr("latency", sdk.TypeDuration, "0s", "the PM QoS CPU latency requested with dma_latency"),
+		attr("keep", sdk.TypeString, "", "tasks replayed though an excluded tree holds them, comma-separated: \"workload\" (a bundle's command's own task, the first thread of its process: cyclictest's main thread) or pids; the task itself, not what it forks"),
+		attr("exclude", sdk.TypeString, "", "process trees left out, comma-separated: \"workload\" (a capture bundle's command: bundle.json's pid) or pids; each root with every task it forks, threads included, for as long as the pid is theirs: their timers, sleeps, running time and PM QoS requests are not replayed (tickemu check replays a bundle's background beside its modelled command so)"),
+	}},
+	Machine: func(c *sdk.ConfigReader) (int, int, error) {
+		cp, err := scanCapture(c.String("capture"))
+		if err != nil {
+			return 0, 0, &FieldError{Attr: "capture", Msg: err.Error()}
+		}
+		return cp.CPUs, cp.HZ, nil
+	},
+	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
+		w := &replayLoad{name: name, path: c.String("capture"), tasksOn: c.Bool("tasks"), rcuOn: c.Bool("rcu"), irqsOn: c.Bool("irqs"),
+			hrCost: c.Duration("hrtimer_cost"), wheelCost: c.Duration("timer_cost"), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency")}
+		cp, err := scanCapture(w.path)
+		if err != nil {
+			return nil, &FieldError{Attr: "capture", Msg: err.Error()}
+		}
+		if cp.CPUs > m.CPUs {
+			return nil, fieldErr("capture", "the capture has %d CPUs, the machine %d: give machine.cpus = %d or more", cp.CPUs, m.CPUs, cp.CPUs)
+		}
+		w.cap = cp
+		if spec := strings.TrimSpace(c.String("exclude")); spec != "" {
+			tree, err := processTree(w.path, spec)
 			if err != nil {
-				return 0, 0, &FieldError{Attr: "capture", Msg: err.Error()}
+				return nil, &FieldError{Attr: "exclude", Msg: err.Error()}
 			}
-			return cp.CPUs, cp.HZ, nil
-		},
-		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &replayLoad{name: name, path: c.String("capture"), tasksOn: c.Bool("tasks"), rcuOn: c.Bool("rcu"), irqsOn: c.Bool("irqs"),
-				hrCost: c.Duration("hrtimer_cost"), wheelCost: c.Duration("timer_cost"), dmaLat: c.Bool("dma_latency"), qos: c.Duration("latency")}
-			cp, err := scanCapture(w.path)
-			if err != nil {
-				return nil, &FieldError{Attr: "capture", Msg: err.Error()}
-			}
-			if cp.CPUs > m.CPUs {
-				return nil, fieldErr("capture", "the capture has %d CPUs, the machine %d: give machine.cpus = %d or more", cp.CPUs, m.CPUs, cp.CPUs)
-			}
-			w.cap = cp
-			if spec := strings.TrimSpace(c.String("exclude")); spec != "" {
-				tree, err := processTree(w.path, spec)
+			w.excl, w.excludeSpec = tree, spec
+			if keep := strings.TrimSpace(c.String("keep")); keep != "" {
+				pids, f, err := capturePIDs(w.path, keep)
 				if err != nil {
-					return nil, &FieldError{Attr: "exclude", Msg: err.Error()}
+					return nil, &FieldError{Attr: "keep", Msg: err.Error()}
 				}
-				w.excl, w.excludeSpec = tree, spec
-				if keep := strings.TrimSpace(c.String("keep")); keep != "" {
-					pids, f, err := capturePIDs(w.path, keep)
-					if err != nil {
-						return nil, &FieldError{Attr: "keep", Msg: err.Error()}
-					}
-					f.Close()
-					w.excl = tree.Without(pids...)
-				}
+				f.Close()
+				w.excl = tree.Without(pids...)
 			}
-			return w, nil
-		},
-	})
+		}
+		return w, nil
+	},
 }
 
 // scans caches Scan results by path, size and modification time: compare

@@ -72,35 +72,34 @@ type stressNgTimer struct {
 // and close of /proc/self/timers), done once every 65536 bogo ops.
 const procTimersReadNS = 6000
 
-func init() {
-	register(Type{
-		Name: "stress_ng_timer",
-		Doc:  "stress-ng --timer: a POSIX timer at --timer-freq per instance, handler re-arms (<= V0.19.03) or not",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			count("instances", "1", "1", maxTasks, "instances (--timer N), one process each"),
-			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin; empty: instance i on CPU i"),
-			attr("freq", sdk.TypeFrequency, "1MHz", "timer frequency (--timer-freq; default 1 MHz, range 1 Hz..100 MHz)"),
-			attr("rearm_in_handler", sdk.TypeBool, "true", "the handler re-arms with timer_settime() (stress-ng <= V0.19.03; removed by 048b4cb1b)"),
-			attr("sleep", sdk.TypeDuration, "10ms", "main loop nanosleep"),
-			attr("handler_work", sdk.TypeDuration, "200ns", "user work in the handler besides its syscalls"),
-		}},
-		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &stressNgTimer{name: name, instances: int(c.Int("instances")), rearm: c.Bool("rearm_in_handler"),
-				sleep: c.Duration("sleep"), handler: c.Duration("handler_work")}
-			f := c.Float("freq")
-			if f < 1 || f > 100e6 {
-				return nil, fieldErr("freq", "must be in [1Hz, 100MHz] (MIN_TIMER_FREQ..MAX_TIMER_FREQ)")
-			}
-			if w.sleep <= 0 || w.handler < 0 {
-				return nil, fmt.Errorf("sleep must be positive and handler_work not negative")
-			}
-			// stress_timer_set(): the period in ns, never below 1.
-			w.period = max(int64(math.Round(1e9/f)), 1)
-			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
-			w.cpus = cpus
-			return w, err
-		},
-	})
+// stressNgTimerType is the stress_ng_timer workload type (listed in workload.go).
+var stressNgTimerType = Type{
+	Name: "stress_ng_timer",
+	Doc:  "stress-ng --timer: a POSIX timer at --timer-freq per instance, handler re-arms (<= V0.19.03) or not",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		count("instances", "1", "1", maxTasks, "instances (--timer N), one process each"),
+		attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin; empty: instance i on CPU i"),
+		attr("freq", sdk.TypeFrequency, "1MHz", "timer frequency (--timer-freq; default 1 MHz, range 1 Hz..100 MHz)"),
+		attr("rearm_in_handler", sdk.TypeBool, "true", "the handler re-arms with timer_settime() (stress-ng <= V0.19.03; removed by 048b4cb1b)"),
+		attr("sleep", sdk.TypeDuration, "10ms", "main loop nanosleep"),
+		attr("handler_work", sdk.TypeDuration, "200ns", "user work in the handler besides its syscalls"),
+	}},
+	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
+		w := &stressNgTimer{name: name, instances: int(c.Int("instances")), rearm: c.Bool("rearm_in_handler"),
+			sleep: c.Duration("sleep"), handler: c.Duration("handler_work")}
+		f := c.Float("freq")
+		if f < 1 || f > 100e6 {
+			return nil, fieldErr("freq", "must be in [1Hz, 100MHz] (MIN_TIMER_FREQ..MAX_TIMER_FREQ)")
+		}
+		if w.sleep <= 0 || w.handler < 0 {
+			return nil, fmt.Errorf("sleep must be positive and handler_work not negative")
+		}
+		// stress_timer_set(): the period in ns, never below 1.
+		w.period = max(int64(math.Round(1e9/f)), 1)
+		cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
+		w.cpus = cpus
+		return w, err
+	},
 }
 
 func instanceCPUs(list string, n, ncpu int) ([]int, error) {

@@ -17,7 +17,7 @@ import (
 // host does.
 func newOfType(t *testing.T, name, src string, m kernel.Machine) Workload {
 	t.Helper()
-	ty, ok := types[name]
+	ty, ok := Lookup(name)
 	if !ok {
 		t.Fatalf("no workload type %q", name)
 	}

@@ -39,32 +39,31 @@ var timermixClocks = []struct {
 	{"CLOCK_BOOTTIME", sdk.ClockBoottime}, {"CLOCK_TAI", sdk.ClockTAI},
 }
 
-func init() {
-	register(Type{
-		Name: "timermix",
-		Doc:  "stress-ng --timermix: six POSIX timers and three itimers per instance, adaptive period",
-		Schema: sdk.Schema{Attributes: []sdk.Attribute{
-			count("instances", "1", "1", maxTasks, "instances (--timermix N), one process each"),
-			attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin"),
-			attr("initial_period", sdk.TypeDuration, "100ns", "starting period of the POSIX timers"),
-			attr("itimer_period", sdk.TypeDuration, "10us", "period of the three itimers"),
-			count("adjust_every", "8192", "1", "1000000000", "POSIX timer signals between period adjustments"),
-			attr("starve_limit", sdk.TypeDuration, "1s", "main loop stall that counts as starvation"),
-			attr("handler_work", sdk.TypeDuration, "150ns", "user work per handler run"),
-			attr("start_jitter", sdk.TypeDuration, "1ms", "each instance starts a seeded random 0..start_jitter after boot"),
-		}},
-		New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-			w := &timermix{name: name, instances: int(c.Int("instances")), start: c.Duration("initial_period"),
-				itStart: c.Duration("itimer_period"), adjust: int(c.Int("adjust_every")), starve: c.Duration("starve_limit"),
-				handler: c.Duration("handler_work"), jitter: c.Duration("start_jitter"), perClock: map[string]int64{}}
-			if w.start < 1 || w.itStart < 1 || w.adjust < 1 {
-				return nil, fieldErr("adjust_every", "periods and adjust_every must be positive")
-			}
-			cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
-			w.cpus = cpus
-			return w, err
-		},
-	})
+// timermixType is the timermix workload type (listed in workload.go).
+var timermixType = Type{
+	Name: "timermix",
+	Doc:  "stress-ng --timermix: six POSIX timers and three itimers per instance, adaptive period",
+	Schema: sdk.Schema{Attributes: []sdk.Attribute{
+		count("instances", "1", "1", maxTasks, "instances (--timermix N), one process each"),
+		attr("cpus", sdk.TypeString, "", "cpulist the instances are pinned to, round robin"),
+		attr("initial_period", sdk.TypeDuration, "100ns", "starting period of the POSIX timers"),
+		attr("itimer_period", sdk.TypeDuration, "10us", "period of the three itimers"),
+		count("adjust_every", "8192", "1", "1000000000", "POSIX timer signals between period adjustments"),
+		attr("starve_limit", sdk.TypeDuration, "1s", "main loop stall that counts as starvation"),
+		attr("handler_work", sdk.TypeDuration, "150ns", "user work per handler run"),
+		attr("start_jitter", sdk.TypeDuration, "1ms", "each instance starts a seeded random 0..start_jitter after boot"),
+	}},
+	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
+		w := &timermix{name: name, instances: int(c.Int("instances")), start: c.Duration("initial_period"),
+			itStart: c.Duration("itimer_period"), adjust: int(c.Int("adjust_every")), starve: c.Duration("starve_limit"),
+			handler: c.Duration("handler_work"), jitter: c.Duration("start_jitter"), perClock: map[string]int64{}}
+		if w.start < 1 || w.itStart < 1 || w.adjust < 1 {
+			return nil, fieldErr("adjust_every", "periods and adjust_every must be positive")
+		}
+		cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
+		w.cpus = cpus
+		return w, err
+	},
 }
 
 func (w *timermix) Setup(k *kernel.Kernel, warmup ktime.Time) error {
