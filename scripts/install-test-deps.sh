@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs beyond Go, from Debian packages: headless
 # Chromium (`chromium`), which cmd/tickemu's report test opens the HTML
-# report in; trace-cmd, which the trace.dat test reads tickemu's trace.dat
+# report in and framework/report's browser tests drive with a pointer
+# through the DevTools protocol (chromedp talks to chromium itself: no
+# chromedriver); trace-cmd, which the trace.dat test reads tickemu's trace.dat
 # with; and, for `make test-kernelshark`, KernelShark under a virtual X
 # server (kernelshark, xvfb, xauth, and x11-apps for xwd, the screenshot).
 # Installs only what is missing. Needs root (CI runs as root on a fresh

@@ -17,12 +17,16 @@ import (
 var exploreJS string
 
 // exploreSeries is one line of the explore chart: a variant's histogram as
-// [us, samples] pairs in increasing us.
+// [us, samples] pairs in increasing us, with its samples past the
+// histogram (Over, counted in N) and its Max in us, from which the script
+// finds the latency table's quantiles as pct does.
 type exploreSeries struct {
 	Name    string     `json:"name"`
 	Color   string     `json:"color"`
 	Buckets [][2]int64 `json:"buckets"`
 	N       int64      `json:"n"`
+	Over    int64      `json:"over"`
+	Max     int64      `json:"max"`
 }
 
 // exploreData is the JSON of the explore chart of one latency section.
@@ -30,7 +34,7 @@ func exploreData(names []string, ms []merged) (template.JS, error) {
 	var ss []exploreSeries
 	for i, m := range ms {
 		c := colorOf(i)
-		s := exploreSeries{Name: names[i], N: m.n, Buckets: [][2]int64{},
+		s := exploreSeries{Name: names[i], N: m.n, Over: m.over, Max: m.maxUS, Buckets: [][2]int64{},
 			Color: "#" + hex2(c.R) + hex2(c.G) + hex2(c.B)}
 		for _, k := range m.keys() {
 			s.Buckets = append(s.Buckets, [2]int64{k, m.counts[k]})

@@ -18,14 +18,19 @@ th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 td.better { background: #e3f4e3; } td.worse { background: #fbe3e3; }
 pre { background: #f7f7f7; padding: 0.7em; overflow-x: auto; font-size: 0.85em; }
 details summary { cursor: pointer; }
-.plot svg { max-width: 100%; height: auto; }
-.plots { display: flex; flex-wrap: wrap; gap: 0.5em; } .plots svg { max-width: 49%; height: auto; }
+/* Plots shrink with the window down to a width where their text is still
+   read (480 px), and scroll sideways in their own box below it. */
+.plot, .plots, .explore .chart { overflow-x: auto; }
+.plot svg { max-width: 100%; min-width: 480px; height: auto; }
+.plots { display: flex; flex-wrap: wrap; gap: 0.5em; } .plots svg { max-width: 49%; min-width: 480px; height: auto; }
 .note { color: #666; font-size: 0.9em; }
 nav.toc { background: #f7f7f7; padding: 0.5em 1em; font-size: 0.9em; } nav.toc ul { margin: 0.2em 0; padding-left: 1.2em; }
 details.unchanged { margin: 0.5em 0; }
-.explore { margin: 0.5em 0 1.5em; } .explore button { font: inherit; font-size: 0.85em; margin-right: 0.3em; }
-.explore svg { display: block; border: 1px solid #ddd; margin-top: 0.3em; cursor: crosshair; }
-.explore .readout { font-size: 0.85em; min-height: 2.6em; white-space: pre; font-family: ui-monospace, monospace; }
+.explore { margin: 0.5em 0 1.5em; position: relative; } .explore button { font: inherit; font-size: 0.85em; margin: 0 0.3em 0.2em 0; }
+.explore svg { display: block; width: 100%; max-width: 760px; min-width: 480px; height: auto; border: 1px solid #ddd; margin-top: 0.3em; cursor: crosshair; }
+.explore .tip { position: absolute; z-index: 1; background: #fff; border: 1px solid #888; box-shadow: 0 1px 4px rgba(0,0,0,.25); box-sizing: border-box;
+  max-width: 100%; padding: 0.3em 0.5em; font-size: 0.8em; white-space: pre-wrap; font-family: ui-monospace, monospace; pointer-events: none; }
+.scroll { overflow-x: auto; max-width: 100%; }
 </style>
 </head>
 <body>
@@ -51,13 +56,13 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 {{end}}
 {{range .Latency}}
 <h2 id="{{.ID}}">Latency: {{.Workload}}</h2>
-<table>
+<div class="scroll"><table>
 <tr><th class="l">{{if $.Sweeps}}series{{else}}variant{{end}}</th><th>samples</th><th>avg us</th><th>p50 us</th><th>p99 us</th><th>p99.9 us</th><th>max us</th></tr>
 {{range .Rows}}<tr><td class="l">{{.Label}}</td><td>{{.Samples}}</td><td>{{.Avg}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td></tr>
-{{end}}</table>
+{{end}}</table></div>
 <div class="plot">{{.Hist}}</div>
 <div class="plot">{{.CDF}}</div>
-<div class="explore" data-src="{{.ID}}-data"><b>Explore</b> <span class="note">(hover for the values of each 1 us bucket; drag across the plot to zoom, or pick a tail; double-click for everything)</span><br>
+<div class="explore" data-src="{{.ID}}-data"><b>Explore</b> <span class="note">(hover for each 1 us bucket's samples; the dots are the table's p50, p99, p99.9 and Max; drag across the plot to zoom, pick a tail, pan with the arrows; double-click for everything)</span><br>
 <script type="application/json" id="{{.ID}}-data">{{.Data}}</script></div>
 {{end}}
 
@@ -72,10 +77,10 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 {{if .Sweeps}}<p class="note">One table per variant and sweep point (its first seed's run); open one to see it.</p>{{end}}
 {{range .CPUs}}
 {{if $.Sweeps}}<details><summary>{{.Label}}, seed {{.Seed}}</summary>{{else}}<h3>{{.Label}}, seed {{.Seed}}</h3>{{end}}
-<table>
+<div class="scroll"><table>
 <tr><th>CPU</th><th>timer irqs</th><th>hrtimer irqs</th><th>device writes</th><th>write us</th><th>ticks</th><th>tick stops</th><th>idle %</th><th>task %</th><th>irq %</th><th>softirq %</th></tr>
 {{range .Rows}}{{$t := busy .}}<tr><td>{{.CPU}}</td><td>{{.LocalTimerIRQs}}</td><td>{{.HRTimerIRQs}}</td><td>{{.DeviceWrites}}</td><td>{{us .DeviceWriteCostNS}}</td><td>{{.Ticks}}</td><td>{{.TickStops}}</td><td>{{pct .IdleNS $t}}</td><td>{{pct .TaskNS $t}}</td><td>{{pct .IRQNS $t}}</td><td>{{pct .SoftirqNS $t}}</td></tr>
-{{end}}</table>
+{{end}}</table></div>
 {{if .Hidden}}<p class="note">{{.Hidden}} CPUs that stayed idle (at most one timer interrupt and device write, no task or softirq time) are not shown.</p>{{end}}
 {{if $.Sweeps}}</details>{{end}}
 {{end}}
@@ -99,9 +104,9 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 {{define "table"}}{{template "rows" (rowsOf .Variants .Changed)}}
 {{if .Unchanged}}<details class="unchanged"><summary>{{len .Unchanged}} metrics the same in every variant (folded)</summary>
 {{template "rows" (rowsOf .Variants .Unchanged)}}</details>{{end}}{{end}}
-{{define "rows"}}{{if .Changed}}<table>
+{{define "rows"}}{{if .Changed}}<div class="scroll"><table>
 <tr><th class="l">metric</th>{{range $i, $v := .Variants}}<th>{{if $v}}{{$v}}{{else}}median{{end}}</th><th>CI</th>{{if $i}}<th>vs base</th><th>p</th><th>paired</th>{{end}}{{end}}</tr>
 {{range .Changed}}<tr><td class="l">{{.Metric}}{{if .Better}} <span class="note">({{.Better}} is better)</span>{{end}}</td>
 {{range .Cells}}<td>{{.Center}}</td><td class="note">{{.CI}}</td>{{if not .Base}}<td class="{{if .Significant}}{{if .Worse}}worse{{else}}better{{end}}{{end}}">{{.Delta}}</td><td>{{.P}}</td><td>{{.Paired}}</td>{{end}}{{end}}</tr>
-{{end}}</table>{{end}}{{end}}
+{{end}}</table></div>{{end}}{{end}}
 `

@@ -1,0 +1,646 @@
+package report_test
+
+// Browser tests: the reports of real comparisons (tickemu compare
+// configs/nohz-catchup.hcl, and a sweep of it over hz) opened in Debian's
+// headless Chromium and used with a pointer as a person would, through the
+// DevTools protocol (chromedp): hover a marked point and read the tooltip
+// against the latency table, zoom, pan and reset the explore chart, unfold
+// the folded sections, follow the table of contents, read the page in a
+// narrow window, and load it with no network. Screenshots go to the test's
+// temporary directory, or to -shots DIR to keep them.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/tickemu/tickemu/framework/cli"
+)
+
+var shots = flag.String("shots", "", "keep the browser tests' screenshots in this directory")
+
+// The browser and the reports are made once for every test that needs
+// them; TestMain ends the browser.
+var (
+	browserOnce sync.Once
+	browserCtx  context.Context
+	browserErr  error
+	browserStop = func() {}
+
+	reportsOnce sync.Once
+	reportsDir  string
+	reportsErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	browserStop()
+	if reportsDir != "" {
+		os.RemoveAll(reportsDir)
+	}
+	os.Exit(code)
+}
+
+// browser starts Debian's chromium, headless (without its sandbox as root,
+// where it refuses to start with it), shared by the tests; each test opens
+// its own tab.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	var path string
+	for _, b := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(b); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Fatal("chromium is not installed: run `make test-deps` (scripts/install-test-deps.sh installs Debian's chromium package)")
+	}
+	browserOnce.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path),
+			chromedp.WindowSize(1280, 900),
+			chromedp.Flag("hide-scrollbars", true),
+			// Nothing leaves the machine: every host name is unresolvable.
+			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+			chromedp.Flag("force-color-profile", "srgb"),
+		)
+		if os.Geteuid() == 0 {
+			opts = append(opts, chromedp.NoSandbox)
+		}
+		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, cancelB := chromedp.NewContext(actx)
+		browserStop = func() { cancelB(); cancelA() }
+		browserCtx, browserErr = bctx, chromedp.Do(bctx)
+	})
+	if browserErr != nil {
+		t.Fatalf("starting %s: %v", path, browserErr)
+	}
+	return browserCtx
+}
+
+// reports writes, once, the reports the tests open: compare.html (three
+// catch-up variants, two seeds) and sweep.html (two variants over hz).
+func reports(t *testing.T) string {
+	t.Helper()
+	reportsOnce.Do(func() {
+		if reportsDir, reportsErr = os.MkdirTemp("", "report-browser-"); reportsErr != nil {
+			return
+		}
+		cfg := filepath.Join("..", "..", "configs", "nohz-catchup.hcl")
+		for name, args := range map[string][]string{
+			"compare.html": {"compare", cfg, "--seeds", "2"},
+			"sweep.html":   {"compare", cfg, "--variants", "per_jiffy,next_expiry", "--sweep", "hz=100,1000", "--seeds", "2", "--var", "duration=6s"},
+		} {
+			var out, errb strings.Builder
+			if code := cli.New().Run(append(args, "--report", filepath.Join(reportsDir, name)), &out, &errb); code != 0 {
+				reportsErr = fmt.Errorf("tickemu %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+				return
+			}
+		}
+	})
+	if reportsErr != nil {
+		t.Fatal(reportsErr)
+	}
+	return reportsDir
+}
+
+// tab is one report open in a new tab at width x height, loaded and drawn
+// (every explore chart's script done), with what the page logged and asked
+// the network for.
+type tab struct {
+	t        *testing.T
+	ctx      context.Context
+	url      string
+	mu       sync.Mutex
+	requests []string // URLs the page asked for
+	problems []string // console messages, script errors, log entries
+}
+
+func open(t *testing.T, name string, width, height int64) *tab {
+	t.Helper()
+	page := filepath.Join(reports(t), name)
+	ctx, cancel := chromedp.NewContext(browser(t))
+	t.Cleanup(cancel)
+	tb := &tab{t: t, ctx: ctx, url: "file://" + page}
+	if err := chromedp.Listen(ctx, tb.event); err != nil {
+		t.Fatal(err)
+	}
+	tctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancelT)
+	tb.ctx = tctx
+	tb.do(chromedp.EmulateViewport(width, height), chromedp.Navigate(tb.url))
+	n := tb.eval(`document.querySelectorAll(".explore").length`)
+	if n == 0 {
+		t.Fatal("no explore chart on the page")
+	}
+	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelectorAll(".explore[data-ready='1']").length === %v`, n),
+		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the explore charts were not drawn: %v (%v)", err, tb.problemList())
+	}
+	return tb
+}
+
+func (tb *tab) event(ev any) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	switch e := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		tb.requests = append(tb.requests, e.Request.URL)
+	case *runtime.EventConsoleAPICalled:
+		var args []string
+		for _, a := range e.Args {
+			args = append(args, string(a.Value)+a.Description)
+		}
+		tb.problems = append(tb.problems, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
+	case *runtime.EventExceptionThrown:
+		d := e.ExceptionDetails
+		msg := d.Text
+		if d.Exception != nil {
+			msg += " " + d.Exception.Description
+		}
+		tb.problems = append(tb.problems, fmt.Sprintf("script error at %d:%d: %s", d.LineNumber, d.ColumnNumber, msg))
+	case *cdplog.EventEntryAdded:
+		tb.problems = append(tb.problems, fmt.Sprintf("%s %s: %s %s", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL))
+	}
+}
+
+func (tb *tab) problemList() []string {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return append([]string(nil), tb.problems...)
+}
+
+func (tb *tab) do(actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	if err := chromedp.Do(tb.ctx, actions...); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// eval runs js in the page and returns its value (JSON: float64, string,
+// []any, map[string]any).
+func (tb *tab) eval(js string) any {
+	tb.t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[any](js))
+	if err != nil {
+		tb.t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+func (tb *tab) str(js string) string {
+	tb.t.Helper()
+	s, _ := tb.eval(js).(string)
+	return s
+}
+
+func (tb *tab) num(js string) float64 {
+	tb.t.Helper()
+	f, ok := tb.eval(js).(float64)
+	if !ok {
+		tb.t.Fatalf("%s is not a number", js)
+	}
+	return f
+}
+
+// point is where the pointer goes: the middle of what selector finds (the
+// index-th match), scrolled into view, in viewport pixels.
+func (tb *tab) point(selector string, index int) (x, y float64) {
+	tb.t.Helper()
+	r, ok := tb.eval(fmt.Sprintf(`(() => { const e = document.querySelectorAll(%q)[%d]; if (!e) return null;
+		e.scrollIntoView({block: "center", inline: "center"}); const r = e.getBoundingClientRect();
+		return [r.left + r.width / 2, r.top + r.height / 2]; })()`, selector, index)).([]any)
+	if !ok {
+		tb.t.Fatalf("nothing on the page matches %s [%d]", selector, index)
+	}
+	return r[0].(float64), r[1].(float64)
+}
+
+func (tb *tab) move(x, y float64) {
+	tb.t.Helper()
+	tb.do(chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y))
+}
+
+// drag presses the left button at (x0, y), moves to (x1, y) in steps and
+// lets go.
+func (tb *tab) drag(x0, x1, y float64) {
+	tb.t.Helper()
+	tb.move(x0, y)
+	tb.do(chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x0, y, chromedp.ButtonLeft, chromedp.ClickCount(1)))
+	for i := 1; i <= 5; i++ {
+		tb.do(chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x0+(x1-x0)*float64(i)/5, y, chromedp.ButtonLeft))
+	}
+	tb.do(chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x1, y, chromedp.ButtonLeft, chromedp.ClickCount(1)))
+}
+
+func (tb *tab) click(x, y float64, count int) {
+	tb.t.Helper()
+	for i := 1; i <= count; i++ {
+		tb.do(chromedp.MouseClickXY(x, y, chromedp.ClickCount(i)))
+	}
+}
+
+// shot saves a picture of the viewport (or the whole page) as name.png.
+func (tb *tab) shot(name string, full bool) {
+	tb.t.Helper()
+	var b []byte
+	var err error
+	if full {
+		b, err = chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+	} else {
+		b, err = chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
+	}
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	dir := *shots
+	if dir == "" {
+		dir = tb.t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), b, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+	tb.t.Logf("screenshot %s", filepath.Join(dir, name+".png"))
+}
+
+// tip is the explore chart's tooltip as shown ("" when hidden).
+func (tb *tab) tip(box int) string {
+	return tb.str(fmt.Sprintf(`(() => { const t = document.querySelectorAll(".explore")[%d].querySelector(".tip");
+		return t && !t.hidden && t.offsetWidth > 0 ? t.innerText : ""; })()`, box))
+}
+
+var pages = []string{"compare.html", "sweep.html"}
+
+// TestBrowserOffline: each report loads with every host unresolvable,
+// asks the network for nothing but itself, logs nothing (no script error,
+// nothing blocked) and draws every explore chart.
+func TestBrowserOffline(t *testing.T) {
+	for _, name := range pages {
+		t.Run(name, func(t *testing.T) {
+			tb := open(t, name, 1280, 900)
+			tb.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tg, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: true, DownloadThroughput: -1, UploadThroughput: -1})
+				return err
+			}), chromedp.Reload())
+			tb.eval(`new Promise(r => document.readyState === "complete" ? r(1) : addEventListener("load", () => r(1)))`)
+			if !tb.eval(`document.querySelectorAll(".explore:not([data-ready='1'])").length === 0`).(bool) {
+				t.Error("offline, an explore chart is not drawn")
+			}
+			tb.mu.Lock()
+			for _, u := range tb.requests {
+				if u != tb.url {
+					t.Errorf("the page asked for %s: a report must hold everything it shows", u)
+				}
+			}
+			tb.mu.Unlock()
+			for _, p := range tb.problemList() {
+				t.Errorf("while loading: %s", p)
+			}
+			if n := tb.num(`document.querySelectorAll("img, link, iframe, object, embed, script[src]").length`); n != 0 {
+				t.Errorf("%v elements that load something", n)
+			}
+		})
+	}
+}
+
+// TestBrowserHoverMatchesTable: every marked point of every explore chart
+// (each series' p50, p99, p99.9 and Max), hovered with the pointer, shows
+// a tooltip whose latency is the number in the latency table's row and
+// column for that series and quantile.
+func TestBrowserHoverMatchesTable(t *testing.T) {
+	for _, name := range pages {
+		t.Run(name, func(t *testing.T) {
+			tb := open(t, name, 1280, 900)
+			// Per chart: the table's rows (label, p50, p99, p99.9, max).
+			tables, _ := tb.eval(`Array.from(document.querySelectorAll(".explore")).map(box => {
+				const h = document.getElementById(box.dataset.src.replace(/-data$/, ""));
+				let e = h.nextElementSibling; while (e && !e.querySelector("table")) e = e.nextElementSibling;
+				const head = Array.from(e.querySelectorAll("tr:first-child th")).map(th => th.innerText.trim());
+				return Array.from(e.querySelectorAll("tr")).slice(1).map(tr => {
+					const row = {}; Array.from(tr.cells).forEach((td, i) => row[head[i]] = td.innerText.trim()); return row; });
+			})`).([]any)
+			if len(tables) == 0 {
+				t.Fatal("no latency table")
+			}
+			checked := 0
+			for box, tbl := range tables {
+				for _, r := range tbl.([]any) {
+					row := r.(map[string]any)
+					label, _ := row["variant"].(string)
+					if label == "" {
+						label, _ = row["series"].(string)
+					}
+					for _, q := range []struct{ col, mark string }{{"p50 us", "p50"}, {"p99 us", "p99"}, {"p99.9 us", "p99.9"}, {"max us", "Max"}} {
+						want := row[q.col].(string)
+						idx := tb.num(fmt.Sprintf(`Array.from(document.querySelectorAll(".explore")[%d].querySelectorAll("circle.mark")).findIndex(c =>
+							c.dataset.series === %q && c.dataset.q.split(" ").includes(%q))`, box, label, q.mark))
+						if idx < 0 {
+							t.Errorf("chart %d: no %s mark for %s (table: %s us)", box, q.mark, label, want)
+							continue
+						}
+						x, y := tb.markPoint(box, int(idx))
+						tb.move(x, y)
+						tip := tb.tip(box)
+						lines := strings.Split(tip, "\n")
+						if lines[0] != want+" us" {
+							t.Errorf("chart %d: hovering %s's %s mark shows %q, the table says %s us", box, label, q.mark, lines[0], want)
+						}
+						found := false
+						for _, l := range lines[1:] {
+							if rest, ok := strings.CutPrefix(l, label+": "); ok {
+								m := hereRE.FindStringSubmatch(rest)
+								found = m != nil && strings.Contains(" "+m[1]+" ", " "+q.mark+" ")
+							}
+						}
+						if !found {
+							t.Errorf("chart %d: hovering %s's %s mark: the tooltip does not name it:\n%s", box, label, q.mark, tip)
+						}
+						checked++
+					}
+				}
+			}
+			if checked < 8 {
+				t.Errorf("%d marks checked, want at least 8", checked)
+			}
+			// Away from the chart the tooltip goes.
+			tb.move(2, 2)
+			if tip := tb.tip(0); tip != "" {
+				t.Errorf("the tooltip stays when the pointer leaves: %q", tip)
+			}
+			x, y := tb.markPoint(0, 0)
+			tb.move(x, y)
+			tb.shot(strings.TrimSuffix(name, ".html")+"-hover", false)
+		})
+	}
+}
+
+// hereRE finds the quantiles a tooltip's line says fall in its bucket.
+var hereRE = regexp.MustCompile(`, ([^;]*) here;`)
+
+// markPoint scrolls chart box's index-th mark into view and returns its
+// centre.
+func (tb *tab) markPoint(box, index int) (x, y float64) {
+	tb.t.Helper()
+	r := tb.eval(fmt.Sprintf(`(() => { const b = document.querySelectorAll(".explore")[%d], c = b.querySelectorAll("circle.mark")[%d];
+		b.scrollIntoView({block: "center"}); const r = c.getBoundingClientRect();
+		return [r.left + r.width / 2, r.top + r.height / 2]; })()`, box, index)).([]any)
+	return r[0].(float64), r[1].(float64)
+}
+
+// xTicks are the explore chart's latency axis labels as shown.
+func (tb *tab) xTicks(box int) []float64 {
+	tb.t.Helper()
+	var out []float64
+	for _, v := range tb.eval(fmt.Sprintf(`Array.from(document.querySelectorAll(".explore")[%d].querySelectorAll("text.xtick")).map(e => e.textContent)`, box)).([]any) {
+		f, err := strconv.ParseFloat(v.(string), 64)
+		if err != nil {
+			tb.t.Fatalf("x tick %q: %v", v, err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// usUnder is the bucket the tooltip shows with the pointer at (x, y).
+func (tb *tab) usUnder(box int, x, y float64) float64 {
+	tb.t.Helper()
+	tb.move(x, y)
+	tip := tb.tip(box)
+	us, err := strconv.ParseFloat(strings.TrimSuffix(strings.SplitN(tip, "\n", 2)[0], " us"), 64)
+	if err != nil {
+		tb.t.Fatalf("no bucket in the tooltip at (%v, %v): %q", x, y, tip)
+	}
+	return us
+}
+
+// TestBrowserZoomPanReset: dragging across the first explore chart zooms on
+// the buckets between the drag's ends (the axis and the tooltip say so),
+// the arrows pan within the data, and a double-click, Escape or "all"
+// bring every bucket back.
+func TestBrowserZoomPanReset(t *testing.T) {
+	tb := open(t, "compare.html", 1280, 900)
+	// at is the pointer at fraction f across the plot area (56..748 of
+	// the chart's 760 units), on its middle row, with the chart scrolled
+	// to the middle of the window (clicking a button may have scrolled).
+	var y float64
+	at := func(f float64) float64 {
+		r := tb.eval(`(() => { const s = document.querySelector(".explore svg"); s.scrollIntoView({block: "center"});
+			const r = s.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`).([]any)
+		left, top, width, height := r[0].(float64), r[1].(float64), r[2].(float64), r[3].(float64)
+		y = top + height*0.5
+		return left + (56+f*(760-56-12))*width/760
+	}
+	full := tb.xTicks(0)
+	showing := func() string { return tb.str(`document.querySelector(".explore .view").textContent`) }
+	if len(full) < 3 || showing() != "showing every bucket" {
+		t.Fatalf("before zooming: ticks %v, %q", full, showing())
+	}
+	a := tb.usUnder(0, at(0.3), y)
+	b := tb.usUnder(0, at(0.6), y)
+	tb.drag(at(0.3), at(0.6), y)
+	zoomed := tb.xTicks(0)
+	if len(zoomed) < 3 || zoomed[0] < a || zoomed[len(zoomed)-1] > b+1 {
+		t.Errorf("zoomed on %v..%v us: the axis shows %v", a, b, zoomed)
+	}
+	if want := fmt.Sprintf("showing %v to %v us", a, b+1); !strings.HasPrefix(showing(), want) {
+		t.Errorf("zoomed: %q, want %q", showing(), want)
+	}
+	x0 := at(0.5)
+	if mid := tb.usUnder(0, x0, y); mid < a || mid > b {
+		t.Errorf("zoomed on %v..%v us, the middle of the plot is %v us", a, b, mid)
+	}
+	tb.shot("compare-zoomed", false)
+	// Pan right by half a view, then back.
+	x, by := tb.point(`.explore button[aria-label="pan right"]`, 0)
+	tb.click(x, by, 1)
+	if p := tb.xTicks(0); p[0] <= zoomed[0] {
+		t.Errorf("panned right, the axis still starts at %v (was %v)", p[0], zoomed[0])
+	}
+	x, by = tb.point(`.explore button[aria-label="pan left"]`, 0)
+	tb.click(x, by, 1)
+	if p := tb.xTicks(0); fmt.Sprint(p) != fmt.Sprint(zoomed) {
+		t.Errorf("panned right and left: axis %v, want %v", p, zoomed)
+	}
+	// Reset three ways.
+	for _, reset := range []struct {
+		name string
+		do   func()
+	}{
+		{"double-click", func() { x := at(0.5); tb.click(x, y, 2) }},
+		{"Escape", func() {
+			tb.do(chromedp.Focus(chromedp.CSS(".explore svg")), chromedp.KeyEvent("\u001b"))
+		}},
+		{"all", func() { x, y := tb.point(`.explore button`, 0); tb.click(x, y, 1) }},
+	} {
+		x0, x1 := at(0.2), at(0.4)
+		tb.drag(x0, x1, y)
+		if fmt.Sprint(tb.xTicks(0)) == fmt.Sprint(full) {
+			t.Fatalf("the drag before %s did not zoom", reset.name)
+		}
+		reset.do()
+		if got := tb.xTicks(0); fmt.Sprint(got) != fmt.Sprint(full) || showing() != "showing every bucket" {
+			t.Errorf("after %s: axis %v (%q), want every bucket %v", reset.name, got, showing(), full)
+		}
+	}
+	// The tail from the smallest p99.9 of the table starts at it.
+	x, by = tb.point(`.explore button[aria-label^="zoom on the buckets from the smallest p99.9"]`, 0)
+	tb.click(x, by, 1)
+	p999 := tb.eval(`Math.min(...Array.from(document.querySelectorAll("#latency-1 ~ .scroll")[0].querySelectorAll("tr")).slice(1).map(tr => +tr.cells[5].innerText))`).(float64)
+	if v := tb.str(`document.querySelector(".explore").dataset.view`); !strings.HasPrefix(v, fmt.Sprint(p999)+",") {
+		t.Errorf("tail from p99.9: view %s, want it to start at the table's smallest p99.9, %v us", v, p999)
+	}
+}
+
+// TestBrowserUnfold: every folded section (the configuration, the metrics
+// the same in every variant, the sweep's CPU tables) opens with a click on
+// its summary and shows its content, which was hidden.
+func TestBrowserUnfold(t *testing.T) {
+	for _, name := range pages {
+		t.Run(name, func(t *testing.T) {
+			tb := open(t, name, 1280, 900)
+			n := int(tb.num(`document.querySelectorAll("details").length`))
+			if n < 2 {
+				t.Fatalf("%d folded sections, want at least 2 (the configuration, the unchanged metrics)", n)
+			}
+			// The height of what a section holds beside its summary, as
+			// shown (checkVisibility: a folded section's content keeps its
+			// layout box in Chromium, hidden by content-visibility).
+			content := func(i int) float64 {
+				return tb.num(fmt.Sprintf(`(() => { const d = document.querySelectorAll("details")[%d]; let h = 0;
+					for (const c of d.children) if (c.tagName !== "SUMMARY" && c.checkVisibility()) h += c.getBoundingClientRect().height; return h; })()`, i))
+			}
+			for i := range n {
+				summary := tb.str(fmt.Sprintf(`document.querySelectorAll("details > summary")[%d].innerText`, i))
+				if tb.eval(fmt.Sprintf(`document.querySelectorAll("details")[%d].open`, i)).(bool) || content(i) != 0 {
+					t.Errorf("%q is not folded", summary)
+					continue
+				}
+				x, y := tb.point("details > summary", i)
+				tb.click(x, y, 1)
+				if h := content(i); h < 10 {
+					t.Errorf("%q clicked: its content is %v px high", summary, h)
+				}
+				if strings.Contains(summary, "the same in every variant") {
+					rows := tb.num(fmt.Sprintf(`document.querySelectorAll("details")[%d].querySelectorAll("tr").length - 1`, i))
+					if want := regexp.MustCompile(`^\d+`).FindString(summary); fmt.Sprint(rows) != want {
+						t.Errorf("%q unfolds %v rows", summary, rows)
+					}
+					if name == "compare.html" {
+						tb.shot("compare-unfolded", false)
+					}
+				}
+				tb.click(x, y, 1)
+				if h := content(i); h != 0 {
+					t.Errorf("%q clicked twice: still %v px shown", summary, h)
+				}
+			}
+		})
+	}
+}
+
+// TestBrowserContents: each entry of the table of contents, clicked, leads
+// to its section (the one element with that id, brought to the top of the
+// window unless the page ends first).
+func TestBrowserContents(t *testing.T) {
+	for _, name := range pages {
+		t.Run(name, func(t *testing.T) {
+			tb := open(t, name, 1280, 900)
+			n := int(tb.num(`document.querySelectorAll("nav.toc a").length`))
+			if n < 5 {
+				t.Fatalf("%d entries in the contents, want at least 5", n)
+			}
+			for i := range n {
+				tb.eval(`window.scrollTo(0, 0)`)
+				href := tb.str(fmt.Sprintf(`document.querySelectorAll("nav.toc a")[%d].getAttribute("href")`, i))
+				id := strings.TrimPrefix(href, "#")
+				if c := tb.num(fmt.Sprintf(`document.querySelectorAll(%q).length`, `[id="`+id+`"]`)); c != 1 {
+					t.Errorf("contents entry %s: %v elements with that id", href, c)
+					continue
+				}
+				x, y := tb.point("nav.toc a", i)
+				tb.click(x, y, 1)
+				if h := tb.str(`location.hash`); h != href {
+					t.Errorf("clicked %s: the address ends in %q", href, h)
+				}
+				top := tb.num(fmt.Sprintf(`document.getElementById(%q).getBoundingClientRect().top`, id))
+				atEnd := tb.eval(`Math.ceil(scrollY + innerHeight) >= document.documentElement.scrollHeight`).(bool)
+				if math.Abs(top) > 2 && !(atEnd && top > 0 && top < 900) {
+					t.Errorf("clicked %s: its section is at %v px from the top of the window", href, top)
+				}
+				if vis := tb.eval(fmt.Sprintf(`document.getElementById(%q).checkVisibility()`, id)).(bool); !vis {
+					t.Errorf("clicked %s: its section is hidden", href)
+				}
+			}
+		})
+	}
+}
+
+// TestBrowserNarrow: in a phone-wide window (360 px) nothing sticks out
+// sideways: the page does not scroll horizontally, and every element ends
+// inside the window unless a box of its own scrolls it (wide tables, the
+// configuration's text); the tooltip stays inside the window too.
+func TestBrowserNarrow(t *testing.T) {
+	for _, name := range pages {
+		t.Run(name, func(t *testing.T) {
+			tb := open(t, name, 360, 740)
+			if w, sw := tb.num(`innerWidth`), tb.num(`document.documentElement.scrollWidth`); sw > w {
+				t.Errorf("the page is %v px wide in a %v px window", sw, w)
+			}
+			out := tb.eval(`(() => { const out = [];
+				const scrolls = e => { for (let p = e.parentElement; p; p = p.parentElement) { const s = getComputedStyle(p).overflowX;
+					if (s === "auto" || s === "scroll" || s === "hidden") return true; } return false; };
+				for (const e of document.body.querySelectorAll("*")) {
+					const r = e.getBoundingClientRect();
+					if (r.width > 0 && r.right > innerWidth + 0.5 && !scrolls(e) && !e.closest("svg")) out.push(e.tagName + "." + e.className + " " + Math.round(r.right) + " px");
+				}
+				return out.slice(0, 10); })()`).([]any)
+			for _, o := range out {
+				t.Errorf("sticks out of a 360 px window: %v", o)
+			}
+			x, y := tb.markPoint(0, 0)
+			tb.move(x, y)
+			if tb.tip(0) == "" {
+				t.Fatal("no tooltip in the narrow window")
+			}
+			if r := tb.num(`document.querySelector(".explore .tip").getBoundingClientRect().right`); r > tb.num(`innerWidth`)+0.5 {
+				t.Errorf("the tooltip ends at %v px, past the window", r)
+			}
+			tb.shot(strings.TrimSuffix(name, ".html")+"-narrow", false)
+		})
+	}
+}
+
+// TestBrowserScreenshots keeps a picture of each report's sections, one
+// window (1280 x 900) each from its heading, for a person to look at
+// (-shots DIR).
+func TestBrowserScreenshots(t *testing.T) {
+	for _, name := range pages {
+		tb := open(t, name, 1280, 900)
+		ids := tb.eval(`Array.from(document.querySelectorAll("h2[id]")).map(h => h.id)`).([]any)
+		for i, id := range ids {
+			tb.eval(fmt.Sprintf(`document.getElementById(%q).scrollIntoView()`, id))
+			tb.shot(fmt.Sprintf("%s-%02d-%s", strings.TrimSuffix(name, ".html"), i, id), false)
+		}
+	}
+}
