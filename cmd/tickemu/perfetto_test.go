@@ -36,7 +36,9 @@ func traceOf(t *testing.T, file string, format trace.Format) (*experiment.Result
 // default.hcl back: one named track per CPU; on each, one local-timer slice
 // per local_timer_entry of the ftrace text trace (and per the kernel's
 // counter), one hrtimer callback slice per hrtimer_expire_entry, one task
-// slice per sched_switch to a task, and every slice inside the run.
+// slice per sched_switch to a task, every slice inside the run, the device
+// writes counter ending at the kernel's count and one idle-state counter
+// sample per cpu_idle.
 func TestPerfettoDefault(t *testing.T) {
 	res, js := traceOf(t, "default.hcl", trace.FormatPerfetto)
 	_, text := traceOf(t, "default.hcl", trace.FormatText)
@@ -58,6 +60,8 @@ func TestPerfettoDefault(t *testing.T) {
 	tracks := map[int]string{}
 	slices := map[string]map[string]int{} // track -> category -> count
 	instants := 0
+	counters := map[string]int64{} // "CPU n device writes": last value
+	samples := map[string]int{}
 	endUS := float64(res.Config.DurationNS+res.Config.WarmupNS) / 1000
 	for _, e := range doc.TraceEvents {
 		switch e.Ph {
@@ -81,6 +85,15 @@ func TestPerfettoDefault(t *testing.T) {
 			slices[tr][e.Cat]++
 		case "i":
 			instants++
+		case "C":
+			var a map[string]int64
+			if err := json.Unmarshal(e.Args, &a); err != nil || len(a) != 1 {
+				t.Fatalf("counter %q: args %s, want one integer series", e.Name, e.Args)
+			}
+			for k, v := range a {
+				counters[e.Name+" "+k] = v
+				samples[e.Name+" "+k]++
+			}
 		default:
 			t.Errorf("unexpected phase %q", e.Ph)
 		}
@@ -98,6 +111,7 @@ func TestPerfettoDefault(t *testing.T) {
 		return out
 	}
 	irqs, hrt, switches := count(`local_timer_entry:`), count(`hrtimer_expire_entry:`), count(`sched_switch: .* next_pid=[1-9]`)
+	idles := count(`cpu_idle:`)
 	for cpu := 0; cpu < res.Config.CPUs; cpu++ {
 		tr := fmt.Sprintf("CPU %d", cpu)
 		got := slices[tr]
@@ -110,6 +124,14 @@ func TestPerfettoDefault(t *testing.T) {
 		}
 		if got["task"] != switches[cpu] || got["task"] == 0 {
 			t.Errorf("%s: %d task slices, text trace has %d switches to a task", tr, got["task"], switches[cpu])
+		}
+		// The counters: the device writes end at the kernel's count, the
+		// idle state has one sample per cpu_idle event.
+		if w := counters[tr+" device writes"]; w != res.Kernel.CPUs[cpu].DeviceWrites || w == 0 {
+			t.Errorf("%s: device writes counter ends at %d, the kernel counted %d", tr, w, res.Kernel.CPUs[cpu].DeviceWrites)
+		}
+		if n := samples[tr+" idle state"]; n != idles[cpu] || n == 0 {
+			t.Errorf("%s: %d idle state samples, text trace has %d cpu_idle", tr, n, idles[cpu])
 		}
 	}
 	if instants == 0 {

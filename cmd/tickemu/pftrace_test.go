@@ -18,14 +18,14 @@ import (
 )
 
 // perfettoProtos are the events Perfetto has an ftrace event proto for
-// (protos/perfetto/trace/ftrace/{sched,irq,irq_vectors,timer,signal}.proto);
+// (protos/perfetto/trace/ftrace/{sched,irq,irq_vectors,timer,signal,power}.proto);
 // the others are GenericFtraceEvents.
 var perfettoProtos = map[string]bool{
 	"sched_switch": true, "sched_wakeup": true, "softirq_entry": true, "softirq_exit": true, "softirq_raise": true,
 	"irq_handler_entry": true, "irq_handler_exit": true, "signal_deliver": true, "signal_generate": true,
 	"hrtimer_start": true, "hrtimer_cancel": true, "hrtimer_expire_entry": true, "hrtimer_expire_exit": true,
 	"timer_start": true, "timer_cancel": true, "timer_expire_entry": true, "timer_expire_exit": true,
-	"local_timer_entry": true, "local_timer_exit": true,
+	"local_timer_entry": true, "local_timer_exit": true, "cpu_idle": true,
 }
 
 // protoField is one field of a message of Perfetto's .proto files.
@@ -242,7 +242,8 @@ func (s *protoSchema) decode(msg string, b []byte) (node, error) {
 // at the same time and pid, with Perfetto's event protos where it has them
 // (sched_switch's fields as the text has them); a flow from each timer's
 // start to its expiry slice; the interrupt counters equal to the interrupts
-// of the text trace; byte-identical output for the same config and seed.
+// of the text trace, one idle-state sample per cpu_idle, device-writes
+// counters that only go up; byte-identical output for the same config and seed.
 func TestPftraceDecodes(t *testing.T) {
 	s := loadProtos(t)
 	for _, c := range []struct {
@@ -265,7 +266,7 @@ func TestPftraceDecodes(t *testing.T) {
 			text := lines(string(windowTrace(t, c.file, trace.FormatText, c.to)))
 			// The text trace's events per CPU: "time pid name".
 			want := map[uint64][]string{}
-			irqs := map[uint64]int64{}
+			irqs, idles := map[uint64]int64{}, map[uint64]int64{}
 			started, wantFlows := map[string]bool{}, 0
 			for _, l := range text {
 				m := textLine.FindStringSubmatch(l)
@@ -281,8 +282,8 @@ func TestPftraceDecodes(t *testing.T) {
 				case !perfettoProtos[name]:
 					name = "generic" // syscalls, function-tracer lines, ...
 				}
-				// A timer's expiry after its start (not a re-arm from
-				// its own callback, which traces no start) ends a flow.
+				// A timer's expiry after its start (a re-arm from its
+				// own callback traces one too) ends a flow.
 				if f := ptrField.FindStringSubmatch(what); f != nil {
 					key := f[1] + f[2]
 					switch name {
@@ -301,11 +302,14 @@ func TestPftraceDecodes(t *testing.T) {
 				if name == "local_timer_entry" || name == "irq_handler_entry" {
 					irqs[cpu]++
 				}
+				if name == "cpu_idle" {
+					idles[cpu]++
+				}
 			}
 			got := map[uint64][]string{}
 			tracks := map[uint64]string{}
 			flows := map[uint64]bool{}
-			counters := map[string]int64{}
+			counters, samples := map[string]int64{}, map[string]int64{}
 			expiries, flowed := 0, 0
 			for _, p := range tr.msgs("packet") {
 				for _, b := range p.msgs("ftrace_events") {
@@ -360,7 +364,11 @@ func TestPftraceDecodes(t *testing.T) {
 					}
 					if typ == 4 {
 						v, _ := te.num("counter_value")
+						if strings.HasSuffix(tracks[u], " device writes") && int64(v) <= counters[tracks[u]] {
+							t.Errorf("%s went from %d to %d", tracks[u], counters[tracks[u]], int64(v))
+						}
 						counters[tracks[u]] = int64(v)
+						samples[tracks[u]]++
 					}
 				}
 			}
@@ -374,6 +382,12 @@ func TestPftraceDecodes(t *testing.T) {
 						t.Errorf("CPU %d event %d: %q, text %q", cpu, i, g[i], w[i])
 						break
 					}
+				}
+				if n := samples[fmt.Sprintf("CPU %d idle state", cpu)]; n != idles[cpu] {
+					t.Errorf("CPU %d: %d idle state samples, the text trace has %d cpu_idle", cpu, n, idles[cpu])
+				}
+				if irqs[cpu] > 0 && counters[fmt.Sprintf("CPU %d device writes", cpu)] == 0 {
+					t.Errorf("CPU %d: interrupts but no device writes counter", cpu)
 				}
 				if irqs[cpu] > 0 && counters[fmt.Sprintf("CPU %d interrupts", cpu)] != irqs[cpu] {
 					t.Errorf("CPU %d interrupts counter ends at %d, the text trace has %d", cpu, counters[fmt.Sprintf("CPU %d interrupts", cpu)], irqs[cpu])

@@ -362,6 +362,9 @@ func (c *CPU) programDeviceForce(now, at ktime.Time, force bool) (int64, bool) {
 	// syncDevTo's work is the reschedule, written out here.
 	c.cnt.b.Add(cDevWrites, 1)
 	c.cnt.b.Add(cDevWriteCost, cost)
+	if c.k.tr != nil {
+		c.countDevWrites(now)
+	}
 	if fireAt == ktime.Max || fireAt < now {
 		c.syncDevTo(now, fireAt)
 	} else if !c.devEv.Queued() || c.devEv.When() != fireAt {
@@ -370,11 +373,23 @@ func (c *CPU) programDeviceForce(now, at ktime.Time, force bool) (int64, bool) {
 	return cost, false
 }
 
+// countDevWrites samples the CPU's device-writes counter track (Perfetto
+// traces) after a programming at now: the writes so far, the run's
+// dev-writes.
+func (c *CPU) countDevWrites(now ktime.Time) {
+	if c.k.tr.Counting() {
+		c.k.tr.Count(now, c.id, trace.CounterDeviceWrites, c.cnt.b.Value(cDevWrites))
+	}
+}
+
 // programmed accounts a programming other than one accepted write.
 func (c *CPU) programmed(now ktime.Time, o *clockevents.ProgramResult) (int64, bool) {
 	k := c.k
 	c.cnt.b.Add(cDevWrites, int64(o.Writes))
 	c.cnt.b.Add(cDevWriteCost, o.Cost)
+	if k.tr != nil && o.Writes > 0 {
+		c.countDevWrites(now)
+	}
 	if o.Retries > 0 {
 		k.Counters.Inc(cntDevRetries, c.id, int64(o.Retries))
 	}
@@ -523,6 +538,7 @@ func (c *CPU) activityEnd(now ktime.Time) {
 // startInterrupts runs every pending interrupt as one activity starting at now.
 func (c *CPU) startInterrupts(now ktime.Time) {
 	end := c.handleInterrupts(now)
+	c.traceIdleExit(end) // an interrupt taken inside poll_idle() or HLT
 	c.beginActivity(now, end)
 }
 
@@ -536,6 +552,7 @@ func (c *CPU) kick(now ktime.Time) {
 		c.startInterrupts(now)
 		return
 	}
+	c.traceIdleExit(now) // a polling CPU woken without an interrupt
 	if c.flags&softirqMask != 0 {
 		// Left over from a capped __do_softirq(): ksoftirqd runs them.
 		c.setCtx(now, ctxKsoftirqd)

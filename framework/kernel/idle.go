@@ -19,6 +19,9 @@ type cpuIdle struct {
 	// pendingEntry: the idle-entry bookkeeping activity is running; when it
 	// ends with nothing to do, the CPU enters its idle state directly.
 	pendingEntry bool
+	// traced: power:cpu_idle traced the entry and the exit is still due
+	// (traceIdleExit).
+	traced bool
 	// The last idle exit's cost to whatever woke the CPU: the state's exit
 	// latency, and the broadcast hand-off (how late the broadcast IPI came
 	// for the local event, plus tick_broadcast_exit()); bcastDelay holds the
@@ -79,6 +82,7 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 		c.mode = modeIdle
 		c.idle.since = now
 		c.cnt.countIdleEnter(c.idle.state)
+		c.traceIdleEnter(now)
 		return
 	}
 	var next ktime.Time
@@ -121,6 +125,41 @@ func (c *CPU) enterIdleState(now ktime.Time) {
 	c.mode = modeIdle
 	c.idle.since = now
 	c.cnt.countIdleEnter(c.idle.state)
+	c.traceIdleEnter(now)
+}
+
+// pwrEventExit is PWR_EVENT_EXIT (include/linux/pm.h: -1) as cpu_idle's
+// u32 state prints it.
+const pwrEventExit = "4294967295"
+
+// traceIdleEnter traces power:cpu_idle for the state the CPU enters at now:
+// cpuidle_enter_state() traces the driver's index of the state entered
+// (after a failed broadcast entry, the shallower one), POLL being index 0
+// (drivers/cpuidle/poll_state.c); without a cpuidle driver
+// cpuidle_idle_call() runs default_idle_call(), which traces state 1
+// (kernel/sched/idle.c).
+func (c *CPU) traceIdleEnter(now ktime.Time) {
+	if !c.k.tr.Enabled("cpu_idle") {
+		return
+	}
+	idx := c.idle.state + 1 // the machine's states follow POLL
+	if len(c.k.m.IdleStates) == 0 {
+		idx = 1
+	}
+	c.k.tr.Event(now, c.traceCtx(), "cpu_idle", "state="+itoa(int64(idx))+" cpu_id="+itoa(int64(c.id)))
+	c.idle.traced = true
+}
+
+// traceIdleExit traces power:cpu_idle's exit (PWR_EVENT_EXIT) at t once the
+// CPU has left the state it traced the entry of: cpuidle_enter_state() and
+// default_idle_call() trace it when the state's ->enter() (or
+// arch_cpu_idle()) returns.
+func (c *CPU) traceIdleExit(t ktime.Time) {
+	if !c.idle.traced {
+		return
+	}
+	c.idle.traced = false
+	c.k.tr.Event(t, c.traceCtx(), "cpu_idle", "state="+pwrEventExit+" cpu_id="+itoa(int64(c.id)))
 }
 
 // leaveIdleState wakes the CPU from its idle state; it returns the exit latency.
@@ -140,6 +179,16 @@ func (c *CPU) leaveIdleState(now ktime.Time) int64 {
 		c.cnt.idleResidency[c.idle.state].Add(int64(now - c.idle.since))
 		c.cnt.b.Add(cIdleExitLat, lat)
 		c.cnt.b.Add(cIdleExits, 1)
+	}
+	if c.idle.state >= 0 {
+		// A machine state is entered with interrupts off (intel_idle's
+		// MWAIT states): it returns once its exit latency has passed and
+		// cpuidle_enter_state() traces the exit before tick_broadcast_exit()
+		// and the interrupt's handler. Polling (poll_idle()) and
+		// default_idle_call()'s HLT run with interrupts on: the handler
+		// runs inside the state and the exit is traced after it
+		// (startInterrupts), or now for a wakeup without one (kick).
+		c.traceIdleExit(now + ktime.Time(lat))
 	}
 	if c.cpuidle.entered {
 		c.cpuidleReflect(now, lat, c.tickWakesIdle(now))

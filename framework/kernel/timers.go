@@ -23,9 +23,12 @@ type HRTimer struct {
 	wake *Task
 
 	expires ktime.Time
-	Mode    sdk.HRMode
-	cpu     int16 // the CPU whose base it was last queued on (MaxCPUs 4096)
-	queued  bool
+	// slack is expires - softexpires of the last start (the range
+	// hrtimer_start_range_ns() was given), which hrtimer_forward() keeps.
+	slack  int64
+	Mode   sdk.HRMode
+	cpu    int16 // the CPU whose base it was last queued on (MaxCPUs 4096)
+	queued bool
 
 	Function string // callback name as ftrace prints it
 }
@@ -72,6 +75,7 @@ func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time,
 	r := k.hrt.Start(c.id, now, sdk.HRTimer{ID: t.ID, Clock: t.Clock, Mode: mode, CallbackCost: t.Cost, Period: t.Period,
 		Placement: place}, expires, slack)
 	t.queued, t.cpu, t.expires = true, int16(c.id), r.Expires
+	t.slack = int64(r.Expires - r.SoftExpires)
 	if r.Moved {
 		// switch_hrtimer_base() queued it on another CPU's base.
 		t.cpu = int16(r.CPU)
@@ -136,7 +140,17 @@ func (k *Kernel) runHRExpiries(c *CPU, res *sdk.InterruptResult) {
 			t.Callback(c, e.Now, e)
 		}
 		if k.tr != nil {
-			k.tr.Event(e.Now+ktime.Time(t.Cost), c.traceCtx(), "hrtimer_expire_exit", "hrtimer="+trace.Ptr(uint64(t.ID)))
+			end := e.Now + ktime.Time(t.Cost)
+			k.tr.Event(end, c.traceCtx(), "hrtimer_expire_exit", "hrtimer="+trace.Ptr(uint64(t.ID)))
+			if e.Restarted && k.tr.Enabled("hrtimer_start") {
+				// __run_hrtimer(): a callback that returned HRTIMER_RESTART
+				// (after hrtimer_forward()) is requeued under the base lock,
+				// enqueue_hrtimer(timer, base, HRTIMER_MODE_ABS) ->
+				// debug_activate() -> trace_hrtimer_start(): mode=ABS
+				// whatever mode the timer was started with.
+				k.tr.Event(end, c.traceCtxLocks(1), "hrtimer_start", fmt.Sprintf("hrtimer=%s function=%s expires=%d softexpires=%d mode=%s",
+					trace.Ptr(uint64(t.ID)), t.Function, int64(e.NewExpires), int64(e.NewExpires)-t.slack, sdk.HRModeAbs))
+			}
 		}
 	}
 }

@@ -98,6 +98,9 @@ func (b *Block) Max(i int, v int64) {
 	b.set |= 1 << uint(i)
 }
 
+// Value is slot i's count.
+func (b *Block) Value(i int) int64 { return b.v[i] }
+
 // Bind makes slot i of b counter names[i] on cpu (-1 machine-wide) for
 // Samples, Get and Total. The block is the only way to count them: every
 // pair must be new to c (no cell, no other slot), or Bind panics, and Cell,

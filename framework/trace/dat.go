@@ -174,6 +174,8 @@ var datEvents = []*datEvent{
 			{decl: "unsigned long sa_handler", size: 8, kind: datHex}, {decl: "unsigned long sa_flags", size: 8, kind: datHex}},
 		print: `"sig=%d errno=%d code=%d sa_handler=%lx sa_flags=%lx", REC->sig, REC->errno, REC->code, REC->sa_handler, REC->sa_flags`},
 
+	{system: "power", name: "cpu_idle", id: 502, fields: []datField{fInt("u32 state", 4, false), fInt("u32 cpu_id", 4, false)},
+		print: `"state=%lu cpu_id=%lu", (unsigned long)REC->state, (unsigned long)REC->cpu_id`},
 	{system: "power", name: "pm_qos_add_request", id: 500, fields: []datField{fInt("s32 value", 4, true)}, print: `"CPU_DMA_LATENCY value=%d", REC->value`},
 	{system: "power", name: "pm_qos_update_target", id: 501,
 		fields: []datField{{decl: "enum pm_qos_req_action action", size: 4, kind: datSymbolic, syms: map[string]int64{"ADD_REQ": 0, "UPDATE_REQ": 1, "REMOVE_REQ": 2}},

@@ -13,6 +13,7 @@ import (
 // Syscall events are a family: sys_enter_NAME and sys_exit_NAME for every
 // syscall a workload makes.
 var Known = []string{
+	"cpu_idle",
 	"function",
 	"hrtimer_cancel", "hrtimer_expire_entry", "hrtimer_expire_exit", "hrtimer_init", "hrtimer_start",
 	"irq_handler_entry", "irq_handler_exit",

@@ -11,13 +11,15 @@ import (
 // (https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU),
 // which ui.perfetto.dev and trace_processor import: a {"traceEvents": [...]}
 // object of events with a phase ("X" complete slice with ts and dur, "i"
-// instant, "M" metadata), timestamps in microseconds (three decimals keep the
+// instant, "C" counter, "M" metadata), timestamps in microseconds (three decimals keep the
 // nanoseconds). The machine is process 1; CPU n is its thread n+1, so every
 // CPU is one track. The entry/exit event pairs become slices on their CPU's
 // track, nested as they happen: local_timer (hard irq), irq_handler, softirq
 // vectors, hrtimer and wheel timer callbacks; sched_switch closes the
 // previous task's slice and opens the next one's. Every other event is an
-// instant on the track with its fields as the "fields" argument.
+// instant on the track with its fields as the "fields" argument. Counters
+// ("C", on the machine process): per CPU its idle state (from cpu_idle) and
+// its clockevent device writes (Writer.Count).
 
 // sliceKinds maps an entry event to its exit event.
 var sliceKinds = map[string]string{
@@ -95,6 +97,10 @@ func (j *jsonState) event(b []byte, t ktime.Time, c Ctx, name, text string) []by
 		}
 		return b
 	}
+	if name == "cpu_idle" {
+		// An instant, and the CPU's idle-state counter.
+		b = j.counter(b, t, cpu, CounterIdleState, idleStateValue(field(fields, "state")))
+	}
 	if name == "sched_switch" {
 		if ts := j.task[cpu]; ts != nil {
 			b = j.complete(b, cpu, ts, t)
@@ -117,6 +123,36 @@ func (j *jsonState) event(b []byte, t ktime.Time, c Ctx, name, text string) []by
 	b = strconv.AppendQuote(b, c.Comm+"-"+strconv.Itoa(c.Pid))
 	b = append(b, "}}"...)
 	return b
+}
+
+// counter appends a "C" counter sample: Perfetto's JSON importer names the
+// track "NAME KEY", here "CPU n TRACK", a process counter of the machine.
+func (j *jsonState) counter(b []byte, t ktime.Time, cpu int, track string, v int64) []byte {
+	b = j.sep(b)
+	b = append(b, `{"ph":"C","pid":1,"ts":`...)
+	b = appendUS(b, t)
+	b = append(b, `,"name":"CPU `...)
+	b = strconv.AppendInt(b, int64(cpu), 10)
+	b = append(b, `","args":{`...)
+	b = strconv.AppendQuote(b, track)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, v, 10)
+	b = append(b, "}}"...)
+	return b
+}
+
+// CounterIdleState is the counter track of a CPU's idle state, from
+// power:cpu_idle: the cpuidle state index while in it, -1 out of idle
+// (cpu_idle's exit, PWR_EVENT_EXIT, prints as 4294967295).
+const CounterIdleState = "idle state"
+
+// idleStateValue is cpu_idle's state= as the idle-state counter's value.
+func idleStateValue(state string) int64 {
+	v, _ := strconv.ParseInt(state, 10, 64)
+	if v == 4294967295 {
+		return -1
+	}
+	return v
 }
 
 // close ends the open slices at end and closes the object.

@@ -25,15 +25,17 @@ import (
 //   - every event as an FtraceEvent in FtraceEventBundles, one bundle per CPU
 //     and batch: the events Perfetto has a proto for (sched_switch,
 //     sched_wakeup, irq, softirq, local_timer, hrtimer_*, timer_*,
-//     signal_*, print) with their fields, the others as GenericFtraceEvent
+//     signal_*, cpu_idle, print) with their fields, the others as GenericFtraceEvent
 //     with named fields. trace_processor builds its own CPU scheduling and
 //     thread-state tracks from sched_switch and sched_wakeup, and keeps the
 //     timer events' fields in its ftrace_event and args tables (SQL).
 //   - TrackEvents on per-CPU tracks: each timer's start as an instant and
 //     its callback as a slice named by the function, joined by a flow from
-//     the start to the expiry (a cancel ends the flow); counters of the
-//     local timer and device interrupts taken and of whether the CPU runs
-//     its idle task (from sched_switch; the model has no cpu_idle event).
+//     the start to the expiry (a cancel ends the flow; the tick re-arming
+//     itself traces a start, as __run_hrtimer()'s enqueue does); counters
+//     of the local timer and device interrupts taken, of the clockevent
+//     device writes (Writer.Count) and of the idle state (from cpu_idle,
+//     which trace_processor also turns into its own cpuidle counter).
 //
 // Timestamps are the simulated time in ns on Perfetto's default clock
 // (BOOTTIME) for both.
@@ -84,6 +86,7 @@ const (
 	pfTrackTimers       = 1 << 16 // + CPU: "CPU n timers"
 	pfTrackInterrupts   = 2 << 16 // + CPU: counter
 	pfTrackIdle         = 3 << 16 // + CPU: counter
+	pfTrackCounters     = 4 << 16 // + n<<16 + CPU: the nth Writer.Count track
 	pfWireVarint        = protowire.VarintType
 	pfWireBytes         = protowire.BytesType
 	pfWireFixed64       = protowire.Fixed64Type
@@ -125,6 +128,7 @@ var pfEvents = map[string]struct {
 	"timer_expire_exit":    {558, []pfField{{1, "timer", datHex, nil}}},
 	"local_timer_entry":    {559, []pfField{{1, "vector", datInt, nil}}},
 	"local_timer_exit":     {560, []pfField{{1, "vector", datInt, nil}}},
+	"cpu_idle":             {13, []pfField{{1, "state", datInt, nil}, {2, "cpu_id", datInt, nil}}},
 	"tracing_mark_write":   {3, []pfField{{1, "ip", datFunc, nil}, {2, "buf", datComm, nil}}},
 }
 
@@ -136,25 +140,25 @@ type pfTimer struct {
 }
 
 type pfState struct {
-	out     io.Writer
-	cpus    int
-	bundles [][]byte // per CPU: the encoded FtraceEvents of the open bundle
-	counts  []int
-	tracks  map[uint64]bool
-	timers  map[string]*pfTimer // by "hrtimer=PTR" / "timer=PTR"
-	nflow   uint64
-	irqs    []int64
-	idle    []int64
-	funcs   *datState // kallsyms-style addresses of function names
-	kv      map[string]string
-	buf     []byte
-	first   bool
-	err     error
+	out      io.Writer
+	cpus     int
+	bundles  [][]byte // per CPU: the encoded FtraceEvents of the open bundle
+	counts   []int
+	tracks   map[uint64]bool
+	timers   map[string]*pfTimer // by "hrtimer=PTR" / "timer=PTR"
+	nflow    uint64
+	irqs     []int64
+	counters map[string]uint64 // Writer.Count tracks: their uuid base
+	funcs    *datState         // kallsyms-style addresses of function names
+	kv       map[string]string
+	buf      []byte
+	first    bool
+	err      error
 }
 
 func newPfState(out io.Writer, cpus int) *pfState {
 	return &pfState{out: out, cpus: cpus, bundles: make([][]byte, cpus), counts: make([]int, cpus),
-		tracks: map[uint64]bool{}, timers: map[string]*pfTimer{}, irqs: make([]int64, cpus), idle: make([]int64, cpus),
+		tracks: map[uint64]bool{}, timers: map[string]*pfTimer{}, irqs: make([]int64, cpus), counters: map[string]uint64{},
 		funcs: newDatState(nil), kv: map[string]string{}, first: true}
 }
 
@@ -417,18 +421,26 @@ func (p *pfState) trackEvents(t ktime.Time, cpu int, name string) {
 		p.irqs[cpu]++
 		p.track(pfTrackInterrupts+c, "CPU "+cs+" interrupts", true)
 		p.trackEvent(t, pfTE{typ: pfTypeCounter, track: pfTrackInterrupts + c, counter: p.irqs[cpu]})
-	case "sched_switch":
-		idle := int64(0)
-		if p.kv["next_pid"] == "0" {
-			idle = 1
-		}
-		if p.tracks[pfTrackIdle+c] && idle == p.idle[cpu] {
-			return
-		}
-		p.idle[cpu] = idle
-		p.track(pfTrackIdle+c, "CPU "+cs+" idle", true)
-		p.trackEvent(t, pfTE{typ: pfTypeCounter, track: pfTrackIdle + c, counter: idle})
+	case "cpu_idle":
+		p.track(pfTrackIdle+c, "CPU "+cs+" "+CounterIdleState, true)
+		p.trackEvent(t, pfTE{typ: pfTypeCounter, track: pfTrackIdle + c, counter: idleStateValue(p.kv["state"])})
 	}
+}
+
+// counter writes a Writer.Count sample on its CPU's counter track.
+func (p *pfState) counter(t ktime.Time, cpu int, track string, v int64) error {
+	if cpu < 0 || cpu >= p.cpus {
+		cpu = 0
+	}
+	base, ok := p.counters[track]
+	if !ok {
+		base = pfTrackCounters + uint64(len(p.counters))<<16
+		p.counters[track] = base
+	}
+	uuid := base + uint64(cpu)
+	p.track(uuid, "CPU "+strconv.Itoa(cpu)+" "+track, true)
+	p.trackEvent(t, pfTE{typ: pfTypeCounter, track: uuid, counter: v})
+	return p.err
 }
 
 // timerKey identifies a timer across its events: the kind and its pointer.

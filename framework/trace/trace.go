@@ -238,7 +238,7 @@ func (w *Writer) flushRing() {
 	w.opt.Ring = 0
 	for _, l := range lines {
 		if w.dat != nil || w.pf != nil {
-			w.datEvent(l.l.t, l.l.ctx, l.l.name, l.l.text)
+			w.binary(&l.l)
 			continue
 		}
 		w.emit(l.b)
@@ -386,29 +386,57 @@ func (w *Writer) Mark(t ktime.Time, c Ctx, msg string) {
 }
 
 func (w *Writer) add(t ktime.Time, c Ctx, name, text string) {
+	w.addLine(line{t: t, ctx: c, name: name, text: text})
+}
+
+// Counting reports whether counter samples (Count) are recorded now: only
+// the Perfetto formats have counter tracks, and only inside the window.
+// Callers test it before counting, so a run without such a trace pays a
+// nil test.
+func (w *Writer) Counting() bool {
+	return w != nil && (w.json != nil || w.pf != nil) && !w.outside()
+}
+
+// Count records a sample of a per-CPU counter at t: the value of track
+// (CounterDeviceWrites) on cpu. The text and trace.dat formats drop it:
+// the kernel has no tracepoint for what it counts.
+func (w *Writer) Count(t ktime.Time, cpu int, track string, value int64) {
+	if !w.Counting() {
+		return
+	}
+	w.addLine(line{t: t, ctx: Ctx{CPU: cpu}, name: track, count: true, value: value})
+}
+
+// CounterDeviceWrites is the counter track of a CPU's clockevent device
+// writes (the run's dev-writes column), sampled at each write.
+const CounterDeviceWrites = "device writes"
+
+func (w *Writer) addLine(l line) {
 	if w.err != nil {
 		return
 	}
 	if w.clock == nil {
-		w.write(t, c, name, text)
+		w.write(&l)
 		return
 	}
 	w.flushBefore(w.clock())
 	w.seq++
-	heap.Push(&w.pending, line{t: t, seq: w.seq, ctx: c, name: name, text: text})
+	l.seq = w.seq
+	heap.Push(&w.pending, l)
 }
 
 // flushBefore writes the pending lines older than now, in (time, emission) order.
 func (w *Writer) flushBefore(now ktime.Time) {
 	for len(w.pending) > 0 && w.pending[0].t < now {
 		l := heap.Pop(&w.pending).(line)
-		w.write(l.t, l.ctx, l.name, l.text)
+		w.write(&l)
 	}
 }
 
 // write formats one line: "%16s-%-7d [%03d] %s %5d.%06d: %s" (or its
-// trace-event JSON), inside the window only.
-func (w *Writer) write(t ktime.Time, c Ctx, name, text string) {
+// trace-event JSON, or a binary record), inside the window only.
+func (w *Writer) write(l *line) {
+	t, c, name, text := l.t, l.ctx, l.name, l.text
 	if t < w.last {
 		// An event older than one already written: the emitter broke the
 		// SetClock contract. Keep the output monotonic and count it.
@@ -420,22 +448,35 @@ func (w *Writer) write(t ktime.Time, c Ctx, name, text string) {
 		return
 	}
 	w.estimate(t)
+	if l.count && w.dat == nil && w.pf == nil && w.json == nil {
+		return // no counters in ftrace text
+	}
 	if w.dat != nil || w.pf != nil {
-		w.lines++
+		if !l.count {
+			w.lines++
+		}
 		if w.opt.Ring > 0 {
-			w.ring = append(w.ring, ringLine{t: t, l: line{t: t, ctx: c, name: name, text: text}})
+			r := *l
+			r.t = t
+			w.ring = append(w.ring, ringLine{t: t, l: r})
 			w.dropOld(t)
 			return
 		}
-		w.datEvent(t, c, name, text)
+		r := *l
+		r.t = t
+		w.binary(&r)
 		return
 	}
 	if w.json != nil {
-		w.buf = w.json.event(w.buf[:0], t, c, name, text)
+		if l.count {
+			w.buf = w.json.counter(w.buf[:0], t, c.CPU, name, l.value)
+		} else {
+			w.buf = w.json.event(w.buf[:0], t, c, name, text)
+			w.lines++
+		}
 		if len(w.buf) > 0 {
 			w.emit(w.buf)
 		}
-		w.lines++
 		return
 	}
 	comm := c.Comm
@@ -485,19 +526,29 @@ func (e emitWriter) Write(b []byte) (int, error) {
 	return len(b), e.w.err
 }
 
-// datEvent writes one trace.dat record (or Perfetto protobuf event).
-func (w *Writer) datEvent(t ktime.Time, c Ctx, name, text string) {
+// binary writes one trace.dat record (or Perfetto protobuf event or
+// counter sample; trace.dat has no counters).
+func (w *Writer) binary(l *line) {
 	if w.err != nil {
 		return
 	}
 	if w.pf != nil {
-		if err := w.pf.event(t, c, name, text); err != nil {
+		var err error
+		if l.count {
+			err = w.pf.counter(l.t, l.ctx.CPU, l.name, l.value)
+		} else {
+			err = w.pf.event(l.t, l.ctx, l.name, l.text)
+		}
+		if err != nil {
 			w.fail(err)
 		}
 		return
 	}
+	if l.count {
+		return
+	}
 	before := w.dat.w.Bytes()
-	if err := w.dat.event(t, c, name, text); err != nil {
+	if err := w.dat.event(l.t, l.ctx, l.name, l.text); err != nil {
 		w.fail(err)
 	}
 	w.bytes += w.dat.w.Bytes() - before
@@ -537,7 +588,7 @@ func (w *Writer) Close() error {
 	w.flushBefore(ktime.Max)
 	for len(w.pending) > 0 { // lines at ktime.Max itself
 		l := heap.Pop(&w.pending).(line)
-		w.write(l.t, l.ctx, l.name, l.text)
+		w.write(&l)
 	}
 	if w.json != nil && w.err == nil {
 		w.buf = w.json.close(w.buf[:0], w.last)
@@ -579,13 +630,16 @@ func Ptr(id uint64) string {
 	return string(b[:])
 }
 
-// line is a held trace line.
+// line is a held trace line, or a counter sample (count: track name,
+// value on ctx.CPU).
 type line struct {
-	t    ktime.Time
-	seq  uint64
-	ctx  Ctx
-	name string
-	text string
+	t     ktime.Time
+	seq   uint64
+	ctx   Ctx
+	name  string
+	text  string
+	value int64
+	count bool
 }
 
 // lineHeap orders held lines by (time, emission sequence).
