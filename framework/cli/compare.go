@@ -144,6 +144,8 @@ func (f *compareFlags) check() error {
 		return errors.New("--no-variants and --variants: pick one")
 	case f.kernels != "" && (f.variants != "" || f.noVariants || f.c.kernelVersion != ""):
 		return errors.New("--kernels compares releases: it takes neither --variants, --no-variants nor --kernel-version")
+	case f.c.pluginStats && (f.shard != "" || f.em.target != ""):
+		return errors.New("--plugin-stats: shard files (--shard, --emit) do not carry plugin statistics; run the comparison unsharded")
 	}
 	if f.shard != "" {
 		var err error
