@@ -8,7 +8,7 @@
 # The .proto files are public (docs/protocol.md) and live in $(PROTO_DIR), a
 # buf module; their Go code goes to $(PB_DIR), where the host imports it.
 PROTO_DIR := api/proto
-PB_DIR    := framework/internal/pb
+PB_DIR    := framework/sdk/internal/pb
 TOOLS_MOD := $(CURDIR)/tools/go.mod
 # buf runs from $(PROTO_DIR) (its module root) and reads its pinned version from
 # tools/go.mod through -modfile; buf.gen.yaml runs the protoc plugins with

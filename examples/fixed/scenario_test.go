@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/examples/fixed"
+	"github.com/tickemu/tickemu/framework/scenariotest"
 	"github.com/tickemu/tickemu/framework/sdk"
-	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
@@ -18,7 +18,7 @@ var factories = slices.Concat(builtin.Factories(), fixed.Factories())
 // custom build, and under dlv test), then through tickemu's gRPC transport:
 // the same bytes. The device did the programming the kernel counted.
 func TestScenario(t *testing.T) {
-	in := sdktest.RunScenario(t, "scenario.hcl", "fixed", factories...)
+	in := scenariotest.RunScenario(t, "scenario.hcl", "fixed", factories...)
 	if got := in.Plugin("clockevent/local"); got != "fixed "+fixed.Version {
 		t.Fatalf("clockevent/local is served by %q, want fixed %s", got, fixed.Version)
 	}
@@ -26,7 +26,7 @@ func TestScenario(t *testing.T) {
 	if writes == 0 || writes != in.Counter("kernel", "device_writes") {
 		t.Errorf("fixed counted %d writes, the kernel %d device writes", writes, in.Counter("kernel", "device_writes"))
 	}
-	wire := sdktest.RunScenarioWith(t, "scenario.hcl", sdktest.ScenarioOptions{Variant: "fixed", Isolation: sdk.IsolationProcess}, factories...)
+	wire := scenariotest.RunScenarioWith(t, "scenario.hcl", scenariotest.ScenarioOptions{Variant: "fixed", Isolation: sdk.IsolationProcess}, factories...)
 	if !bytes.Equal(in.JSON, wire.JSON) {
 		t.Errorf("results differ linked in (%d bytes) and over gRPC (%d bytes)", len(in.JSON), len(wire.JSON))
 	}
@@ -35,8 +35,8 @@ func TestScenario(t *testing.T) {
 // TestAgainstLAPIC: fixed models an ideal TSC-deadline LAPIC, so cyclictest
 // on it sees latencies within a few microseconds of the builtin's.
 func TestAgainstLAPIC(t *testing.T) {
-	fx := sdktest.RunScenario(t, "scenario.hcl", "fixed", factories...)
-	lapic := sdktest.RunScenario(t, "scenario.hcl", "lapic", factories...)
+	fx := scenariotest.RunScenario(t, "scenario.hcl", "fixed", factories...)
+	lapic := scenariotest.RunScenario(t, "scenario.hcl", "lapic", factories...)
 	for _, sub := range []string{"thread=0", "thread=1"} {
 		mine, ok1 := fx.Metric("Cyclictest", sub, "max-latency-ns")
 		base, ok2 := lapic.Metric("Cyclictest", sub, "max-latency-ns")

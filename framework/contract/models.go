@@ -5,17 +5,17 @@ import (
 
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
-	"github.com/tickemu/tickemu/framework/timermodel"
+	"github.com/tickemu/tickemu/framework/sdk/model"
 )
 
 // Declared answer models (sdk.NextTimerModel, sdk.HRTimerModel) are checked
 // in process too. Out of process the transport answers the calls a model
 // covers from the model and checks the plugin's real answers against it
-// (framework/internal/shim); a plugin linked in answers every call itself,
+// (framework/sdk/shim); a plugin linked in answers every call itself,
 // so a model that differs from its answers would go unnoticed and the same
 // plugin would give different results in the two modes. The checker
 // therefore computes, for every call a model covers under the same
-// preconditions as the transport, the model's answer (framework/timermodel)
+// preconditions as the transport, the model's answer (framework/sdk/model)
 // and compares it with the plugin's: a difference is the same
 // *sdk.ContractError, with the same text, as out of process. The transport's
 // client declares no model itself, so out of process nothing is checked
@@ -37,7 +37,7 @@ type ntModels struct {
 //go:noinline
 func (c *timerBase) modelledNextTimer(cpu int, jiffies uint64, r *sdk.NextTimerResult) {
 	m := c.models.md.NextTimerModel(cpu)
-	want, ok := timermodel.NextTimer(&m, jiffies, false)
+	want, ok := model.NextTimer(&m, jiffies, false)
 	if c.inPlace != nil {
 		c.inPlace.NextTimerInterruptInto(cpu, jiffies, r)
 	} else {
@@ -54,7 +54,7 @@ func (c *timerBase) modelledNextTimer(cpu int, jiffies uint64, r *sdk.NextTimerR
 func (c *hrTimerBase) modelledStart(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.Time, slack int64) sdk.HROpResult {
 	want, ok := c.models.start(cpu, now, t, expires, slack)
 	r := c.hb.Start(cpu, now, t, expires, slack)
-	if ok && !timermodel.HROpEqual(r, want) {
+	if ok && !model.HROpEqual(r, want) {
 		c.violation("Start", "answered %+v where its declared model (sdk.HRTimerModel) gives %+v", r, want)
 	}
 	return r
@@ -66,7 +66,7 @@ func (c *hrTimerBase) modelledStart(cpu int, now ktime.Time, t sdk.HRTimer, expi
 func (c *hrTimerBase) modelledInterrupt(cpu int, now ktime.Time) sdk.InterruptResult {
 	want, ok := c.models.interrupt(cpu, now)
 	r := c.hb.Interrupt(cpu, now)
-	if ok && !timermodel.InterruptEqual(r, want) {
+	if ok && !model.InterruptEqual(r, want) {
 		c.violation("Interrupt", "answered %+v where its declared model (sdk.HRTimerModel) gives %+v", r, want)
 	}
 	return r
@@ -152,7 +152,7 @@ func (h *hrModels) start(cpu int, now ktime.Time, t sdk.HRTimer, expires ktime.T
 	if m == nil {
 		return sdk.HROpResult{}, false
 	}
-	return timermodel.HRStart(m, now, t, expires, slack)
+	return model.HRStart(m, now, t, expires, slack)
 }
 
 // expired notes the end of an interrupt or softirq answer.
@@ -170,7 +170,7 @@ func (h *hrModels) nextEvent(cpu int, exclude sdk.TimerID) (ktime.Time, bool) {
 	if m == nil {
 		return 0, false
 	}
-	return timermodel.HRNextEvent(m, exclude)
+	return model.HRNextEvent(m, exclude)
 }
 
 // interrupt returns the model's answer to Interrupt and whether it covers
@@ -180,5 +180,5 @@ func (h *hrModels) interrupt(cpu int, now ktime.Time) (sdk.InterruptResult, bool
 	if m == nil {
 		return sdk.InterruptResult{}, false
 	}
-	return timermodel.HRInterrupt(m, now)
+	return model.HRInterrupt(m, now)
 }

@@ -16,7 +16,7 @@ import (
 // panic gives: the same message (the plugin, the call, "plugin T panicked:
 // V"), the plugin's frames as its stack, exit status 1 from the command
 // line. Out of process the plugin's server recovers the panic
-// (framework/internal/shim); in process nothing did, and a plugin author's
+// (framework/sdk/shim); in process nothing did, and a plugin author's
 // nil map was a Go crash of the host with exit status 2, as if the user
 // had mistyped a flag. A panic no plugin raised is the host's own bug and
 // goes on as a crash. res may be nil (Validate).

@@ -14,7 +14,7 @@ import (
 
 // DefaultCallTimeout is the deadline of one call into a linked-in plugin
 // when Options.CallTimeout is 0: the same 5 s a plugin process gets
-// (framework/internal/shim's DefaultCallTimeout, which the loader uses).
+// (framework/sdk/shim's DefaultCallTimeout, which the loader uses).
 const DefaultCallTimeout = 5 * time.Second
 
 // watchdog holds a linked-in plugin to the deadline a plugin process is
@@ -60,7 +60,7 @@ func (w *watchdog) opened(p linkedPlugin, in Instance) {
 		return
 	}
 	w.mu.Lock()
-	// A plugin process's value is the host's client (framework/internal/shim):
+	// A plugin process's value is the host's client (framework/sdk/shim):
 	// its own deadline applies.
 	if !strings.HasPrefix(p.pkgPath, shimPackages) {
 		w.plugins = append(w.plugins, p)

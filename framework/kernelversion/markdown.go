@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tickemu/tickemu/framework/sdk/eras"
 )
 
 // WriteMarkdown writes the table as docs/kernel-changes.md has it.
@@ -20,7 +22,7 @@ func WriteMarkdown(w io.Writer, t *Table) {
 	p("compare FILE --kernels 6.12,6.13` compares releases as variants, and `tickemu\n")
 	p("bisect FILE --good A --bad B --metric NAME` applies the changes between two\n")
 	p("releases one by one to find the one that moves a metric (docs/compare.md).\n\n")
-	p("The table covers releases %s: %s is the oldest state modelled, %s the\n", Covered(), Oldest, Newest)
+	p("The table covers releases %s: %s is the oldest state modelled, %s the\n", Covered(), eras.Oldest, eras.Newest)
 	p("latest release a modelled change is in; other versions are refused. A release is\n")
 	p("the first mainline release tag that contains the commit. `--good` and `--bad`\n")
 	p("also take a change's commit id: the state right after that change, for a change\n")
@@ -35,7 +37,7 @@ func WriteMarkdown(w io.Writer, t *Table) {
 		}
 		p("| %s | %s | %s | `%s` | `%s` → `%s` | %s |\n", c.Release, commit, cell(c.Era.Title), c.Key, c.From, c.Era.Value, cell(c.Era.Note))
 	}
-	p("\n## Each setting at %s\n\n", Oldest)
+	p("\n## Each setting at %s\n\n", eras.Oldest)
 	p("| setting | value | note |\n")
 	p("|---|---|---|\n")
 	for _, s := range t.Settings {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/eras"
 )
 
 // Key names one versioned setting: the attribute Attr of plugin Plugin of
@@ -71,7 +72,7 @@ type Table struct {
 // Add adds the strategy attributes of one schema. A strategy attribute
 // (sdk.Attribute.Strategy) without eras should say why (Unversioned); one
 // that does not is listed in Undeclared. Eras must be well formed (see
-// checkEras); the error names the attribute.
+// eras.Check); the error names the attribute.
 func (t *Table) Add(kind, plugin string, s sdk.Schema) error {
 	var errs []string
 	for _, a := range s.Attributes {
@@ -89,7 +90,7 @@ func (t *Table) Add(kind, plugin string, s sdk.Schema) error {
 		if i := slices.IndexFunc(t.Settings, func(x Setting) bool { return x.Key == k }); i >= 0 {
 			continue // the same plugin in two blocks (hpet local and broadcast)
 		}
-		if err := checkEras(a); err != nil {
+		if err := eras.Check(a); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", k, err))
 			continue
 		}
@@ -100,68 +101,6 @@ func (t *Table) Add(kind, plugin string, s sdk.Schema) error {
 		return fmt.Errorf("kernel version table: %s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// checkEras: releases parse and increase, the first era is the state at or
-// before Oldest and names no commit, later ones are inside the covered range
-// and name a 12-hex commit with its title (or explain in Note why the id is
-// not known), and every value is one the attribute allows.
-func checkEras(a sdk.Attribute) error {
-	var prev Release
-	for i, e := range a.Eras {
-		r, err := Parse(e.Since)
-		if err != nil {
-			return fmt.Errorf("era %d: %v", i, err)
-		}
-		if len(a.OneOf) > 0 && !slices.Contains(a.OneOf, e.Value) {
-			return fmt.Errorf("era %d (%s): value %q is not one of %q", i, e.Since, e.Value, a.OneOf)
-		}
-		if a.Type == sdk.TypeBool && e.Value != "true" && e.Value != "false" {
-			return fmt.Errorf("era %d (%s): value %q is not true or false", i, e.Since, e.Value)
-		}
-		if i == 0 {
-			if r.Compare(Oldest) > 0 {
-				return fmt.Errorf("the first era starts at %s, after the oldest modelled release %s", r, Oldest)
-			}
-			if e.Commit != "" {
-				return fmt.Errorf("the first era is the state at %s and names no commit (got %s)", Oldest, e.Commit)
-			}
-			prev = r
-			continue
-		}
-		if r.Compare(prev) < 0 {
-			return fmt.Errorf("era %d (%s) is older than the era before it (%s)", i, r, prev)
-		}
-		if r.Compare(Oldest) <= 0 || r.Compare(Newest) > 0 {
-			return fmt.Errorf("era %d (%s) is outside the covered releases (after %s, up to %s)", i, r, Oldest, Newest)
-		}
-		if e.Commit == "" && e.Note == "" {
-			return fmt.Errorf("era %d (%s) names no commit and no Note says why", i, r)
-		}
-		if e.Commit != "" && !isHex12(e.Commit) {
-			return fmt.Errorf("era %d (%s): commit %q is not the first 12 hex digits of a commit id", i, r, e.Commit)
-		}
-		if e.Title == "" {
-			return fmt.Errorf("era %d (%s) has no Title", i, r)
-		}
-		if e.Value == a.Eras[i-1].Value {
-			return fmt.Errorf("era %d (%s) keeps the value %q of the era before it", i, r, e.Value)
-		}
-		prev = r
-	}
-	return nil
-}
-
-func isHex12(s string) bool {
-	if len(s) != 12 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // Changes returns every modelled change, oldest release first; changes of
@@ -186,7 +125,7 @@ func (t *Table) Changes() []Change {
 // State is the value of every versioned setting.
 type State map[Key]string
 
-// Baseline is the state at Oldest.
+// Baseline is the state at eras.Oldest.
 func (t *Table) Baseline() State {
 	st := State{}
 	for _, s := range t.Settings {
@@ -261,7 +200,7 @@ func (t *Table) ParsePoint(s string) (Point, error) {
 		}
 		return Point{Name: r.String(), Applied: n}, nil
 	}
-	if len(s) >= 7 && len(s) <= 12 && isHex12(s+strings.Repeat("0", 12-len(s))) {
+	if len(s) >= 7 && len(s) <= 12 && eras.IsHex12(s+strings.Repeat("0", 12-len(s))) {
 		for i, c := range cs {
 			if strings.HasPrefix(c.Era.Commit, s) {
 				return Point{Name: c.Era.Commit, Applied: i + 1}, nil

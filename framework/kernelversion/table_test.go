@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/eras"
 )
 
 func TestParse(t *testing.T) {
@@ -35,7 +36,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("ParseCovered(%q) = %v; want an error naming the range %s", s, err, Covered())
 		}
 	}
-	if r, _ := Parse("4.20"); r.Compare(Release{5, 0}) >= 0 || r.Compare(Release{4, 9}) <= 0 {
+	if r, _ := Parse("4.20"); r.Compare(Release{Major: 5, Minor: 0}) >= 0 || r.Compare(Release{Major: 4, Minor: 9}) <= 0 {
 		t.Error("4.20 must sort between 4.9 and 5.0")
 	}
 }
@@ -153,20 +154,20 @@ func TestChangesAndPoints(t *testing.T) {
 
 func TestValueAt(t *testing.T) {
 	eras := []sdk.Era{base("a"), {Since: "5.12", Value: "b"}}
-	for r, want := range map[Release]string{{3, 10}: "a", {5, 11}: "a", {5, 12}: "b", {7, 1}: "b"} {
+	for r, want := range map[Release]string{{Major: 3, Minor: 10}: "a", {Major: 5, Minor: 11}: "a", {Major: 5, Minor: 12}: "b", {Major: 7, Minor: 1}: "b"} {
 		if v, ok := ValueAt(eras, r); !ok || v != want {
 			t.Errorf("ValueAt(%s) = %q, %v; want %q", r, v, ok, want)
 		}
 	}
-	if _, ok := ValueAt(nil, Release{6, 13}); ok {
+	if _, ok := ValueAt(nil, Release{Major: 6, Minor: 13}); ok {
 		t.Error("ValueAt without eras: ok")
 	}
 }
 
 func TestReleases(t *testing.T) {
 	rs := Releases()
-	if rs[0] != Oldest || rs[len(rs)-1] != Newest {
-		t.Fatalf("Releases() runs %s..%s, want %s..%s", rs[0], rs[len(rs)-1], Oldest, Newest)
+	if rs[0] != eras.Oldest || rs[len(rs)-1] != eras.Newest {
+		t.Fatalf("Releases() runs %s..%s, want %s..%s", rs[0], rs[len(rs)-1], eras.Oldest, eras.Newest)
 	}
 	for i, r := range rs {
 		if _, err := ParseCovered(r.String()); err != nil {

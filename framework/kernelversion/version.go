@@ -9,39 +9,18 @@
 package kernelversion
 
 import (
-	"cmp"
 	"fmt"
-	"strconv"
-	"strings"
+
+	"github.com/tickemu/tickemu/framework/sdk/eras"
 )
 
-// Release is a mainline release, MAJOR.MINOR.
-type Release struct{ Major, Minor int }
+// Release is a mainline release, MAJOR.MINOR (framework/sdk/eras, which
+// also holds the covered range, eras.Oldest to eras.Newest, and the rules a
+// schema's eras follow).
+type Release = eras.Release
 
-// The releases the table covers. Oldest is the earliest state the builtins
-// model (3.10, the nohz-catchup report's kernel); Newest is the latest
-// release a modelled change is in. A version outside them is refused: the
-// model does not know what came before or after.
-var (
-	Oldest = Release{3, 10}
-	Newest = Release{7, 1}
-)
-
-// Parse reads "6.13" (or "v6.13"). A stable point release ("6.13.2") or an
-// -rc is refused: the table knows mainline releases only.
-func Parse(s string) (Release, error) {
-	t := strings.TrimPrefix(s, "v")
-	maj, min, ok := strings.Cut(t, ".")
-	if !ok || strings.Contains(min, ".") {
-		return Release{}, fmt.Errorf("%q is not a release: want MAJOR.MINOR, e.g. \"6.13\"", s)
-	}
-	a, err1 := strconv.Atoi(maj)
-	b, err2 := strconv.Atoi(min)
-	if err1 != nil || err2 != nil || a < 0 || b < 0 || a > 99 || b > 99 {
-		return Release{}, fmt.Errorf("%q is not a release: want MAJOR.MINOR, e.g. \"6.13\"", s)
-	}
-	return Release{a, b}, nil
-}
+// Parse reads "6.13" (or "v6.13"); see eras.Parse.
+func Parse(s string) (Release, error) { return eras.Parse(s) }
 
 // ParseCovered is Parse plus the range check: a release the table covers.
 func ParseCovered(s string) (Release, error) {
@@ -49,7 +28,7 @@ func ParseCovered(s string) (Release, error) {
 	if err != nil {
 		return r, err
 	}
-	if r.Compare(Oldest) < 0 || r.Compare(Newest) > 0 {
+	if r.Compare(eras.Oldest) < 0 || r.Compare(eras.Newest) > 0 {
 		return r, fmt.Errorf("%s is outside the modelled releases: the table covers %s", r, Covered())
 	}
 	if last, ok := lastMinor[r.Major]; ok && r.Minor > last {
@@ -65,10 +44,10 @@ var lastMinor = map[int]int{3: 19, 4: 20, 5: 19, 6: 19}
 // Releases lists every mainline release of the covered range, oldest first.
 func Releases() []Release {
 	var out []Release
-	for r := Oldest; r.Compare(Newest) <= 0; {
+	for r := eras.Oldest; r.Compare(eras.Newest) <= 0; {
 		out = append(out, r)
 		if last, ok := lastMinor[r.Major]; ok && r.Minor >= last {
-			r = Release{r.Major + 1, 0}
+			r = Release{Major: r.Major + 1}
 		} else {
 			r.Minor++
 		}
@@ -77,19 +56,4 @@ func Releases() []Release {
 }
 
 // Covered names the covered range ("3.10 to 7.1").
-func Covered() string { return Oldest.String() + " to " + Newest.String() }
-
-func (r Release) String() string { return fmt.Sprintf("%d.%d", r.Major, r.Minor) }
-
-// IsZero reports whether r is unset.
-func (r Release) IsZero() bool { return r == Release{} }
-
-// Compare orders releases: -1, 0 or 1.
-func (r Release) Compare(o Release) int {
-	switch {
-	case r.Major != o.Major:
-		return cmp.Compare(r.Major, o.Major)
-	default:
-		return cmp.Compare(r.Minor, o.Minor)
-	}
-}
+func Covered() string { return eras.Oldest.String() + " to " + eras.Newest.String() }

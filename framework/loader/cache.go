@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/tickemu/tickemu/framework/internal/outfile"
-	"github.com/tickemu/tickemu/framework/internal/shim"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/shim"
 )
 
 // The description cache remembers what each plugin binary serves, so that a

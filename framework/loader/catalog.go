@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/tickemu/tickemu/framework/internal/shim"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/shim"
 )
 
 // Isolation says where a plugin runs.

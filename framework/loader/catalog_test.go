@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
+	"github.com/tickemu/tickemu/framework/internal/shimtest"
 	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
@@ -179,7 +179,7 @@ func TestPluginPanics(t *testing.T) {
 		!strings.Contains(te.Stack[2], "main_test.go:") {
 		t.Errorf("Stack =\n%s\nwant the goroutine header, then echoPanics and its file line", stack)
 	}
-	if strings.Contains(stack, "framework/internal/shim.") || strings.Contains(stack, "runtime/debug") {
+	if strings.Contains(stack, "framework/sdk/shim.") || strings.Contains(stack, "runtime/debug") {
 		t.Errorf("Stack =\n%s\nwant no serving-machinery frames", stack)
 	}
 	logs.waitFor(t, `"message":"plugin *shimtest.ClockEventDevice panicked: assignment to entry in nil map"`)

@@ -27,6 +27,6 @@
 // several plugins per seed. Options.AutoMTLS turns it on.
 //
 // Transport failures during a run surface as a panic with *sdk.TransportError
-// from the plugin's methods (see framework/internal/shim); the run loop
+// from the plugin's methods (see framework/sdk/shim); the run loop
 // recovers it. A plugin is never restarted: that would break determinism.
 package loader

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/tickemu/tickemu/framework/contract"
-	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
+	"github.com/tickemu/tickemu/framework/internal/shimtest"
 	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"

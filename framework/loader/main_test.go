@@ -17,12 +17,12 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
 
-	"github.com/tickemu/tickemu/framework/internal/shim"
-	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
+	"github.com/tickemu/tickemu/framework/internal/shimtest"
 	"github.com/tickemu/tickemu/framework/loader"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sdk/serve"
+	"github.com/tickemu/tickemu/framework/sdk/shim"
 )
 
 // The test binary plays three parts besides running the tests:

@@ -12,9 +12,10 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 
-	"github.com/tickemu/tickemu/framework/internal/shim"
 	"github.com/tickemu/tickemu/framework/logging"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/pluginlog"
+	"github.com/tickemu/tickemu/framework/sdk/shim"
 )
 
 // passEnv lists the host environment variables a plugin process inherits.
@@ -76,7 +77,7 @@ func (p *process) CrashStack() []string { return p.out.Crash() }
 
 // env returns a plugin process's environment.
 func (c *Catalog) env() []string {
-	env := []string{logging.PluginLevelEnv + "=" + c.log.GetLevel().String()}
+	env := []string{pluginlog.LevelEnv + "=" + c.log.GetLevel().String()}
 	for _, k := range passEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
@@ -121,7 +122,7 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verif
 		Stderr:           out.Stderr(),
 		SyncStdout:       out.SyncStdout(),
 		SyncStderr:       out.SyncStderr(),
-		Logger: quietAfterKill{Logger: logging.HCLog(c.log.With().Str("plugin", desc).Logger(), "plugin"),
+		Logger: quietAfterKill{Logger: pluginlog.HCLog(c.log.With().Str("plugin", desc).Logger(), "plugin"),
 			killed: func() bool { return p.runner != nil && p.runner.killedByHost() }},
 	})
 	p.client = client

@@ -5,9 +5,10 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/tickemu/tickemu/framework/internal/shim"
 	"github.com/tickemu/tickemu/framework/logging"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/pluginlog"
+	"github.com/tickemu/tickemu/framework/sdk/shim"
 )
 
 // ReattachEnv is the environment variable the CLI reads Options.Reattach
@@ -41,7 +42,7 @@ func (c *Catalog) attach(desc string, a shim.ReattachAddr) (*process, plugin.Cli
 		Stderr:           out.Stderr(),
 		SyncStdout:       out.SyncStdout(),
 		SyncStderr:       out.SyncStderr(),
-		Logger:           logging.HCLog(c.log.With().Str("plugin", desc).Logger(), "plugin"),
+		Logger:           pluginlog.HCLog(c.log.With().Str("plugin", desc).Logger(), "plugin"),
 	})
 	p := &process{client: client, out: out, pid: a.Pid}
 	rpc, err := client.Client()

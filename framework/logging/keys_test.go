@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/tickemu/tickemu/framework/sdk/pluginlog"
 )
 
 // jsonKeys returns the keys of one JSON object, in order, repeats included.
@@ -41,11 +43,11 @@ func TestHostRecordsNeverRepeatAKey(t *testing.T) {
 		want []string // keys of the record, in order
 	}{
 		{"go-plugin pair named like the host's plugin field", func(host zerolog.Logger) {
-			HCLog(host.With().Str("plugin", "clockevent/fixed").Logger(), "plugin").
+			pluginlog.HCLog(host.With().Str("plugin", "clockevent/fixed").Logger(), "plugin").
 				Named("stdio").Debug("plugin process exited", "plugin", "bin/tickemu-plugin-fixed", "id", 42, "id", 43)
 		}, []string{"level", "plugin", "logger", "hclog.plugin", "id", "hclog.id", "message"}},
 		{"go-plugin pairs named like zerolog's own fields", func(host zerolog.Logger) {
-			HCLog(host).With("message", "m", "level", "x").Error("boom", "time", "t")
+			pluginlog.HCLog(host).With("message", "m", "level", "x").Error("boom", "time", "t")
 		}, []string{"level", "hclog.message", "hclog.level", "hclog.time", "message"}},
 		{"plugin line repeating keys and naming the host's", func(host zerolog.Logger) {
 			out := NewPluginOutput(host, "clockevent/fixed", 0)

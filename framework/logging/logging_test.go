@@ -82,16 +82,6 @@ func TestParseLevel(t *testing.T) {
 	}
 }
 
-func TestNewPluginLogger(t *testing.T) {
-	var b bytes.Buffer
-	l := NewPluginLogger(&b, "warn")
-	l.Info().Msg("dropped")
-	l.Error().Int("cpu", 3).Msg("kept")
-	if got, want := b.String(), `{"level":"error","cpu":3,"message":"kept"}`+"\n"; got != want {
-		t.Errorf("NewPluginLogger(warn) logged %q, want %q", got, want)
-	}
-}
-
 // TestAttackLogEscapes (issue 31): a plugin's log message with an OSC
 // sequence (it retitled the terminal), CSI, C1 and a bidi override is
 // escaped in both formats; the JSON stays valid with the same value.

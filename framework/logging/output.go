@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/rs/zerolog"
+
+	"github.com/tickemu/tickemu/framework/sdk/pluginlog"
 )
 
 // DefaultTailLines is how many stderr lines a PluginOutput keeps for
@@ -156,14 +158,14 @@ func (w *lineWriter) line(b []byte) {
 	w.o.remember(string(b))
 	if lvl, msg, fields, ok := parseJSONLine(b); ok {
 		e := w.o.log.WithLevel(lvl)
-		keys := newKeySet("plugin")
+		keys := pluginlog.NewKeys("plugin")
 		if w.stream != "" {
-			e = e.Str(keys.claim("stream", "plugin."), w.stream)
+			e = e.Str(keys.Claim("stream", "plugin."), w.stream)
 		}
 		for _, f := range fields {
 			// A plugin field whose key the host already wrote (or the
 			// plugin wrote twice) keeps its value under plugin.KEY.
-			e = e.RawJSON(keys.claim(f.key, "plugin."), f.value)
+			e = e.RawJSON(keys.Claim(f.key, "plugin."), f.value)
 		}
 		e.Msg(msg)
 		return

@@ -36,16 +36,22 @@
 //	framework/sdk/clockmath  the kernel's mult/shift and delta arithmetic, counter clocks
 //	framework/sdk/simrand    the seeded random streams (derive them from Setup.Seed and Setup.Role)
 //	framework/sdk/serve      main of a tickemu-plugin-NAME binary
-//	framework/sdk/sdktest    conformance suites, the gRPC pair, scenario runs under go test
+//	framework/sdk/sdktest    conformance suites and GRPCPair, the plugin over the real transport in-test
+//	framework/sdk/model      the answers a declared DeadlineModel, HRTimerModel or NextTimerModel gives
+//	framework/sdk/eras       kernel releases and the rules a schema's Eras follow
+//	framework/sdk/shim       both ends of the go-plugin transport (serve and GRPCPair use it)
+//	framework/sdk/pluginlog  a plugin process's log lines, as the host reads them
 //
 // plus plugins/builtin, the builtin factories, for tests and custom builds.
-// sdktest and serve themselves still import host packages (sdktest's
-// RunScenario and GRPCPair run the host; serve carries the protocol's server
-// side): internal/repocheck's TestSDKImportsNoNewHostPackage lists them and
-// refuses any other. Moving the scenario harness out of sdktest removes
-// exported API, so it waits for the next ProtocolVersion bump. A
-// plugin imports no other tickemu package (plugins/builtin's TestPluginImports
-// checks the plugins in the tree and the examples).
+// None of these packages imports a host package (kernel, experiment, config,
+// loader, ...), directly or not: internal/repocheck's
+// TestSDKImportsNoHostPackage holds every package under framework/sdk to it,
+// so a plugin author's go test builds the SDK and nothing of the simulator.
+// Running a whole scenario with a plugin linked in needs the host: that
+// harness is framework/scenariotest (RunScenario), host-side and outside
+// this promise. A plugin imports no other tickemu package (plugins/builtin's
+// TestPluginImports checks the plugins in the tree and the examples; an
+// example's tests may also import framework/scenariotest).
 //
 // # Compatibility promise
 //

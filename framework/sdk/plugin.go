@@ -22,8 +22,12 @@ const (
 var Kinds = []Kind{KindTimerBase, KindHRTimer, KindClockEvent, KindGovernor,
 	KindHangPolicy, KindCatchupPolicy, KindRestartPolicy}
 
-// ProtocolVersion is the go-plugin application protocol version of this SDK.
-const ProtocolVersion = 2
+// ProtocolVersion is the go-plugin application protocol version of this SDK:
+// the version of the whole contract, wire and Go API (doc.go). It is not the
+// .proto package's version (tickemu.plugin.v2), which changes only when the
+// messages do. 3: the wire of 2; sdktest's host-side scenario harness moved
+// out of the SDK (framework/scenariotest), so the Go API changed.
+const ProtocolVersion = 3
 
 // Info describes a plugin.
 type Info struct {

@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/clockevents"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/model"
 )
 
 // ceRoles are the clockevent block labels the suite configures a device for.
@@ -326,7 +326,7 @@ func ceScript(p sdk.ClockEventDevice) []any {
 // ceCheckModel: a device that declares a sdk.DeadlineModel answers a script
 // of writes (small, large and overflowing tick counts, at times with every
 // counter phase), acks and oneshot state changes exactly as the model
-// (clockevents.Model) computes, on every channel.
+// (model.Deadline) computes, on every channel.
 func ceCheckModel(t *testing.T, p sdk.ClockEventDevice) {
 	dd, ok := p.(sdk.DeadlineDevice)
 	if !ok {
@@ -336,7 +336,7 @@ func ceCheckModel(t *testing.T, p sdk.ClockEventDevice) {
 	if !ok {
 		return
 	}
-	m, ok := clockevents.NewModel(dm)
+	m, ok := model.NewDeadline(dm)
 	if !ok {
 		t.Fatalf("DeadlineModel() = %+v: malformed (zero rate or scale, negative cost)", dm)
 	}

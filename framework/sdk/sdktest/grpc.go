@@ -6,8 +6,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
 
-	"github.com/tickemu/tickemu/framework/internal/shim"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/shim"
 )
 
 // GRPCPair returns a fresh plugin made by f, reached through tickemu's real

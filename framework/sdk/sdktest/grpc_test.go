@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
+	"github.com/tickemu/tickemu/framework/internal/shimtest"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sdk/sdktest"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
-	"github.com/tickemu/tickemu/framework/timermodel"
+	"github.com/tickemu/tickemu/framework/sdk/model"
 )
 
 // hrCheckModel drives a plugin that declares sdk.HRTimerModel with random
@@ -53,7 +53,7 @@ func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (m
 			m := md.HRTimerModel(cpu)
 			before := m
 			before.Queue = slices.Clone(m.Queue)
-			want, modelledIRQ := timermodel.HRInterrupt(&m, now)
+			want, modelledIRQ := model.HRInterrupt(&m, now)
 			r := p.Interrupt(cpu, now)
 			if modelledIRQ {
 				modelled++
@@ -103,7 +103,7 @@ func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (m
 				ex = id
 			}
 			got := p.NextEvent(cpu, now, ex)
-			if want, ok := timermodel.HRNextEvent(&m, ex); ok {
+			if want, ok := model.HRNextEvent(&m, ex); ok {
 				modelled++
 				if got != want {
 					t.Fatalf("seed %d step %d: NextEvent(%d, exclude %d) = %d, model %d (%+v)", seed, step, cpu, ex, got, want, m)
@@ -147,7 +147,7 @@ func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (m
 			before.Queue = slices.Clone(m.Queue)
 			want, ok := sdk.HROpResult{}, false
 			if cover {
-				want, ok = timermodel.HRStart(&m, now, ht, exp, slack)
+				want, ok = model.HRStart(&m, now, ht, exp, slack)
 			}
 			got := p.Start(cpu, now, ht, exp, slack)
 			got.Program = slices.Clone(got.Program)

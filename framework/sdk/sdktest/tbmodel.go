@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/tickemu/tickemu/framework/sdk"
-	"github.com/tickemu/tickemu/framework/timermodel"
+	"github.com/tickemu/tickemu/framework/sdk/model"
 )
 
 // tbCheckModel drives a configured plugin that declares sdk.NextTimerModel
@@ -32,7 +32,7 @@ func tbCheckModel(t *testing.T, w sdk.TimerBase, j0 uint64, seed uint64) (modell
 			// A burst of idle entries: the model's repeated answers.
 			m := md.NextTimerModel(cpu)
 			for n := rng.IntN(3); n >= 0; n-- {
-				want, ok := timermodel.NextTimer(&m, j, repeat[cpu])
+				want, ok := model.NextTimer(&m, j, repeat[cpu])
 				got := w.NextTimerInterrupt(cpu, j)
 				if !ok {
 					continue

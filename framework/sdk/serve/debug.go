@@ -13,8 +13,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
 
-	"github.com/tickemu/tickemu/framework/internal/shim"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/shim"
 )
 
 // DebugFlag, as the plugin binary's only argument, makes Serve serve on its

@@ -10,9 +10,9 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
 
-	"github.com/tickemu/tickemu/framework/internal/shim"
-	"github.com/tickemu/tickemu/framework/logging"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/pluginlog"
+	"github.com/tickemu/tickemu/framework/sdk/shim"
 )
 
 // parentPoll is how often a plugin process checks that its host is alive. A
@@ -39,7 +39,7 @@ func One(f sdk.Factory) {
 // KIND NAME --debug` calls it for a linked-in plugin. It never returns.
 func Debug(factories ...sdk.Factory) {
 	stderr := os.Stderr
-	log := logging.NewPluginLogger(stderr, os.Getenv(logging.PluginLevelEnv))
+	log := pluginlog.New(stderr, os.Getenv(pluginlog.LevelEnv))
 	sets, err := shim.ServerPlugins(factories, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu plugin: %v\n", err)
@@ -52,7 +52,7 @@ func Debug(factories ...sdk.Factory) {
 func serve(fs []sdk.Factory) {
 	// The real stderr, before plugin.Serve swaps os.Stderr for a pipe.
 	stderr := os.Stderr
-	log := logging.NewPluginLogger(stderr, os.Getenv(logging.PluginLevelEnv))
+	log := pluginlog.New(stderr, os.Getenv(pluginlog.LevelEnv))
 	sets, err := shim.ServerPlugins(fs, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu plugin: %v\n", err)
@@ -84,7 +84,7 @@ func config(sets map[int]plugin.PluginSet, log zerolog.Logger) *plugin.ServeConf
 		HandshakeConfig:  shim.Handshake,
 		VersionedPlugins: sets,
 		GRPCServer:       shim.NewGRPCServer,
-		Logger:           logging.HCLog(log),
+		Logger:           pluginlog.HCLog(log),
 	}
 }
 

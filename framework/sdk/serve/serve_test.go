@@ -8,9 +8,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/tickemu/tickemu/framework/internal/shim"
-	"github.com/tickemu/tickemu/framework/internal/shim/shimtest"
+	"github.com/tickemu/tickemu/framework/internal/shimtest"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/shim"
 )
 
 // TestWatchParent runs in a synctest bubble: the ticker's time is fake, so
