@@ -34,7 +34,6 @@
 #   kernel.tmigr_walk_cost: timer_migration events are not among the captured ones
 #   kernel.tmigr_remote_cost: timer_migration events are not among the captured ones
 #   lapic.oneshot_write_cost: the capture's device runs in TSC-deadline mode
-#   lapic.eoi_cost: the EOI write (MSR 0x80b in x2APIC mode) is not separable from the interrupt's tail
 
 kernel {
   irq_entry_cost       = "288ns" # ± 24ns: irq_entry - hrtimer.interrupt_entry_ns (kept at 100ns)
@@ -49,10 +48,11 @@ kernel {
 }
 
 clockevent "local" {
-  plugin                       = "lapic"
-  deadline_write_cost          = "8316ns" # ± 278ns: start_program - start_plain
-  irq_latency                  = "18366ns" # ± 741ns: lateness_busy - irq_entry
-  irq_latency_spread           = "p1=-7.45us p5=-6.49us p10=-5.64us p25=-4.71us p50=-343ns p75=+3.7us p90=+6.82us p95=+10.6us p99=+24.4us p99.9=+86.3us" # deviations of 18153 samples of lateness_busy, lateness_idle from their bundle's centre
-  past_deadline_latency        = "7962ns" # ± 306ns: past_deadline
-  past_deadline_latency_spread = "p1=-2.34us p5=-1.34us p10=-1.2us p25=-717ns p50=-152ns p75=+658ns p90=+1.26us p95=+1.42us p99=+2.28us p99.9=+36.7us" # deviations of 61141 samples of past_deadline from their bundle's centre
+  plugin                = "lapic"
+  deadline_write_cost   = "8316ns" # ± 278ns: start_program - start_plain
+  eoi_cost              = "7674ns" # ± 307ns: past_deadline - irq_entry + hrtimer.interrupt_entry_ns (kept at 100ns)
+  eoi_cost_spread       = "p1=-2.34us p5=-1.34us p10=-1.2us p25=-717ns p50=-152ns p75=+658ns p90=+1.26us p95=+1.42us p99=+2.28us p99.9=+36.7us" # deviations of 61141 samples of past_deadline from their bundle's centre
+  irq_latency           = "10692ns" # ± 802ns: lateness_busy - irq_entry - eoi_cost (fitted, 7.67us)
+  irq_latency_spread    = "p1=-7.45us p5=-6.49us p10=-5.64us p25=-4.71us p50=-343ns p75=+3.7us p90=+6.82us p95=+10.6us p99=+24.4us p99.9=+86.3us" # deviations of 18153 samples of lateness_busy, lateness_idle from their bundle's centre
+  past_deadline_latency = "0ns" # ± 0ns: injected at the write (start_sw_tscdeadline() -> apic_timer_expired()); the past_deadline interval is the entry's, eoi_cost
 }

@@ -136,6 +136,32 @@ func TestFit(t *testing.T) {
 	if p := got["kernel.signal_deliver_cost"]; p.Written {
 		t.Errorf("signal_deliver_cost is written: %+v", p)
 	}
+	// A past deadline's interval to local_timer_entry is the entry and the
+	// EOI (the interrupt is injected at the write): eoi_cost is what is
+	// left of it after irq_entry_cost, irq_latency what is left of the
+	// lateness after both, and past_deadline_latency is written as 0.
+	m.Samples[EPastDeadline] = iv(9500, 0) // 9000
+	_, _, params = Fit([]Bundle{{Name: "a", M: m, LAPIC: true}}, defaults)
+	got = map[string]Param{}
+	for _, p := range params {
+		got[p.Key()] = p
+	}
+	for key, want := range map[string]float64{
+		"lapic.eoi_cost":              8100, // 9000 - 900 of irq_entry_cost
+		"lapic.irq_latency":           6900, // 16000 - 1000 - 8100
+		"lapic.past_deadline_latency": 0,
+	} {
+		if p := got[key]; !p.Constrained || !near(p.Value, want, 1e-6) || !p.Written {
+			t.Errorf("with past_deadline: %s = %+v, want %v, written", key, p, want)
+		}
+	}
+	delete(m.Samples, EPastDeadline)
+	_, _, params = Fit([]Bundle{{Name: "a", M: m, LAPIC: true}}, defaults)
+	for _, p := range params {
+		if p.Key() == "lapic.past_deadline_latency" && p.Constrained {
+			t.Errorf("past_deadline_latency written without past_deadline samples: %+v", p)
+		}
+	}
 	_, _, params = Fit([]Bundle{{Name: "a", M: m, LAPIC: false}}, defaults)
 	for _, p := range params {
 		if p.Plugin == "lapic" && p.Constrained {

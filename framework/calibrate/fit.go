@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/tickemu/tickemu/framework/sdk/spread"
 	"gonum.org/v1/gonum/stat"
@@ -83,6 +84,9 @@ type term struct {
 	est   string
 	sign  float64
 	fixed string // the name of a constant kept at its default (Defaults key)
+	// param is an earlier parameter's key: its fitted value, or its
+	// default when no bundle constrains it.
+	param string
 }
 
 // paramDef is one parameter's formula.
@@ -96,6 +100,9 @@ type paramDef struct {
 	// own centre (per bundle) give the parameter's spread, written as
 	// attr_spread: the model draws the cost around its value.
 	spread []string
+	// zero, for a parameter without terms, says why the fit writes 0,
+	// and zeroNeeds names the estimator whose samples that needs.
+	zero, zeroNeeds string
 }
 
 var plus = func(e string) term { return term{est: e, sign: 1} }
@@ -122,13 +129,24 @@ var paramDefs = []paramDef{
 	// on idle CPUs moves with the same thing (in a guest, the host
 	// scheduling the vCPU), and the idle samples are the many (a sleeping
 	// timer task's CPU is idle when its timer fires).
-	{block: `clockevent "local"`, plugin: "lapic", attr: "irq_latency", terms: []term{plus(ELatenessBusy), minus(EIRQEntry)}, lapic: true,
-		spread: []string{ELatenessBusy, ELatenessIdle}},
-	// A deadline already past when written: the interrupt comes from the
-	// write itself (KVM's start_sw_tscdeadline() -> apic_timer_expired()),
-	// from the write's tracepoint to the interrupt's first.
-	{block: `clockevent "local"`, plugin: "lapic", attr: "past_deadline_latency", terms: []term{plus(EPastDeadline)}, lapic: true,
+	// A deadline already past when written: KVM's start_sw_tscdeadline()
+	// finds it due and calls apic_timer_expired() at once, so the
+	// interrupt is injected when the write returns and taken as soon as
+	// the guest enables interrupts (a 1 us timer_settime() takes its
+	// interrupt inside the syscall: docs/calibration-fit.md). What lies
+	// between the write's tracepoint and local_timer_entry is then the
+	// interrupt's entry: irq_entry_cost and apic_eoi(), which
+	// sysvec_apic_timer_interrupt() calls before trace_local_timer_entry()
+	// and which exits to the hypervisor as the deadline write does.
+	{block: `clockevent "local"`, plugin: "lapic", attr: "eoi_cost", terms: []term{plus(EPastDeadline), minus(EIRQEntry), {fixed: "hrtimer.interrupt_entry_ns", sign: 1}}, lapic: true,
 		spread: []string{EPastDeadline}},
+	// The model's lateness is irq_latency, then irq_entry_cost and the
+	// EOI (before local_timer_entry), then hrtimer_interrupt()'s clock
+	// read (irq_entry's interval, which includes it).
+	{block: `clockevent "local"`, plugin: "lapic", attr: "irq_latency", terms: []term{plus(ELatenessBusy), minus(EIRQEntry), {param: "lapic.eoi_cost", sign: -1}}, lapic: true,
+		spread: []string{ELatenessBusy, ELatenessIdle}},
+	{block: `clockevent "local"`, plugin: "lapic", attr: "past_deadline_latency", lapic: true,
+		zeroNeeds: EPastDeadline, zero: "injected at the write (start_sw_tscdeadline() -> apic_timer_expired()); the past_deadline interval is the entry's, eoi_cost"},
 	{attr: "idle exit (machine idle_state exit_latency)", terms: []term{plus(ELatenessIdle), minus(ELatenessBusy)}, reported: true},
 }
 
@@ -145,7 +163,6 @@ var Unconstrained = []struct{ Key, Why string }{
 	{"kernel.tmigr_walk_cost", "timer_migration events are not among the captured ones"},
 	{"kernel.tmigr_remote_cost", "timer_migration events are not among the captured ones"},
 	{"lapic.oneshot_write_cost", "the capture's device runs in TSC-deadline mode"},
-	{"lapic.eoi_cost", "the EOI write (MSR 0x80b in x2APIC mode) is not separable from the interrupt's tail"},
 }
 
 // Fit pools the bundles' estimates and computes every parameter. defaults
@@ -186,6 +203,18 @@ func Fit(bundles []Bundle, defaults func(key string) float64) (per []map[string]
 				v += t.sign * c
 				continue
 			}
+			if t.param != "" {
+				c, how := defaults(t.param), "its default"
+				for _, q := range params {
+					if q.Key() == t.param && q.Constrained {
+						c, how = q.Value, "fitted"
+						se2 += q.SE * q.SE
+					}
+				}
+				from += fmt.Sprintf("%s%s (%s, %s)", op, strings.TrimPrefix(t.param, "lapic."), how, fmtNS(c))
+				v += t.sign * c
+				continue
+			}
 			from += op + t.est
 			e := pooled[t.est]
 			if !e.Constrained() {
@@ -197,6 +226,13 @@ func Fit(bundles []Bundle, defaults func(key string) float64) (per []map[string]
 			se2 += e.SE * e.SE
 		}
 		p.From = from
+		if len(d.terms) == 0 {
+			p.From = d.zero
+			if !pooled[d.zeroNeeds].Constrained() {
+				p.Constrained = false
+				p.Why = "no " + d.zeroNeeds + " interval in these bundles"
+			}
+		}
 		if d.lapic && !lapicAll {
 			p.Constrained = false
 			p.Why = "a bundle's clockevent is not the local APIC"

@@ -725,13 +725,17 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	k := c.k
 	start := now
 	c.cnt.b.Add(cLocalTimerIRQ, 1)
-	if k.tr != nil {
-		k.tr.Event(now, c.traceCtx(), "local_timer_entry", "vector=236")
-	}
 	if ack {
+		// sysvec_apic_timer_interrupt() (arch/x86/kernel/apic/apic.c):
+		// apic_eoi() comes before trace_local_timer_entry(). In a guest
+		// the EOI (x2APIC MSR 0x80b) is a write that may exit to the
+		// hypervisor, so where its cost falls shows in the trace.
 		a := k.local.Ack(c.id, now)
 		now += ktime.Time(a.Cost)
 		c.syncDevTo(now, a.FireAt)
+	}
+	if k.tr != nil {
+		k.tr.Event(now, c.traceCtx(), "local_timer_entry", "vector=236")
 	}
 	if k.m.HighRes {
 		// hrtimer_interrupt()

@@ -47,12 +47,18 @@ func newRig(t testing.TB, era string, cpus int) *rig { return newRigTrace(t, era
 // newRigTrace is newRig with the trace on or off.
 func newRigTrace(t testing.TB, era string, cpus int, traced bool) *rig {
 	t.Helper()
+	return newRigDevice(t, era, cpus, traced, nil)
+}
+
+// newRigDevice is newRigTrace with the lapic's attributes in over.
+func newRigDevice(t testing.TB, era string, cpus int, traced bool, over sdk.Config) *rig {
+	t.Helper()
 	r := &rig{t: t, procs: map[string]*kernel.Process{}}
 	setup := sdk.Setup{CPUs: cpus, HZ: 1000, HighRes: true, Seed: 1}
 	wb := configure(t, wheel.New(), setup).(sdk.TimerBase)
 	hb := configure(t, hrtimer.New(), setup).(sdk.HRTimerBase)
 	setup.Role = "local"
-	dev := configure(t, lapic.New(), setup).(sdk.ClockEventDevice)
+	dev := configureWith(t, lapic.New(), setup, over).(sdk.ClockEventDevice)
 	local, err := clockevents.New(dev, clockevents.Options{HZ: 1000})
 	if err != nil {
 		t.Fatalf("clockevents.New: %v", err)

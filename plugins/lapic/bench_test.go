@@ -14,7 +14,7 @@ import (
 func BenchmarkProgramAck(b *testing.B) {
 	p := New().(*Plugin)
 	c := sdk.Config{"mode": ModeDeadline, "tsc_freq": "3e9", "bus_freq": "1e8", "divide": "16", "arat": "true",
-		"deadline_write_cost": "60", "oneshot_write_cost": "100", "eoi_cost": "50", "irq_latency": "50", "irq_latency_spread": "", "past_deadline_latency": "", "past_deadline_latency_spread": ""}
+		"deadline_write_cost": "60", "oneshot_write_cost": "100", "eoi_cost": "50", "irq_latency": "50", "irq_latency_spread": "", "past_deadline_latency": "", "past_deadline_latency_spread": "", "eoi_cost_spread": ""}
 	if d := p.Configure(sdk.Setup{CPUs: 4, HZ: 1000, Role: "local"}, c); d.HasErrors() {
 		b.Fatal(d)
 	}

@@ -39,14 +39,17 @@
 //     changes cost one such access per register the driver touches
 //     (lapic_timer_shutdown(): 3; __setup_APIC_LVTT(): 1 in deadline mode, 3
 //     or 4 in count mode).
-//   - eoi_cost 50ns: the EOI write of sysvec_apic_timer_interrupt().
+//   - eoi_cost 50ns: the EOI write of sysvec_apic_timer_interrupt(), which
+//     comes before its local_timer_entry tracepoint; in a guest without EOI
+//     acceleration it exits to the hypervisor like the deadline write.
 //   - irq_latency 50ns: from the timer's match to interrupt entry on the
 //     same core.
 //
 // In a KVM guest both are the hypervisor's: the deadline write exits to it
 // and the interrupt is injected from a host timer. profiles/kvm-guest.hcl
 // holds the figures tickemu calibrate measured on one (deadline_write_cost
-// 7.9 us, irq_latency 15.3 us; docs/devices.md, docs/calibration-fit.md),
+// 8.3 us, eoi_cost 7.7 us, irq_latency 10.7 us; docs/devices.md,
+// docs/calibration-fit.md),
 // and irq_latency_spread: the quantiles of the interrupt's deviation from
 // irq_latency (the host schedules the vCPU that takes it), from which each
 // interrupt draws its latency with the plugin's seeded stream.

@@ -64,6 +64,9 @@ type Plugin struct {
 	pastLatency int64
 	// pastSpread is past_deadline_latency_spread, drawn as latencySpread.
 	pastSpread spread.Quantiles
+	// eoiSpread is eoi_cost_spread: in a guest the EOI is an MSR write that
+	// exits to the hypervisor, which takes as long as the host lets it.
+	eoiSpread spread.Quantiles
 
 	ch []channel
 }
@@ -118,7 +121,10 @@ func (p *Plugin) Schema() sdk.Schema {
 		{Name: "oneshot_write_cost", Type: sdk.TypeDuration, Default: "100ns",
 			Doc: "cost of one APIC register access: the TMICT write of lapic_next_event(), and each LVTT/TDCR/TMICT access of a state change (estimate: 0.05-0.3 us bare metal)"},
 		{Name: "eoi_cost", Type: sdk.TypeDuration, Default: "50ns",
-			Doc: "cost of the EOI at interrupt entry (ack_APIC_irq())"},
+			Doc: "cost of the EOI at interrupt entry: apic_eoi() in sysvec_apic_timer_interrupt(), before trace_local_timer_entry() (a WRMSR of x2APIC MSR 0x80b: " +
+				"a few cycles on bare metal, an exit to the hypervisor in a guest without EOI acceleration, about as long as deadline_write_cost)"},
+		{Name: "eoi_cost_spread", Type: sdk.TypeString, Default: "",
+			Doc: "the spread of eoi_cost, as irq_latency_spread is irq_latency's (tickemu calibrate fits it from the past_deadline intervals, whose length is the EOI's). Empty: every EOI costs eoi_cost"},
 		{Name: "irq_latency", Type: sdk.TypeDuration, Default: "50ns",
 			Doc: "delay from the timer reaching its deadline (or zero) to interrupt entry"},
 		{Name: "past_deadline_latency", Type: sdk.TypeString, Default: "",
@@ -150,6 +156,11 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	p.deadlineCost = r.Duration("deadline_write_cost")
 	p.regCost = r.Duration("oneshot_write_cost")
 	p.eoiCost = r.Duration("eoi_cost")
+	if q, err := spread.Parse(r.String("eoi_cost_spread")); err != nil {
+		d = d.Errorf("eoi_cost_spread", "eoi_cost_spread: %v", err)
+	} else {
+		p.eoiSpread = q
+	}
 	p.latency = r.Duration("irq_latency")
 	if q, err := spread.Parse(r.String("irq_latency_spread")); err != nil {
 		d = d.Errorf("irq_latency_spread", "irq_latency_spread: %v", err)
@@ -379,12 +390,13 @@ func (p *Plugin) SetState(ch int, now ktime.Time, st sdk.DeviceState, period int
 func (p *Plugin) Ack(ch int, now ktime.Time) (int64, ktime.Time) {
 	c := &p.ch[ch]
 	c.stats.interrupts++
-	c.stats.cost += p.eoiCost
+	cost := p.eoiSpread.Draw(p.eoiCost, p.rng)
+	c.stats.cost += cost
 	if !c.periodic {
-		return p.eoiCost, ktime.Max
+		return cost, ktime.Max
 	}
 	c.ticksFired++
-	return p.eoiCost, p.apic.TimeOf(c.startTick + c.ticksFired*p.perJiffy).Add(p.irqLatency())
+	return cost, p.apic.TimeOf(c.startTick + c.ticksFired*p.perJiffy).Add(p.irqLatency())
 }
 
 // irqLatency is the delay of one interrupt from its deadline to the entry:
@@ -417,9 +429,9 @@ func (p *Plugin) String() string {
 // write and EOI costs the same. The count-down mode (its count starts at an
 // edge of the divided clock, and it can be periodic) has no such model.
 func (p *Plugin) DeadlineModel() (sdk.DeadlineModel, bool) {
-	if p.mode != ModeDeadline || p.tsc.Num == 0 || !p.latencySpread.Zero() || p.pastLatency >= 0 {
-		// A drawn latency, or one that depends on whether the deadline
-		// has passed, has no closed form: the host asks.
+	if p.mode != ModeDeadline || p.tsc.Num == 0 || !p.latencySpread.Zero() || p.pastLatency >= 0 || !p.eoiSpread.Zero() {
+		// A drawn latency or EOI, or a latency that depends on whether
+		// the deadline has passed, has no closed form: the host asks.
 		return sdk.DeadlineModel{}, false
 	}
 	return sdk.DeadlineModel{

@@ -341,3 +341,35 @@ func TestPastDeadlineLatency(t *testing.T) {
 		}
 	}
 }
+
+// TestEOICostSpread: each EOI costs eoi_cost, or a draw around it when
+// eoi_cost_spread is set (a guest's EOI exits to the hypervisor); a drawn
+// EOI has no closed-form DeadlineModel, and a malformed spread is an error
+// on its attribute.
+func TestEOICostSpread(t *testing.T) {
+	over := map[string]string{"eoi_cost": "7000"}
+	p := configured(t, 250, over)
+	if c, next := p.Ack(0, 0); c != 7000 || next != ktime.Max {
+		t.Errorf("Ack = %d, %d; want 7000 and no next event", c, next)
+	}
+	over["eoi_cost_spread"] = "p10=-2us p90=+2us"
+	p = configured(t, 250, over)
+	seen := map[int64]bool{}
+	for range 200 {
+		c, _ := p.Ack(0, 0)
+		if c < 5000 || c > 9000 {
+			t.Fatalf("EOI with spread: %d ns, want 5..9 us", c)
+		}
+		seen[c] = true
+	}
+	if len(seen) < 50 {
+		t.Errorf("%d distinct EOI costs in 200; want a spread", len(seen))
+	}
+	if _, ok := p.DeadlineModel(); ok {
+		t.Error("a drawn EOI declared a closed-form DeadlineModel")
+	}
+	q := New().(*Plugin)
+	if d := q.Configure(sdk.Setup{CPUs: 1, HZ: 250, Role: "local"}, config(t, map[string]string{"eoi_cost_spread": "p50=5"})); !d.HasErrors() || d[0].Attribute != "eoi_cost_spread" {
+		t.Errorf("a spread whose deviation has no unit: diagnostics %v; want an error on eoi_cost_spread", d)
+	}
+}
