@@ -36,35 +36,94 @@ import (
 // model with the builtin defaults and with the fitted profile, printing the
 // residuals (docs/calibration-fit.md).
 func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.registerPluginFlags(fs)
-	out := fs.String("out", "", "write the machine profile (HCL) to this file")
-	noReplay := fs.Bool("no-replay", false, "skip the residual check (replaying each bundle with and without the profile)")
-	if wantsHelp(fs, "tickemu calibrate BUNDLE... [flags]", "fit this machine's costs from capture bundles and write a machine profile (docs/calibration-fit.md)", args, stdout) {
+	f, status, ok := parseCalibrateFlags(args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	ins, err := openCalInputs(f.paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+		return 2
+	}
+	if hosts := distinctHosts(ins.opened); len(hosts) > 1 {
+		fmt.Fprintf(stderr, "tickemu: calibrate: warning: the bundles come from %d machines (%s); a profile pools them as one\n",
+			len(hosts), strings.Join(hosts, "; "))
+	}
+	defaults, err := a.costDefaults()
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+		return 1
+	}
+	per, pooled, params := calibrate.Fit(ins.bundles, defaults)
+	if err := ins.writeFit(stdout, per, pooled, params); err != nil {
+		return 1
+	}
+	prof, err := ins.profile(params)
+	if err != nil {
+		return 1
+	}
+	if f.out != "" {
+		if err := outfile.WriteFile(f.out, prof); err != nil {
+			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
+			return 1
+		}
+	}
+	if f.noReplay {
 		return 0
 	}
+	return a.calibrateResiduals(f, ins, prof, stdout, stderr)
+}
+
+// calibrateFlags are calibrate's flags and its bundles.
+type calibrateFlags struct {
+	c        common
+	out      string // --out: the profile's path; "" writes none
+	noReplay bool
+	paths    []string
+}
+
+// parseCalibrateFlags parses calibrate's command line; ok is false with the
+// status to exit with (0 after --help).
+func parseCalibrateFlags(args []string, stdout, stderr io.Writer) (f *calibrateFlags, status int, ok bool) {
+	f = &calibrateFlags{}
+	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.c.registerPluginFlags(fs)
+	fs.StringVar(&f.out, "out", "", "write the machine profile (HCL) to this file")
+	fs.BoolVar(&f.noReplay, "no-replay", false, "skip the residual check (replaying each bundle with and without the profile)")
+	if wantsHelp(fs, "tickemu calibrate BUNDLE... [flags]", "fit this machine's costs from capture bundles and write a machine profile (docs/calibration-fit.md)", args, stdout) {
+		return nil, 0, false
+	}
 	paths, err := parseInterspersed(fs, args)
-	if err != nil || !outputsAreNotInputs(stderr, paths, [2]string{"--out", *out}) {
-		return 2
+	if err != nil || !outputsAreNotInputs(stderr, paths, [2]string{"--out", f.out}) {
+		return nil, 2, false
 	}
 	if len(paths) == 0 {
 		fmt.Fprintln(stderr, "usage: tickemu calibrate BUNDLE... [--out PROFILE] [--no-replay]")
-		return 2
+		return nil, 2, false
 	}
-	var bundles []calibrate.Bundle
-	var opened []calInput
+	f.paths = paths
+	return f, 0, true
+}
+
+// calInputs are calibrate's bundles (or plain traces), opened and measured:
+// bundles[i] is what opened[i] measured.
+type calInputs struct {
+	bundles []calibrate.Bundle
+	opened  []calInput
+}
+
+// openCalInputs opens and measures every path.
+func openCalInputs(paths []string) (*calInputs, error) {
+	ins := &calInputs{}
 	for _, p := range paths {
 		in, err := openCalInput(p)
 		if err != nil {
-			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
-			return 2
+			return nil, err
 		}
 		m, err := in.measure()
 		if err != nil {
-			fmt.Fprintf(stderr, "tickemu: calibrate: %s: %v\n", in.traceName(), err)
-			return 2
+			return nil, fmt.Errorf("%s: %w", in.traceName(), err)
 		}
 		h := in.m.Host
 		ce := strings.Join(h.Clockevents, ",")
@@ -74,25 +133,27 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 			// IA32_TSC_DEADLINE do: the device is the local APIC.
 			ce, lapic = "lapic-deadline (from its MSR writes)", true
 		}
-		bundles = append(bundles, calibrate.Bundle{Name: filepath.Base(p), M: m, Clockevents: ce, LAPIC: lapic})
-		opened = append(opened, in)
+		ins.bundles = append(ins.bundles, calibrate.Bundle{Name: filepath.Base(p), M: m, Clockevents: ce, LAPIC: lapic})
+		ins.opened = append(ins.opened, in)
 	}
-	if hosts := distinctHosts(opened); len(hosts) > 1 {
-		fmt.Fprintf(stderr, "tickemu: calibrate: warning: the bundles come from %d machines (%s); a profile pools them as one\n",
-			len(hosts), strings.Join(hosts, "; "))
-	}
-	defaults, err := a.costDefaults()
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
-		return 1
-	}
-	per, pooled, params := calibrate.Fit(bundles, defaults)
+	return ins, nil
+}
 
+// names are the bundles' names, as the tables print them.
+func (ins *calInputs) names() []string {
 	var names []string
-	var hdr strings.Builder
-	for i, b := range bundles {
+	for _, b := range ins.bundles {
 		names = append(names, b.Name)
-		m := opened[i].m
+	}
+	return names
+}
+
+// writeFit prints a header line for each bundle, then the estimates and the
+// fitted parameters.
+func (ins *calInputs) writeFit(w io.Writer, per []map[string]calibrate.Estimate, pooled map[string]calibrate.Estimate, params []calibrate.Param) error {
+	var hdr strings.Builder
+	for i, b := range ins.bundles {
+		m := ins.opened[i].m
 		res := "ns timestamps"
 		if b.M.Resolution == 1000 {
 			res = "us timestamps"
@@ -102,29 +163,31 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 			msr = "msr:write_msr traced"
 		}
 		what := fmt.Sprintf("%q, %s, trace clock %s", strings.Join(m.Command, " "), hostLine(m.Host), orDash(m.Trace.Clock))
-		if opened[i].b == nil {
+		if ins.opened[i].b == nil {
 			what = "a plain trace (no manifest: no command, host or trace clock)"
 		}
 		fmt.Fprintf(&hdr, "# %s: %s (%s), %d events, %s, clockevent %s\n", b.Name, what, res, b.M.Events, msr, orDash(b.Clockevents))
 	}
-	if _, err := io.WriteString(stdout, hdr.String()); err != nil {
-		return 1
+	if _, err := io.WriteString(w, hdr.String()); err != nil {
+		return err
 	}
-	fmt.Fprintln(stdout, "\n## estimates (each interval less the tracepoints it spans; centre ± standard error, n samples)")
-	if err := calibrate.WriteEstimates(stdout, names, per, pooled); err != nil {
-		return 1
+	fmt.Fprintln(w, "\n## estimates (each interval less the tracepoints it spans; centre ± standard error, n samples)")
+	if err := calibrate.WriteEstimates(w, ins.names(), per, pooled); err != nil {
+		return err
 	}
-	fmt.Fprintln(stdout, "\n## fitted parameters")
-	if err := calibrate.WriteParams(stdout, params); err != nil {
-		return 1
-	}
+	fmt.Fprintln(w, "\n## fitted parameters")
+	return calibrate.WriteParams(w, params)
+}
 
+// profile is the machine profile of params, with the bundles it was fitted
+// from as its provenance.
+func (ins *calInputs) profile(params []calibrate.Param) ([]byte, error) {
 	var pv calibrate.Provenance
 	pv.Tool = version
-	for i, b := range bundles {
-		m := opened[i].m
+	for i, b := range ins.bundles {
+		m := ins.opened[i].m
 		line := fmt.Sprintf("%s: %s, captured %s", b.Name, strings.Join(m.Command, " "), m.Start.UTC().Format(time.DateTime+" UTC"))
-		if opened[i].b == nil {
+		if ins.opened[i].b == nil {
 			line = b.Name + ": a plain trace (no manifest)"
 		}
 		if m.Note != "" {
@@ -132,58 +195,44 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 		}
 		pv.Bundles = append(pv.Bundles, line)
 	}
-	pv.Host = hostLine(opened[0].m.Host)
+	pv.Host = hostLine(ins.opened[0].m.Host)
 	var prof strings.Builder
 	if err := calibrate.WriteProfile(&prof, pv, params); err != nil {
-		return 1
+		return nil, err
 	}
-	profPath := *out
-	if profPath != "" {
-		if err := outfile.WriteFile(profPath, []byte(prof.String())); err != nil {
-			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
-			return 1
-		}
-	}
-	if *noReplay {
-		return 0
-	}
+	return []byte(prof.String()), nil
+}
+
+// calibrateResiduals replays each bundle on the model with the defaults and
+// with the fitted profile prof (written to --out, or else to a temporary
+// file) and prints the residual table.
+func (a *App) calibrateResiduals(f *calibrateFlags, ins *calInputs, prof []byte, stdout, stderr io.Writer) int {
 	tmp, err := os.MkdirTemp("", "tickemu-calibrate-")
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	if profPath == "" {
-		profPath = filepath.Join(tmp, "profile.hcl")
-		if err := os.WriteFile(profPath, []byte(prof.String()), 0o644); err != nil {
-			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
-			return 1
-		}
-	}
-	absProf, err := filepath.Abs(profPath)
+	withProf, err := fittedConfig(tmp, f.out, prof)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
 		return 1
 	}
-	withProf := filepath.Join(tmp, "fitted.hcl")
-	if err := os.WriteFile(withProf, []byte(fmt.Sprintf("machine {\n  profile = %q\n}\n", absProf)), 0o644); err != nil {
-		fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
-		return 1
-	}
-	opts, log, ok := c.setup(stderr)
+	opts, log, ok := f.c.setup(stderr)
 	if !ok {
 		return 2
 	}
-	op, closeOp, err := a.newOpener(&c, log)
+	op, closeOp, err := a.newOpener(&f.c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2
 	}
 	defer closeOp()
+	names := ins.names()
 	fmt.Fprintln(stdout, "\n## residuals: each bundle replayed on the model with the defaults and with the fitted profile")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "bundle\tfigure\tcapture\tdefaults\tfitted\t")
-	for i, in := range opened {
+	for i, in := range ins.opened {
 		trace, err := in.tracePath(filepath.Join(tmp, fmt.Sprintf("trace%d.txt", i)))
 		if err != nil {
 			fmt.Fprintf(stderr, "tickemu: calibrate: %v\n", err)
@@ -191,7 +240,7 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 		}
 		var cols [2][]replay.Row
 		for j, cfg := range []string{"", withProf} {
-			rows, err := replayRows(trace, cfg, opts, op, c.isolation)
+			rows, err := replayRows(trace, cfg, opts, op, f.c.isolation)
 			if err != nil {
 				return reportError(stderr, fmt.Errorf("%s: %w", names[i], err))
 			}
@@ -205,6 +254,27 @@ func (a *App) cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// fittedConfig writes, in tmp, a configuration whose machine takes the
+// profile at profPath (or, with none, prof written to tmp) and returns its
+// path.
+func fittedConfig(tmp, profPath string, prof []byte) (string, error) {
+	if profPath == "" {
+		profPath = filepath.Join(tmp, "profile.hcl")
+		if err := os.WriteFile(profPath, prof, 0o644); err != nil {
+			return "", err
+		}
+	}
+	absProf, err := filepath.Abs(profPath)
+	if err != nil {
+		return "", err
+	}
+	withProf := filepath.Join(tmp, "fitted.hcl")
+	if err := os.WriteFile(withProf, []byte(fmt.Sprintf("machine {\n  profile = %q\n}\n", absProf)), 0o644); err != nil {
+		return "", err
+	}
+	return withProf, nil
 }
 
 // residualRows are the replay table's rows the residual check prints.

@@ -75,6 +75,34 @@ func (e *emitFlags) check(set map[string]bool, shard bool) error {
 // write prints the job. The shards' command line repeats the compare flags
 // that were given, except those about output and parallelism.
 func (e *emitFlags) write(stdout, stderr io.Writer, fs *flag.FlagSet, set map[string]bool, file string, g experiment.Grid) int {
+	j := cluster.Job{Name: cluster.JobName(file), Args: shardArgs(fs, set), Shards: e.shards, CPUs: e.cpus, Results: e.results,
+		Tickemu: e.tickemu, Image: e.image, Claim: e.claim}
+	if n := g.Len(); e.shards > n {
+		fmt.Fprintf(stderr, "tickemu: --shards %d: the experiment has %d runs, so %d shards would run nothing\n", e.shards, n, e.shards-n)
+		return 2
+	}
+	var script string
+	var err error
+	switch e.target {
+	case "slurm":
+		script, err = slurmJob(j, file)
+	case "k8s":
+		script, err = kubernetesJob(j, file)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: --emit %s: %v\n", e.target, err)
+		return 2
+	}
+	if _, err := io.WriteString(stdout, script); err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// shardArgs are the compare flags that were given (set) as a shard's
+// command line repeats them: all but notInShard.
+func shardArgs(fs *flag.FlagSet, set map[string]bool) []string {
 	var args []string
 	fs.VisitAll(func(f *flag.Flag) {
 		if !set[f.Name] || slices.Contains(notInShard, f.Name) {
@@ -92,52 +120,49 @@ func (e *emitFlags) write(stdout, stderr io.Writer, fs *flag.FlagSet, set map[st
 		}
 		args = append(args, "--"+f.Name, f.Value.String())
 	})
-	j := cluster.Job{Name: cluster.JobName(file), Args: args, Shards: e.shards, CPUs: e.cpus, Results: e.results,
-		Tickemu: e.tickemu, Image: e.image, Claim: e.claim}
-	if n := g.Len(); e.shards > n {
-		fmt.Fprintf(stderr, "tickemu: --shards %d: the experiment has %d runs, so %d shards would run nothing\n", e.shards, n, e.shards-n)
-		return 2
-	}
-	var script string
+	return args
+}
+
+// slurmJob is j as an sbatch array script: the file, the results directory
+// (default ./tickemu-results) and tickemu (default this binary) made
+// absolute, as the cluster's nodes see the same file system.
+func slurmJob(j cluster.Job, file string) (string, error) {
 	var err error
-	switch e.target {
-	case "slurm":
-		if j.File, err = filepath.Abs(file); err == nil && j.Results == "" {
-			j.Results = "tickemu-results"
-		}
-		if err == nil {
-			j.Results, err = filepath.Abs(j.Results)
-		}
-		if err == nil && j.Tickemu == "" {
-			j.Tickemu, err = os.Executable()
-		}
-		if err == nil {
-			j.Tickemu, err = filepath.Abs(j.Tickemu)
-		}
-		if err == nil {
-			script, err = cluster.Slurm(j)
-		}
-	case "k8s":
-		j.File = file
-		if j.Results == "" {
-			j.Results = "/results"
-		}
-		if j.Tickemu == "" {
-			j.Tickemu = "tickemu"
-		}
-		if j.Config, err = config.ReadFile(file); err == nil {
-			script, err = cluster.Kubernetes(j)
+	if j.File, err = filepath.Abs(file); err != nil {
+		return "", err
+	}
+	if j.Results == "" {
+		j.Results = "tickemu-results"
+	}
+	if j.Results, err = filepath.Abs(j.Results); err != nil {
+		return "", err
+	}
+	if j.Tickemu == "" {
+		if j.Tickemu, err = os.Executable(); err != nil {
+			return "", err
 		}
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: --emit %s: %v\n", e.target, err)
-		return 2
+	if j.Tickemu, err = filepath.Abs(j.Tickemu); err != nil {
+		return "", err
 	}
-	if _, err := io.WriteString(stdout, script); err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 1
+	return cluster.Slurm(j)
+}
+
+// kubernetesJob is j as an Indexed Job manifest, the configuration file
+// carried in it; results default to /results and tickemu to the image's.
+func kubernetesJob(j cluster.Job, file string) (string, error) {
+	j.File = file
+	if j.Results == "" {
+		j.Results = "/results"
 	}
-	return 0
+	if j.Tickemu == "" {
+		j.Tickemu = "tickemu"
+	}
+	var err error
+	if j.Config, err = config.ReadFile(file); err != nil {
+		return "", err
+	}
+	return cluster.Kubernetes(j)
 }
 
 // fullVersion is the version shards record: the release version and, for a

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tickemu/tickemu/framework/replay"
 	"github.com/tickemu/tickemu/framework/replayrun"
 	"github.com/tickemu/tickemu/framework/workload"
 )
@@ -24,81 +25,116 @@ import (
 // Both the capture and the model's own trace are scored with the rules of
 // docs/replay.md and printed side by side.
 func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs, true)
-	var pmQoS optDuration
-	fs.Var(&pmQoS, "pm-qos", "hold a PM QoS CPU latency request (/dev/cpu_dma_latency) of this `duration` for the run, as cyclictest does (0s: poll only); a trace cannot show it (default: none, or the one a capture bundle's host held)")
-	cfgFile := fs.String("config", "", "HCL file with the machine, plugins, kernel block and variants to replay on (default: the builtin defaults)")
-	if wantsHelp(fs, "tickemu replay CAPTURE [flags]", "replay a kernel capture (a capture bundle, ftrace or babeltrace text) and print capture and model side by side", args, stdout) {
-		return 0
-	}
-	capture, ok := parseFile(fs, args, stderr)
+	f, status, ok := parseReplayFlags(args, stdout, stderr)
 	if !ok {
-		return 2
+		return status
 	}
-	abs, err := filepath.Abs(capture)
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: %v\n", err)
-		return 2
-	}
-	cp, err := workload.ScanCapture(abs)
+	rc, err := f.replayConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: replay: %v\n", err)
 		return 2
 	}
-	// A capture bundle brings its host: the machine to replay on (unless
-	// --config gives one) and the PM QoS constraint the host held (unless
-	// --pm-qos does).
-	hostSrc, notes, hostQoS, isBundle, err := replayrun.BundleMachine(abs)
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: replay: %v\n", err)
-		return 2
-	}
-	qos := int64(-1) // no request
-	switch {
-	case pmQoS.set:
-		qos = int64(pmQoS.d)
-	case isBundle:
-		qos = hostQoS
-	}
-	var src []byte
-	var name string
-	if isBundle && *cfgFile == "" {
-		src, name, err = replayrun.ConfigSrc(hostSrc, filepath.Base(capture)+" (host)", abs, cp, qos)
-	} else {
-		src, name, err = replayrun.ConfigWith(*cfgFile, abs, cp, qos)
-		notes = nil
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "tickemu: replay: %v\n", err)
-		return 2
-	}
-	opts, log, ok := c.setup(stderr)
+	opts, log, ok := f.c.setup(stderr)
 	if !ok {
 		return 2
 	}
-	spec, ok := c.loadSpecBytes(name, src, opts)
+	spec, ok := f.c.loadSpecBytes(rc.name, rc.src, opts)
 	if !ok {
 		return 2
 	}
-	op, closeOp, err := a.newOpener(&c, log)
+	op, closeOp, err := a.newOpener(&f.c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu: %v\n", err)
 		return 2
 	}
 	defer closeOp()
 
-	out, err := replayrun.Run(abs, cp, spec, c.runOptions(op, log))
+	out, err := replayrun.Run(f.abs, rc.capture, spec, f.c.runOptions(op, log))
 	if err != nil {
 		return reportError(stderr, err)
 	}
-	out.Notes = notes
-	if err := out.Write(stdout, capture); err != nil {
+	out.Notes = rc.notes
+	if err := out.Write(stdout, f.capture); err != nil {
 		return 1
 	}
 	return 0
+}
+
+// replayFlags are replay's flags and its capture.
+type replayFlags struct {
+	c       common
+	pmQoS   optDuration
+	cfgFile string
+	capture string // as given
+	abs     string // capture's absolute path
+}
+
+// parseReplayFlags parses replay's command line; ok is false with the status
+// to exit with (0 after --help).
+func parseReplayFlags(args []string, stdout, stderr io.Writer) (f *replayFlags, status int, ok bool) {
+	f = &replayFlags{}
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.c.register(fs, true)
+	fs.Var(&f.pmQoS, "pm-qos", "hold a PM QoS CPU latency request (/dev/cpu_dma_latency) of this `duration` for the run, as cyclictest does (0s: poll only); a trace cannot show it (default: none, or the one a capture bundle's host held)")
+	fs.StringVar(&f.cfgFile, "config", "", "HCL file with the machine, plugins, kernel block and variants to replay on (default: the builtin defaults)")
+	if wantsHelp(fs, "tickemu replay CAPTURE [flags]", "replay a kernel capture (a capture bundle, ftrace or babeltrace text) and print capture and model side by side", args, stdout) {
+		return nil, 0, false
+	}
+	capture, ok := parseFile(fs, args, stderr)
+	if !ok {
+		return nil, 2, false
+	}
+	abs, err := filepath.Abs(capture)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: %v\n", err)
+		return nil, 2, false
+	}
+	f.capture, f.abs = capture, abs
+	return f, 0, true
+}
+
+// replayConfig is the configuration a replay runs and what it was made of.
+type replayConfig struct {
+	capture *replay.Capture
+	src     []byte
+	name    string   // src's name in messages
+	notes   []string // the header's remarks on a capture bundle's host translation
+}
+
+// replayConfig scans the capture and makes the configuration to replay it
+// on: --config's file, or else a capture bundle's own host, with a replay
+// workload of the capture added.
+func (f *replayFlags) replayConfig() (*replayConfig, error) {
+	cp, err := workload.ScanCapture(f.abs)
+	if err != nil {
+		return nil, err
+	}
+	// A capture bundle brings its host: the machine to replay on (unless
+	// --config gives one) and the PM QoS constraint the host held (unless
+	// --pm-qos does).
+	hostSrc, notes, hostQoS, isBundle, err := replayrun.BundleMachine(f.abs)
+	if err != nil {
+		return nil, err
+	}
+	qos := int64(-1) // no request
+	switch {
+	case f.pmQoS.set:
+		qos = int64(f.pmQoS.d)
+	case isBundle:
+		qos = hostQoS
+	}
+	rc := &replayConfig{capture: cp, notes: notes}
+	if isBundle && f.cfgFile == "" {
+		rc.src, rc.name, err = replayrun.ConfigSrc(hostSrc, filepath.Base(f.capture)+" (host)", f.abs, cp, qos)
+	} else {
+		rc.src, rc.name, err = replayrun.ConfigWith(f.cfgFile, f.abs, cp, qos)
+		rc.notes = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rc, nil
 }
 
 // optDuration is a duration flag that may be left unset: unlike
