@@ -135,51 +135,69 @@ func waitHostStatus(t *testing.T, host *exec.Cmd, limit time.Duration, stderr *s
 
 // TestRunSignalPrintsPartialResults: SIGINT in the middle of `tickemu run`
 // stops the simulation, not the process: the results so far are printed,
-// marked INCOMPLETE as at --max-wall, and the status is 130.
+// marked INCOMPLETE as at --max-wall, and the status is 130. Linked in and
+// with every plugin out of process (--isolation process): the plugins are
+// not killed before the run has ended (they are in process groups of their
+// own, so a terminal's Ctrl-C reaches the host alone), the run prints its
+// partial results all the same, and no plugin process outlives the host.
 func TestRunSignalPrintsPartialResults(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "long.hcl")
-	// 100000 s of simulated time: minutes of wall time even without the race
-	// detector (1000 s took about 2 s and ended before the estimate came).
-	src := "machine { cpus = 2 }\nrun { duration = \"100000s\" }\nworkload \"cyclictest\" \"c\" {\n  interval = \"1ms\"\n}\n"
-	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	host := exec.Command(os.Args[0], "run", cfg)
-	host.Env = append(os.Environ(), hostEnv+"=1")
-	var stdout bytes.Buffer
-	stderr := &syncBuffer{}
-	host.Stdout, host.Stderr = &stdout, stderr
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = host.Process.Kill()
-		_, _ = host.Process.Wait()
-	})
-	// The wall-time estimate comes a second into the simulation: the
-	// handler is in place by then.
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(stderr.String(), "this run simulates") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no wall estimate after 60s; stderr:\n%s", stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := host.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitHostStatus(t, host, 30*time.Second, stderr); code != 130 {
-		t.Errorf("exit status %d, want 130; stderr:\n%s", code, stderr.String())
-	}
-	for _, want := range []string{"# INCOMPLETE: ", "== workload cyclictest"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("stdout does not hold %q:\n%s", want, stdout.String())
-		}
-	}
-	for _, want := range []string{"stopping; the results so far are printed, marked INCOMPLETE", "(interrupted): the results printed are incomplete"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
-		}
+	for _, isolation := range []string{"inprocess", "process"} {
+		t.Run(isolation, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "long.hcl")
+			// 100000 s of simulated time: minutes of wall time even without
+			// the race detector (1000 s took about 2 s and ended before the
+			// estimate came).
+			src := "machine { cpus = 2 }\nrun { duration = \"100000s\" }\nworkload \"cyclictest\" \"c\" {\n  interval = \"1ms\"\n}\n"
+			if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			host := exec.Command(os.Args[0], "run", cfg, "--isolation", isolation)
+			host.Env = append(os.Environ(), hostEnv+"=1")
+			var stdout bytes.Buffer
+			stderr := &syncBuffer{}
+			host.Stdout, host.Stderr = &stdout, stderr
+			// The host leads a process group, as a shell's foreground job
+			// does: the SIGINT goes to the whole group, as a terminal's
+			// Ctrl-C would.
+			host.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				_ = host.Process.Kill()
+				_, _ = host.Process.Wait()
+			})
+			// The wall-time estimate comes a second into the simulation:
+			// the handler is in place by then, and the plugins run.
+			deadline := time.Now().Add(60 * time.Second)
+			for !strings.Contains(stderr.String(), "this run simulates") {
+				if time.Now().After(deadline) {
+					t.Fatalf("no wall estimate after 60s; stderr:\n%s", stderr.String())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			plugins := pluginsOf(host.Process.Pid)
+			if isolation == "process" && len(plugins) == 0 {
+				t.Fatal("--isolation process runs no plugin process")
+			}
+			if err := syscall.Kill(-host.Process.Pid, syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitHostStatus(t, host, 30*time.Second, stderr); code != 130 {
+				t.Errorf("exit status %d, want 130; stderr:\n%s", code, stderr.String())
+			}
+			for _, want := range []string{"# INCOMPLETE: ", "== workload cyclictest"} {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("stdout does not hold %q:\n%s\nstderr:\n%s", want, stdout.String(), stderr.String())
+				}
+			}
+			for _, want := range []string{"stopping; the results so far are printed, marked INCOMPLETE", "(interrupted): the results printed are incomplete"} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+				}
+			}
+			checkNoneLeft(t, plugins)
+		})
 	}
 }

@@ -135,7 +135,7 @@ func runOnce(spec *config.Spec, eo experiment.Options, f *runFlags, stdout, stde
 	// is 128+signal.
 	interrupt := make(chan struct{})
 	var caught atomic.Value // os.Signal
-	defer onInterrupt("stopping; the results so far are printed, marked INCOMPLETE", func(s os.Signal) {
+	defer onInterruptKeepPlugins("stopping; the results so far are printed, marked INCOMPLETE", func(s os.Signal) {
 		caught.Store(s)
 		close(interrupt)
 	})()
@@ -172,10 +172,9 @@ func runOnce(spec *config.Spec, eo experiment.Options, f *runFlags, stdout, stde
 	s, signalled := caught.Load().(os.Signal)
 	switch {
 	case err != nil && signalled:
-		// The signal killed the plugin processes first (watchSignals): a
-		// run with one out of process ends with its transport error, and
-		// no result to print.
-		fmt.Fprintf(stderr, "tickemu: %v: stopped, plugin processes killed: no results (%s)\n", s, oneLine(err))
+		// The run failed after the signal (a plugin that died with it, or
+		// its own error): no result to print.
+		fmt.Fprintf(stderr, "tickemu: %v: stopped: no results (%s)\n", s, oneLine(err))
 		return nil, nil, signalStatus(s)
 	case err != nil:
 		return nil, nil, reportError(stderr, err)

@@ -19,11 +19,14 @@ var exitSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 
 // interruptHandler is the one place a command can take a signal over: compare
 // sets one, to write the runs that finished before exiting. Plugin process
-// groups are killed first whoever handles the signal.
+// groups are killed first, unless the handler keeps them (run: its run
+// ends after the current event, which needs the plugins, and its results
+// are printed; the plugins stop with the run).
 var interruptHandler struct {
 	sync.Mutex
-	fn  func(os.Signal)
-	msg string // what tickemu says it does with the signal
+	fn   func(os.Signal)
+	msg  string // what tickemu says it does with the signal
+	keep bool   // the plugins stay up for fn's command to end its run
 }
 
 // onInterrupt makes the first exit signal call fn (after the plugin groups
@@ -31,8 +34,23 @@ var interruptHandler struct {
 // has and returns 128+signal itself. A second signal exits at once. The
 // returned function removes fn.
 func onInterrupt(msg string, fn func(os.Signal)) (remove func()) {
+	return setInterrupt(msg, fn, false)
+}
+
+// onInterruptKeepPlugins is onInterrupt for a command that ends its run
+// cleanly when fn is called (experiment.Options.Interrupt: after the
+// current event), which needs its plugin processes: they are not killed
+// before fn, so an out-of-process run prints its partial results as a
+// linked-in one does. They are in process groups of their own (loader:
+// Setpgid), so a terminal's Ctrl-C reaches tickemu alone; they stop with
+// the run (loader.CleanupClients), and a second signal kills them at once.
+func onInterruptKeepPlugins(msg string, fn func(os.Signal)) (remove func()) {
+	return setInterrupt(msg, fn, true)
+}
+
+func setInterrupt(msg string, fn func(os.Signal), keep bool) (remove func()) {
 	interruptHandler.Lock()
-	interruptHandler.fn, interruptHandler.msg = fn, msg
+	interruptHandler.fn, interruptHandler.msg, interruptHandler.keep = fn, msg, keep
 	interruptHandler.Unlock()
 	return func() {
 		interruptHandler.Lock()
@@ -130,14 +148,16 @@ func watchSignals(stderr io.Writer) (stop func()) {
 			return
 		}
 		interruptHandler.Lock()
-		fn, msg := interruptHandler.fn, interruptHandler.msg
+		fn, msg, keep := interruptHandler.fn, interruptHandler.msg, interruptHandler.keep
 		interruptHandler.Unlock()
 		if fn == nil {
 			exit(s, "stopped, plugin processes killed")
 			return
 		}
 		handled = true
-		loader.KillPluginGroups()
+		if !keep {
+			loader.KillPluginGroups()
+		}
 		clearStatusLine()
 		fmt.Fprintf(stderr, "tickemu: %v: %s (again to exit at once)\n", s, msg)
 		fn(s)
