@@ -631,6 +631,46 @@ func TestBrowserNarrow(t *testing.T) {
 	}
 }
 
+// TestBrowserPlotText: in every plot, as the browser draws it in a
+// 1280 px window, no two labels overlap (a legend entry, a tick label, a
+// timeline block's name), none is cut by the plot's edge and none is
+// smaller than 9 px.
+func TestBrowserPlotText(t *testing.T) {
+	for _, name := range pages {
+		t.Run(name, func(t *testing.T) {
+			tb := open(t, name, 1280, 900)
+			bad := tb.eval(`(() => { const out = [];
+				document.querySelectorAll(".plot svg, .plots svg, .explore svg").forEach((svg, n) => {
+					const title = (svg.querySelector("text") || {}).textContent || "";
+					const ts = Array.from(svg.querySelectorAll("text")).filter(e => e.textContent.trim() !== "")
+						.map(e => [e.textContent, e.getBoundingClientRect()]);
+					const box = svg.getBoundingClientRect();
+					ts.forEach(([s, r], i) => {
+						// The browser's text box is a line high (1.16 em in DejaVu
+						// Sans), taller than the glyphs: 3 px of slack across the
+						// line (sideways for the rotated y labels), 1 along it.
+						const rot = r.height > r.width, a = rot ? 3 : 1, b = rot ? 1 : 3;
+						if (r.left < box.left - a || r.right > box.right + a || r.top < box.top - b || r.bottom > box.bottom + b)
+							out.push("plot " + n + " (" + title + "): " + JSON.stringify(s) + " is cut by the plot's edge");
+						if (r.height < 9) out.push("plot " + n + " (" + title + "): " + JSON.stringify(s) + " is " + r.height.toFixed(1) + " px high");
+						ts.slice(i + 1).forEach(([s2, r2]) => {
+							const w = Math.min(r.right, r2.right) - Math.max(r.left, r2.left), h = Math.min(r.bottom, r2.bottom) - Math.max(r.top, r2.top);
+							if (w > 1 && h > 1) out.push("plot " + n + " (" + title + "): " + JSON.stringify(s) + " overlaps " + JSON.stringify(s2));
+						});
+					});
+				});
+				return out; })()`).([]any)
+			for i, b := range bad {
+				if i == 15 {
+					t.Errorf("and %d more", len(bad)-i)
+					break
+				}
+				t.Error(b)
+			}
+		})
+	}
+}
+
 // TestBrowserScreenshots keeps a picture of each report's sections, one
 // window (1280 x 900) each from its heading, for a person to look at
 // (-shots DIR).

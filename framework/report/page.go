@@ -24,6 +24,8 @@ details summary { cursor: pointer; }
 .plot svg { max-width: 100%; min-width: 480px; height: auto; }
 .plots { display: flex; flex-wrap: wrap; gap: 0.5em; } .plots svg { max-width: 49%; min-width: 480px; height: auto; }
 .note { color: #666; font-size: 0.9em; }
+.legend { font-size: 0.9em; margin: 0.5em 0 0; } .legend span { display: inline-block; margin-right: 1.2em; white-space: nowrap; }
+.legend svg { vertical-align: middle; }
 nav.toc { background: #f7f7f7; padding: 0.5em 1em; font-size: 0.9em; } nav.toc ul { margin: 0.2em 0; padding-left: 1.2em; }
 details.unchanged { margin: 0.5em 0; }
 .explore { margin: 0.5em 0 1.5em; position: relative; } .explore button { font: inherit; font-size: 0.85em; margin: 0 0.3em 0.2em 0; }
@@ -60,6 +62,8 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 <tr><th class="l">{{if $.Sweeps}}series{{else}}variant{{end}}</th><th>samples</th><th>avg us</th><th>p50 us</th><th>p99 us</th><th>p99.9 us</th><th>max us</th></tr>
 {{range .Rows}}<tr><td class="l">{{.Label}}</td><td>{{.Samples}}</td><td>{{.Avg}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td></tr>
 {{end}}</table></div>
+<div class="legend" aria-label="Lines">{{range .Legend}}<span><svg width="32" height="10" aria-hidden="true"><line x1="0" y1="5" x2="32" y2="5" stroke="{{.Color}}" stroke-width="2" stroke-dasharray="{{.Dash}}"/></svg> {{.Name}}</span>
+{{end}}</div>
 <div class="plot">{{.Hist}}</div>
 <div class="plot">{{.CDF}}</div>
 <div class="explore" data-src="{{.ID}}-data"><b>Explore</b> <span class="note">(hover for each 1 us bucket's samples; the dots are the table's p50, p99, p99.9 and Max; drag across the plot to zoom, pick a tail, pan with the arrows; double-click for everything)</span><br>

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"codeberg.org/go-fonts/dejavu/dejavusans"
+	"golang.org/x/image/font/opentype"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -51,10 +53,25 @@ func causeColor(cause string) color.RGBA {
 	return color.RGBA{160, 160, 160, 255}
 }
 
-// sans is the plots' font: text is measured with Liberation Sans (bundled
-// with gonum/plot) and drawn in the page's own sans-serif (svgOf), so that
-// the plots read as the page around them does.
-var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+// sans is the plots' font, DejaVu Sans (go-fonts/dejavu, which gonum/plot
+// itself tests with). gonum/plot places text by its measured width (legend
+// entries against their swatches, tick labels against the axis), and the
+// browser draws it in the first font of the SVG's font-family it has, so the
+// two must agree or the browser's be narrower: DejaVu Sans is the widest
+// common sans-serif, Debian's and most Linux desktops' default, and every
+// fallback (Liberation Sans, Arial, Helvetica) is narrower, so text never
+// runs into its neighbour, at worst sits a little loose. Text measured in
+// Liberation Sans and drawn in system-ui (DejaVu Sans on Debian) ran the
+// legends into their swatches and the tick labels into the axis.
+var sans = font.Font{Typeface: "DejaVu", Variant: "Sans"}
+
+func init() {
+	face, err := opentype.Parse(dejavusans.TTF)
+	if err != nil {
+		panic(fmt.Sprintf("report: the bundled DejaVu Sans: %v", err))
+	}
+	font.DefaultCache.Add(font.Collection{{Font: sans, Face: face}})
+}
 
 // newPlot is a plot with every text in sans.
 func newPlot() *plot.Plot {
@@ -65,12 +82,15 @@ func newPlot() *plot.Plot {
 		ax.Tick.Label.Font = font.From(sans, 10)
 	}
 	p.Legend.TextStyle.Font = font.From(sans, 10)
+	// Rows a line apart: without padding they are an em apart, and the
+	// browser's text boxes (ascent and descent, 1.16 em) overlap.
+	p.Legend.Padding = vg.Points(3)
 	return p
 }
 
-// pageFont replaces the measuring font's name in the SVG by the page's
-// font stack.
-var pageFont = strings.NewReplacer("font-family:Liberation Sans", "font-family:system-ui, sans-serif")
+// pageFont names the measuring font first in the SVG, then only narrower
+// ones (see sans).
+var pageFont = strings.NewReplacer("font-family:DejaVu Sans", "font-family:DejaVu Sans, Bitstream Vera Sans, sans-serif")
 
 // svgOf renders p at w x h and returns the <svg> element (without the XML
 // declaration, which HTML does not want).
@@ -160,10 +180,9 @@ func histPlot(title string, names []string, ms []merged) (string, error) {
 	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "latency (us)"
-	p.Y.Label.Text = "samples per 1 us bucket"
+	logYLabel(p, "samples per 1 us bucket")
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = decadeTicks{}
-	p.Legend.Top = true
 	top, lo, hi := 1.0, math.Inf(1), 0.0
 	for _, m := range ms {
 		for _, k := range m.keys() {
@@ -201,7 +220,6 @@ func histPlot(title string, names []string, ms []merged) (string, error) {
 			l.LineStyle.Dashes = []vg.Length{vg.Points(float64(2 * i)), vg.Points(float64(2 * i))}
 		}
 		p.Add(l)
-		p.Legend.Add(names[i], l)
 	}
 	if logX {
 		p.X.Scale = plot.LogScale{}
@@ -210,9 +228,43 @@ func histPlot(title string, names []string, ms []merged) (string, error) {
 	} else {
 		p.X.Min, p.X.Max = math.Max(lo-1, 0), hi+2
 	}
-	p.Y.Min, p.Y.Max = floor, top*math.Pow(10, 0.4*float64(len(ms))+0.5) // room above for the legend
+	p.Y.Min, p.Y.Max = floor, top*2 // the legend is the page's (seriesLegend)
 	p.Add(plotter.NewGrid())
 	return svgOf(p, 8*vg.Inch, 3.4*vg.Inch)
+}
+
+// logYLabel says what a log y axis counts in the title (one line: gonum
+// spaces a title's lines closer than the browser's text boxes), not as the
+// axis label: gonum/plot (0.17) reserves room for a centred axis label at
+// the linear middle of the axis' range, which on a log axis is near its
+// top, and so cut the plot's height by the label's length (the latency
+// histogram drew its 200 pt of data in 130) and clipped the label.
+func logYLabel(p *plot.Plot, label string) {
+	p.Title.Text += ": " + label + " (log)"
+	p.Y.Label.Text = ""
+}
+
+// legendItem is one series of a section's plots, drawn by the page above
+// them (one legend for the histogram, the CDF and the explore chart, which
+// draw a series alike): the colour and the dashes of its line.
+type legendItem struct {
+	Name, Color, Dash string
+}
+
+// seriesLegend names the series of a latency section's plots: series i in
+// colorOf(i), dashed 2i on 2i from the second on, as histPlot, cdfPlot and
+// the explore chart draw it.
+func seriesLegend(names []string) []legendItem {
+	var out []legendItem
+	for i, n := range names {
+		c := colorOf(i)
+		it := legendItem{Name: n, Color: "#" + hex2(c.R) + hex2(c.G) + hex2(c.B), Dash: "none"}
+		if i > 0 {
+			it.Dash = fmt.Sprintf("%d %d", 2*i, 2*i)
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // cdfPlot draws the variants' latency CDFs on one plot as their tails:
@@ -222,35 +274,30 @@ func cdfPlot(title string, names []string, ms []merged) (string, error) {
 	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "latency (us)"
-	p.Y.Label.Text = "fraction of wakeups > x  (1 - CDF)"
+	logYLabel(p, "fraction slower than x (1 - CDF)")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = decadeTicks{}
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = decadeTicks{}
-	p.Legend.Top = true
+	const xlo = 0.8
 	floor, xhi := 1.0, 1.0
 	for i, m := range ms {
 		if m.n == 0 {
 			continue
 		}
 		floor = math.Min(floor, 0.5/float64(m.n))
-		var pts plotter.XYs
+		pts := plotter.XYs{{X: xlo, Y: 1}} // every wakeup is slower than nothing
 		acc := int64(0)
 		for _, k := range m.keys() {
 			x := math.Max(float64(k), 1) // the 0 us bucket on the log axis
 			xhi = math.Max(xhi, x)
-			if len(pts) > 0 {
-				pts = append(pts, plotter.XY{X: x, Y: pts[len(pts)-1].Y}) // the step
-			}
+			pts = append(pts, plotter.XY{X: x, Y: pts[len(pts)-1].Y}) // the step
 			acc += m.counts[k]
 			y := float64(m.n-acc) / float64(m.n)
 			if y <= 0 {
 				y = 0.5 / float64(m.n) // below the last sample: off the scale
 			}
 			pts = append(pts, plotter.XY{X: x, Y: y})
-		}
-		if len(pts) == 1 {
-			pts = append(pts, plotter.XY{X: pts[0].X * 1.01, Y: pts[0].Y})
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
@@ -263,10 +310,10 @@ func cdfPlot(title string, names []string, ms []merged) (string, error) {
 			l.LineStyle.Dashes = nil
 		}
 		p.Add(l)
-		p.Legend.Add(names[i], l)
 	}
-	p.Y.Min, p.Y.Max = floor, 100 // room above 1 for the legend
-	p.X.Min, p.X.Max = 0.8, xhi*1.5
+	// A fraction: at most 1 (the legend is the page's, seriesLegend).
+	p.Y.Min, p.Y.Max = floor, 1
+	p.X.Min, p.X.Max = xlo, xhi*1.5
 	p.Add(plotter.NewGrid())
 	return svgOf(p, 8*vg.Inch, 3.4*vg.Inch)
 }
@@ -329,7 +376,8 @@ func breakdownPlot(title string, wcs []workload.WorstCase, widest float64) (stri
 // x is microseconds from the target time, one colour per kind of work.
 type timeline struct {
 	spans  []kernel.Span
-	origin float64 // ns
+	labels []string // per span, spanLabel of it before clipping
+	origin float64  // ns
 	kinds  map[kernel.SpanKind]int
 	label  text.Style
 }
@@ -378,7 +426,7 @@ func (t *timeline) Plot(c draw.Canvas, p *plot.Plot) {
 	for i, s := range t.spans {
 		x0 := trX((float64(s.Start) - t.origin) / 1000)
 		x1 := trX((float64(s.End) - t.origin) / 1000)
-		l := spanLabel(t.spans, i)
+		l := t.labels[i]
 		w := t.label.Width(l)
 		mid := (x0 + x1) / 2
 		for row, y := range []float64{0.9, 0.1} {
@@ -435,17 +483,23 @@ func timelinePlot(title string, wc workload.WorstCase) (string, error) {
 	origin := float64(wc.At)
 	// Clip to the window; show a little before it for context.
 	var spans []kernel.Span
+	var labels []string
 	from := wc.At - (wc.At-wc.Spans[0].Start)/4
 	kinds := map[kernel.SpanKind]int{}
 	var order []kernel.SpanKind
-	for _, s := range wc.Spans {
+	for j, s := range wc.Spans {
+		// Labelled with the whole span's length: clipped, a catch-up that
+		// began before the window read as lasting what the clip left.
+		l := spanLabel(wc.Spans, j)
 		if s.Start < from {
 			s.Start = from
+			l += fmt.Sprintf(", from %.1f us before the target", float64(wc.At-wc.Spans[j].Start)/1000)
 		}
 		if s.End <= s.Start {
 			continue
 		}
 		spans = append(spans, s)
+		labels = append(labels, l)
 		if _, ok := kinds[s.Kind]; !ok {
 			kinds[s.Kind] = len(order)
 			order = append(order, s.Kind)
@@ -459,7 +513,7 @@ func timelinePlot(title string, wc workload.WorstCase) (string, error) {
 	p.Legend.Top = true
 	lab := p.X.Tick.Label
 	lab.Font = font.From(sans, 8)
-	tl := &timeline{spans: spans, origin: origin, kinds: kinds, label: lab}
+	tl := &timeline{spans: spans, labels: labels, origin: origin, kinds: kinds, label: lab}
 	p.Add(tl)
 	x0, x1, _, _ := tl.DataRange()
 	p.X.Min, p.X.Max = x0, x1+(x1-x0)*0.35 // room on the right for the legend

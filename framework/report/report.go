@@ -76,6 +76,8 @@ type latencySection struct {
 	Rows      []latencyRow
 	// Data is the section's histograms for the explore layer (JSON).
 	Data template.JS
+	// Legend names the lines of the three plots.
+	Legend []legendItem
 }
 
 type latencyRow struct {
@@ -404,16 +406,19 @@ func latencyGroup(c *experiment.Comparison, cols []column, at string) ([]latency
 			}
 			sec.Rows = append(sec.Rows, row)
 		}
-		title := fmt.Sprintf("%s: wakeup latency, every thread and seed", sec.Workload)
+		// The section's heading names the workload: the plots' titles say
+		// what they count, which must fit their width.
+		title := "Wakeup latency, every thread and seed"
 		h, err := histPlot(title, names, ms)
 		if err != nil {
 			return nil, err
 		}
-		cdf, err := cdfPlot(title+": CDF tail", names, ms)
+		cdf, err := cdfPlot(title, names, ms)
 		if err != nil {
 			return nil, err
 		}
 		sec.Hist, sec.CDF = template.HTML(h), template.HTML(cdf)
+		sec.Legend = seriesLegend(names)
 		if sec.Data, err = exploreData(names, ms); err != nil {
 			return nil, err
 		}

@@ -153,7 +153,7 @@ func TestSweepSections(t *testing.T) {
 		"Metrics against hz",
 		"series (a catchup=per_jiffy, a catchup=next_expiry, b catchup=per_jiffy, b catchup=next_expiry)",
 		"<li>Kernel hrtimer-hangs = 0</li>",
-		">Cyclictest/thread=0 max-latency (us)<", ">Kernel wheel-iterations<", // ns metrics in us
+		">Cyclictest/thread=0 max-latency (us), lower is better<", ">Kernel wheel-iterations, lower is better, log scale<", // ns metrics in us; a log axis says so in the title
 		">250<", ">1000<", // the ticks are the swept values
 	} {
 		if !strings.Contains(sweepPart, want) {
@@ -283,7 +283,8 @@ func section(t *testing.T, page, id string) string {
 }
 
 // TestPageStructure: every id on the page is unique and every entry of the
-// table of contents leads to one; the plots' text is the page's sans-serif;
+// table of contents leads to one; the plots' text is in DejaVu Sans, the
+// font it is measured with, or a narrower sans-serif;
 // the explore layer is inline, with its data, and names nothing outside the
 // page.
 func TestPageStructure(t *testing.T) {
@@ -310,8 +311,8 @@ func TestPageStructure(t *testing.T) {
 				t.Errorf("%s: contents entry #%s leads nowhere", name, m[1])
 			}
 		}
-		if strings.Contains(page, "Liberation Serif") || !strings.Contains(page, "font-family:system-ui, sans-serif") {
-			t.Errorf("%s: the plots are not in the page's sans-serif", name)
+		if strings.Contains(page, "Liberation") || !strings.Contains(page, "font-family:DejaVu Sans, Bitstream Vera Sans, sans-serif") {
+			t.Errorf("%s: the plots are not in their measuring font, DejaVu Sans, then sans-serif", name)
 		}
 		if strings.Contains(page, "e-05") && strings.Contains(page, "9.999999") {
 			t.Errorf("%s: an axis label in float noise", name)

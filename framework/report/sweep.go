@@ -154,15 +154,17 @@ func (s spread) YError(i int) (float64, float64) { return s.low[i], s.high[i] }
 func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (string, error) {
 	p := newPlot()
 	unit, scale := displayUnit(sm.unit)
+	// Which way is better goes in the title: in the y label it made the
+	// label longer than the plot is high, and cut.
 	p.Title.Text = sm.name + " " + unit
-	p.X.Label.Text = ax.label
-	p.Y.Label.Text = unit
 	for _, m := range sm.at {
 		if m != nil && m.Better != "" {
-			p.Y.Label.Text += " (" + m.Better + " is better)"
+			p.Title.Text += ", " + m.Better + " is better"
 			break
 		}
 	}
+	p.X.Label.Text = ax.label
+	p.Y.Label.Text = unit
 	p.Legend.Top = true
 	var lines []spread
 	var all []float64
@@ -192,6 +194,8 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 	if logY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = decadeTicks{}
+		p.Title.Text += ", log scale"
+		p.Y.Label.Text = "" // see logYLabel
 	}
 	if ax.log {
 		p.X.Scale = plot.LogScale{}
