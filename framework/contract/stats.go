@@ -19,7 +19,7 @@ import (
 // decided by counts and declared models, never by time. Wall times are not.
 
 // TripCounter is implemented by the out-of-process clients of
-// framework/internal/shim: the round trips their session has made.
+// framework/sdk/shim: the round trips their session has made.
 type TripCounter interface {
 	SessionRoundTrips() uint64
 }
