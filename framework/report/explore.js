@@ -116,7 +116,7 @@
       shown.textContent = view[0] === full[0] && view[1] === full[1] ? "showing every bucket" :
         "showing " + view[0] + " to " + view[1] + " us of " + full[0] + " to " + full[1];
       box.dataset.view = view[0] + "," + view[1];
-      var g = el("g", { "font-size": "11", "font-family": "system-ui, sans-serif", fill: "#444" }, svg);
+      var g = el("g", { "font-size": "12", "font-family": "system-ui, sans-serif", fill: "#444" }, svg);
       el("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#888" }, g);
       el("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#888" }, g);
       for (var e = 0; Math.pow(10, e) <= top * 2; e++) {

@@ -343,6 +343,25 @@ func TestDecadeTicks(t *testing.T) {
 	if n := len((decadeTicks{}).Ticks(1, 100)); n != 19 {
 		t.Errorf("%d ticks from 1 to 100, want 19 (1..9, 10..90, 100)", n)
 	}
+	// A short axis labels its minor ticks too.
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0.8, 4.5, "0.8 0.9 1 2 3 4"},
+		{0.8, 200, "1 2 5 10 20 50 100 200"},
+		{0.8, 2000, "1 10 100 1000"},
+	} {
+		var got []string
+		for _, tk := range (decadeTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%v..%v: labels %q, want %q", tc.lo, tc.hi, strings.Join(got, " "), tc.want)
+		}
+	}
 }
 
 // TestWorstShareScale: every worst-case chart has the same scale, set by
