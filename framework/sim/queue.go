@@ -805,17 +805,27 @@ func (h heap4) up(j int) {
 
 // down moves the entry at i0 towards the leaves while a child is smaller
 // (shifting children up into the hole, writing it once at the end); it
-// reports whether the entry moved.
+// reports whether the entry moved. Of four children it picks the smallest
+// by a tournament of conditional moves (lessBit), not three unpredictable
+// branches.
 func (h heap4) down(i0 int) bool {
 	n := len(h)
 	x := h[i0]
 	i := i0
-	for {
-		c := arity*i + 1
-		if c >= n {
-			break
+	for c := arity*i + 1; c < n; c = arity*i + 1 {
+		m := c // the smallest child
+		if c+arity <= n {
+			k := h[c : c+arity : c+arity]
+			a := int(k[1].lessBit(&k[0]))
+			b := 2 + int(k[3].lessBit(&k[2]))
+			m += a ^ (a^b)&-int(k[b&3].lessBit(&k[a&3]))
+		} else {
+			for k := c + 1; k < n; k++ {
+				if h[k].less(&h[m]) {
+					m = k
+				}
+			}
 		}
-		m := h.minChild(c, n)
 		if !h[m].less(&x) {
 			break
 		}
@@ -829,25 +839,6 @@ func (h heap4) down(i0 int) bool {
 	h[i] = x
 	x.e.index = i
 	return true
-}
-
-// minChild is the index of the smallest of the children c.. of a node. Of
-// four, it picks by a tournament of conditional moves (lessBit), not three
-// unpredictable branches.
-func (h heap4) minChild(c, n int) int {
-	if c+arity <= n {
-		k := h[c : c+arity : c+arity]
-		a := int(k[1].lessBit(&k[0]))
-		b := 2 + int(k[3].lessBit(&k[2]))
-		return c + (a ^ (a^b)&-int(k[b&3].lessBit(&k[a&3])))
-	}
-	m := c
-	for k := c + 1; k < n; k++ {
-		if h[k].less(&h[m]) {
-			m = k
-		}
-	}
-	return m
 }
 
 // ring is the far tier: its heads sorted by key in buf, the earliest
