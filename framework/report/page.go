@@ -62,8 +62,7 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 <tr><th class="l">{{if $.Sweeps}}series{{else}}variant{{end}}</th><th>samples</th><th>avg us</th><th>p50 us</th><th>p99 us</th><th>p99.9 us</th><th>max us</th></tr>
 {{range .Rows}}<tr><td class="l">{{.Label}}</td><td>{{.Samples}}</td><td>{{.Avg}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td></tr>
 {{end}}</table></div>
-<div class="legend" aria-label="Lines">{{range .Legend}}<span><svg width="32" height="10" aria-hidden="true"><line x1="0" y1="5" x2="32" y2="5" stroke="{{.Color}}" stroke-width="2" stroke-dasharray="{{.Dash}}"/></svg> {{.Name}}</span>
-{{end}}</div>
+{{template "legend" .Legend}}
 <div class="plot">{{.Hist}}</div>
 <div class="plot">{{.CDF}}</div>
 <div class="explore" data-src="{{.ID}}-data"><b>Explore</b> <span class="note">(hover for each 1 us bucket's samples; the dots are the table's p50, p99, p99.9 and Max; drag across the plot to zoom, pick a tail, pan with the arrows; double-click for everything)</span><br>
@@ -96,15 +95,19 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 <pre>{{range .Lines}}{{.}}
 {{end}}</pre>
 <div class="plot">{{.Plot}}</div>
+{{template "legend" .Legend}}
 {{end}}{{end}}
 
 {{with .Timeline}}<h2 id="timeline">Timeline of the worst wakeup</h2>
 <p>{{.Caption}}</p>
 <div class="plot">{{.Plot}}</div>
+{{template "legend" .Legend}}
 {{end}}
 <script>{{.Script}}</script>
 </body>
 </html>
+{{define "legend"}}{{if .}}<div class="legend" aria-label="Legend">{{range .}}<span>{{if .Box}}<svg width="14" height="10" aria-hidden="true"><rect width="14" height="10" fill="{{.Color}}"/></svg>{{else}}<svg width="32" height="10" aria-hidden="true"><line x1="0" y1="5" x2="32" y2="5" stroke="{{.Color}}" stroke-width="2" stroke-dasharray="{{.Dash}}"/></svg>{{end}} {{.Name}}</span>
+{{end}}</div>{{end}}{{end}}
 {{define "table"}}{{template "rows" (rowsOf .Variants .Changed)}}
 {{if .Unchanged}}<details class="unchanged"><summary>{{len .Unchanged}} metrics the same in every variant (folded)</summary>
 {{template "rows" (rowsOf .Variants .Unchanged)}}</details>{{end}}{{end}}

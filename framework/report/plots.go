@@ -258,6 +258,7 @@ func logYLabel(p *plot.Plot, label string) {
 // draw a series alike): the colour and the dashes of its line.
 type legendItem struct {
 	Name, Color, Dash string
+	Box               bool // a filled box, not a line
 }
 
 // seriesLegend names the series of a latency section's plots: series i in
@@ -332,7 +333,10 @@ func cdfPlot(title string, names []string, ms []merged) (string, error) {
 //
 // widest is the largest Max of every bar chart on the page: all share one
 // scale, so that variants compare at a glance.
-func breakdownPlot(title string, wcs []workload.WorstCase, widest float64) (string, error) {
+//
+// The legend (the causes' colours) is the page's, under the chart: in the
+// plot it needed the axis to run 50% past the largest Max.
+func breakdownPlot(title string, wcs []workload.WorstCase, widest float64) (string, []legendItem, error) {
 	causes := []string{}
 	seen := map[string]bool{}
 	for _, wc := range wcs {
@@ -346,13 +350,13 @@ func breakdownPlot(title string, wcs []workload.WorstCase, widest float64) (stri
 	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "us of the Max (one scale for every variant)"
-	p.Legend.Top = true
 	var labels []string
+	var legend []legendItem
 	for _, wc := range wcs {
 		labels = append(labels, fmt.Sprintf("T:%d", wc.Thread))
 	}
 	var below *plotter.BarChart
-	p.X.Min, p.X.Max = 0, widest*1.5 // room on the right for the legend
+	p.X.Min, p.X.Max = 0, widest*1.05
 	for _, cause := range causes {
 		vals := make(plotter.Values, len(wcs))
 		for i, wc := range wcs {
@@ -364,7 +368,7 @@ func breakdownPlot(title string, wcs []workload.WorstCase, widest float64) (stri
 		}
 		b, err := plotter.NewBarChart(vals, vg.Points(14))
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		b.Horizontal = true
 		b.LineStyle.Width = 0
@@ -374,11 +378,17 @@ func breakdownPlot(title string, wcs []workload.WorstCase, widest float64) (stri
 		}
 		below = b
 		p.Add(b)
-		p.Legend.Add(cause, b)
+		legend = append(legend, boxItem(cause, causeColor(cause)))
 	}
 	p.NominalY(labels...)
-	h := 1.2*vg.Inch + vg.Length(max(len(wcs), len(causes)/2))*0.3*vg.Inch
-	return svgOf(p, 8*vg.Inch, h)
+	h := 1.2*vg.Inch + vg.Length(len(wcs))*0.3*vg.Inch
+	svg, err := svgOf(p, 8*vg.Inch, h)
+	return svg, legend, err
+}
+
+// boxItem is a legend entry of a filled colour.
+func boxItem(name string, c color.RGBA) legendItem {
+	return legendItem{Name: name, Color: "#" + hex2(c.R) + hex2(c.G) + hex2(c.B), Box: true}
 }
 
 // timeline draws the spans of one wakeup window on its CPU as a Gantt row:
@@ -476,18 +486,12 @@ func (t *timeline) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return xmin, xmax, 0, 1
 }
 
-// legendBox is a legend thumbnail of one colour.
-type legendBox struct{ c color.Color }
-
-func (l legendBox) Thumbnail(c *draw.Canvas) {
-	c.FillPolygon(l.c, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
-}
-
 // timelinePlot draws the worst wakeup's window: what the CPU did from the
-// thread's target time to its clock read.
-func timelinePlot(title string, wc workload.WorstCase) (string, error) {
+// thread's target time to its clock read, and the legend of its colours
+// (the page's, under it: in the plot it took a third of the width).
+func timelinePlot(title string, wc workload.WorstCase) (string, []legendItem, error) {
 	if len(wc.Spans) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
 	origin := float64(wc.At)
 	// Clip to the window; show a little before it for context.
@@ -519,25 +523,26 @@ func timelinePlot(title string, wc workload.WorstCase) (string, error) {
 	p.X.Label.Text = "us from the thread's target time (the window ends at its clock read)"
 	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0.5, Label: fmt.Sprintf("CPU %d", wc.CPU)}}
 	p.Y.Min, p.Y.Max = 0, 1
-	p.Legend.Top = true
 	lab := p.X.Tick.Label
 	lab.Font = font.From(sans, 8)
 	tl := &timeline{spans: spans, labels: labels, origin: origin, kinds: kinds, label: lab}
 	p.Add(tl)
 	x0, x1, _, _ := tl.DataRange()
-	p.X.Min, p.X.Max = x0, x1+(x1-x0)*0.35 // room on the right for the legend
+	p.X.Min, p.X.Max = x0, x1+(x1-x0)*0.03
 	// Mark the target and the end of the window.
 	end := float64(wc.LatencyNS) / 1000
 	for _, x := range []float64{0, end} {
 		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: 1}})
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		l.LineStyle.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
 		p.Add(l)
 	}
+	var legend []legendItem
 	for _, k := range order {
-		p.Legend.Add(k.String(), legendBox{colorOf(kinds[k])})
+		legend = append(legend, boxItem(k.String(), colorOf(kinds[k])))
 	}
-	return svgOf(p, 10*vg.Inch, 2.6*vg.Inch)
+	svg, err := svgOf(p, 10*vg.Inch, 2.6*vg.Inch)
+	return svg, legend, err
 }

@@ -127,11 +127,13 @@ type worstSection struct {
 	Seed            uint64
 	Lines           []string
 	Plot            template.HTML
+	Legend          []legendItem
 }
 
 type timelineSection struct {
 	Caption string
 	Plot    template.HTML
+	Legend  []legendItem
 	Parts   []workload.WorstCase
 }
 
@@ -581,21 +583,21 @@ func worstSections(c *experiment.Comparison) ([]worstSection, *timelineSection, 
 		}
 	}
 	for i := range out {
-		svg, err := breakdownPlot(fmt.Sprintf("%s: where each thread's Max went (seed %d)", out[i].Label, out[i].Seed), cases[i], widest)
+		svg, legend, err := breakdownPlot(fmt.Sprintf("%s: where each thread's Max went (seed %d)", out[i].Label, out[i].Seed), cases[i], widest)
 		if err != nil {
 			return nil, nil, err
 		}
-		out[i].Plot = template.HTML(svg)
+		out[i].Plot, out[i].Legend = template.HTML(svg), legend
 	}
 	if worstAll == nil {
 		return out, nil, nil
 	}
-	svg, err := timelinePlot(fmt.Sprintf("The worst wakeup: %d us on CPU %d at %.6f s", worstAll.LatencyNS/1000, worstAll.CPU,
+	svg, legend, err := timelinePlot(fmt.Sprintf("The worst wakeup: %d us on CPU %d at %.6f s", worstAll.LatencyNS/1000, worstAll.CPU,
 		float64(worstAll.At)/float64(ktime.Second)), *worstAll)
 	if err != nil {
 		return nil, nil, err
 	}
-	return out, &timelineSection{Caption: worstWhere + ": " + worstAll.Line(), Plot: template.HTML(svg)}, nil
+	return out, &timelineSection{Caption: worstWhere + ": " + worstAll.Line(), Plot: template.HTML(svg), Legend: legend}, nil
 }
 
 // tableData is a comparison table for the template.
