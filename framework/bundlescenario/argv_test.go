@@ -32,7 +32,7 @@ func TestTranslate(t *testing.T) {
 			`cyclictest.cyclictest: threads=2 interval="1000us" distance="500us" priority=0 loops=5000 dma_latency=true`},
 			5001*1000*1000 + 1e6}, // the fastest thread's loops: cyclictest then stops them all
 		{"stress-ng --timer 1 -t 2s --metrics-brief", []string{
-			`stress_ng_timer.timer: instances=1`}, 2e9},
+			`stress_ng_timer.timer: instances=1 alarm="2s"`}, 2e9},
 		// -t without a number: one thread per CPU; -t N glued or apart.
 		{"cyclictest -t -p 99 -i 200 -D 10", []string{
 			`cyclictest.cyclictest: threads=2 interval="200us" distance="500us" priority=99 dma_latency=true`}, 10e9},
@@ -68,20 +68,20 @@ func TestTranslate(t *testing.T) {
 			`cyclictest.cyclictest: threads=1 interval="1000us" distance="500us" priority=0 loops=10000 dma_latency=true`}, 5e9},
 		// stress-ng: N = 0 is one per CPU; --timer-freq; -T; --taskset.
 		{"stress-ng --timer 0 --timer-freq 10000 -t 5", []string{
-			`stress_ng_timer.timer: instances=2 freq="10000Hz"`}, 5e9},
+			`stress_ng_timer.timer: instances=2 alarm="5s" freq="10000Hz"`}, 5e9},
 		{"stress-ng -T 2 --taskset 1 --timeout=1m --metrics", []string{
-			`stress_ng_timer.timer: instances=2 cpus="1"`}, 60e9},
+			`stress_ng_timer.timer: instances=2 cpus="1" alarm="60s"`}, 60e9},
 		{"stress-ng --hrtimers 1 -t 2s", []string{`stress_ng_hrtimers.hrtimers: instances=1`}, 2e9},
 		{"stress-ng --nanosleep 1 --nanosleep-threads 4 --nanosleep-method all -t 3s", []string{
 			`stress_ng_nanosleep.nanosleep: instances=1 method="all" threads=4`}, 3e9},
 		{"stress-ng --timermix 2 -t 2s", []string{`timermix.timermix: instances=2`}, 2e9},
 		// An ops limit: no duration from the flags (the capture's wall
-		// time is the run's length).
-		{"stress-ng --timer 1 --timer-ops 5000 --metrics-brief", []string{`stress_ng_timer.timer: instances=1`}, 0},
+		// time is the run's length); the timer model stops after its ops.
+		{"stress-ng --timer 1 --timer-ops 5000 --metrics-brief", []string{`stress_ng_timer.timer: instances=1 ops=5000`}, 0},
 		// Several stressors: one block each, in the order given.
 		{"stress-ng --timer 1 --hrtimers 1 --cpu 1 -t 1", []string{
-			`stress_ng_timer.timer: instances=1`, `stress_ng_hrtimers.hrtimers: instances=1`, `stress_ng_cpu.cpu: instances=1`}, 1e9},
-		{"/usr/bin/stress-ng --timer=1 -t 2", []string{`stress_ng_timer.timer: instances=1`}, 2e9},
+			`stress_ng_timer.timer: instances=1 alarm="1s"`, `stress_ng_hrtimers.hrtimers: instances=1`, `stress_ng_cpu.cpu: instances=1`}, 1e9},
+		{"/usr/bin/stress-ng --timer=1 -t 2", []string{`stress_ng_timer.timer: instances=1 alarm="2s"`}, 2e9},
 	} {
 		cmd, err := Translate(strings.Fields(tc.argv), 2)
 		if err != nil {

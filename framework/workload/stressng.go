@@ -51,10 +51,25 @@ func stressMetrics(rep *Report, stressor string, instances int, ops int64, elaps
 //     handler", Aug 2025, after the 6.13 report).
 //   - main loop: nanosleep(10 ms) (glibc: clock_nanosleep(CLOCK_REALTIME,
 //     0, req, NULL)), and before every 1025th sleep two invalid nanosleeps
-//     (tv_sec = -1, tv_nsec = 1e9), both EINVAL.
+//     (tv_sec = -1, tv_nsec = 1e9), both EINVAL; it ends when the bogo
+//     counter reaches the instance's max_ops (keep_stressing()), then
+//     timer_delete() twice (the second EINVAL).
+//   - with --timer-ops N, max_ops is ceil(N / instances) (stress-ng.c,
+//     V0.15.06: "ss->bogo_ops = (ss->bogo_ops + (ss->num_instances - 1)) /
+//     ss->num_instances"); the handler's stress_timer_keep_stressing()
+//     fails once the counter has reached it, and that run disarms the timer
+//     (timer_settime() of zero) instead of counting.
+//   - around the stressor, the instance's process (stress_run() in
+//     stress-ng.c): alarm(g_opt_timeout) (86400 s without -t: setitimer
+//     ITIMER_REAL), stats->start, shim_usleep(backoff * started_instances)
+//     (DEFAULT_BACKOFF is 0: a nanosleep of 0, which still sleeps out its
+//     timer slack), the stressor, alarm(0), stats->finish, exit. bogo ops/s
+//     (real time) is the instances' ops over their mean finish - start
+//     (stress_metrics_dump()).
 //
 // One bogo op is one handler run; the /proc read follows each instance's
-// own count. Checked against V0.19.03 and 291fc434.
+// own count. Checked against V0.15.06 (the agreement suite's captures ran
+// it), V0.19.03 and 291fc434.
 type stressNgTimer struct {
 	name      string
 	instances int
@@ -66,6 +81,11 @@ type stressNgTimer struct {
 	b         bogo
 	overruns  int64
 	warmup    ktime.Time
+	// maxOps is each instance's max_ops (0: no limit) and alarm the
+	// instance's alarm(g_opt_timeout).
+	maxOps uint64
+	alarm  int64
+	inst   []*stressTimerMain
 }
 
 // procTimersReadNS is the cost of stress_proc_self_timer_read() (open, read
@@ -83,10 +103,18 @@ var stressNgTimerType = Type{
 		attr("rearm_in_handler", sdk.TypeBool, "true", "the handler re-arms with timer_settime() (stress-ng <= V0.19.03; removed by 048b4cb1b)"),
 		attr("sleep", sdk.TypeDuration, "10ms", "main loop nanosleep"),
 		attr("handler_work", sdk.TypeDuration, "200ns", "user work in the handler besides its syscalls"),
+		count("ops", "0", "0", "1000000000000", "bogo ops of all instances (--timer-ops N): each instance stops after ceil(N / instances); 0: no limit"),
+		attr("alarm", sdk.TypeDuration, "86400s", "the instance's alarm(g_opt_timeout): -t, or stress-ng's default of a day"),
 	}},
 	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 		w := &stressNgTimer{name: name, instances: int(c.Int("instances")), rearm: c.Bool("rearm_in_handler"),
-			sleep: c.Duration("sleep"), handler: c.Duration("handler_work")}
+			sleep: c.Duration("sleep"), handler: c.Duration("handler_work"), alarm: c.Duration("alarm")}
+		if ops := c.Int("ops"); ops > 0 && w.instances > 0 {
+			w.maxOps = uint64((ops + int64(w.instances) - 1) / int64(w.instances))
+		}
+		if w.alarm <= 0 {
+			return nil, fieldErr("alarm", "must be positive (alarm(0) arms nothing)")
+		}
 		f := c.Float("freq")
 		if f < 1 || f > 100e6 {
 			return nil, fieldErr("freq", "must be in [1Hz, 100MHz] (MIN_TIMER_FREQ..MAX_TIMER_FREQ)")
@@ -125,22 +153,34 @@ func instanceCPUs(list string, n, ncpu int) ([]int, error) {
 }
 
 func (w *stressNgTimer) Setup(k *kernel.Kernel, warmup ktime.Time) error {
+	if w.maxOps > 0 && warmup > 0 {
+		return fieldErr("ops", "stress-ng counts an instance's bogo ops from its start: ops and a run warmup do not go together")
+	}
 	w.b.warmup, w.warmup = warmup, warmup
 	for i := 0; i < w.instances; i++ {
 		p := k.NewProcess("stress-ng-timer")
-		if _, err := k.Spawn(p, "stress-ng-timer", w.cpus[i], kernel.SchedOther, 0, w.program()); err != nil {
+		m := w.program()
+		w.inst = append(w.inst, m)
+		if _, err := k.Spawn(p, "stress-ng-timer", w.cpus[i], kernel.SchedOther, 0, m); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// program is one instance's main(): setup, then the nanosleep loop. The
-// actions are boxed once per instance, so the loop allocates nothing.
-func (w *stressNgTimer) program() kernel.Program {
+// program is one instance's process: stress_run()'s alarm and usleep, the
+// stressor's setup and its nanosleep loop, then timer_delete(), alarm(0)
+// and exit. The actions are boxed once per instance, so the loop
+// allocates nothing.
+func (w *stressNgTimer) program() *stressTimerMain {
 	h := &stressTimerHandler{w: w}
 	return &stressTimerMain{
 		h: h,
+		pro: [2]kernel.Action{
+			kernel.Setitimer{Which: kernel.ItimerReal, Value: w.alarm},
+			// shim_usleep(backoff * started_instances): nanosleep of 0.
+			kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: 0},
+		},
 		setup: [3]kernel.Action{
 			kernel.Sigprocmask{How: kernel.SigSetmask, Set: kernel.SigMask(kernel.SIGINT)},
 			// The handler program is reused: SIGRTMIN is blocked while its
@@ -159,14 +199,46 @@ func (w *stressNgTimer) program() kernel.Program {
 // one object.
 type stressTimerMain struct {
 	h     *stressTimerHandler
+	pro   [2]kernel.Action // alarm(g_opt_timeout), usleep(0)
+	npro  int
 	setup [3]kernel.Action // sigprocmask, sigaction, timer_create
 	done  int              // setup steps done; the 4th arms the timer
 	n     int              // sleeps of the current round of 1026
 	// The loop's two actions: nanosleep(sleep) and the invalid one.
 	sleep, invalid kernel.Action
+	// slept: the last action was the loop's nanosleep(), after which the
+	// do-while tests keep_stressing(). end counts the steps after the
+	// loop: timer_delete() twice, alarm(0), exit.
+	slept bool
+	end   int
+	// start and finish are stats->start and stats->finish.
+	start, finish ktime.Time
+	finished      bool
 }
 
 func (m *stressTimerMain) Next(_ *kernel.Task, r kernel.Result) kernel.Action {
+	if m.npro < len(m.pro) {
+		if m.npro == 1 {
+			m.start = r.Now // stats->start, before shim_usleep()
+		}
+		m.npro++
+		return m.pro[m.npro-1]
+	}
+	if m.end > 0 || (m.slept && m.h.stopped()) {
+		// keep_stressing() failed: timer_delete() twice (the second
+		// EINVAL), the stressor returns, alarm(0), stats->finish, exit.
+		m.end++
+		switch m.end {
+		case 1, 2:
+			return m.h.delete
+		case 3:
+			return kernel.Setitimer{Which: kernel.ItimerReal}
+		}
+		if !m.finished {
+			m.finish, m.finished = r.Now, true
+		}
+		return kernel.Exit{}
+	}
 	if m.done < len(m.setup) {
 		m.done++
 		return m.setup[m.done-1]
@@ -181,10 +253,12 @@ func (m *stressTimerMain) Next(_ *kernel.Task, r kernel.Result) kernel.Action {
 	case m.n <= 1024:
 	case m.n == 1025 || m.n == 1026:
 		// The two invalid nanosleeps (tv_sec = -1; tv_nsec = 1e9).
+		m.slept = false
 		return m.invalid
 	default:
 		m.n = 0
 	}
+	m.slept = true
 	return m.sleep
 }
 
@@ -198,8 +272,18 @@ type stressTimerHandler struct {
 	ops        uint64
 	getoverrun kernel.Action
 	settime    kernel.Action
+	disarm     kernel.Action
+	delete     kernel.Action
 	work       kernel.Action
 	read       kernel.Action
+	// cancelled is keep_stressing_set_flag(false) in the handler's cancel.
+	cancelled bool
+}
+
+// stopped is !keep_stressing(): the counter has reached max_ops, or the
+// handler cancelled.
+func (h *stressTimerHandler) stopped() bool {
+	return h.cancelled || (h.w.maxOps > 0 && h.ops >= h.w.maxOps)
 }
 
 // arm records the timer id and boxes the handler's actions.
@@ -207,6 +291,8 @@ func (h *stressTimerHandler) arm(tid int) {
 	w := h.w
 	h.getoverrun = kernel.TimerGetoverrun{ID: tid}
 	h.settime = kernel.TimerSettime{ID: tid, Value: w.period, Interval: w.period}
+	h.disarm = kernel.TimerSettime{ID: tid}
+	h.delete = kernel.TimerDelete{ID: tid}
 	h.work = kernel.Compute{NS: w.handler}
 	h.read = kernel.Syscall{Name: "read", Cost: procTimersReadNS}
 }
@@ -216,6 +302,13 @@ func (h *stressTimerHandler) Next(t *kernel.Task, r kernel.Result) kernel.Action
 	h.step++
 	switch h.step {
 	case 1:
+		if h.stopped() {
+			// stress_timer_keep_stressing() failed: the cancel path
+			// disarms the timer and counts nothing.
+			h.cancelled = true
+			h.step = 5
+			return h.disarm
+		}
 		return kernel.Sigpending{}
 	case 2:
 		w.b.inc(r.Now)
@@ -242,7 +335,22 @@ func (h *stressTimerHandler) Next(t *kernel.Task, r kernel.Result) kernel.Action
 
 func (w *stressNgTimer) Report(k *kernel.Kernel, end ktime.Time) Report {
 	rep := Report{Type: "stress_ng_timer", Name: w.name}
-	stressMetrics(&rep, "timer", w.instances, w.b.ops, int64(end-w.warmup), "StressNgTimer")
+	ops, elapsed := w.b.ops, int64(end-w.warmup)
+	if w.maxOps > 0 {
+		// stress_metrics_dump(): the instances' ops over their mean
+		// finish - start; an instance still running ends at the run's end.
+		ops, elapsed = 0, 0
+		for _, m := range w.inst {
+			ops += int64(m.h.ops)
+			f := end
+			if m.finished {
+				f = m.finish
+			}
+			elapsed += int64(f - m.start)
+		}
+		elapsed /= int64(max(len(w.inst), 1))
+	}
+	stressMetrics(&rep, "timer", w.instances, ops, elapsed, "StressNgTimer")
 	rep.Text = append(rep.Text, fmt.Sprintf("stress-ng: debug: [1] timer: %d timer overruns (all instances)", w.overruns))
 	rep.Bench[0].Metrics = append(rep.Bench[0].Metrics, Metric{"overruns", float64(w.overruns), "lower"})
 	return rep

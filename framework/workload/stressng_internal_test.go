@@ -11,6 +11,7 @@ import (
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // newOfType builds workload type name from an HCL block body (src), as the
@@ -48,6 +49,13 @@ func TestStressNgTimerProgram(t *testing.T) {
 			p := w.program()
 			next := func(r kernel.Result) kernel.Action { return p.Next(nil, r) }
 
+			// stress_run()'s child: alarm(86400), then shim_usleep(0).
+			if got, want := next(kernel.Result{}), (kernel.Setitimer{Which: kernel.ItimerReal, Value: 86400 * 1_000_000_000}); got != want {
+				t.Fatalf("alarm = %#v, want %#v", got, want)
+			}
+			if got, want := next(kernel.Result{}), (kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: 0}); got != want {
+				t.Fatalf("usleep(0) = %#v, want %#v", got, want)
+			}
 			if got, want := next(kernel.Result{}), (kernel.Sigprocmask{How: kernel.SigSetmask, Set: kernel.SigMask(kernel.SIGINT)}); got != want {
 				t.Fatalf("1st action = %#v, want %#v", got, want)
 			}
@@ -150,6 +158,8 @@ func TestStressNgTimerProcReadPerInstance(t *testing.T) {
 	var handlers [2]func(*kernel.Task, kernel.SigInfo) kernel.Program
 	for i := range handlers {
 		p := w.program()
+		p.Next(nil, kernel.Result{}) // alarm()
+		p.Next(nil, kernel.Result{}) // usleep(0)
 		p.Next(nil, kernel.Result{}) // sigprocmask
 		sa := p.Next(nil, kernel.Result{}).(kernel.Sigaction)
 		p.Next(nil, kernel.Result{})                  // timer_create
@@ -185,3 +195,60 @@ func TestStressNgTimerProcReadPerInstance(t *testing.T) {
 		}
 	}
 }
+
+// TestStressNgTimerOps: with --timer-ops N each instance stops after
+// ceil(N / instances) bogo ops (stress-ng.c V0.15.06): the handler run that
+// finds the counter at max_ops disarms the timer and counts nothing
+// (stress_timer_handler()'s cancel), the main loop's keep_stressing() after
+// its next nanosleep ends the loop, and the instance deletes its timer
+// twice, cancels its alarm and exits; bogo ops/s is the ops over the
+// instance's own time, from stats->start (before usleep(0)) to its exit.
+func TestStressNgTimerOps(t *testing.T) {
+	w := newOfType(t, "stress_ng_timer", "instances = 2\nops = 5\n", kernel.Machine{CPUs: 2, HZ: 1000}).(*stressNgTimer)
+	if w.maxOps != 3 {
+		t.Fatalf("max_ops = %d for 5 ops over 2 instances, want 3", w.maxOps)
+	}
+	p := w.program()
+	w.inst = append(w.inst, p)
+	at := func(ns int64) kernel.Result { return kernel.Result{Now: ktime.Time(ns)} }
+	p.Next(nil, at(0))   // alarm()
+	p.Next(nil, at(100)) // usleep(0): stats->start
+	p.Next(nil, at(200)) // sigprocmask
+	sa := p.Next(nil, at(300)).(kernel.Sigaction)
+	p.Next(nil, at(400))                         // timer_create
+	p.Next(nil, kernel.Result{Ret: 7, Now: 500}) // timer_settime
+	if a := p.Next(nil, at(600)); a != p.sleep { // the loop's first nanosleep
+		t.Fatalf("loop = %#v, want the nanosleep", a)
+	}
+	handler := func() []kernel.Action {
+		h := sa.Handler(nil, kernel.SigInfo{})
+		var out []kernel.Action
+		for {
+			a := h.Next(nil, at(700))
+			out = append(out, a)
+			if _, ok := a.(kernel.Return); ok {
+				return out
+			}
+		}
+	}
+	for range 3 {
+		handler()
+	}
+	if got := handler(); !reflect.DeepEqual(got, []kernel.Action{kernel.TimerSettime{ID: 7}, kernel.Return{}}) {
+		t.Errorf("the handler run at max_ops = %#v, want the disarm and the return", got)
+	}
+	want := []kernel.Action{kernel.TimerDelete{ID: 7}, kernel.TimerDelete{ID: 7}, kernel.Setitimer{Which: kernel.ItimerReal}, kernel.Exit{}}
+	var got []kernel.Action
+	for i := range want {
+		got = append(got, p.Next(nil, at(int64(10_000_000+i*1000))))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after the interrupted nanosleep: %#v, want %#v", got, want)
+	}
+	rep := w.Report(nil, ktime.Time(50_000_000))
+	if m := rep.Bench[0].Metrics; m[1].Value != 3 || !near(m[0].Value, 3/(float64(10_003_000-100)/1e9)) {
+		t.Errorf("bogo ops %v, ops/s %v; want 3 over the instance's 10.0029 ms", m[1].Value, m[0].Value)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-6*b && b-a < 1e-6*b }
