@@ -2,32 +2,130 @@ package sdktest
 
 import (
 	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
 	"testing"
 
-	"github.com/hashicorp/hcl/v2"
-
-	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 )
 
 // Defaults returns the Config the host passes to Configure for a block that
-// sets nothing: every attribute of s at its default, decoded by the host's own
-// decoder (framework/config), so numbers, durations and frequencies are in
-// the canonical form a plugin sees. over, in that canonical form, is put on
-// top. The error names each default the host cannot decode.
+// sets nothing: every attribute of s at its default in the canonical form a
+// plugin sees (strings as written, numbers and frequencies in Go's %g,
+// durations in integer nanoseconds, bools true or false; an empty default is
+// the type's zero), each other one checked against the attribute's OneOf, Min and Max
+// as the host checks it. over, in that canonical form, is put on top. The
+// error names each default the host would refuse.
 //
 // A plugin reads its Config through sdk.ConfigReader, which treats a missing
 // attribute as an error: a test that configures a plugin starts here rather
-// than from a partial Config.
+// than from a partial Config. framework/scenariotest's
+// TestSDKDefaultsMatchHost holds it to the host's decoder (framework/config)
+// for every builtin schema; sdktest itself imports no host package.
 func Defaults(s sdk.Schema, over sdk.Config) (sdk.Config, error) {
-	c, diags := config.DecodeBody(hcl.EmptyBody(), nil, s, "schema")
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("schema defaults: %s", diags.Error())
+	c := sdk.Config{}
+	var errs []error
+	for _, a := range s.Attributes {
+		v, err := defaultValue(a)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("attribute %q: default %q: %v", a.Name, a.Default, err))
+			continue
+		}
+		c[a.Name] = v
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("schema defaults: %v", errs)
 	}
 	for k, v := range over {
 		c[k] = v
 	}
 	return c, nil
+}
+
+// defaultValue is a's Default in canonical form, checked against its OneOf
+// and bounds.
+func defaultValue(a sdk.Attribute) (string, error) {
+	text := a.Default
+	if text == "" {
+		// The type's zero, unchecked, as the host gives it.
+		switch a.Type {
+		case sdk.TypeString:
+			return "", nil
+		case sdk.TypeBool:
+			return "false", nil
+		case sdk.TypeNumber, sdk.TypeDuration, sdk.TypeFrequency:
+			return "0", nil
+		}
+		return "", fmt.Errorf("unknown attribute type %q", a.Type)
+	}
+	v, err := canonical(a.Type, text)
+	if err != nil {
+		return "", err
+	}
+	if len(a.OneOf) > 0 && !slices.Contains(a.OneOf, v) {
+		return "", fmt.Errorf("%q is not one of %q", v, a.OneOf)
+	}
+	for _, b := range []struct {
+		text string
+		max  bool
+	}{{a.Min, false}, {a.Max, true}} {
+		if b.text == "" {
+			continue
+		}
+		bv, err := canonical(a.Type, b.text)
+		if err != nil {
+			return "", fmt.Errorf("bound %q: %v", b.text, err)
+		}
+		x, _, err1 := big.ParseFloat(v, 10, 512, big.ToNearestEven)
+		y, _, err2 := big.ParseFloat(bv, 10, 512, big.ToNearestEven)
+		if err1 != nil || err2 != nil {
+			return "", fmt.Errorf("bound %q on a %s attribute", b.text, a.Type)
+		}
+		if c := x.Cmp(y); (b.max && c > 0) || (!b.max && c < 0) {
+			return "", fmt.Errorf("%s is outside the bound %s", v, b.text)
+		}
+	}
+	return v, nil
+}
+
+// canonical converts a schema's default or bound, written as a user writes
+// it in HCL (without quotes), to the canonical text of type t.
+func canonical(t sdk.AttrType, text string) (string, error) {
+	switch t {
+	case sdk.TypeString:
+		return text, nil
+	case sdk.TypeBool:
+		if text != "true" && text != "false" {
+			return "", fmt.Errorf("not true or false")
+		}
+		return text, nil
+	case sdk.TypeNumber:
+		f, _, err := big.ParseFloat(text, 10, 512, big.ToNearestEven)
+		if err != nil {
+			return "", fmt.Errorf("not a number")
+		}
+		x, _ := f.Float64()
+		if math.IsInf(x, 0) {
+			return "", fmt.Errorf("%s is too large", text)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
+	case sdk.TypeDuration:
+		ns, err := ktime.ParseDuration(text)
+		if err != nil {
+			return "", err
+		}
+		return strconv.FormatInt(ns, 10), nil
+	case sdk.TypeFrequency:
+		hz, err := ktime.ParseFrequency(text)
+		if err != nil {
+			return "", err
+		}
+		return strconv.FormatFloat(hz, 'g', -1, 64), nil
+	}
+	return "", fmt.Errorf("unknown attribute type %q", t)
 }
 
 // Configure configures p with its schema's defaults and over (see Defaults),
