@@ -6,11 +6,4 @@
 # first. Use it with `tickemu run ... --plugin-dir DIR`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-dir=${1:-$root/bin/plugins/python}
-mkdir -p "$dir"
-/usr/bin/python3 -m grpc_tools.protoc -I "$root/api/proto" \
-	--python_out="$dir" --grpc_python_out="$dir" \
-	"$root"/api/proto/tickemu/plugin/v2/plugin.proto \
-	"$root"/api/proto/tickemu/plugin/v2/catalog.proto \
-	"$root"/api/proto/tickemu/plugin/v2/governor.proto
-install -m 0755 "$root/examples/python-governor/tickemu-plugin-pygov" "$dir/tickemu-plugin-pygov"
+exec bash "$root/scripts/build-python-plugin.sh" "$root/examples/python-governor/tickemu-plugin-pygov" "${1:-$root/bin/plugins/python}" governor.proto

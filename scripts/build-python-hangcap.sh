@@ -6,11 +6,4 @@
 # scripts/install-python-plugin-deps.sh first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-dir=${1:-$root/bin/plugins/python-hangcap}
-mkdir -p "$dir"
-/usr/bin/python3 -m grpc_tools.protoc -I "$root/api/proto" \
-	--python_out="$dir" --grpc_python_out="$dir" \
-	"$root"/api/proto/tickemu/plugin/v2/plugin.proto \
-	"$root"/api/proto/tickemu/plugin/v2/catalog.proto \
-	"$root"/api/proto/tickemu/plugin/v2/policy.proto
-install -m 0755 "$root/examples/hangcap-python/tickemu-plugin-hang_cap" "$dir/tickemu-plugin-hang_cap"
+exec bash "$root/scripts/build-python-plugin.sh" "$root/examples/hangcap-python/tickemu-plugin-hang_cap" "${1:-$root/bin/plugins/python-hangcap}" policy.proto

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs what the TypeScript example plugin (examples/hangcap-node) needs to
+# Installs what the TypeScript example plugins (examples/hangcap-node,
+# examples/haltpoll-node) need to
 # build: node (>= 18) and npm, Debian's nodejs and npm packages when they are
 # missing. Its npm packages (@grpc/grpc-js, @grpc/proto-loader, typescript)
-# come from the npm registry, pinned by examples/hangcap-node/package-lock.json,
-# when scripts/build-node-hangcap.sh runs `npm ci`. Needs root or sudo to
+# come from the npm registry, pinned by each example's package-lock.json,
+# when scripts/build-node-plugin.sh runs `npm ci`. Needs root or sudo to
 # install; fails naming the packages otherwise.
 set -euo pipefail
 ok() {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what the Python example plugin (examples/python-governor) needs:
+# Installs what the Python example plugins (examples/python-governor,
+# examples/hangcap-python, examples/catchup-python) need:
 # Debian's python3-grpcio (the gRPC runtime) and python3-grpc-tools (protoc
 # and the gRPC code generator, to generate the tickemu.plugin.v2 stubs from
 # api/proto). Does nothing when /usr/bin/python3 already imports both. Needs

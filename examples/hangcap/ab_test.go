@@ -7,12 +7,14 @@ package hangcap_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tickemu/tickemu/examples/hangcap"
@@ -21,30 +23,47 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk/sdktest"
 )
 
-// script runs a script of scripts/ and fails the test with its output.
-func script(t testing.TB, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("bash", append([]string{filepath.Join("..", "..", "scripts", name)}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("scripts/%s: %v\n%s", name, err, out)
-	}
-}
-
 // binaries builds the three out-of-process forms, each in a directory of
-// its own as tickemu-plugin-hang_cap, and returns the directories by name.
+// its own as tickemu-plugin-hang_cap, once for the test binary (TestMain
+// removes them), and returns the directories by name.
 func binaries(t testing.TB) map[string]string {
 	t.Helper()
-	root := t.TempDir()
-	dirs := map[string]string{"go": filepath.Join(root, "go"), "python": filepath.Join(root, "python"), "node": filepath.Join(root, "node")}
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dirs["go"], "tickemu-plugin-hang_cap"),
-		"./cmd/tickemu-plugin-hang_cap").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		root, err := os.MkdirTemp("", "hangcap-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.root = root
+		dirs := map[string]string{"go": filepath.Join(root, "go"), "python": filepath.Join(root, "python"), "node": filepath.Join(root, "node")}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dirs["go"], "tickemu-plugin-hang_cap"),
+			"./cmd/tickemu-plugin-hang_cap").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		for _, args := range [][]string{
+			{"install-python-plugin-deps.sh"}, {"build-python-hangcap.sh", dirs["python"]},
+			{"install-node-plugin-deps.sh"}, {"build-node-hangcap.sh", dirs["node"]},
+		} {
+			cmd := exec.Command("bash", append([]string{filepath.Join("..", "..", "scripts", args[0])}, args[1:]...)...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				built.err = fmt.Errorf("scripts/%s: %v\n%s", args[0], err, out)
+				return
+			}
+		}
+		built.dirs = dirs
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	script(t, "install-python-plugin-deps.sh")
-	script(t, "build-python-hangcap.sh", dirs["python"])
-	script(t, "install-node-plugin-deps.sh")
-	script(t, "build-node-hangcap.sh", dirs["node"])
-	return dirs
+	return built.dirs
+}
+
+var built struct {
+	once sync.Once
+	root string
+	dirs map[string]string
+	err  error
 }
 
 // isolate keeps the plugin description cache and lock file inside the test.
@@ -109,7 +128,11 @@ func TestMain(m *testing.M) {
 	if len(os.Args) >= 2 && os.Args[1] == "plugin" {
 		os.Exit(cli.New().Run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.root != "" {
+		os.RemoveAll(built.root)
+	}
+	os.Exit(code)
 }
 
 // TestPluginCheck runs `tickemu plugin check` on each binary: the SDK's
