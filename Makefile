@@ -55,7 +55,7 @@ test-full: test-deps ## Run every test in full with the race detector, in shuffl
 	$(GO) test -count=1 -run '^TestDocFigures$$' ./cmd/tickemu
 	$(MAKE) test-modules
 
-test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report test, Debian's python3-grpcio and python3-grpc-tools for the Python example plugins, node and npm for the TypeScript one.
+test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report tests (framework/report's drive it through chromedp, no chromedriver), Debian's python3-grpcio and python3-grpc-tools for the Python example plugins, node and npm for the TypeScript one.
 	bash scripts/install-test-deps.sh
 	bash scripts/install-python-plugin-deps.sh
 	bash scripts/install-node-plugin-deps.sh
