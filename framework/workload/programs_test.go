@@ -128,15 +128,17 @@ workload "cyclictest" "c" {}`, func(t *testing.T, r *experiment.Result, _ string
 	// Background wheel timers re-armed every period on every CPU: 1 ms
 	// timers expire about 20 times per CPU in 20 ms.
 	// testdata/replay-small.txt: an RT sleeper on CPU 1 sleeping 0.8 ms 15
-	// times, a 2 ms watchdog hrtimer restarting itself, two timer_list
+	// times, a 2 ms watchdog hrtimer restarting itself (each restart traced
+	// as the kernel does, an hrtimer_start after the callback: 7 in the
+	// capture's 15 ms, and the last one's expiry at 16 ms), two timer_list
 	// timers (one re-armed, one cancelled).
 	"replay": {`workload "replay" "w" {
   capture = "testdata/replay-small.txt"
 }`, func(t *testing.T, r *experiment.Result, trace string) {
 		within(t, "sleeper wakeups", simtest.Metric(t, r, "Replay", "sleeper-wakeups"), 15, 15)
-		within(t, "timer operations", simtest.Metric(t, r, "Replay", "timer-ops"), 20, 20)
-		if n := strings.Count(trace, "function=watchdog_timer_fn now="); n < 9 || n > 10 {
-			t.Errorf("%d watchdog_timer_fn expiries in 20 ms, want 9-10 (every 2 ms)", n)
+		within(t, "timer operations", simtest.Metric(t, r, "Replay", "timer-ops"), 27, 27)
+		if n := strings.Count(trace, "function=watchdog_timer_fn now="); n != 8 {
+			t.Errorf("%d watchdog_timer_fn expiries in 20 ms, want 8 (every 2 ms while the capture restarts it)", n)
 		}
 		if !strings.Contains(trace, "timer_cancel") {
 			t.Error("the cancelled timer_list timer is not cancelled")
