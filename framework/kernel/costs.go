@@ -212,41 +212,26 @@ func KernelSchema() sdk.Schema {
 	return s
 }
 
-// ParseKernelSettings reads a decoded kernel block; attributes it lacks keep
-// their defaults, and a cost that is not a duration is an error.
+// ParseKernelSettings reads a decoded kernel block, which holds every
+// attribute of KernelSchema (the host fills in defaults and the kernel
+// version's values, and checks each OneOf): a missing or malformed
+// attribute is an error, as for a plugin's Config.
 func ParseKernelSettings(c sdk.Config) (KernelSettings, error) {
-	ks := KernelSettings{PosixTimerSignals: c["posix_timer_signals"], Costs: DefaultCosts()}
-	if ks.PosixTimerSignals == "" {
-		ks.PosixTimerSignals = "consistent"
-	}
-	ks.NohzFullTick = c["nohz_full_tick"]
-	if ks.NohzFullTick == "" {
-		ks.NohzFullTick = NohzFullOffload
-	}
-	ks.TimerMigration = c["timer_migration"] == "true"
-	ks.MinDelta = c["clockevents_min_delta"]
-	if ks.MinDelta == "" {
-		ks.MinDelta = MinDeltaAdjust
-	}
-	ks.StarvationGuard = c["clockevents_starvation_guard"] == "true"
-	ks.CputimeAccounting = c["cputime_accounting"]
-	if ks.CputimeAccounting == "" {
-		ks.CputimeAccounting = CputimeTick
-	}
-	ks.IRQTimeAccounting = c["irq_time_accounting"] == "true"
-	ks.NohzFullIdleExit = c["nohz_full_idle_exit"]
-	if ks.NohzFullIdleExit == "" {
-		ks.NohzFullIdleExit = NohzFullIdleExitConditional
-	}
-	ks.RCUFQSDelay = c["rcu_fqs_delay"]
-	if ks.RCUFQSDelay == "" {
-		ks.RCUFQSDelay = RCUFQSByHZ
-	}
 	r := c.Reader()
+	ks := KernelSettings{
+		PosixTimerSignals: r.String("posix_timer_signals"),
+		NohzFullTick:      r.String("nohz_full_tick"),
+		TimerMigration:    r.Bool("timer_migration"),
+		MinDelta:          r.String("clockevents_min_delta"),
+		StarvationGuard:   r.Bool("clockevents_starvation_guard"),
+		CputimeAccounting: r.String("cputime_accounting"),
+		IRQTimeAccounting: r.Bool("irq_time_accounting"),
+		NohzFullIdleExit:  r.String("nohz_full_idle_exit"),
+		RCUFQSDelay:       r.String("rcu_fqs_delay"),
+		Costs:             DefaultCosts(),
+	}
 	for _, a := range ks.Costs.costAttrs() {
-		if v, ok := c[a.name+"_cost"]; ok && v != "" {
-			*a.p = r.Duration(a.name + "_cost")
-		}
+		*a.p = r.Duration(a.name + "_cost")
 	}
 	if d := r.Diagnostics(); d.HasErrors() {
 		return ks, d

@@ -31,14 +31,23 @@ type ConfigError struct {
 	Value     string // "" when missing
 	Missing   bool
 	Want      string // "a number", "a whole number", "true or false", "integer nanoseconds"
+	// Err, when set, says what is wrong with Value beyond its type: a CPU
+	// the machine does not have, say.
+	Err error
 }
 
 func (e *ConfigError) Error() string {
 	if e.Missing {
 		return fmt.Sprintf("attribute %s is not set (the host sets every attribute of the schema; is it in Schema?)", e.Attribute)
 	}
+	if e.Err != nil {
+		return fmt.Sprintf("attribute %s = %q: %v", e.Attribute, e.Value, e.Err)
+	}
 	return fmt.Sprintf("attribute %s = %q: want %s", e.Attribute, e.Value, e.Want)
 }
+
+// Unwrap returns Err.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 func (c Config) raw(name, want string) (string, error) {
 	v, ok := c[name]

@@ -32,7 +32,7 @@ var stressNgCPUType = Type{
 		if w.op <= 0 {
 			return nil, fieldErr("op_time", "must be positive")
 		}
-		cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
+		cpus, err := instanceCPUs(c, w.instances, m.CPUs)
 		w.cpus = cpus
 		return w, err
 	},

@@ -80,6 +80,13 @@ type ctThread struct {
 // interval is the thread's period (-i interval, -d distance).
 func (st *ctThread) interval() int64 { return st.w.interval + int64(st.tid)*st.w.distance }
 
+// cyclictestClockNames are cyclictest's clock values (-c 0, -c 1);
+// cyclictestClocks the clocks they name, in the same order.
+var (
+	cyclictestClockNames = []string{"monotonic", "realtime"}
+	cyclictestClocks     = []sdk.ClockID{sdk.ClockMonotonic, sdk.ClockRealtime}
+)
+
 // cyclictestType is the cyclictest workload type (listed in workload.go).
 var cyclictestType = Type{
 	Name: "cyclictest",
@@ -91,7 +98,7 @@ var cyclictestType = Type{
 		attr("distance", sdk.TypeDuration, "500us", "interval increment per thread (-d)"),
 		count("priority", "0", "0", "99", "SCHED_FIFO priority (-p); 0 = SCHED_OTHER"),
 		count("loops", "0", "0", "1000000000", "wakeups per thread, after which the thread exits (-l); 0 = until the run ends"),
-		attr("clock", sdk.TypeString, "monotonic", "clock (-c)", "monotonic", "realtime"),
+		attr("clock", sdk.TypeString, "monotonic", "clock (-c)", cyclictestClockNames...),
 		attr("mode", sdk.TypeString, "clock_nanosleep", "sleep mode: absolute clock_nanosleep (default) or relative (-r)", "clock_nanosleep", "relative"),
 		count("histogram", "0", "0", maxHistBuckets, "histogram buckets in us (-h); 0 = off. Forces distance to 0, as cyclictest does (the summary says so)"),
 		attr("nsecs", sdk.TypeBool, "false", "print Min/Act/Avg/Max in ns instead of us (--nsecs)"),
@@ -124,16 +131,9 @@ func newCyclictest(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload
 	if w.prio < 0 || w.prio > 99 {
 		return nil, fieldErr("priority", "%d is outside 0..99", w.prio)
 	}
-	w.clock = sdk.ClockMonotonic
-	if c.String("clock") == "realtime" {
-		w.clock = sdk.ClockRealtime
-	}
-	if s := c.String("cpus"); s != "" {
-		cpus, err := cpusAttr(s, m.CPUs)
-		if err != nil {
-			return nil, err
-		}
-		w.cpus = cpus
+	w.clock = cyclictestClocks[c.Enum("clock", cyclictestClockNames)]
+	if c.String("cpus") != "" {
+		w.cpus = c.CPUList("cpus", m.CPUs)
 	} else {
 		for i := 0; i < w.threads; i++ {
 			w.cpus = append(w.cpus, i%m.CPUs)

@@ -50,9 +50,8 @@ var kernelTimersType = Type{
 		if w.period <= 0 {
 			return nil, fieldErr("period", "must be positive")
 		}
-		cpus, err := cpusAttr(c.String("cpus"), m.CPUs)
-		w.cpus = cpus
-		return w, err
+		w.cpus = c.CPUList("cpus", m.CPUs)
+		return w, nil
 	},
 }
 
@@ -113,6 +112,13 @@ type hrtimerLoad struct {
 	warmup   ktime.Time
 }
 
+// hrtimerLoadClockNames are hrtimer_load's clock values; hrtimerLoadClocks
+// the clocks they name, in the same order.
+var (
+	hrtimerLoadClockNames = []string{"monotonic", "realtime", "boottime", "tai"}
+	hrtimerLoadClocks     = []sdk.ClockID{sdk.ClockMonotonic, sdk.ClockRealtime, sdk.ClockBoottime, sdk.ClockTAI}
+)
+
 // hrtimerLoadType is the hrtimer_load workload type (listed in workload.go).
 var hrtimerLoadType = Type{
 	Name: "hrtimer_load",
@@ -122,7 +128,7 @@ var hrtimerLoadType = Type{
 		count("count", "1", "1", maxTimersPerCPU, "timers per CPU"),
 		attr("period", sdk.TypeDuration, "100us", "forward period; 0s = one-shot"),
 		attr("first", sdk.TypeDuration, "0s", "first expiry (relative to boot in the timer's clock when absolute); 0 = one period"),
-		attr("clock", sdk.TypeString, "monotonic", "clock base", "monotonic", "realtime", "boottime", "tai"),
+		attr("clock", sdk.TypeString, "monotonic", "clock base", hrtimerLoadClockNames...),
 		attr("soft", sdk.TypeBool, "false", "HRTIMER_MODE_SOFT: expire in HRTIMER_SOFTIRQ"),
 		attr("absolute", sdk.TypeBool, "true", "start in ABS mode at first (else REL)"),
 		attr("callback_cost", sdk.TypeDuration, "200ns", "callback run time"),
@@ -131,20 +137,19 @@ var hrtimerLoadType = Type{
 	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 		w := &hrtimerLoad{name: name, count: int(c.Int("count")), period: c.Duration("period"), first: c.Duration("first"),
 			soft: c.Bool("soft"), abs: c.Bool("absolute"), cost: c.Duration("callback_cost"), stagger: c.Bool("stagger")}
-		w.clock = map[string]sdk.ClockID{"monotonic": sdk.ClockMonotonic, "realtime": sdk.ClockRealtime,
-			"boottime": sdk.ClockBoottime, "tai": sdk.ClockTAI}[c.String("clock")]
+		w.clock = hrtimerLoadClocks[c.Enum("clock", hrtimerLoadClockNames)]
 		if w.count < 1 {
 			return nil, fieldErr("count", "must be at least 1")
 		}
 		if w.period == 0 && w.first == 0 {
 			return nil, fieldErr("first", "a one-shot load (period 0s) needs first")
 		}
-		cpus, err := cpusAttr(c.String("cpus"), m.CPUs)
+		cpus := c.CPUList("cpus", m.CPUs)
 		w.cpus = cpus
-		if err == nil && w.count*len(cpus) > maxTimers {
+		if w.count*len(cpus) > maxTimers {
 			return nil, fieldErr("count", "%d timers on each of %d CPUs make %d, more than the %d one block may start", w.count, len(cpus), w.count*len(cpus), maxTimers)
 		}
-		return w, err
+		return w, nil
 	},
 }
 

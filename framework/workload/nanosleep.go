@@ -75,20 +75,7 @@ func newStressNgNanosleep(name string, c *sdk.ConfigReader, m kernel.Machine) (W
 	if n := w.instances * (w.threads + 1); n > maxChildren {
 		return nil, fieldErr("threads", "%d instances of %d threads make %d tasks, more than the %d one block may start", w.instances, w.threads, n, maxChildren)
 	}
-	list := c.String("cpus")
-	if list == "" {
-		cpus := make([]int, m.CPUs)
-		for i := range cpus {
-			cpus[i] = i
-		}
-		w.cpus = cpus
-	} else {
-		cpus, err := cpusAttr(list, m.CPUs)
-		if err != nil {
-			return nil, err
-		}
-		w.cpus = cpus
-	}
+	w.cpus = c.CPUList("cpus", m.CPUs) // "": every CPU
 	for _, s := range m.IdleStates {
 		// stress-ng reads the residency in whole us from sysfs.
 		if us := s.TargetResidency / 1000; us > 0 {

@@ -105,6 +105,9 @@ type clockJump struct {
 	jumped bool
 }
 
+// jumpDirections are clock_jump's direction values.
+var jumpDirections = []string{"forward", "backward"}
+
 // clockJumpType is the clock_jump workload type (listed in workload.go).
 var clockJumpType = Type{
 	Name: "clock_jump",
@@ -112,12 +115,12 @@ var clockJumpType = Type{
 	Schema: sdk.Schema{Attributes: []sdk.Attribute{
 		attr("at", sdk.TypeDuration, "1ms", "when (CLOCK_MONOTONIC since boot)"),
 		attr("delta", sdk.TypeDuration, "1s", "how far"),
-		attr("direction", sdk.TypeString, "forward", "forward or backward", "forward", "backward"),
+		attr("direction", sdk.TypeString, "forward", "forward or backward", jumpDirections...),
 		count("cpu", "0", "0", maxCPU, "CPU of the task that sets the clock"),
 	}},
 	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 		w := &clockJump{name: name, at: c.Duration("at"), delta: c.Duration("delta"), cpu: int(c.Int("cpu"))}
-		if c.String("direction") == "backward" {
+		if jumpDirections[c.Enum("direction", jumpDirections)] == "backward" {
 			w.delta = -w.delta
 		}
 		if w.cpu < 0 || w.cpu >= m.CPUs {
@@ -187,7 +190,7 @@ var stressNgHrtimersType = Type{
 	}},
 	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 		w := &stressNgHrtimers{name: name, instances: int(c.Int("instances")), children: int(c.Int("children")), pinned: c.String("cpus") != ""}
-		cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
+		cpus, err := instanceCPUs(c, w.instances, m.CPUs)
 		w.cpus = cpus
 		if w.children < 1 {
 			return nil, fieldErr("children", "must be at least 1")

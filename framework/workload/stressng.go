@@ -124,26 +124,28 @@ var stressNgTimerType = Type{
 		}
 		// stress_timer_set(): the period in ns, never below 1.
 		w.period = max(int64(math.Round(1e9/f)), 1)
-		cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
+		cpus, err := instanceCPUs(c, w.instances, m.CPUs)
 		w.cpus = cpus
 		return w, err
 	},
 }
 
-func instanceCPUs(list string, n, ncpu int) ([]int, error) {
+// instanceCPUs is the CPU of each of n instances: round robin over the
+// cpus attribute's list, or instance i on CPU i mod ncpu when it is empty.
+func instanceCPUs(c *sdk.ConfigReader, n, ncpu int) ([]int, error) {
 	if n < 1 {
 		return nil, fieldErr("instances", "must be at least 1")
 	}
-	if list == "" {
+	if c.String("cpus") == "" {
 		out := make([]int, n)
 		for i := range out {
 			out[i] = i % ncpu
 		}
 		return out, nil
 	}
-	cpus, err := cpusAttr(list, ncpu)
-	if err != nil {
-		return nil, err
+	cpus := c.CPUList("cpus", ncpu)
+	if cpus == nil {
+		return nil, nil // c has the error
 	}
 	out := make([]int, n)
 	for i := range out {

@@ -141,7 +141,11 @@ func TestInstanceCPUs(t *testing.T) {
 		{"", 0, 4, nil, true},
 		{"4", 1, 4, nil, true},
 	} {
-		got, err := instanceCPUs(tc.list, tc.n, tc.ncpu)
+		c := sdk.Config{"cpus": tc.list}.Reader()
+		got, err := instanceCPUs(c, tc.n, tc.ncpu)
+		if err == nil && c.Diagnostics().HasErrors() {
+			err = c.Diagnostics()
+		}
 		if (err != nil) != tc.err || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("instanceCPUs(%q, %d, %d) = %v, %v; want %v (error %v)", tc.list, tc.n, tc.ncpu, got, err, tc.want, tc.err)
 		}

@@ -60,7 +60,7 @@ var timermixType = Type{
 		if w.start < 1 || w.itStart < 1 || w.adjust < 1 {
 			return nil, fieldErr("adjust_every", "periods and adjust_every must be positive")
 		}
-		cpus, err := instanceCPUs(c.String("cpus"), w.instances, m.CPUs)
+		cpus, err := instanceCPUs(c, w.instances, m.CPUs)
 		w.cpus = cpus
 		return w, err
 	},

@@ -6,8 +6,6 @@ package workload
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/kernel"
@@ -101,41 +99,6 @@ func Names() []string {
 	return n
 }
 
-// ParseCPUList parses a kernel cpulist ("0-3,8,10-11", "all") for a machine
-// with n CPUs.
-func ParseCPUList(s string, n int) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "all" {
-		out := make([]int, n)
-		for i := range out {
-			out[i] = i
-		}
-		return out, nil
-	}
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, ok := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, fmt.Errorf("bad cpulist %q", s)
-		}
-		b := a
-		if ok {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("bad cpulist %q", s)
-			}
-		}
-		for c := a; c <= b; c++ {
-			if c < 0 || c >= n {
-				return nil, fmt.Errorf("CPU %d in %q does not exist (machine has %d)", c, s, n)
-			}
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
 // FieldError is a workload constructor's complaint about one attribute; the
 // host points the diagnostic at that attribute's value.
 type FieldError struct {
@@ -144,15 +107,6 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string { return e.Attr + ": " + e.Msg }
-
-// cpusAttr parses the cpus attribute.
-func cpusAttr(s string, n int) ([]int, error) {
-	cpus, err := ParseCPUList(s, n)
-	if err != nil {
-		return nil, &FieldError{Attr: "cpus", Msg: err.Error()}
-	}
-	return cpus, nil
-}
 
 func fieldErr(attr, format string, args ...any) error {
 	return &FieldError{Attr: attr, Msg: fmt.Sprintf(format, args...)}

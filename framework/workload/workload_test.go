@@ -1,7 +1,6 @@
 package workload_test
 
 import (
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,27 +12,6 @@ import (
 	"github.com/tickemu/tickemu/framework/workload"
 	"github.com/tickemu/tickemu/internal/simtest"
 )
-
-func TestParseCPUList(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []int
-		err  bool
-	}{
-		{"0-3,8", []int{0, 1, 2, 3, 8}, false},
-		{"all", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, false},
-		{"", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, false},
-		{"9", []int{9}, false},
-		{"10", nil, true},
-		{"3-1", nil, true},
-		{"x", nil, true},
-	} {
-		got, err := workload.ParseCPUList(tc.in, 10)
-		if (err != nil) != tc.err || !tc.err && !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("ParseCPUList(%q, 10) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
-		}
-	}
-}
 
 // TestTypesDecodeWithDefaults: every workload type's schema decodes an empty
 // block (its defaults are valid) and its constructor accepts the result.

@@ -25,6 +25,9 @@ const (
 	ModeTVAL = "tval"
 )
 
+// programmings are the programming attribute's values.
+var programmings = []string{ModeCVAL, ModeTVAL}
+
 // Plugin is the architected timer of every CPU.
 type Plugin struct {
 	mode    string
@@ -60,7 +63,7 @@ func (p *Plugin) Schema() sdk.Schema {
 	return sdk.Schema{Attributes: []sdk.Attribute{
 		{Name: "freq", Type: sdk.TypeFrequency, Default: "24MHz",
 			Doc: "system counter frequency, CNTFRQ (19.2 MHz Qualcomm, 24 MHz Apple/Rockchip/Allwinner, 25 MHz Ampere, 1 GHz Armv8.6+)"},
-		{Name: "programming", Type: sdk.TypeString, Default: ModeCVAL, OneOf: []string{ModeCVAL, ModeTVAL},
+		{Name: "programming", Type: sdk.TypeString, Default: ModeCVAL, OneOf: programmings,
 			Doc: "cval: CVAL = counter + delta (5.16+, max delta = counter width); tval: TVAL = delta, the hardware adds the counter at the write (older kernels, max 0x7fffffff)",
 			Eras: []sdk.Era{
 				{Since: "3.10", Value: ModeTVAL},
@@ -105,7 +108,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		d = d.Errorf("freq", "freq %g Hz: arch_timer_rate is a whole u32 number of Hz of at least 1 MHz", rate)
 		rate = 24e6
 	}
-	p.mode = r.String("programming")
+	p.mode = programmings[r.Enum("programming", programmings)]
 	var maxDelta uint64
 	switch p.mode {
 	case ModeCVAL:
@@ -115,8 +118,6 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		}
 	case ModeTVAL:
 		maxDelta = tvalMaxTicks
-	default:
-		d = d.Errorf("programming", "programming %q is not one of %q, %q", p.mode, ModeCVAL, ModeTVAL)
 	}
 	p.reg = r.Duration("sysreg_cost")
 	p.ack = r.Duration("ack_cost")

@@ -126,7 +126,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	channels := r.Float("channels")
 	n := int(channels)
 	if channels != float64(n) || n < 0 || n > maxTimers {
-		d = d.Errorf("channels", "channels must be a whole number from 0 to %d, got %s", maxTimers, c["channels"])
+		d = d.Errorf("channels", "channels must be a whole number from 0 to %d, got %g", maxTimers, channels)
 		n = 0
 	}
 	if n == 0 {

@@ -195,20 +195,16 @@ func decodeConfig(c sdk.Config) (Config, sdk.Diagnostics) {
 	cfg.SoftirqNext = SoftirqNext(r.Enum("softirq_next", softirqNextNames))
 	cfg.Restart = Restart(r.Enum("restart", restartNames))
 	cfg.IPI = ClockWasSetIPI(r.Enum("clock_was_set_ipi", ipiNames))
-	diags := r.Diagnostics()
+	var diags sdk.Diagnostics
 	for _, a := range costAttrs {
-		r := c.Reader()
+		// A value r cannot read is 0 here and an error in r.Diagnostics().
 		v := r.Float(a.name)
-		if d := r.Diagnostics(); d.HasErrors() {
-			diags = append(diags, d...)
-			continue
-		}
 		if math.IsInf(v, 0) || v < 0 || v > 1e15 {
-			diags = diags.Errorf(a.name, "%s must be a finite number of ns in [0, 1e15], got %q", a.name, c[a.name])
+			diags = diags.Errorf(a.name, "%s must be a finite number of ns in [0, 1e15], got %q", a.name, strconv.FormatFloat(v, 'g', -1, 64))
 			continue
 		}
 		// Sub-nanosecond fractions are rounded: simulated time is integer ns.
 		a.set(&cfg.Costs, int64(math.Round(v)))
 	}
-	return cfg, diags
+	return cfg, append(r.Diagnostics(), diags...)
 }

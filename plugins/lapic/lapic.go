@@ -30,6 +30,9 @@ const (
 	ModeOneshot  = "oneshot"
 )
 
+// modes are the mode attribute's values.
+var modes = []string{ModeDeadline, ModeOneshot}
+
 // Plugin is the LAPIC timer of every CPU.
 type Plugin struct {
 	setup sdk.Setup
@@ -104,7 +107,7 @@ func (p *Plugin) Info() sdk.Info {
 // Schema declares the plugin's attributes.
 func (p *Plugin) Schema() sdk.Schema {
 	return sdk.Schema{Attributes: []sdk.Attribute{
-		{Name: "mode", Type: sdk.TypeString, Default: ModeDeadline, OneOf: []string{ModeDeadline, ModeOneshot},
+		{Name: "mode", Type: sdk.TypeString, Default: ModeDeadline, OneOf: modes,
 			Doc:         "count mode: tsc_deadline (IA32_TSC_DEADLINE, device lapic-deadline at TSC/8) or oneshot (count-down TMICT on the divided bus clock, device lapic)",
 			Unversioned: "a CPU feature: every modelled release (3.10 on) uses TSC-deadline mode when the CPU has it (X86_FEATURE_TSC_DEADLINE_TIMER) and the count-down otherwise"},
 		{Name: "tsc_freq", Type: sdk.TypeFrequency, Default: "3GHz",
@@ -150,7 +153,7 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 		d = d.Errorf("", "machine needs cpus >= 1 and hz >= 1 (got %d, %d)", s.CPUs, s.HZ)
 	}
 	p.setup = s
-	p.mode = r.String("mode")
+	p.mode = modes[r.Enum("mode", modes)]
 	p.deadline = p.mode == ModeDeadline
 	p.arat = r.Bool("arat")
 	p.deadlineCost = r.Duration("deadline_write_cost")
