@@ -514,17 +514,26 @@ func (*EnableResponse) Descriptor() ([]byte, []int) {
 	return file_tickemu_plugin_v2_governor_proto_rawDescGZIP(), []int{6}
 }
 
-// SelectRequest carries sdk.IdleSelect.
+// SelectRequest carries sdk.IdleSelect: an idle entry on cpu at now (ns).
 type SelectRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Cpu           int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`
-	Now           int64                  `protobuf:"varint,2,opt,name=now,proto3" json:"now,omitempty"`
-	SleepLength   int64                  `protobuf:"varint,3,opt,name=sleep_length,json=sleepLength,proto3" json:"sleep_length,omitempty"`
-	DeltaTick     int64                  `protobuf:"varint,4,opt,name=delta_tick,json=deltaTick,proto3" json:"delta_tick,omitempty"`
-	TickStopped   bool                   `protobuf:"varint,5,opt,name=tick_stopped,json=tickStopped,proto3" json:"tick_stopped,omitempty"`
-	LatencyReq    int64                  `protobuf:"varint,6,opt,name=latency_req,json=latencyReq,proto3" json:"latency_req,omitempty"`
-	TickNsec      int64                  `protobuf:"varint,7,opt,name=tick_nsec,json=tickNsec,proto3" json:"tick_nsec,omitempty"`
-	Util          int64                  `protobuf:"varint,8,opt,name=util,proto3" json:"util,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Cpu   int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`
+	Now   int64                  `protobuf:"varint,2,opt,name=now,proto3" json:"now,omitempty"`
+	// sleep_length is tick_nohz_get_sleep_length(): ns until the next timer
+	// event if the tick were stopped (2^63-1 when there is none).
+	SleepLength int64 `protobuf:"varint,3,opt,name=sleep_length,json=sleepLength,proto3" json:"sleep_length,omitempty"`
+	// delta_tick is ns until the event the local device is programmed for, the
+	// tick included while it runs.
+	DeltaTick int64 `protobuf:"varint,4,opt,name=delta_tick,json=deltaTick,proto3" json:"delta_tick,omitempty"`
+	// tick_stopped: an earlier idle entry stopped the tick already.
+	TickStopped bool `protobuf:"varint,5,opt,name=tick_stopped,json=tickStopped,proto3" json:"tick_stopped,omitempty"`
+	// latency_req is the PM QoS CPU latency limit in ns (/dev/cpu_dma_latency),
+	// 2^63-1 when there is none; 0 asks for the polling state.
+	LatencyReq int64 `protobuf:"varint,6,opt,name=latency_req,json=latencyReq,proto3" json:"latency_req,omitempty"`
+	// tick_nsec is TICK_NSEC.
+	TickNsec int64 `protobuf:"varint,7,opt,name=tick_nsec,json=tickNsec,proto3" json:"tick_nsec,omitempty"`
+	// util is sched_cpu_util() in 0..1024.
+	Util          int64 `protobuf:"varint,8,opt,name=util,proto3" json:"util,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -615,7 +624,9 @@ func (x *SelectRequest) GetUtil() int64 {
 	return 0
 }
 
-// SelectResponse carries sdk.IdleChoice.
+// SelectResponse carries sdk.IdleChoice: state indexes the states of the
+// CPU's EnableRequest (state 0 is the polling state when the machine has
+// one); stop_tick stops the tick; cost is the select's own cost in ns.
 type SelectResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	State         int64                  `protobuf:"varint,1,opt,name=state,proto3" json:"state,omitempty"`
@@ -676,7 +687,10 @@ func (x *SelectResponse) GetCost() int64 {
 	return 0
 }
 
-// ReflectRequest carries sdk.IdleReflect.
+// ReflectRequest carries sdk.IdleReflect: cpu ran again after residency ns
+// in state (the state entered: it differs from the choice when the tick
+// broadcast refused a state that stops the local timer), exit latency
+// included; span is ns from the select; tick_wakeup: the tick woke it.
 type ReflectRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Cpu           int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`

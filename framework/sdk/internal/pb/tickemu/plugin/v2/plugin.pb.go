@@ -1425,7 +1425,9 @@ func (x *Diagnostic) GetAttribute() string {
 	return ""
 }
 
-// Counter is sdk.Counter.
+// Counter is sdk.Counter: a named count the run reports under the plugin's
+// block, per CPU, or for the whole plugin when cpu is -1 (a policy's
+// "decisions"). The values must lie in [0, 2^53].
 type Counter struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`

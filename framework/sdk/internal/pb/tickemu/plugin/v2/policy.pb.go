@@ -661,14 +661,23 @@ func (x *HangDecision) GetKeepDetected() bool {
 	return false
 }
 
-// CatchupRequest is sdk.CatchupRequest.
+// CatchupRequest is sdk.CatchupRequest: one timer wheel base's state when
+// __run_timers() runs on it.
 type CatchupRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Cpu           int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`
-	Base          int64                  `protobuf:"varint,2,opt,name=base,proto3" json:"base,omitempty"`
-	Jiffies       uint64                 `protobuf:"varint,3,opt,name=jiffies,proto3" json:"jiffies,omitempty"`
-	Clk           uint64                 `protobuf:"varint,4,opt,name=clk,proto3" json:"clk,omitempty"`
-	Pending       int64                  `protobuf:"varint,5,opt,name=pending,proto3" json:"pending,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Cpu   int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`
+	// base is the timer base on the CPU: 0 BASE_STD (BASE_LOCAL under the 6.9+
+	// pull model), 1 BASE_DEF, 2 BASE_GLOBAL (pull model only); the cascading
+	// wheel of 3.10 has one base, 0.
+	Base int64 `protobuf:"varint,2,opt,name=base,proto3" json:"base,omitempty"`
+	// jiffies is the softirq's jiffies; clk where the base's walk stands. From
+	// clk to jiffies are to catch up: jiffies - clk jiffies behind, none when
+	// jiffies < clk (compare before subtracting: both are unsigned).
+	Jiffies uint64 `protobuf:"varint,3,opt,name=jiffies,proto3" json:"jiffies,omitempty"`
+	Clk     uint64 `protobuf:"varint,4,opt,name=clk,proto3" json:"clk,omitempty"`
+	// pending is the number of timers queued on the base, deferrable ones
+	// included.
+	Pending       int64 `protobuf:"varint,5,opt,name=pending,proto3" json:"pending,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -785,7 +794,10 @@ func (x *CatchupDecision) GetMode() int32 {
 	return 0
 }
 
-// RestartRequest is sdk.RestartRequest.
+// RestartRequest is sdk.RestartRequest: __hrtimer_start_range_ns() restarts
+// the timer that is its CPU's first (cpu_base->next_timer), on that CPU, at
+// now (ns); old is the timer's queued expiry, new the one it is restarted
+// with.
 type RestartRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Cpu           int64                  `protobuf:"varint,1,opt,name=cpu,proto3" json:"cpu,omitempty"`
