@@ -73,7 +73,7 @@ func TestTranslate(t *testing.T) {
 			`stress_ng_timer.timer: instances=2 cpus="1" alarm="60s"`}, 60e9},
 		{"stress-ng --hrtimers 1 -t 2s", []string{`stress_ng_hrtimers.hrtimers: instances=1`}, 2e9},
 		{"stress-ng --nanosleep 1 --nanosleep-threads 4 --nanosleep-method all -t 3s", []string{
-			`stress_ng_nanosleep.nanosleep: instances=1 method="all" threads=4`}, 3e9},
+			`stress_ng_nanosleep.nanosleep: instances=1 alarm="3s" method="all" threads=4`}, 3e9},
 		{"stress-ng --timermix 2 -t 2s", []string{`timermix.timermix: instances=2`}, 2e9},
 		// An ops limit: no duration from the flags (the capture's wall
 		// time is the run's length); the timer model stops after its ops.

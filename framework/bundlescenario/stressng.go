@@ -127,7 +127,7 @@ func stressNG(argv []string, cpus int) (*Command, error) {
 		if taskset != "" {
 			set(&w, "cpus", str(taskset))
 		}
-		if st.typ == "stress_ng_timer" && cmd.DurationNS > 0 {
+		if (st.typ == "stress_ng_timer" || st.typ == "stress_ng_nanosleep") && cmd.DurationNS > 0 {
 			// The instance's alarm(g_opt_timeout), whole seconds.
 			set(&w, "alarm", str(strconv.FormatInt(max(cmd.DurationNS/1e9, 1), 10)+"s"))
 		}
@@ -160,14 +160,14 @@ func stressNG(argv []string, cpus int) (*Command, error) {
 				set(&w, "threads", num(n))
 			case "timer-ops", "hrtimers-ops", "nanosleep-ops", "timermix-ops":
 				// stress-ng stops each instance after N bogo ops. The timer
-				// model does too; the others run as long as the real run did
-				// (the capture's wall time, unless -t says otherwise), so the
-				// rates compare.
+				// and nanosleep models do too; the others run as long as the
+				// real run did (the capture's wall time, unless -t says
+				// otherwise), so the rates compare.
 				n, err := atoi(tool, o)
 				if err != nil || n < 1 {
 					return nil, &FlagError{tool, flagName(o), fmt.Sprintf("%q is not a bogo op count", o.arg)}
 				}
-				if k == "timer-ops" {
+				if k == "timer-ops" || k == "nanosleep-ops" {
 					set(&w, "ops", num(n))
 					cmd.Notes = append(cmd.Notes, fmt.Sprintf("--%s %s: each instance stops after its share of the bogo ops, as stress-ng's does; the run lasts the capture's wall time", k, o.arg))
 					continue

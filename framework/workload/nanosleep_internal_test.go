@@ -42,7 +42,7 @@ func TestNanosleepRound(t *testing.T) {
 		{"all", nil, random}, // stress-ng: no C states, random alone
 	} {
 		w := newOfType(t, "stress_ng_nanosleep", `method = "`+tc.method+`"`, kernel.Machine{CPUs: 2, HZ: 250, IdleStates: tc.states}).(*stressNgNanosleep)
-		th := &nanosleepThread{w: w, rand: func(n int64) int64 { return n - 1 }}
+		th := &nanosleepThread{w: w, m: &nanosleepMain{w: w}, rand: func(n int64) int64 { return n - 1 }}
 		th.plan()
 		if !reflect.DeepEqual(th.round, tc.want) {
 			t.Errorf("method %s, %d idle states: round %v, want %v", tc.method, len(tc.states), th.round, tc.want)
@@ -55,7 +55,7 @@ func TestNanosleepRound(t *testing.T) {
 // round, and the overrun (wakeup read less start read less the request).
 func TestNanosleepThread(t *testing.T) {
 	w := newOfType(t, "stress_ng_nanosleep", `method = "us"`, kernel.Machine{CPUs: 1, HZ: 250}).(*stressNgNanosleep)
-	th := &nanosleepThread{w: w, rand: func(n int64) int64 { return 0 }}
+	th := &nanosleepThread{w: w, m: &nanosleepMain{w: w}, rand: func(n int64) int64 { return 0 }}
 	gettime := kernel.Action(kernel.ClockGettime{Clock: sdk.ClockMonotonic})
 	now := ktime.Time(0)
 	a := th.Next(nil, kernel.Result{})

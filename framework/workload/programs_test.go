@@ -112,11 +112,13 @@ workload "cyclictest" "c" {}`, func(t *testing.T, r *experiment.Result, _ string
 	// round, 8 ns to 262 us each; each sleep also waits the 50 us timer
 	// slack, so a round takes 0.95 ms (19 x 50 us) to 1.5 ms (plus the
 	// random 262 us in all, on average): 8 threads x 20 ms hold 80 to 170
-	// rounds, and a sleep overruns by the slack and its wakeup.
+	// rounds, and a sleep overruns by about the slack and its wakeup (less
+	// when it expires inside its slack at another timer's interrupt: the
+	// main thread's usleep(0) and 10 ms sleeps, the other threads').
 	"stress_ng_nanosleep": {`workload "stress_ng_nanosleep" "w" {}`, func(t *testing.T, r *experiment.Result, _ string) {
 		rateMatches(t, r, "StressNgNanosleep", "bogo-ops", "bogo-ops/s")
 		within(t, "bogo-ops", simtest.Metric(t, r, "StressNgNanosleep", "bogo-ops"), 80, 170)
-		within(t, "sleep-overrun-ns", simtest.Metric(t, r, "StressNgNanosleep", "sleep-overrun-ns"), 50e3, 60e3)
+		within(t, "sleep-overrun-ns", simtest.Metric(t, r, "StressNgNanosleep", "sleep-overrun-ns"), 45e3, 60e3)
 	}},
 	// timermix: no hang on a quiet machine with the default hang handling.
 	"timermix": {`workload "timermix" "w" {}`, func(t *testing.T, r *experiment.Result, _ string) {
