@@ -648,7 +648,7 @@ func TestBrowserNarrow(t *testing.T) {
 // TestBrowserPlotText: in every plot, as the browser draws it in a
 // 1280 px window, no two labels overlap (a legend entry, a tick label, a
 // timeline block's name), none is cut by the plot's edge and none is
-// smaller than 9 px.
+// smaller than 9 px. With -shots DIR it keeps a picture of every section.
 func TestBrowserPlotText(t *testing.T) {
 	for _, name := range pages {
 		t.Run(name, func(t *testing.T) {
@@ -674,6 +674,14 @@ func TestBrowserPlotText(t *testing.T) {
 					});
 				});
 				return out; })()`).([]any)
+			// With -shots, a picture of each section, a window (1280 x
+			// 900) from its heading, for a person to look at.
+			if *shots != "" {
+				for i, id := range tb.eval(`Array.from(document.querySelectorAll("h2[id]")).map(h => h.id)`).([]any) {
+					tb.eval(fmt.Sprintf(`document.getElementById(%q).scrollIntoView()`, id))
+					tb.shot(fmt.Sprintf("%s-%02d-%s", strings.TrimSuffix(name, ".html"), i, id), false)
+				}
+			}
 			for i, b := range bad {
 				if i == 15 {
 					t.Errorf("and %d more", len(bad)-i)
@@ -682,19 +690,5 @@ func TestBrowserPlotText(t *testing.T) {
 				t.Error(b)
 			}
 		})
-	}
-}
-
-// TestBrowserScreenshots keeps a picture of each report's sections, one
-// window (1280 x 900) each from its heading, for a person to look at
-// (-shots DIR).
-func TestBrowserScreenshots(t *testing.T) {
-	for _, name := range pages {
-		tb := open(t, name, 1280, 900)
-		ids := tb.eval(`Array.from(document.querySelectorAll("h2[id]")).map(h => h.id)`).([]any)
-		for i, id := range ids {
-			tb.eval(fmt.Sprintf(`document.getElementById(%q).scrollIntoView()`, id))
-			tb.shot(fmt.Sprintf("%s-%02d-%s", strings.TrimSuffix(name, ".html"), i, id), false)
-		}
 	}
 }
