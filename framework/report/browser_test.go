@@ -610,14 +610,20 @@ func TestBrowserContents(t *testing.T) {
 	}
 }
 
-// TestBrowserNarrow: in a phone-wide window (360 px) nothing sticks out
-// sideways: the page does not scroll horizontally, and every element ends
-// inside the window unless a box of its own scrolls it (wide tables, the
-// configuration's text); the tooltip stays inside the window too.
+// TestBrowserNarrow: in a window narrowed to a phone's width (360 px) after
+// loading, nothing sticks out sideways: the page does not scroll
+// horizontally, and every element ends inside the window unless a box of
+// its own scrolls it (wide tables and plots, the configuration's text); the
+// tooltip stays inside the window too.
 func TestBrowserNarrow(t *testing.T) {
 	for _, name := range pages {
 		t.Run(name, func(t *testing.T) {
-			tb := open(t, name, 360, 740)
+			// Loaded wide, then the window narrowed, as a person does.
+			tb := open(t, name, 1280, 900)
+			tb.do(chromedp.EmulateViewport(360, 740))
+			if w := tb.num(`innerWidth`); w != 360 {
+				t.Fatalf("the window is %v px wide, want 360", w)
+			}
 			if w, sw := tb.num(`innerWidth`), tb.num(`document.documentElement.scrollWidth`); sw > w {
 				t.Errorf("the page is %v px wide in a %v px window", sw, w)
 			}
