@@ -6,8 +6,10 @@ package report_test
 // DevTools protocol (chromedp): hover a marked point and read the tooltip
 // against the latency table, zoom, pan and reset the explore chart, unfold
 // the folded sections, follow the table of contents, read the page in a
-// narrow window, and load it with no network. Screenshots go to the test's
-// temporary directory, or to -shots DIR to keep them.
+// narrow window, read every plot's labels (none overlapping or cut), and
+// load it with no network. Screenshots go to the test's temporary
+// directory, or to -shots DIR to keep them. chromedp talks to chromium
+// itself (no chromedriver); make test-deps installs chromium.
 
 import (
 	"context"
