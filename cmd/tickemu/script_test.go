@@ -69,6 +69,11 @@ func TestScripts(t *testing.T) {
 				return buildErr
 			}
 			env.Setenv("FIXED", fixed)
+			// The scenarios, and the machine profile default.hcl includes
+			// (profiles/kvm-guest.hcl, named relative to configs/).
+			if err := copyDir(filepath.Join(root, "profiles"), filepath.Join(env.WorkDir, "profiles")); err != nil {
+				return err
+			}
 			return copyDir(filepath.Join(root, "configs"), filepath.Join(env.WorkDir, "configs"))
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"genfile": genfile},

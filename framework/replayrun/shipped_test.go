@@ -157,7 +157,14 @@ func roundTripShipped(t *testing.T, file, name string) *replayrun.Outcome {
 		}
 	}
 	machineFile := filepath.Join(dir, name)
-	if err := os.WriteFile(machineFile, hf.Bytes(), 0o644); err != nil {
+	// A machine profile is named relative to configs/ (default.hcl
+	// includes profiles/kvm-guest.hcl): the copy names it absolutely.
+	profiles, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "profiles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = bytes.ReplaceAll(hf.Bytes(), []byte(`"../profiles/`), []byte(`"`+profiles+`/`))
+	if err := os.WriteFile(machineFile, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cp, err := workload.ScanCapture(tracePath)

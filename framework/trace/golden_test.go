@@ -215,6 +215,12 @@ func TestFtraceConventions(t *testing.T) {
 					t.Fatal(err)
 				}
 				s := regexp.MustCompile(`duration = "[^"]+"`).ReplaceAllString(string(src), `duration = "30ms"`)
+				// Its machine profile, relative to configs/.
+				profiles, err := filepath.Abs(filepath.Join("..", "..", "profiles"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				s = strings.ReplaceAll(s, `"../profiles/`, `"`+profiles+`/`)
 				var buf bytes.Buffer
 				simtest.Run(t, s, config.Options{}, &buf)
 				if n := requireConventions(t, buf.Bytes()); n < tt.minLines {
