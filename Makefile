@@ -21,7 +21,7 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 .PHONY: capture
 .PHONY: test-kernelshark
 .PHONY: attack
-.PHONY: all build run test test-full test-deps test-short test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration validation
+.PHONY: all build run test test-full test-deps test-modules test-cluster bench pgo lint fmt-check tidy-check ci fuzz clean help calibration validation
 .PHONY: profile kernel-oracle test-oracle kwheel python-governor hangcap-plugins
 
 all: build
@@ -65,10 +65,6 @@ test-modules: ## Vet and test every module under examples/.
 		echo "==> (cd $$m && go vet ./... && go test ./...)"; \
 		(cd $$m && $(GO) vet ./... && $(GO) test -timeout 10m ./...) || exit 1; \
 	done
-
-test-short: test-deps ## The quick inner loop: -short (long suites run reduced), no race detector.
-	@echo "==> go test -short $(PKGS)"
-	$(GO) test -short -timeout 10m $(PKGS)
 
 test-cluster: build ## Install Slurm (Debian packages, as root) if missing, start a one-node cluster, run a sharded comparison there and check it equals the local one.
 	@echo "==> bash scripts/test-cluster.sh"
