@@ -70,6 +70,12 @@ type Manifest struct {
 	// not the workload's.
 	PID        int `json:"pid,omitempty"`
 	CapturePID int `json:"capture_pid,omitempty"`
+	// KernelThreads are the pids of the kernel threads (PF_KTHREAD in
+	// /proc/PID/stat's flags) alive when the command started or when it
+	// ended: the kernel charges their running time to system
+	// (account_process_tick(): a kernel thread is never in user mode), and
+	// a replay runs them so. Empty in bundles from before it was recorded.
+	KernelThreads []int `json:"kernel_threads,omitempty"`
 	// Start is the wall-clock time the command started; WallNS how long it
 	// ran.
 	Start  time.Time `json:"start"`

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -179,4 +180,57 @@ func StatDelta(before, after []CPUStat) []CPUStat {
 		}
 	}
 	return out
+}
+
+// pfKthread is PF_KTHREAD (include/linux/sched.h): the task is a kernel
+// thread.
+const pfKthread = 0x00200000
+
+// ReadKernelThreads lists the pids under root (a /proc) whose stat flags
+// have PF_KTHREAD, in increasing order. A process that exits while it is
+// read is skipped.
+func ReadKernelThreads(root string) ([]int, error) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, e.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		flags, err := statFlags(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", filepath.Join(root, e.Name(), "stat"), err)
+		}
+		if flags&pfKthread != 0 {
+			out = append(out, pid)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// statFlags is field 9 (flags) of a /proc/PID/stat line: the fields after
+// the comm's closing parenthesis (a comm may hold spaces and parentheses)
+// are state, ppid, pgrp, session, tty_nr, tpgid, flags.
+func statFlags(line string) (uint64, error) {
+	i := strings.LastIndexByte(line, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no comm in %q", line)
+	}
+	f := strings.Fields(line[i+1:])
+	if len(f) < 7 {
+		return 0, fmt.Errorf("%d fields after the comm, want at least 7 (state .. flags)", len(f))
+	}
+	v, err := strconv.ParseUint(f[6], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("flags %q: %v", f[6], err)
+	}
+	return v, nil
 }

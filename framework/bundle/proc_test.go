@@ -1,6 +1,8 @@
 package bundle
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -105,4 +107,37 @@ func FuzzParseCounters(f *testing.F) {
 			t.Error("ParseStat: no error and no lines")
 		}
 	})
+}
+
+// TestReadKernelThreads: the pids whose stat flags have PF_KTHREAD, in
+// order; a comm with spaces and parentheses does not shift the fields,
+// entries that are not pids are ignored, and a malformed stat names its
+// file.
+func TestReadKernelThreads(t *testing.T) {
+	root := t.TempDir()
+	write := func(pid, stat string) {
+		if err := os.MkdirAll(filepath.Join(root, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Real lines of a 6.18 guest: kthreadd, a kworker, bash, and a user
+	// comm made to look like a kernel thread.
+	write("2", "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 3 0 0 20 0 1 0 3 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0")
+	write("11708", "11708 (kworker/1:1-events) I 2 0 0 0 -1 69238880 0 0 0 0 0 6 0 0 20 0 1 0 1000 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0")
+	write("4012", "4012 (bash) S 1 4012 4012 34816 4012 4194304 100 0 0 0 1 1 0 0 20 0 1 0 2000 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0")
+	write("4013", "4013 (x) 1 (kworker) S 1 4013 4013 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 2001 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0")
+	if err := os.WriteFile(filepath.Join(root, "stat"), []byte("cpu 1 2 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadKernelThreads(root)
+	if err != nil || !reflect.DeepEqual(got, []int{2, 11708}) {
+		t.Errorf("ReadKernelThreads = %v, %v; want [2 11708]", got, err)
+	}
+	write("5", "5 (broken) S 1")
+	if _, err := ReadKernelThreads(root); err == nil || !strings.Contains(err.Error(), filepath.Join(root, "5", "stat")) {
+		t.Errorf("a malformed stat: %v; want an error naming its file", err)
+	}
 }

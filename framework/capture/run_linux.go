@@ -335,6 +335,12 @@ func (c *Capture) Run() (res *Result, err error) {
 	if m.Before, err = bundle.ReadSnapshot(o.Proc); err != nil {
 		return nil, err
 	}
+	// The kernel threads alive now and at the end: which of the trace's
+	// tasks the kernel charges to system (a replay runs them so).
+	kthreads, err := bundle.ReadKernelThreads(o.Proc)
+	if err != nil {
+		return nil, err
+	}
 	if err := sess.set("tracing_on", "1"); err != nil {
 		return nil, err
 	}
@@ -383,6 +389,11 @@ func (c *Capture) Run() (res *Result, err error) {
 	if m.After, err = bundle.ReadSnapshot(o.Proc); err != nil {
 		return nil, err
 	}
+	after, err := bundle.ReadKernelThreads(o.Proc)
+	if err != nil {
+		return nil, err
+	}
+	m.KernelThreads = mergeSorted(kthreads, after)
 	if m.Trace.Lost, err = readLost(sess.dir()); err != nil {
 		return nil, err
 	}
@@ -440,4 +451,20 @@ func locked(mu *sync.Mutex, w io.Writer) io.Writer {
 		return nil
 	}
 	return lockedWriter{mu, w}
+}
+
+// mergeSorted is the sorted union of two sorted pid lists.
+func mergeSorted(a, b []int) []int {
+	out := make([]int, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0] < b[0]:
+			out, a = append(out, a[0]), a[1:]
+		case len(a) == 0 || b[0] < a[0]:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
+	}
+	return out
 }

@@ -89,6 +89,8 @@ type replayLoad struct {
 	left, leftQoS int64
 	excludeSpec   string
 	leftTasks     int
+	// kthreads counts the replayed tasks the bundle names kernel threads.
+	kthreads int
 
 	applied, skipped int64
 	// rcuGP holds, with rcu on, the timer_list timers (by pointer) whose
@@ -248,6 +250,22 @@ type replayTask struct {
 	timed bool
 	timer *kernel.HRTimer
 	woken bool
+	// kwork, for a kernel thread (the bundle's kernel_threads), is its run
+	// time as kernel work: the kernel charges a kernel thread's time to
+	// system (account_process_tick(), kernel/sched/cputime.c: it is never
+	// in user mode); kwNS is the slice it runs.
+	kwork *kernel.KernelWork
+	kwNS  int64
+}
+
+// compute is a slice of the task's run time: user computation, or kernel
+// work for a kernel thread.
+func (rt *replayTask) compute(ns int64) kernel.Action {
+	if rt.kwork == nil {
+		return kernel.Compute{NS: ns}
+	}
+	rt.kwNS = ns
+	return *rt.kwork
 }
 
 // wakeGrace is how long a woken task runs waiting for the capture to show
@@ -464,6 +482,12 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 		}
 	}
 	if w.tasksOn {
+		kthread := map[int]bool{}
+		if f.Manifest != nil {
+			for _, pid := range f.Manifest.KernelThreads {
+				kthread[pid] = true
+			}
+		}
 		for _, ti := range w.cap.Tasks {
 			if ti.CPU >= k.CPUs() {
 				continue
@@ -484,6 +508,10 @@ func (w *replayLoad) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 			}
 			rt.t = t
 			rt.timed = ti.EarlyWakes > 0
+			if kthread[ti.PID] {
+				rt.kwork = &kernel.KernelWork{Name: "kthread", Fn: func(*kernel.CPU, ktime.Time) int64 { return rt.kwNS }}
+				w.kthreads++
+			}
 			w.tasks[[2]int{ti.PID, ti.CPU}] = rt
 		}
 	}
@@ -1135,10 +1163,10 @@ func (rt *replayTask) next(t *kernel.Task, r kernel.Result) kernel.Action {
 		return kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: rt.sleepAt}
 	}
 	if rt.running {
-		return kernel.Compute{NS: 20_000}
+		return rt.compute(20_000)
 	}
 	if r.Now < rt.graceUntil {
-		return kernel.Compute{NS: min(int64(rt.graceUntil-r.Now), 20_000)}
+		return rt.compute(min(int64(rt.graceUntil-r.Now), 20_000))
 	}
 	rt.waiting = true
 	return kernel.Wait{Name: "futex"}
@@ -1166,6 +1194,9 @@ func (w *replayLoad) Report(k *kernel.Kernel, end ktime.Time) Report {
 	if w.excl != nil {
 		rep.Text = append(rep.Text, fmt.Sprintf("  left out (exclude = %q: pids %s): %d timer operations, %d tasks, %d PM QoS requests",
 			w.excludeSpec, w.excl, w.left, w.leftTasks, w.leftQoS))
+	}
+	if w.kthreads > 0 {
+		rep.Text = append(rep.Text, fmt.Sprintf("  kernel threads (bundle.json's kernel_threads) %d: their run time is kernel work, system time", w.kthreads))
 	}
 	if w.irqs > 0 {
 		rep.Text = append(rep.Text, fmt.Sprintf("  device interrupts delivered %d", w.irqs))
