@@ -91,7 +91,7 @@ func (d *Device) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	d.rating = int(r.Int("rating"))
 	diags := r.Diagnostics()
 	if !(d.freq > 0) || math.IsInf(d.freq, 0) {
-		diags = diags.Errorf("freq", "freq must be a positive frequency, not %q", c["freq"])
+		diags = diags.Errorf("freq", "freq must be a positive frequency, not %g Hz", d.freq)
 	}
 	if d.writeCost < 0 {
 		diags = diags.Errorf("write_cost", "write_cost must not be negative")
