@@ -15,7 +15,6 @@ import (
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/resultfmt"
-	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
 // TestDocFigures regenerates the figures the documentation quotes from the
@@ -69,7 +68,7 @@ func cachedRun(t *testing.T, file, variant string, seed uint64) *experiment.Resu
 	if diags.HasErrors() {
 		t.Fatalf("load %s: %v", file, diags)
 	}
-	res, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())})
+	res, err := experiment.Run(spec, linkedIn())
 	if err != nil {
 		t.Fatalf("run %s --variant %s --seed %d: %v", file, variant, seed, err)
 	}
@@ -232,7 +231,7 @@ func resultRows(t *testing.T, short bool) map[string]string {
 				if diags.HasErrors() {
 					t.Fatalf("load lkp-timer-64.hcl: %v", diags)
 				}
-				r, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())})
+				r, err := experiment.Run(spec, linkedIn())
 				if err != nil {
 					t.Fatalf("run lkp-timer-64.hcl --variant %s: %v", v, err)
 				}

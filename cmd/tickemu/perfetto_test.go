@@ -25,7 +25,7 @@ func traceOf(t *testing.T, file string, format trace.Format) (*experiment.Result
 		t.Fatal(diags)
 	}
 	var buf bytes.Buffer
-	res, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories()), Trace: &buf, TraceFormat: format})
+	res, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories()), CallTimeout: noDeadline, Trace: &buf, TraceFormat: format})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestKnownEvents(t *testing.T) {
 			}
 			var buf bytes.Buffer
 			from := s.Run.Warmup
-			o := experiment.Options{Opener: experiment.InProcess(builtin.Factories()), Trace: &buf,
+			o := experiment.Options{Opener: experiment.InProcess(builtin.Factories()), CallTimeout: noDeadline, Trace: &buf,
 				TraceFrom: ktimeOf(from), TraceTo: ktimeOf(from + s.Run.Duration)}
 			if _, err := experiment.Run(s, o); err != nil {
 				t.Fatalf("%s %s: %v", f, v, err)

@@ -19,7 +19,7 @@ func runScenario(t *testing.T, file, variant string) *experiment.Result {
 	if diags.HasErrors() {
 		t.Fatalf("load %s: %v", file, diags)
 	}
-	res, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())})
+	res, err := experiment.Run(spec, linkedIn())
 	if err != nil {
 		t.Fatalf("run %s --variant %s: %v", file, variant, err)
 	}
@@ -76,7 +76,7 @@ func TestConfigsValidate(t *testing.T) {
 				t.Errorf("%s --variant %q: %v", f, v, diags)
 				continue
 			}
-			if err := experiment.Validate(s, experiment.Options{Opener: experiment.InProcess(builtin.Factories())}); err != nil {
+			if err := experiment.Validate(s, linkedIn()); err != nil {
 				t.Errorf("%s --variant %q: %v", f, v, err)
 			}
 		}
@@ -150,7 +150,7 @@ func TestHangTimermix(t *testing.T) {
 				o := out{}
 				if diags.HasErrors() {
 					o.err = diags
-				} else if r, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())}); err != nil {
+				} else if r, err := experiment.Run(spec, linkedIn()); err != nil {
 					o.err = err
 				} else {
 					for _, b := range r.Workloads[0].Bench {
@@ -311,7 +311,7 @@ func TestLKPTimer64(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatalf("load --variant %s: %v", variant, diags)
 		}
-		res, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())})
+		res, err := experiment.Run(spec, linkedIn())
 		if err != nil {
 			t.Fatalf("run --variant %s: %v", variant, err)
 		}
@@ -339,4 +339,16 @@ func TestLKPTimer64(t *testing.T) {
 	if c > 0.5*l {
 		t.Errorf("consistent bogo-ops/s = %.0f vs legacy %.0f: want the 6.13 loss (more than half)", c, l)
 	}
+}
+
+// noDeadline turns the linked-in plugins' call deadline off in tests that
+// check what a run simulates, not the deadline (framework/experiment's and
+// framework/cli's watchdog, hang and stop tests do): the big configs they
+// run under the race detector on a loaded machine gain nothing from it.
+const noDeadline = -1
+
+// linkedIn is the options of such a test's run: the plugins linked in, no
+// call deadline.
+func linkedIn() experiment.Options {
+	return experiment.Options{Opener: experiment.InProcess(builtin.Factories()), CallTimeout: noDeadline}
 }

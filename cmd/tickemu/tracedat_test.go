@@ -33,7 +33,7 @@ func windowTraceFrom(t *testing.T, file string, format trace.Format, from, to kt
 		t.Fatal(diags)
 	}
 	var buf bytes.Buffer
-	if _, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories()),
+	if _, err := experiment.Run(spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories()), CallTimeout: noDeadline,
 		Trace: &buf, TraceFormat: format, TraceFrom: from, TraceTo: to}); err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,14 @@ package experiment
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/tickemu/tickemu/framework/internal/cpuwait"
 	"github.com/tickemu/tickemu/framework/sdk"
 )
 
@@ -26,8 +28,10 @@ const DefaultCallTimeout = 5 * time.Second
 // It costs the calls nothing: the run's goroutine counts a beat between
 // steps (every sim.PollEvents events, and before each step of the build
 // that calls a plugin), and a goroutine of the run's own checks the count
-// every tick. When the beats stop for the call deadline (or the run passes
-// --max-wall), the run's goroutine's stack says where it is: inside a
+// every tick. When the beats stop for the call deadline (time the process
+// spent waiting for a CPU not counted, up to cpuwait.MaxStretch deadlines:
+// a run starved by a loaded machine is slow, not stuck), or the run passes
+// --max-wall, the run's goroutine's stack says where it is: inside a
 // linked-in plugin's code, the plugin and the call the host made are named
 // (as a panic's are, linkedPanic) and the run ends with an error wrapping
 // sdk.ErrPluginTimeout, exit status 1. Anywhere else (the host's own work,
@@ -102,6 +106,14 @@ func watched[T any](o Options, maxWall time.Duration, run func(w *watchdog) (T, 
 	}
 	t := time.NewTicker(period)
 	defer t.Stop()
+	// The judge tells a stall from a run starved of CPU: it is asked at
+	// judge.First() into a stall and then when it says.
+	var judge *cpuwait.Judge
+	var check time.Duration
+	if timeout > 0 {
+		judge = cpuwait.New(timeout, cpuwait.Procs(false, os.Getpid()))
+		check = judge.First()
+	}
 	start := time.Now()
 	last, since := w.beat.Load(), start
 	for {
@@ -111,16 +123,30 @@ func watched[T any](o Options, maxWall time.Duration, run func(w *watchdog) (T, 
 		case now := <-t.C:
 			if b := w.beat.Load(); b != last {
 				last, since = b, now
+				if judge != nil {
+					check = judge.First()
+				}
 				continue
 			}
 			stalled := now.Sub(since)
 			var why string
-			switch {
-			case timeout > 0 && stalled >= timeout:
-				why = fmt.Sprintf("no answer within %v", timeout)
-			case maxWall > 0 && now.Sub(start) >= maxWall+period:
+			if judge != nil && stalled >= check {
+				if v := judge.Tick(last, now, stalled); v.Failed() {
+					// The message is the plugin process's; how long the
+					// run waited for a CPU is the log's.
+					why = fmt.Sprintf("no answer within %v", timeout)
+					if v.Starved > 0 {
+						o.Log.Warn().Dur("stalled", stalled).Dur("cpu_wait", v.Starved).
+							Msg("linked-in plugin call deadline: extended while the run waited for a CPU, then expired")
+					}
+				} else {
+					check = stalled + v.Next
+				}
+			}
+			if why == "" && maxWall > 0 && now.Sub(start) >= maxWall+period {
 				why = fmt.Sprintf("no answer within %v: max_wall %v reached", stalled.Round(time.Millisecond), maxWall)
-			default:
+			}
+			if why == "" {
 				continue
 			}
 			if te := w.stuck(why); te != nil {

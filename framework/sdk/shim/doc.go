@@ -82,7 +82,8 @@
 // Nomad HandleGrpcErr idea): Unavailable, Canceled or a closed stream once the
 // plugin's process has exited wrap sdk.ErrPluginExited and say how it exited
 // ("signal: killed") with the last lines of its stderr; no answer within the
-// call deadline (callDeadline: DefaultCallTimeout, 5 s, or Options.CallTimeout)
+// call deadline (callDeadline: DefaultCallTimeout, 5 s, or Options.CallTimeout,
+// time the host or the plugin waited for a CPU not counted: cpuwait)
 // wraps sdk.ErrPluginTimeout, and the plugin's process group is killed then. A panic
 // inside a plugin ends its session with codes.Internal carrying the panic
 // value (the stack goes to the plugin's log) instead of killing the process.
