@@ -280,7 +280,7 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 				// (apic_timer_expired()), no host hrtimer between.
 				r.FireAt = land.AddCost(p.pastSpread.Draw(p.pastLatency, p.rng))
 			} else {
-				r.FireAt = max(due, land).AddCost(p.irqLatency())
+				r.FireAt = max(due, land).AddCost(p.latencySpread.Draw(p.latency, p.rng))
 			}
 		}
 	} else {
@@ -292,7 +292,7 @@ func (p *Plugin) SetNextEvent(ch int, now ktime.Time, ticks uint64) sdk.ProgramR
 		r.FireAt = ktime.Max
 		if count != 0 {
 			land := now.Add(r.Cost)
-			r.FireAt = p.apic.TimeOf(p.apic.TicksAt(land) + count).Add(p.irqLatency())
+			r.FireAt = p.apic.TimeOf(p.apic.TicksAt(land) + count).Add(p.latencySpread.Draw(p.latency, p.rng))
 		}
 	}
 	c.stats.writes++
@@ -381,7 +381,7 @@ func (p *Plugin) SetState(ch int, now ktime.Time, st sdk.DeviceState, period int
 		c.periodic = true
 		c.startTick = p.apic.TicksAt(land)
 		c.ticksFired = 1
-		fire = p.apic.TimeOf(c.startTick + p.perJiffy).Add(p.irqLatency())
+		fire = p.apic.TimeOf(c.startTick + p.perJiffy).Add(p.latencySpread.Draw(p.latency, p.rng))
 	}
 	c.stats.states++
 	c.stats.cost += cost
@@ -399,12 +399,8 @@ func (p *Plugin) Ack(ch int, now ktime.Time) (int64, ktime.Time) {
 		return cost, ktime.Max
 	}
 	c.ticksFired++
-	return cost, p.apic.TimeOf(c.startTick + c.ticksFired*p.perJiffy).Add(p.irqLatency())
+	return cost, p.apic.TimeOf(c.startTick + c.ticksFired*p.perJiffy).Add(p.latencySpread.Draw(p.latency, p.rng))
 }
-
-// irqLatency is the delay of one interrupt from its deadline to the entry:
-// irq_latency, or a draw around it when irq_latency_spread is set.
-func (p *Plugin) irqLatency() int64 { return p.latencySpread.Draw(p.latency, p.rng) }
 
 // Counters reports, per CPU: writes, etime (always 0: the LAPIC never refuses
 // a deadline), cost_ns, interrupts and state_changes.

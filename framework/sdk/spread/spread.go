@@ -108,11 +108,17 @@ func (q Quantiles) At(u float64) float64 {
 // Draw returns centre plus a deviation drawn from q with r, never below 0
 // (a cost is not negative); with no spread it returns centre and draws
 // nothing, so a run without a spread draws the same numbers as before one
-// existed.
+// existed. Draw inlines to that test: a device draws a latency per
+// interrupt, and most runs set no spread.
 func (q Quantiles) Draw(centre int64, r *simrand.Rand) int64 {
 	if q.Zero() {
 		return centre
 	}
+	return q.draw(centre, r)
+}
+
+// draw is Draw from a spread that is set.
+func (q Quantiles) draw(centre int64, r *simrand.Rand) int64 {
 	return max(0, centre+int64(math.Round(q.At(r.Float64()))))
 }
 
