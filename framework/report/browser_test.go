@@ -411,6 +411,65 @@ func TestBrowserHoverMatchesTable(t *testing.T) {
 	}
 }
 
+// TestBrowserHoverSweepPoints: every point of every sweep plot (a median
+// over the seeds), hovered, shows a tooltip whose median is the number in
+// the comparison table of that sweep point, in the row of that metric and
+// the column of that variant.
+func TestBrowserHoverSweepPoints(t *testing.T) {
+	for _, name := range []string{"sweep.html", "testdata/sweep.html"} {
+		t.Run(name, func(t *testing.T) {
+			tb := open(t, name, 1280, 900)
+			n := int(tb.num(`document.querySelectorAll(".plots circle.pt").length`))
+			// 10 plots of 2 lines at 2 points; the golden's 2 plots of 4
+			// lines at 3 points.
+			if want := map[string]int{"sweep.html": 40, "testdata/sweep.html": 24}[name]; n != want {
+				t.Errorf("%d points on the sweep plots, want %d", n, want)
+			}
+			for i := range n {
+				pt := tb.eval(fmt.Sprintf(`(() => { const c = document.querySelectorAll(".plots circle.pt")[%d], d = c.dataset;
+					const h = Array.from(document.querySelectorAll("h3")).find(h => h.textContent === d.point);
+					let cell = null;
+					for (let e = h && h.nextElementSibling; e && !cell && e.tagName !== "H3" && e.tagName !== "H2"; e = e.nextElementSibling)
+						for (const table of e.querySelectorAll("table")) {
+							const col = Array.from(table.rows[0].cells).map(c => c.textContent.trim()).indexOf(d.variant);
+							for (const row of Array.from(table.rows).slice(1)) {
+								const m = row.cells[0].textContent.trim();
+								if (col > 0 && (m === d.metric || m.startsWith(d.metric + " ("))) cell = row.cells[col].textContent.trim();
+							}
+						}
+					return [d.metric, d.variant, d.point, cell, d.series]; })()`, i)).([]any)
+				where := fmt.Sprintf("%v of %v at %v", pt[0], pt[1], pt[2])
+				cell, ok := pt[3].(string)
+				if !ok {
+					t.Errorf("%s: no such cell in the sweep point's table", where)
+					continue
+				}
+				x, y := tb.point(".plots circle.pt", i)
+				tb.move(x, y)
+				tip := tb.str(`(() => { const t = document.querySelector(".ptip"); return t && !t.hidden ? t.innerText : ""; })()`)
+				// Its line of the tooltip (the lines whose points coincide
+				// share one).
+				var m []string
+				for _, l := range strings.Split(tip, "\n") {
+					if strings.HasPrefix(l, pt[4].(string)+" at ") {
+						m = regexp.MustCompile(`median (\S+),`).FindStringSubmatch(l)
+					}
+				}
+				if m == nil || m[1] != cell {
+					t.Errorf("%s: hovering its point shows %q, the table says %s", where, tip, cell)
+				}
+			}
+			x, y := tb.point(".plots circle.pt", n-1)
+			tb.move(x, y)
+			tb.shot(strings.TrimSuffix(filepath.Base(name), ".html")+"-point-hover", false)
+			tb.move(2, 2)
+			if tip := tb.str(`document.querySelector(".ptip").hidden ? "" : document.querySelector(".ptip").innerText`); tip != "" {
+				t.Errorf("the point's tooltip stays when the pointer leaves: %q", tip)
+			}
+		})
+	}
+}
+
 // hereRE finds the quantiles a tooltip's line says fall in its bucket.
 var hereRE = regexp.MustCompile(`, ([^;]*) here;`)
 

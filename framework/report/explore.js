@@ -3,7 +3,8 @@
 // samples per 1 us bucket (log scale) with each series' p50, p99, p99.9 and
 // Max marked (the latency table's numbers, computed here from the same
 // histograms), a tooltip with the bucket under the pointer (or the marker
-// near it), zoom on a dragged stretch or on the tail, and pan.
+// near it), zoom on a dragged stretch or on the tail, and pan; and a
+// tooltip on each point of the sweep plots.
 (function () {
   "use strict";
   var NS = "http://www.w3.org/2000/svg";
@@ -234,4 +235,31 @@
   }
 
   document.querySelectorAll(".explore").forEach(setup);
+
+  // The sweep plots' points (svgOf's circles over them): their median and
+  // the seeds' spread in a tooltip beside the pointer.
+  var ptip = document.createElement("div");
+  ptip.className = "ptip";
+  ptip.hidden = true;
+  document.body.appendChild(ptip);
+  document.querySelectorAll("svg circle.pt").forEach(function (c) {
+    c.addEventListener("mouseenter", function (ev) {
+      // Every line's point under the pointer: where lines come close their
+      // points' circles overlap, and the one on top is not the only one.
+      var svg = c.ownerSVGElement, here = [];
+      var p = new DOMPoint(ev.clientX, ev.clientY).matrixTransform(svg.getScreenCTM().inverse());
+      svg.querySelectorAll("circle.pt").forEach(function (o) {
+        var dx = o.cx.baseVal.value - p.x, dy = o.cy.baseVal.value - p.y, r = o.r.baseVal.value;
+        if (dx * dx + dy * dy <= r * r) here.push(o.dataset.tip);
+      });
+      if (!here.length) here.push(c.dataset.tip);
+      ptip.textContent = here.join("\n");
+      ptip.hidden = false;
+      var left = ev.pageX + 14;
+      if (left + ptip.offsetWidth > document.documentElement.clientWidth + scrollX) left = Math.max(scrollX, ev.pageX - 14 - ptip.offsetWidth);
+      ptip.style.left = left + "px";
+      ptip.style.top = ev.pageY + 14 + "px";
+    });
+    c.addEventListener("mouseleave", function () { ptip.hidden = true; });
+  });
 })();

@@ -32,6 +32,9 @@ details.unchanged { margin: 0.5em 0; }
 .explore svg { display: block; width: 100%; max-width: 760px; min-width: 480px; height: auto; border: 1px solid #ddd; margin-top: 0.3em; cursor: crosshair; }
 .explore .tip { position: absolute; z-index: 1; background: #fff; border: 1px solid #888; box-shadow: 0 1px 4px rgba(0,0,0,.25); box-sizing: border-box;
   max-width: 100%; padding: 0.3em 0.5em; font-size: 0.8em; white-space: pre-wrap; font-family: ui-monospace, monospace; pointer-events: none; }
+.ptip { position: absolute; z-index: 1; background: #fff; border: 1px solid #888; box-shadow: 0 1px 4px rgba(0,0,0,.25); max-width: 90vw;
+  padding: 0.3em 0.5em; font-size: 0.8em; font-family: ui-monospace, monospace; white-space: pre-wrap; pointer-events: none; }
+svg circle.pt { cursor: default; }
 .scroll { overflow-x: auto; max-width: 100%; }
 </style>
 </head>

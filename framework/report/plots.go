@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"image/color"
 	"math"
 	"sort"
@@ -92,11 +93,23 @@ func newPlot() *plot.Plot {
 // ones (see sans).
 var pageFont = strings.NewReplacer("font-family:DejaVu Sans", "font-family:DejaVu Sans, Bitstream Vera Sans, sans-serif")
 
+// pointTip is a data point of a plot that shows Text when hovered (the
+// page's script, explore.js, draws the tooltip): an invisible circle over
+// the point, with the point's Series (its line), Metric (its tables' row),
+// Variant and sweep Point for a reader of the page to find it in the
+// tables.
+type pointTip struct {
+	X, Y                                 float64 // data coordinates
+	Text, Series, Metric, Variant, Point string
+}
+
 // svgOf renders p at w x h and returns the <svg> element (without the XML
-// declaration, which HTML does not want).
-func svgOf(p *plot.Plot, w, h vg.Length) (string, error) {
+// declaration, which HTML does not want), with a hover target over each of
+// tips.
+func svgOf(p *plot.Plot, w, h vg.Length, tips ...pointTip) (string, error) {
 	c := vgsvg.New(w, h)
-	p.Draw(draw.New(c))
+	dc := draw.New(c)
+	p.Draw(dc)
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return "", err
@@ -104,6 +117,23 @@ func svgOf(p *plot.Plot, w, h vg.Length) (string, error) {
 	s := b.String()
 	if i := strings.Index(s, "<svg"); i > 0 {
 		s = s[i:]
+	}
+	if len(tips) > 0 {
+		// The data canvas' transforms give a point's place in the canvas,
+		// whose y runs up from the bottom; the SVG's runs down.
+		data := p.DataCanvas(dc)
+		trX, trY := p.Transforms(&data)
+		var g strings.Builder
+		g.WriteString(`<g class="tips">`)
+		for _, t := range tips {
+			fmt.Fprintf(&g, `<circle class="pt" cx="%.2f" cy="%.2f" r="7" fill="transparent" data-tip="%s" data-series="%s" data-metric="%s" data-variant="%s" data-point="%s"/>`,
+				trX(t.X).Points(), (h - trY(t.Y)).Points(), html.EscapeString(t.Text), html.EscapeString(t.Series), html.EscapeString(t.Metric),
+				html.EscapeString(t.Variant), html.EscapeString(t.Point))
+		}
+		g.WriteString("</g>\n</svg>")
+		if i := strings.LastIndex(s, "</svg>"); i >= 0 {
+			s = s[:i] + g.String() + s[i+len("</svg>"):]
+		}
 	}
 	return pageFont.Replace(s), nil
 }

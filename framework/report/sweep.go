@@ -168,6 +168,7 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 	p.Legend.Top = true
 	var lines []spread
 	var all []float64
+	var tips []pointTip
 	for i := range sr.names {
 		var sp spread
 		for x := range sr.nx {
@@ -184,6 +185,9 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 			}
 			lo, hi := minMax(vals)
 			sp.XYs = append(sp.XYs, plotter.XY{X: ax.pos[x], Y: med})
+			tips = append(tips, pointTip{X: ax.pos[x], Y: med, Series: sr.names[i], Metric: sm.name + " " + unit, Variant: c.Variants[sr.variant(i)],
+				Point: c.Grid.Points()[sr.point(i, x)].Key(),
+				Text:  fmt.Sprintf("%s at %s: %s median %s, seeds %s to %s", sr.names[i], sr.xLabel(x), unit, num(med), num(lo), num(hi))})
 			sp.low, sp.high = append(sp.low, max(med-lo, 0)), append(sp.high, max(hi-med, 0))
 			all = append(all, vals...)
 		}
@@ -254,7 +258,7 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 		p.Y.Min, p.Y.Max = math.Min(lo, 0), math.Max(hi*1.5, 1)
 	}
 	p.Add(plotter.NewGrid())
-	return svgOf(p, 5.6*vg.Inch, 3.4*vg.Inch)
+	return svgOf(p, 5.6*vg.Inch, 3.4*vg.Inch, tips...)
 }
 
 // maxPlotted bounds the values a sweep plot draws: far beyond any metric, and
