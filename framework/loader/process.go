@@ -250,22 +250,23 @@ func (c *Catalog) describeBinary(b binary) ([]shim.Description, error) {
 	return c.describeOver(rpc, p, b.path, time.Until(deadline))
 }
 
-// describeTimeout is DescribeTimeout (or its default), but no longer than
-// StartTimeout or CallTimeout if they are set.
+// describeTimeout is DescribeTimeout, else CallTimeout (--plugin-call-timeout,
+// either way: a user who gives a Python or Node plugin 60 s to start gives
+// its first describe as long), else the default; never longer than
+// StartTimeout if it is set.
 func (c *Catalog) describeTimeout() time.Duration {
 	t := c.opts.DescribeTimeout
 	switch {
 	case t > 0:
 	case c.opts.CallTimeout < 0: // no deadlines: debugging
 		t = noDeadline
+	case c.opts.CallTimeout > 0:
+		t = c.opts.CallTimeout
 	default:
 		t = DefaultDescribeTimeout
 	}
 	if st := c.opts.StartTimeout; st > 0 && st < t {
 		t = st
-	}
-	if ct := c.opts.CallTimeout; ct > 0 && ct < t { // --plugin-call-timeout
-		t = ct
 	}
 	return t
 }
