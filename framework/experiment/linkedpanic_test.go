@@ -59,3 +59,20 @@ func TestLinkedPanicAttribution(t *testing.T) {
 		t.Errorf("a panic in no plugin's code was attributed to %s %q", te.Kind, te.Name)
 	}
 }
+
+// TestWatchdogLeavesPluginProcessesToTheirDeadline: a plugin process's value
+// is the host's client from framework/sdk/shim, whose own call deadline
+// applies (with the pid in its message); the watchdog watches only linked-in
+// code. A written-out package path went stale when the shim moved, and the
+// watchdog raced the client's deadline.
+func TestWatchdogLeavesPluginProcessesToTheirDeadline(t *testing.T) {
+	if !strings.HasSuffix(shimPackage, "/framework/sdk/shim") {
+		t.Fatalf("shimPackage = %q", shimPackage)
+	}
+	w := &watchdog{}
+	w.opened(linkedPlugin{kind: sdk.KindGovernor, name: "process", pkgPath: shimPackage}, nil)
+	w.opened(linkedPlugin{kind: sdk.KindGovernor, name: "linked", pkgPath: "example.com/wheel"}, nil)
+	if len(w.plugins) != 1 || w.plugins[0].name != "linked" {
+		t.Errorf("watched %+v, want only the linked-in plugin", w.plugins)
+	}
+}

@@ -4,14 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/tickemu/tickemu/framework/internal/cpuwait"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/cpuwait"
+	"github.com/tickemu/tickemu/framework/sdk/shim"
 )
 
 // DefaultCallTimeout is the deadline of one call into a linked-in plugin
@@ -47,8 +49,12 @@ type watchdog struct {
 	instances []Instance
 }
 
-// shimPackages prefixes the packages of the plugin processes' clients.
-const shimPackages = "github.com/tickemu/tickemu/framework/internal/"
+// shimPackage is the package of the plugin processes' clients, taken from
+// its type rather than written out, so that a move of the package cannot
+// leave the watchdog treating a plugin process's client as linked-in code
+// (it did once: the two deadlines then raced, and the watchdog's message
+// lacked the plugin's pid).
+var shimPackage = reflect.TypeOf(shim.Conn{}).PkgPath()
 
 // tick counts a beat: the run is between plugin calls.
 func (w *watchdog) tick() {
@@ -66,7 +72,7 @@ func (w *watchdog) opened(p linkedPlugin, in Instance) {
 	w.mu.Lock()
 	// A plugin process's value is the host's client (framework/sdk/shim):
 	// its own deadline applies.
-	if !strings.HasPrefix(p.pkgPath, shimPackages) {
+	if p.pkgPath != shimPackage {
 		w.plugins = append(w.plugins, p)
 	}
 	w.instances = append(w.instances, in)

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tickemu/tickemu/framework/internal/cpuwait"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/cpuwait"
 )
 
 // DefaultCallTimeout is how long the host waits for the answer to one call
