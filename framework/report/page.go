@@ -56,6 +56,7 @@ Simulated time is deterministic: the same file and seeds give this page byte for
 {{with .Sweep}}<h2 id="sweep">Metrics against {{.X}}</h2>
 <p class="note">One line per {{if .ByVariant}}variant{{else}}series ({{range $i, $s := .Series}}{{if $i}}, {{end}}{{$s}}{{end}}){{end}} through the medians over the seeds; the whiskers reach the smallest and the largest seed's value.
 The tables per sweep point below give the confidence intervals and the tests.</p>
+{{template "legend" .Legend}}
 <div class="plots">{{range .Plots}}{{.}}{{end}}</div>
 {{if .Constant}}<p class="note">The same at every point, variant and seed:</p><ul class="note">{{range .Constant}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{end}}
@@ -109,7 +110,7 @@ The tables per sweep point below give the confidence intervals and the tests.</p
 <script>{{.Script}}</script>
 </body>
 </html>
-{{define "legend"}}{{if .}}<div class="legend" aria-label="Legend">{{range .}}<span>{{if .Box}}<svg width="14" height="10" aria-hidden="true"><rect width="14" height="10" fill="{{.Color}}"/></svg>{{else}}<svg width="32" height="10" aria-hidden="true"><line x1="0" y1="5" x2="32" y2="5" stroke="{{.Color}}" stroke-width="2" stroke-dasharray="{{.Dash}}"/></svg>{{end}} {{.Name}}</span>
+{{define "legend"}}{{if .}}<div class="legend" aria-label="Legend">{{range .}}<span>{{if .Box}}<svg width="14" height="10" aria-hidden="true"><rect width="14" height="10" fill="{{.Color}}"/></svg>{{else}}<svg width="32" height="10" aria-hidden="true"><line x1="0" y1="5" x2="32" y2="5" stroke="{{.Color}}" stroke-width="2" stroke-dasharray="{{.Dash}}"/>{{.Glyph}}</svg>{{end}} {{.Name}}</span>
 {{end}}</div>{{end}}{{end}}
 {{define "table"}}{{template "rows" (rowsOf .Variants .Changed)}}
 {{if .Unchanged}}<details class="unchanged"><summary>{{len .Unchanged}} metrics the same in every variant (folded)</summary>

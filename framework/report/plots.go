@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"html/template"
 	"image/color"
 	"math"
 	"sort"
@@ -82,6 +83,9 @@ func newPlot() *plot.Plot {
 		ax.Label.TextStyle.Font = font.From(sans, 11)
 		ax.Tick.Label.Font = font.From(sans, 10)
 	}
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Tick.Marker = trimmedTicks{plot.DefaultTicks{}}
+	}
 	p.Legend.TextStyle.Font = font.From(sans, 10)
 	// Rows a line apart: without padding they are an em apart, and the
 	// browser's text boxes (ascent and descent, 1.16 em) overlap.
@@ -136,6 +140,21 @@ func svgOf(p *plot.Plot, w, h vg.Length, tips ...pointTip) (string, error) {
 		}
 	}
 	return pageFont.Replace(s), nil
+}
+
+// trimmedTicks are m's ticks with their labels' trailing zeros cut:
+// plot.DefaultTicks writes "50000.00" when an axis' ticks are far apart
+// relative to its labels' width.
+type trimmedTicks struct{ m plot.Ticker }
+
+func (t trimmedTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := t.m.Ticks(lo, hi)
+	for i := range ts {
+		if l := ts[i].Label; strings.Contains(l, ".") && !strings.ContainsAny(l, "eE") {
+			ts[i].Label = strings.TrimSuffix(strings.TrimRight(l, "0"), ".")
+		}
+	}
+	return ts
 }
 
 // decadeTicks marks a log axis at its powers of ten, labelled as a person
@@ -288,7 +307,8 @@ func logYLabel(p *plot.Plot, label string) {
 // draw a series alike): the colour and the dashes of its line.
 type legendItem struct {
 	Name, Color, Dash string
-	Box               bool // a filled box, not a line
+	Box               bool          // a filled box, not a line
+	Glyph             template.HTML // drawn on the line (the sweep plots' point glyph)
 }
 
 // seriesLegend names the series of a latency section's plots: series i in

@@ -27,6 +27,9 @@ type sweepSection struct {
 	ByVariant bool
 	Plots     []template.HTML
 	Constant  []string // "Kernel hrtimer-hangs = 0"
+	// Legend names the lines of every plot, once above them: in each plot
+	// it needed the y axis to run far past the data (to 1e+08 over 1e+06).
+	Legend []legendItem
 }
 
 // sweepMetric is one metric (Name and Unit) over the grid's points.
@@ -104,6 +107,16 @@ func sweepPlots(c *experiment.Comparison) (*sweepSection, error) {
 	sr := newSeries(c)
 	ax := newXAxis(c.Sweeps[0])
 	sec := &sweepSection{X: c.Sweeps[0].Name, Series: sr.names, ByVariant: len(c.Sweeps) == 1}
+	for i, name := range sr.names {
+		it := seriesLegend([]string{name})[0]
+		col := colorOf(i)
+		it.Color = "#" + hex2(col.R) + hex2(col.G) + hex2(col.B)
+		if i > 0 {
+			it.Dash = fmt.Sprintf("%d %d", 1+2*i, 1+i)
+		}
+		it.Glyph = glyphSVG(i, it.Color)
+		sec.Legend = append(sec.Legend, it)
+	}
 	for _, sm := range sweepMetrics(c) {
 		if v, ok := constant(sm); ok {
 			unit, scale := displayUnit(sm.unit)
@@ -165,7 +178,6 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 	}
 	p.X.Label.Text = ax.label
 	p.Y.Label.Text = unit
-	p.Legend.Top = true
 	var lines []spread
 	var all []float64
 	var tips []pointTip
@@ -226,7 +238,6 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 		}
 		eb.LineStyle.Color = colorOf(i)
 		p.Add(l, pts, eb)
-		p.Legend.Add(sr.names[i], l, pts)
 	}
 	if ax.nominal {
 		p.NominalX(c.Sweeps[0].Values...)
@@ -248,12 +259,12 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 			p.X.Min, p.X.Max = x0-1, x1+1
 		}
 	}
-	// Room above the data for the legend.
+	// A little room around the data (the legend is the section's).
 	switch {
 	case logY:
-		p.Y.Min, p.Y.Max = lo/1.5, hi*math.Min(math.Pow(hi/lo, 0.15*float64(len(sr.names)+1)), 1e6)
+		p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
 	case hi > lo:
-		p.Y.Min, p.Y.Max = math.Min(lo, 0), hi+(hi-math.Min(lo, 0))*0.12*float64(len(sr.names)+1)
+		p.Y.Min, p.Y.Max = math.Min(lo, 0), hi+(hi-math.Min(lo, 0))*0.08
 	default:
 		p.Y.Min, p.Y.Max = math.Min(lo, 0), math.Max(hi*1.5, 1)
 	}
@@ -262,13 +273,41 @@ func sweepPlot(c *experiment.Comparison, sr series, ax xAxis, sm sweepMetric) (s
 }
 
 // maxPlotted bounds the values a sweep plot draws: far beyond any metric, and
-// far enough below the largest float64 that the axis' room for the legend
+// far enough below the largest float64 that the axis' room around the data
 // stays finite (an infinite axis would never finish its ticks).
 const maxPlotted = 1e200
 
 func inPlotRange(v float64) bool {
 	a := math.Abs(v)
 	return v == 0 || a >= 1/maxPlotted && a <= maxPlotted // NaN fails both
+}
+
+// glyphSVG draws plotutil.Shape(i), the glyph of the sweep plots' i-th
+// line, centred in a 32 x 10 legend swatch.
+func glyphSVG(i int, color string) template.HTML {
+	const x, y, r = 16, 5, 3.5
+	open := fmt.Sprintf(`fill="none" stroke="%s"`, color)
+	fill := fmt.Sprintf(`fill="%s"`, color)
+	var g string
+	switch i % 8 { // plotutil.DefaultGlyphShapes' order
+	case 0: // ring
+		g = fmt.Sprintf(`<circle cx="%d" cy="%d" r="%g" %s/>`, x, y, r, open)
+	case 1: // square
+		g = fmt.Sprintf(`<rect x="%g" y="%g" width="%g" height="%g" %s/>`, x-r, y-r, 2*r, 2*r, open)
+	case 2: // triangle
+		g = fmt.Sprintf(`<polygon points="%g,%g %g,%g %g,%g" %s/>`, float64(x), y-r, x-r, y+r, x+r, y+r, open)
+	case 3: // cross
+		g = fmt.Sprintf(`<path d="M%g %gL%g %gM%g %gL%g %g" stroke="%s"/>`, x-r, y-r, x+r, y+r, x-r, y+r, x+r, y-r, color)
+	case 4: // plus
+		g = fmt.Sprintf(`<path d="M%g %dL%g %dM%d %gL%d %g" stroke="%s"/>`, x-r, y, x+r, y, x, y-r, x, y+r, color)
+	case 5: // circle
+		g = fmt.Sprintf(`<circle cx="%d" cy="%d" r="%g" %s/>`, x, y, r, fill)
+	case 6: // box
+		g = fmt.Sprintf(`<rect x="%g" y="%g" width="%g" height="%g" %s/>`, x-r, y-r, 2*r, 2*r, fill)
+	default: // pyramid
+		g = fmt.Sprintf(`<polygon points="%g,%g %g,%g %g,%g" %s/>`, float64(x), y-r, x-r, y+r, x+r, y+r, fill)
+	}
+	return template.HTML(g) // made here from numbers and a colour of the palette
 }
 
 // plottable keeps the values a plot can draw.
