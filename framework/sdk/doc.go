@@ -41,6 +41,7 @@
 //	framework/sdk/eras       kernel releases and the rules a schema's Eras follow
 //	framework/sdk/shim       both ends of the go-plugin transport (serve and GRPCPair use it)
 //	framework/sdk/pluginlog  a plugin process's log lines, as the host reads them
+//	framework/sdk/cpuwait    whether a late call hangs or waits for a CPU (the call deadline's judge)
 //
 // plus plugins/builtin, the builtin factories, for tests and custom builds.
 // None of these packages imports a host package (kernel, experiment, config,
