@@ -62,6 +62,20 @@ type Sigprocmask struct {
 	Set uint64
 }
 
+// Kill is kill(pid, sig) of a positive pid: the signal goes to the whole
+// process whose thread group id is Pid (sys_kill() -> kill_proc_info() ->
+// group_send_sig_info() -> send_signal_locked(), kernel/signal.c) with
+// si_code SI_USER. Result.Err is ESRCH when no process has that tgid; an
+// exited one (the model reaps none) drops the signal.
+// Signo 0 checks only that the process exists.
+//
+// Divergence: the default actions are not modelled (see Sigaction), so a
+// SIGKILL is queued like any other signal instead of killing the process.
+type Kill struct {
+	Pid   int
+	Signo int
+}
+
 // Setitimer is setitimer(which, value, interval); Value 0 disarms.
 type Setitimer struct {
 	Which           int
@@ -104,6 +118,8 @@ var (
 		args: func(t *Task, a TimerGetoverrun) string { return "timer_id: " + hex(int64(a.ID)) }}
 	timerDeleteCall = posixCall[TimerDelete]{name: "timer_delete", run: sysTimerDelete,
 		args: func(t *Task, a TimerDelete) string { return "timer_id: " + hex(int64(a.ID)) }}
+	killCall = posixCall[Kill]{name: "kill", run: sysKill,
+		args: func(t *Task, a Kill) string { return "pid: " + hex(int64(a.Pid)) + ", sig: " + hex(int64(a.Signo)) }}
 	setitimerCall = posixCall[Setitimer]{name: "setitimer", run: sysSetitimer,
 		args: func(t *Task, a Setitimer) string {
 			return "which: " + hex(int64(a.Which)) + ", value: " + t.userAddr(3) + ", ovalue: 0"
@@ -121,6 +137,7 @@ var (
 )
 
 func (a TimerCreate) start(t *Task, now ktime.Time) { runPosixCall(t, now, a, &timerCreateCall) }
+func (a Kill) start(t *Task, now ktime.Time)        { runPosixCall(t, now, a, &killCall) }
 func (a TimerSettime) start(t *Task, now ktime.Time) {
 	runPosixCall(t, now, a, &timerSettimeCall)
 }
@@ -265,4 +282,40 @@ func sysSigprocmask(t *Task, _ ktime.Time, a Sigprocmask) (Result, int64) {
 		res.Err = EINVAL
 	}
 	return res, 0
+}
+
+// sysKill is kill_proc_info() for one process: find_vpid() of the tgid,
+// then group_send_sig_info() (ESRCH if the process is gone), queued on the
+// shared list as send_signal_locked() queues a SEND_SIG_NOINFO signal.
+func sysKill(t *Task, at ktime.Time, a Kill) (Result, int64) {
+	if a.Signo < 0 || a.Signo > maxSignal {
+		return Result{Err: EINVAL}, 0
+	}
+	k := t.k
+	p := k.processOf(a.Pid)
+	if p == nil {
+		return Result{Err: ESRCH}, 0
+	}
+	if a.Signo == 0 {
+		return Result{}, 0
+	}
+	if p.leader() == nil {
+		// An exited, unreaped process (a zombie: the model reaps none):
+		// prepare_signal() drops every signal of a group that is exiting
+		// (SIGNAL_GROUP_EXIT), traced as ignored; kill() returns 0.
+		k.traceSignalGenerate(at, t.cpu, a.Signo, siUser, p.tasks[0], true, traceSignalIgnored)
+		return Result{}, k.costs.SignalGenerate
+	}
+	_, cost := t.k.sendSignalCode(at, t.cpu, p, nil, a.Signo, siUser)
+	return Result{}, cost
+}
+
+// processOf is the live process whose thread group id is tgid, nil if none.
+func (k *Kernel) processOf(tgid int) *Process {
+	for _, p := range k.procs {
+		if p.Tgid == tgid && len(p.tasks) > 0 {
+			return p
+		}
+	}
+	return nil
 }

@@ -29,6 +29,7 @@ const kernelSIGRTMIN = 32
 
 // si_code values (include/uapi/asm-generic/siginfo.h).
 const (
+	siUser   = 0    // SI_USER: kill()
 	siKernel = 0x80 // SI_KERNEL: SEND_SIG_PRIV, e.g. itimer signals
 	siTimer  = -2   // SI_TIMER: POSIX timer signals
 )
@@ -304,6 +305,12 @@ func (k *Kernel) signalWakeUp(now ktime.Time, from *CPU, t *Task) int64 {
 // p (thread nil) or for thread, and returns the TRACE_SIGNAL result and the
 // sender's cost. Standard signals are queued at most once (legacy_queue()).
 func (k *Kernel) sendSignal(now ktime.Time, from *CPU, p *Process, thread *Task, signo int) (int, int64) {
+	return k.sendSignalCode(now, from, p, thread, signo, siKernel)
+}
+
+// sendSignalCode is sendSignal with the entry's si_code: SI_KERNEL, or
+// SI_USER for kill() (SEND_SIG_NOINFO).
+func (k *Kernel) sendSignalCode(now ktime.Time, from *CPU, p *Process, thread *Task, signo, code int) (int, int64) {
 	t := thread
 	if t == nil {
 		t = p.leader()
@@ -322,10 +329,10 @@ func (k *Kernel) sendSignal(now ktime.Time, from *CPU, p *Process, thread *Task,
 	case signo < kernelSIGRTMIN && list.has(signo):
 		res = traceSignalAlreadyPending
 	default:
-		list.add(&sigEntry{signo: signo, code: siKernel})
+		list.add(&sigEntry{signo: signo, code: code})
 		cost = k.completeSignal(now, from, signo, p, t, thread != nil)
 	}
-	k.traceSignalGenerate(now, from, signo, siKernel, t, thread == nil, res)
+	k.traceSignalGenerate(now, from, signo, code, t, thread == nil, res)
 	return res, cost + k.costs.SignalGenerate
 }
 

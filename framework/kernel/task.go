@@ -29,6 +29,7 @@ const (
 	EINTR  Errno = 4
 	EAGAIN Errno = 11
 	EINVAL Errno = 22
+	ESRCH  Errno = 3
 	// errRestartNoHand is -ERESTARTNOHAND and errRestartBlock
 	// -ERESTART_RESTARTBLOCK (include/linux/errno.h): a syscall interrupted by
 	// a signal returns them and user space never sees them. With a handler
