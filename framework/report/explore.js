@@ -199,11 +199,16 @@
       cursor.setAttribute("x2", x(us + 0.5));
       tip.textContent = describe(us);
       tip.hidden = false;
-      // Beside the pointer, inside the box, whatever the window's width.
+      // Beside the pointer, inside the box; in a narrow window, where it
+      // would cover most of the chart, under the chart.
       var b = box.getBoundingClientRect();
       var left = ev.clientX - b.left + 14, topPx = ev.clientY - b.top + 14;
       if (left + tip.offsetWidth > b.width) left = ev.clientX - b.left - 14 - tip.offsetWidth;
       left = Math.max(0, Math.min(left, b.width - tip.offsetWidth));
+      if (b.width < 2 * tip.offsetWidth) {
+        left = 0;
+        topPx = chart.getBoundingClientRect().bottom - b.top + 4;
+      }
       tip.style.left = left + "px";
       tip.style.top = topPx + "px";
     }
