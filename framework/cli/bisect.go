@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"strconv"
 
+	"github.com/rs/zerolog"
+
 	"github.com/tickemu/tickemu/framework/bisect"
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
@@ -98,16 +100,9 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	start := spec.Run.Seed
-	if f.first != "" {
-		if start, err = strconv.ParseUint(f.first, 10, 64); err != nil {
-			fmt.Fprintf(stderr, "tickemu: --seed %q: want a non-negative integer\n", f.first)
-			return 2
-		}
-	}
-	seedList := make([]uint64, f.seeds)
-	for i := range seedList {
-		seedList[i] = start + uint64(i)
+	seedList, ok := f.seedList(spec.Run.Seed, stderr)
+	if !ok {
+		return 2
 	}
 	op, closeOp, err := a.newOpener(c, log)
 	if err != nil {
@@ -120,29 +115,57 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tickemu: %s: %v\n", file, err)
 		return 2
 	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400) // many short runs, as compare
+	bo := f.options(src, opts, op, log, table, seedList)
+	return f.run(bo, stdout, stderr)
+}
+
+// seedList is --seeds seeds from --seed (default the file's run.seed); ok
+// is false after saying why --seed is wrong.
+func (f *bisectFlags) seedList(fileSeed uint64, stderr io.Writer) ([]uint64, bool) {
+	start := fileSeed
+	if f.first != "" {
+		var err error
+		if start, err = strconv.ParseUint(f.first, 10, 64); err != nil {
+			fmt.Fprintf(stderr, "tickemu: --seed %q: want a non-negative integer\n", f.first)
+			return nil, false
+		}
 	}
+	seedList := make([]uint64, f.seeds)
+	for i := range seedList {
+		seedList[i] = start + uint64(i)
+	}
+	return seedList, true
+}
+
+// options are the bisection's options: each step loads the file with the
+// step's presets and a seed, and runs as compare's runs do.
+func (f *bisectFlags) options(src []byte, opts config.Options, op experiment.Opener, log zerolog.Logger, table *kernelversion.Table, seedList []uint64) bisect.Options {
+	c, file := &f.c, f.file
 	loadWith := c.loader(file, src, opts)
 	load := func(presets map[kernelversion.Key]string, seed uint64) (*config.Spec, error) {
 		return loadWith(func(o *config.Options) { o.Seed, o.Presets = &seed, presets })
 	}
-	bo := bisect.Options{File: file, Table: table, Good: f.good, Bad: f.bad, Metric: f.metric, Seeds: seedList,
+	return bisect.Options{File: file, Table: table, Good: f.good, Bad: f.bad, Metric: f.metric, Seeds: seedList,
 		Jobs: f.jobs, Alpha: f.alpha, Few: f.few, Load: load,
 		Overrides: func(s *config.Spec) ([]config.Override, error) { return experiment.Overrides(s, op) },
 		Run:       c.runOptions(op, log)}
+}
+
+// run bisects with a progress bar and writes the report.
+func (f *bisectFlags) run(bo bisect.Options, stdout, stderr io.Writer) int {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400) // many short runs, as compare
+	}
 	bar := newProgressBar(stderr, "bisect")
 	if bar != nil {
 		bo.Progress = bar.update
-		c.diags.setClear(bar.clear)
+		f.c.diags.setClear(bar.clear)
 	}
 	rep, err := bisect.Run(bo)
 	bar.finish()
 	return writeBisect(stdout, stderr, f.file, f.format, rep, err)
 }
 
-// writeBisect prints the bisection (or why it failed) and returns the exit
-// status: 1 when runs failed, 2 when it could not run.
 func writeBisect(stdout, stderr io.Writer, file, format string, rep *bisect.Report, err error) int {
 	if err != nil {
 		var de *experiment.DiagError

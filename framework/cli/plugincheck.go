@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -36,13 +38,7 @@ func (a *App) cmdPluginCheck(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: tickemu plugin check [--plugin-call-timeout D] BINARY (runs the conformance suite of every plugin BINARY serves)")
 		return 2
 	}
-	bin, err := filepath.Abs(fs.Arg(0))
-	if err == nil {
-		var st os.FileInfo
-		if st, err = os.Stat(bin); err == nil && (st.IsDir() || st.Mode()&0o111 == 0) {
-			err = fmt.Errorf("%s is not an executable file", bin)
-		}
-	}
+	bin, err := checkedBinary(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu plugin check: %v\n", err)
 		return 2
@@ -53,31 +49,56 @@ func (a *App) cmdPluginCheck(args []string, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if err := os.Symlink(bin, filepath.Join(dir, checkName)); err != nil {
-		fmt.Fprintf(stderr, "tickemu plugin check: %v\n", err)
-		return 1
-	}
-	// No builtins: a binary's plugin named like a builtin is the one checked.
-	cat, err := loader.New(loader.Options{Path: []string{dir}, Logger: zerolog.Nop(), CallTimeout: *timeout})
+	cat, entries, err := servedPlugins(bin, dir, *timeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "tickemu plugin check: %v\n", err)
 		return 1
+	}
+	runSuites(bin, dir, cat, entries)
+	return 0 // not reached
+}
+
+// checkedBinary is the absolute path of arg, an executable file.
+func checkedBinary(arg string) (string, error) {
+	bin, err := filepath.Abs(arg)
+	if err == nil {
+		var st os.FileInfo
+		if st, err = os.Stat(bin); err == nil && (st.IsDir() || st.Mode()&0o111 == 0) {
+			err = fmt.Errorf("%s is not an executable file", bin)
+		}
+	}
+	return bin, err
+}
+
+// servedPlugins lists the plugins bin serves, through a catalog of dir
+// holding a link to bin alone; an error names bin, not the link.
+func servedPlugins(bin, dir string, timeout time.Duration) (*loader.Catalog, []loader.Entry, error) {
+	if err := os.Symlink(bin, filepath.Join(dir, checkName)); err != nil {
+		return nil, nil, err
+	}
+	// No builtins: a binary's plugin named like a builtin is the one checked.
+	cat, err := loader.New(loader.Options{Path: []string{dir}, Logger: zerolog.Nop(), CallTimeout: timeout})
+	if err != nil {
+		return nil, nil, err
 	}
 	entries := cat.List()
 	for _, e := range entries {
 		if e.Err != nil {
 			// Name the binary, not the link the loader ran.
-			msg := strings.ReplaceAll(e.Err.Error(), filepath.Join(dir, checkName), bin)
-			fmt.Fprintf(stderr, "tickemu plugin check: %s\n", msg)
-			return 1
+			return nil, nil, errors.New(strings.ReplaceAll(e.Err.Error(), filepath.Join(dir, checkName), bin))
 		}
 	}
 	if len(entries) == 0 {
-		fmt.Fprintf(stderr, "tickemu plugin check: %s serves no plugin\n", bin)
-		return 1
+		return nil, nil, fmt.Errorf("%s serves no plugin", bin)
 	}
+	return cat, entries, nil
+}
+
+// runSuites runs the conformance suite of every entry as `go test -v` would
+// and exits with its status.
+func runSuites(bin, dir string, cat *loader.Catalog, entries []loader.Entry) {
 	// One test named after the binary, a subtest per plugin it serves:
-	// testing.Main exits without running this function's defers, so the
+	// testing.Main exits without running the callers' defers, so the
 	// test's cleanup removes the directory, after each suite's cleanups
 	// stopped the plugin processes.
 	tests := []testing.InternalTest{{Name: filepath.Base(bin), F: func(t *testing.T) {
@@ -89,7 +110,6 @@ func (a *App) cmdPluginCheck(args []string, stderr io.Writer) int {
 	testing.Init()
 	_ = flag.Set("test.v", "true")
 	testing.Main(func(pat, s string) (bool, error) { return regexp.MatchString(pat, s) }, tests, nil, nil)
-	return 0 // not reached
 }
 
 // suite returns the conformance test of the plugin kind/name: the kind's

@@ -140,17 +140,13 @@ func runOnce(spec *config.Spec, eo experiment.Options, f *runFlags, stdout, stde
 		close(interrupt)
 	})()
 	eo.Interrupt = interrupt
-	var trace traceOutput
-	if f.tf.file != "" {
-		var err error
-		if trace, err = openTrace(f.tf.file); err != nil {
-			fmt.Fprintf(stderr, "tickemu: --trace: %v\n", err)
-			return nil, nil, 1
-		}
-		eo.Trace = trace
-		if f.tf.file == "-" {
-			stdout = stderr // the trace owns standard output
-		}
+	trace, err := openRunTrace(f.tf.file, &eo)
+	if err != nil {
+		fmt.Fprintf(stderr, "tickemu: --trace: %v\n", err)
+		return nil, nil, 1
+	}
+	if f.tf.file == "-" {
+		stdout = stderr // the trace owns standard output
 	}
 	stop, err := startCPUProfile(f.cpuProfile)
 	if err != nil {
@@ -161,15 +157,43 @@ func runOnce(spec *config.Spec, eo experiment.Options, f *runFlags, stdout, stde
 	if perr := stop(); perr != nil { // the run's results still count
 		fmt.Fprintf(stderr, "tickemu: %v\n", perr)
 	}
-	if trace != nil {
-		if err != nil {
-			trace.Discard()
-		} else if cerr := trace.Commit(); cerr != nil {
-			err = fmt.Errorf("trace: %w", cerr)
-		}
-	}
+	err = closeRunTrace(trace, err)
 	prog.finish()
-	s, signalled := caught.Load().(os.Signal)
+	s, _ := caught.Load().(os.Signal)
+	return runStatus(res, err, s, stdout, stderr)
+}
+
+// openRunTrace opens --trace FILE (none: "") as the run's trace.
+func openRunTrace(file string, eo *experiment.Options) (traceOutput, error) {
+	if file == "" {
+		return nil, nil
+	}
+	trace, err := openTrace(file)
+	if err != nil {
+		return nil, err
+	}
+	eo.Trace = trace
+	return trace, nil
+}
+
+// closeRunTrace keeps the trace of a run that ended without error (runErr)
+// and discards any other; it returns the run's error, or the trace's.
+func closeRunTrace(trace traceOutput, runErr error) error {
+	if trace == nil {
+		return runErr
+	}
+	if runErr != nil {
+		trace.Discard()
+	} else if cerr := trace.Commit(); cerr != nil {
+		return fmt.Errorf("trace: %w", cerr)
+	}
+	return runErr
+}
+
+// runStatus is runOnce's answer for the run's result and error and the
+// signal s that stopped it (nil: none).
+func runStatus(res *experiment.Result, err error, s os.Signal, stdout, stderr io.Writer) (*experiment.Result, io.Writer, int) {
+	signalled := s != nil
 	switch {
 	case err != nil && signalled:
 		// The run failed after the signal (a plugin that died with it, or

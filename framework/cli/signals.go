@@ -113,67 +113,84 @@ func signalStatus(s os.Signal) int {
 // delivered, and waits for it: the handler either exits with the signal's
 // status or, with no signal (or one a command handled), returns.
 func watchSignals(stderr io.Writer) (stop func()) {
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, exitSignals...)
-	done := make(chan struct{})     // stop was called; ch gets no more signals
-	finished := make(chan struct{}) // the handler returned without exiting
-	handled := false                // a command took the signal and returns by itself
-	exit := func(s os.Signal, msg string) {
-		loader.KillPluginGroups()
-		runExitHooks()
-		clearStatusLine()
-		fmt.Fprintf(stderr, "tickemu: %v: %s\n", s, msg)
-		loader.CleanupClients()
-		os.Exit(signalStatus(s))
-	}
-	// next returns the next signal, or nil once stop was called and no
-	// signal delivered before it is left in ch.
-	next := func() os.Signal {
+	w := &signalWatch{ch: make(chan os.Signal, 2), done: make(chan struct{}), finished: make(chan struct{}), stderr: stderr}
+	signal.Notify(w.ch, exitSignals...)
+	go w.handle()
+	return w.stop
+}
+
+// signalWatch is watchSignals' state.
+type signalWatch struct {
+	ch       chan os.Signal
+	done     chan struct{} // stop was called; ch gets no more signals
+	finished chan struct{} // the handler returned without exiting
+	handled  bool          // a command took the signal and returns by itself
+	stderr   io.Writer
+}
+
+// exit kills the plugins, puts back what the command changed and exits
+// with s's status.
+func (w *signalWatch) exit(s os.Signal, msg string) {
+	loader.KillPluginGroups()
+	runExitHooks()
+	clearStatusLine()
+	fmt.Fprintf(w.stderr, "tickemu: %v: %s\n", s, msg)
+	loader.CleanupClients()
+	os.Exit(signalStatus(s))
+}
+
+// next returns the next signal, or nil once stop was called and no signal
+// delivered before it is left in ch.
+func (w *signalWatch) next() os.Signal {
+	select {
+	case s := <-w.ch:
+		return s
+	case <-w.done:
 		select {
-		case s := <-ch:
+		case s := <-w.ch:
 			return s
-		case <-done:
-			select {
-			case s := <-ch:
-				return s
-			default:
-				return nil
-			}
+		default:
+			return nil
 		}
 	}
-	go func() {
-		defer close(finished)
-		s := next()
-		if s == nil {
-			return
-		}
-		interruptHandler.Lock()
-		fn, msg, keep := interruptHandler.fn, interruptHandler.msg, interruptHandler.keep
-		interruptHandler.Unlock()
-		if fn == nil {
-			exit(s, "stopped, plugin processes killed")
-			return
-		}
-		handled = true
-		if !keep {
-			loader.KillPluginGroups()
-		}
-		clearStatusLine()
-		fmt.Fprintf(stderr, "tickemu: %v: %s (again to exit at once)\n", s, msg)
-		fn(s)
-		if s := next(); s != nil {
-			exit(s, "stopped at once, plugin processes killed")
-		}
-	}()
-	return func() {
-		// After signal.Stop no signal reaches ch; one delivered before is
-		// in ch or with the handler, which then exits with its status and
-		// never closes finished.
-		signal.Stop(ch)
-		close(done)
-		<-finished
-		if handled {
-			loader.CleanupClients()
-		}
+}
+
+// handle takes the first signal: the command's handler gets it (the
+// plugins killed first unless it keeps them), or tickemu exits; a second
+// signal exits at once.
+func (w *signalWatch) handle() {
+	defer close(w.finished)
+	s := w.next()
+	if s == nil {
+		return
+	}
+	interruptHandler.Lock()
+	fn, msg, keep := interruptHandler.fn, interruptHandler.msg, interruptHandler.keep
+	interruptHandler.Unlock()
+	if fn == nil {
+		w.exit(s, "stopped, plugin processes killed")
+		return
+	}
+	w.handled = true
+	if !keep {
+		loader.KillPluginGroups()
+	}
+	clearStatusLine()
+	fmt.Fprintf(w.stderr, "tickemu: %v: %s (again to exit at once)\n", s, msg)
+	fn(s)
+	if s := w.next(); s != nil {
+		w.exit(s, "stopped at once, plugin processes killed")
+	}
+}
+
+// stop ends the watch. After signal.Stop no signal reaches ch; one
+// delivered before is in ch or with the handler, which then exits with its
+// status and never closes finished.
+func (w *signalWatch) stop() {
+	signal.Stop(w.ch)
+	close(w.done)
+	<-w.finished
+	if w.handled {
+		loader.CleanupClients()
 	}
 }
