@@ -35,7 +35,9 @@ var (
 func run(t *testing.T, governor string, extra ...string) (out, results string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	args := append([]string{"run", "scenario.hcl", "--var", "governor=" + governor}, extra...)
+	// A Python interpreter on a loaded machine may take longer than the
+	// default 5 s to start.
+	args := append([]string{"run", "scenario.hcl", "--var", "governor=" + governor, "--plugin-call-timeout", "60s"}, extra...)
 	if code := cli.New().Run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("tickemu %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
 	}
@@ -89,7 +91,7 @@ func TestPythonGovernorConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(self, "plugin", "check", filepath.Join(dir, "tickemu-plugin-pygov")).CombinedOutput()
+	out, err := exec.Command(self, "plugin", "check", "--plugin-call-timeout", "60s", filepath.Join(dir, "tickemu-plugin-pygov")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("tickemu plugin check: %v\n%s", err, out)
 	}
