@@ -76,6 +76,17 @@ func (p *Process) setitimer(c *CPU, now ktime.Time, which int, value, interval i
 	return cost
 }
 
+// realRemaining is itimer_get_remtime() of ITIMER_REAL, the old it_value
+// do_setitimer() reads: the time to the hrtimer's expiry, at least 1 us
+// while it is queued (an expiry already due), 0 when it is not.
+func (p *Process) realRemaining(now ktime.Time) int64 {
+	it := p.itimers[ItimerReal]
+	if it == nil || !it.hr.queued {
+		return 0
+	}
+	return max(int64(it.hr.expires-now), ktime.Microsecond)
+}
+
 func secUsec(ns int64) string {
 	us := (ns % ktime.Second) / ktime.Microsecond
 	s := strconv.FormatInt(us, 10)

@@ -82,6 +82,13 @@ type Setitimer struct {
 	Value, Interval int64
 }
 
+// Alarm is alarm(seconds), the system call of its own that glibc's alarm()
+// is on x86_64 (__NR_alarm): alarm_setitimer() in kernel/time/itimer.c sets
+// ITIMER_REAL to Seconds with no interval through do_setitimer(), as
+// setitimer() does, and returns the old timer's remaining time in whole
+// seconds, rounded up. Seconds 0 disarms.
+type Alarm struct{ Seconds uint32 }
+
 // posixCall describes one syscall of the table.
 type posixCall[A Action] struct {
 	// name is the syscall as sys_enter_NAME and sys_exit_NAME print it.
@@ -124,6 +131,8 @@ var (
 		args: func(t *Task, a Setitimer) string {
 			return "which: " + hex(int64(a.Which)) + ", value: " + t.userAddr(3) + ", ovalue: 0"
 		}}
+	alarmCall = posixCall[Alarm]{name: "alarm", run: sysAlarm, retIsValue: true,
+		args: func(t *Task, a Alarm) string { return "seconds: " + hex(int64(a.Seconds)) }}
 	sigactionCall = posixCall[Sigaction]{name: "rt_sigaction", run: sysSigaction,
 		args: func(t *Task, a Sigaction) string {
 			return "sig: " + hex(int64(a.Signo)) + ", act: " + t.userAddr(4) + ", oact: 0, sigsetsize: 8"
@@ -149,6 +158,7 @@ func (a TimerGetoverrun) start(t *Task, now ktime.Time) {
 }
 func (a TimerDelete) start(t *Task, now ktime.Time) { runPosixCall(t, now, a, &timerDeleteCall) }
 func (a Setitimer) start(t *Task, now ktime.Time)   { runPosixCall(t, now, a, &setitimerCall) }
+func (a Alarm) start(t *Task, now ktime.Time)       { runPosixCall(t, now, a, &alarmCall) }
 func (a Sigaction) start(t *Task, now ktime.Time)   { runPosixCall(t, now, a, &sigactionCall) }
 func (a Sigpending) start(t *Task, now ktime.Time)  { runPosixCall(t, now, a, &sigpendingCall) }
 func (a Sigprocmask) start(t *Task, now ktime.Time) { runPosixCall(t, now, a, &sigprocmaskCall) }
@@ -254,6 +264,21 @@ func sysSetitimer(t *Task, at ktime.Time, a Setitimer) (Result, int64) {
 		return Result{Err: EINVAL}, 0
 	}
 	return Result{}, t.Proc.setitimer(t.cpu, at, a.Which, a.Value, a.Interval)
+}
+
+// sysAlarm is alarm_setitimer(): do_setitimer(ITIMER_REAL) with it_value
+// Seconds and no interval; the return value is the old it_value
+// (itimer_get_remtime()) in seconds, plus one when it had only nanoseconds
+// or at least half a second of them ("We can't return 0 if we have an
+// alarm pending").
+func sysAlarm(t *Task, at ktime.Time, a Alarm) (Result, int64) {
+	old := t.Proc.realRemaining(at)
+	cost := t.Proc.setitimer(t.cpu, at, ItimerReal, int64(a.Seconds)*ktime.Second, 0)
+	sec, nsec := old/ktime.Second, old%ktime.Second
+	if (sec == 0 && nsec != 0) || nsec >= ktime.Second/2 {
+		sec++
+	}
+	return Result{Ret: sec}, cost
 }
 
 func sysSigaction(t *Task, at ktime.Time, a Sigaction) (Result, int64) {

@@ -218,3 +218,50 @@ func TestItimerProf(t *testing.T) {
 		}
 	}
 }
+
+// TestAlarm checks alarm() (alarm_setitimer(), kernel/time/itimer.c): it
+// sets ITIMER_REAL to whole seconds without an interval, so SIGALRM comes
+// once, and returns the old timer's remaining time in seconds, rounded up
+// when under a second or at least half a second past a whole one; 0 when
+// none was queued.
+func TestAlarm(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			r := newRig(t, era, 1)
+			var log []handled
+			sleep := func(at int64) step {
+				return do(kernel.ClockNanosleep{Clock: sdk.ClockMonotonic, Abs: true, T: at})
+			}
+			s := &script{steps: []step{
+				do(kernel.Sigaction{Signo: kernel.SIGALRM, Handler: recorder(&log, false, 0)}),
+				do(kernel.Alarm{Seconds: 2}), // 1: none queued
+				sleep(600 * ms),
+				do(kernel.Alarm{Seconds: 3}), // 3: 1.4 s left
+				sleep(1000 * ms),
+				do(kernel.Alarm{}), // 5: 2.6 s left
+				do(kernel.Alarm{}), // 6: none queued
+				do(kernel.Alarm{Seconds: 1}),
+				sleep(1999 * ms),
+				do(kernel.Alarm{Seconds: 1}), // 9: 1 ms left
+				sleep(3500 * ms),             // SIGALRM at 2.999 s
+				do(kernel.Alarm{}),           // 11: fired, none queued
+			}}
+			r.spawn("p", "alarm", 0, kernel.SchedFIFO, 10, s)
+			r.run(4000 * ms)
+			if len(s.results) < 12 {
+				t.Fatalf("%d steps done, want 12", len(s.results))
+			}
+			for i, want := range map[int]int64{1: 0, 3: 1, 5: 3, 6: 0, 9: 1, 11: 0} {
+				if got := s.results[i].Ret; got != want {
+					t.Errorf("step %d: alarm() = %d, want %d", i, got, want)
+				}
+			}
+			if len(log) != 1 {
+				t.Fatalf("SIGALRM handler runs = %d, want 1 (no interval)", len(log))
+			}
+			if at := int64(log[0].at); at < 2999*ms || at > 3000*ms {
+				t.Errorf("SIGALRM at %d ns, want 1 s after the alarm(1) at 1.999 s", at)
+			}
+		})
+	}
+}

@@ -64,7 +64,7 @@ type stressNgNanosleep struct {
 	// maxOps is each instance's max_ops (0: no limit), alarm its
 	// alarm(g_opt_timeout).
 	maxOps uint64
-	alarm  int64
+	alarm  uint32
 	inst   []*nanosleepMain
 }
 
@@ -88,12 +88,13 @@ var stressNgNanosleepType = Type{
 }
 
 func newStressNgNanosleep(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
-	w := &stressNgNanosleep{name: name, instances: int(c.Int("instances")), threads: int(c.Int("threads")), method: c.String("method"), alarm: c.Duration("alarm")}
+	w := &stressNgNanosleep{name: name, instances: int(c.Int("instances")), threads: int(c.Int("threads")), method: c.String("method")}
 	if ops := c.Int("ops"); ops > 0 && w.instances > 0 {
 		w.maxOps = uint64((ops + int64(w.instances) - 1) / int64(w.instances))
 	}
-	if w.alarm <= 0 {
-		return nil, fieldErr("alarm", "must be positive (alarm(0) arms nothing)")
+	var err error
+	if w.alarm, err = alarmSeconds(c); err != nil {
+		return nil, err
 	}
 	if w.threads < 1 {
 		return nil, fieldErr("threads", "must be at least 1, got %d", w.threads)
@@ -168,7 +169,7 @@ func (m *nanosleepMain) Next(t *kernel.Task, r kernel.Result) kernel.Action {
 	switch m.phase {
 	case 0:
 		m.phase = 1
-		return kernel.Setitimer{Which: kernel.ItimerReal, Value: w.alarm}
+		return kernel.Alarm{Seconds: w.alarm}
 	case 1:
 		m.start = r.Now // stats->start, before shim_usleep()
 		m.phase = 2
@@ -200,7 +201,7 @@ func (m *nanosleepMain) Next(t *kernel.Task, r kernel.Result) kernel.Action {
 			return nanosleepGettime
 		}
 		m.phase = 5
-		return kernel.Setitimer{Which: kernel.ItimerReal} // alarm(0)
+		return kernel.Alarm{} // alarm(0)
 	}
 	if !m.finished {
 		m.finish, m.finished = r.Now, true // stats->finish

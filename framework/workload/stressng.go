@@ -84,7 +84,7 @@ type stressNgTimer struct {
 	// maxOps is each instance's max_ops (0: no limit) and alarm the
 	// instance's alarm(g_opt_timeout).
 	maxOps uint64
-	alarm  int64
+	alarm  uint32
 	inst   []*stressTimerMain
 }
 
@@ -108,12 +108,13 @@ var stressNgTimerType = Type{
 	}},
 	New: func(name string, c *sdk.ConfigReader, m kernel.Machine) (Workload, error) {
 		w := &stressNgTimer{name: name, instances: int(c.Int("instances")), rearm: c.Bool("rearm_in_handler"),
-			sleep: c.Duration("sleep"), handler: c.Duration("handler_work"), alarm: c.Duration("alarm")}
+			sleep: c.Duration("sleep"), handler: c.Duration("handler_work")}
 		if ops := c.Int("ops"); ops > 0 && w.instances > 0 {
 			w.maxOps = uint64((ops + int64(w.instances) - 1) / int64(w.instances))
 		}
-		if w.alarm <= 0 {
-			return nil, fieldErr("alarm", "must be positive (alarm(0) arms nothing)")
+		var err error
+		if w.alarm, err = alarmSeconds(c); err != nil {
+			return nil, err
 		}
 		f := c.Float("freq")
 		if f < 1 || f > 100e6 {
@@ -170,6 +171,18 @@ func (w *stressNgTimer) Setup(k *kernel.Kernel, warmup ktime.Time) error {
 	return nil
 }
 
+// alarmSeconds is the "alarm" attribute as alarm()'s argument: stress-ng
+// calls alarm(g_opt_timeout), which on x86_64 is the alarm system call
+// (alarm_setitimer() in kernel/time/itimer.c), not setitimer(): whole
+// seconds, 1 to 2^32-1.
+func alarmSeconds(c *sdk.ConfigReader) (uint32, error) {
+	d := c.Duration("alarm")
+	if d <= 0 || d%ktime.Second != 0 || d/ktime.Second > math.MaxUint32 {
+		return 0, fieldErr("alarm", "must be a whole number of seconds from 1s to %ds (alarm(seconds); alarm(0) arms nothing), got %s", uint32(math.MaxUint32), ktime.FormatDuration(d))
+	}
+	return uint32(d / ktime.Second), nil
+}
+
 // program is one instance's process: stress_run()'s alarm and usleep, the
 // stressor's setup and its nanosleep loop, then timer_delete(), alarm(0)
 // and exit. The actions are boxed once per instance, so the loop
@@ -179,7 +192,7 @@ func (w *stressNgTimer) program() *stressTimerMain {
 	return &stressTimerMain{
 		h: h,
 		pro: [2]kernel.Action{
-			kernel.Setitimer{Which: kernel.ItimerReal, Value: w.alarm},
+			kernel.Alarm{Seconds: w.alarm},
 			// shim_usleep(backoff * started_instances): nanosleep of 0.
 			kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: 0},
 		},
@@ -234,7 +247,7 @@ func (m *stressTimerMain) Next(_ *kernel.Task, r kernel.Result) kernel.Action {
 		case 1, 2:
 			return m.h.delete
 		case 3:
-			return kernel.Setitimer{Which: kernel.ItimerReal}
+			return kernel.Alarm{} // alarm(0)
 		}
 		if !m.finished {
 			m.finish, m.finished = r.Now, true

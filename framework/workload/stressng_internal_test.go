@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -50,7 +51,7 @@ func TestStressNgTimerProgram(t *testing.T) {
 			next := func(r kernel.Result) kernel.Action { return p.Next(nil, r) }
 
 			// stress_run()'s child: alarm(86400), then shim_usleep(0).
-			if got, want := next(kernel.Result{}), (kernel.Setitimer{Which: kernel.ItimerReal, Value: 86400 * 1_000_000_000}); got != want {
+			if got, want := next(kernel.Result{}), (kernel.Alarm{Seconds: 86400}); got != want {
 				t.Fatalf("alarm = %#v, want %#v", got, want)
 			}
 			if got, want := next(kernel.Result{}), (kernel.ClockNanosleep{Clock: sdk.ClockRealtime, T: 0}); got != want {
@@ -241,7 +242,7 @@ func TestStressNgTimerOps(t *testing.T) {
 	if got := handler(); !reflect.DeepEqual(got, []kernel.Action{kernel.TimerSettime{ID: 7}, kernel.Return{}}) {
 		t.Errorf("the handler run at max_ops = %#v, want the disarm and the return", got)
 	}
-	want := []kernel.Action{kernel.TimerDelete{ID: 7}, kernel.TimerDelete{ID: 7}, kernel.Setitimer{Which: kernel.ItimerReal}, kernel.Exit{}}
+	want := []kernel.Action{kernel.TimerDelete{ID: 7}, kernel.TimerDelete{ID: 7}, kernel.Alarm{}, kernel.Exit{}}
 	var got []kernel.Action
 	for i := range want {
 		got = append(got, p.Next(nil, at(int64(10_000_000+i*1000))))
@@ -256,3 +257,35 @@ func TestStressNgTimerOps(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-6*b && b-a < 1e-6*b }
+
+// TestStressNgAlarmSeconds: the alarm attribute is alarm()'s argument, whole
+// seconds (alarm_setitimer()), for both stress-ng models; anything else is
+// refused naming the attribute.
+func TestStressNgAlarmSeconds(t *testing.T) {
+	for _, ty := range []string{"stress_ng_timer", "stress_ng_nanosleep"} {
+		for _, tt := range []struct {
+			alarm string
+			ok    bool
+		}{{"86400s", true}, {"1s", true}, {"1500ms", false}, {"0s", false}, {"2.5s", false}} {
+			t.Run(ty+"/"+tt.alarm, func(t *testing.T) {
+				typ, _ := Lookup(ty)
+				f, diags := hclsyntax.ParseConfig([]byte("alarm = \""+tt.alarm+"\"\n"), "t.hcl", hcl.InitialPos)
+				if diags.HasErrors() {
+					t.Fatal(diags)
+				}
+				cfg, diags := config.DecodeBody(f.Body, nil, typ.Schema, "workload "+ty)
+				if diags.HasErrors() {
+					t.Fatal(diags)
+				}
+				_, err := typ.New("w", cfg.Reader(), kernel.Machine{CPUs: 1, HZ: 1000})
+				var fe *FieldError
+				switch {
+				case tt.ok && err != nil:
+					t.Fatalf("alarm = %q: %v", tt.alarm, err)
+				case !tt.ok && (!errors.As(err, &fe) || fe.Attr != "alarm"):
+					t.Fatalf("alarm = %q: error %v, want one naming alarm", tt.alarm, err)
+				}
+			})
+		}
+	}
+}
