@@ -421,8 +421,10 @@ var policyBase = map[sdk.Kind]sdk.Kind{
 
 // usePolicies hands every opened policy to the base plugin that asks it
 // (sdk.PolicyUser), after both are configured. The policy goes through its
-// contract checker; the base is handed it directly, so it must run in
-// process: a base in its own process cannot call back into the host.
+// contract checker; the base is handed it directly. A base in its own process
+// is its shim client, which hands its process a proxy that asks the host over
+// the base's session (framework/sdk/shim, policypeer.go), so every base and
+// policy isolation works alike.
 func (b *built) usePolicies(blocks []config.PluginBlock) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, pol := range b.plugins {
@@ -437,13 +439,18 @@ func (b *built) usePolicies(blocks []config.PluginBlock) hcl.Diagnostics {
 		}
 		base := b.plugins[i]
 		u, ok := contract.Unwrap(base.plugin).(sdk.PolicyUser)
-		if ok && u.UsePolicy(pol.Kind, pol.plugin) {
+		taken, failed := false, error(nil)
+		if ok {
+			taken, failed = usePolicy(u, pol)
+		}
+		if taken {
 			continue
 		}
 		why := "it does not implement sdk.PolicyUser for this kind"
-		if base.Isolation == config.IsolationProcess {
-			why = "it runs in its own process, and a base out of process cannot ask a policy: run it in process (isolation = \"inprocess\" in its block, no --isolation process)"
-		} else if !ok {
+		switch {
+		case failed != nil:
+			why = fmt.Sprintf("its process failed the UsePolicy call (%v); a plugin binary built with an SDK older than policy callbacks cannot take policies: rebuild it, or run the base in process", failed)
+		case !ok:
 			why = "it does not implement sdk.PolicyUser"
 		}
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Policy not taken",
@@ -451,6 +458,21 @@ func (b *built) usePolicies(blocks []config.PluginBlock) hcl.Diagnostics {
 			Subject: blocks[j].PluginRange.Ptr()})
 	}
 	return diags
+}
+
+// usePolicy hands pol to u; a transport failure of a base in its own
+// process (it panics with a *sdk.TransportError) is failed.
+func usePolicy(u sdk.PolicyUser, pol PluginInfo) (taken bool, failed error) {
+	defer func() {
+		if v := recover(); v != nil {
+			te, ok := v.(*sdk.TransportError)
+			if !ok {
+				panic(v)
+			}
+			taken, failed = false, te
+		}
+	}()
+	return u.UsePolicy(pol.Kind, pol.plugin), nil
 }
 
 // openPlugin describes, decodes, starts and configures the plugin of block

@@ -26,8 +26,11 @@ var Kinds = []Kind{KindTimerBase, KindHRTimer, KindClockEvent, KindGovernor,
 // the version of the whole contract, wire and Go API (doc.go). It is not the
 // .proto package's version (tickemu.plugin.v2), which changes only when the
 // messages do. 3: the wire of 2; sdktest's host-side scenario harness moved
-// out of the SDK (framework/scenariotest), so the Go API changed.
-const ProtocolVersion = 3
+// out of the SDK (framework/scenariotest), so the Go API changed. 4: a wheel
+// or hrtimer base in its own process takes policies (UsePolicyRequest, and
+// the policy_call / policy_answer exchange inside a call: docs/protocol.md),
+// which a base binary of protocol 3 would refuse as an unknown call.
+const ProtocolVersion = 4
 
 // Info describes a plugin.
 type Info struct {

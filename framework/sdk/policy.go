@@ -13,7 +13,9 @@ import "github.com/tickemu/tickemu/framework/sdk/ktime"
 // any policy of that kind in its place, linked in or in its own process. The
 // host hands the configured policy to the base through the base's
 // PolicyUser method after both are configured; a base in its own process
-// cannot take one (the host says so).
+// gets a proxy that asks the host over the base's session, which answers
+// with the configured policy, linked in or in its own process
+// (docs/protocol.md, "Policies of a base in its own process").
 const (
 	// KindHangPolicy decides what hrtimer_interrupt() does after it gives
 	// up (HangPolicy).

@@ -173,7 +173,7 @@ func (s *clockEventDeviceServer) ClockEventDeviceSession(stream pb.ClockEventDev
 			func(rs []*pb.ClockEventDeviceResult) *pb.ClockEventDeviceSessionResponse {
 				return &pb.ClockEventDeviceSessionResponse{Results: rs}
 			},
-			dispatchClockEventDevice))
+			dispatchClockEventDevice), nil)
 }
 
 // dispatchClockEventDevice makes one sdk.ClockEventDevice call.

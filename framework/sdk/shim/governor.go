@@ -92,7 +92,7 @@ func (s *governorServer) GovernorSession(stream pb.GovernorService_GovernorSessi
 			func(rs []*pb.GovernorResult) *pb.GovernorSessionResponse {
 				return &pb.GovernorSessionResponse{Results: rs}
 			},
-			dispatchGovernor))
+			dispatchGovernor), nil)
 }
 
 // dispatchGovernor makes one sdk.Governor call.

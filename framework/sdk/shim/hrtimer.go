@@ -40,6 +40,10 @@ var hrTimerBaseShim = kindShim{
 			}
 		}}
 		c.base = base{s: s, plugin: c.plugin}
+		s.onPolicy = policyAnswerer(&c.pol, (*pb.HRTimerBaseSessionResponse).GetPolicyCall,
+			func(a *pb.PolicyResult) *pb.HRTimerBaseSessionRequest {
+				return &pb.HRTimerBaseSessionRequest{PolicyAnswer: a}
+			})
 		return c, &c.base
 	},
 }
@@ -57,6 +61,19 @@ type hrTimerBaseClient struct {
 	models    []sdk.HRTimerModel
 	queuedOn  map[sdk.TimerID]int // -1: somewhere, not known where
 	busyUntil ktime.Time
+	// pol answers the plugin's hang and restart decisions (UsePolicy).
+	pol policyHost
+}
+
+var _ sdk.PolicyUser = (*hrTimerBaseClient)(nil)
+
+// UsePolicy implements sdk.PolicyUser: the plugin in its process is handed a
+// proxy that asks p through the host (policypeer.go); one round trip.
+func (c *hrTimerBaseClient) UsePolicy(k sdk.Kind, p sdk.Plugin) bool {
+	return c.pol.usePolicy(k, p, func(u *pb.UsePolicyRequest) bool {
+		resp := c.do("UsePolicy", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_UsePolicy{UsePolicy: u}})
+		return expect(c.s, "UsePolicy", resp.GetUsePolicy(), resp).GetTaken()
+	})
 }
 
 // takeModels stores the models an answer carried.
@@ -274,6 +291,17 @@ type hrTimerBaseServer struct {
 
 // HRTimerBaseSession implements pb.HRTimerBaseServiceServer.
 func (s *hrTimerBaseServer) HRTimerBaseSession(stream pb.HRTimerBaseService_HRTimerBaseSessionServer) error {
+	peer := new(policyPeer)
+	dispatch := func(p sdk.Plugin, c *pb.HRTimerBaseCall) (*pb.HRTimerBaseResult, error) {
+		if u := c.GetUsePolicy(); u != nil {
+			taken, err := peer.use(p, u.GetKind())
+			if err != nil {
+				return nil, err
+			}
+			return &pb.HRTimerBaseResult{Result: &pb.HRTimerBaseResult_UsePolicy{UsePolicy: &pb.UsePolicyResponse{Taken: taken}}}, nil
+		}
+		return dispatchHRTimerBase(p, c)
+	}
 	return serveSession(s.r, stream,
 		func(req *pb.HRTimerBaseSessionRequest) *pb.OpenRequest {
 			return onlyCall(req.GetCalls()).GetPlugin().GetOpen()
@@ -286,7 +314,15 @@ func (s *hrTimerBaseServer) HRTimerBaseSession(stream pb.HRTimerBaseService_HRTi
 			func(rs []*pb.HRTimerBaseResult) *pb.HRTimerBaseSessionResponse {
 				return &pb.HRTimerBaseSessionResponse{Results: rs}
 			},
-			dispatchHRTimerBase)))
+			dispatch)),
+		bindPeer(peer, func(c *pb.PolicyCall) *pb.HRTimerBaseSessionResponse {
+			return &pb.HRTimerBaseSessionResponse{PolicyCall: c}
+		}, func(req *pb.HRTimerBaseSessionRequest) *pb.PolicyResult {
+			if len(req.GetCalls()) > 0 {
+				return nil
+			}
+			return req.GetPolicyAnswer()
+		}))
 }
 
 // withHRModels adds the plugin's sdk.HRTimerModel updates to each answer of

@@ -175,7 +175,7 @@ func servePolicySession[Req, Resp any](r *registry, stream grpc.BidiStreamingSer
 			return answer([]*pb.PolicyResult{{Result: &pb.PolicyResult_Plugin{
 				Plugin: &pb.PluginResponse{Result: &pb.PluginResponse_Open{Open: o}}}}})
 		},
-		batchOf(calls, answer, dispatchPolicy))
+		batchOf(calls, answer, dispatchPolicy), nil)
 }
 
 // dispatchPolicy makes one policy call; a decision the plugin's kind does

@@ -69,6 +69,8 @@ func (r *registry) open(req *pb.OpenRequest) (sdk.Plugin, error) {
 
 // serveSession runs one session: it reads the OpenRequest, makes the plugin,
 // then answers each request with dispatch until the client closes the stream.
+// bind, when not nil, is given the session's exchanger once its transport is
+// known, for a base kind's policy calls (policypeer.go).
 // A panic in the plugin ends the session with codes.Internal carrying the
 // panic value and stack, so the host reports it as a TransportError instead of
 // the whole process (or test binary, for an in-process pair) dying.
@@ -78,6 +80,7 @@ func serveSession[Req, Resp any](
 	openOf func(*Req) *pb.OpenRequest,
 	opened func(*pb.OpenResponse) *Resp,
 	dispatch func(p sdk.Plugin, req *Req) (*Resp, error),
+	bind func(exchanger[Req, Resp]),
 ) error {
 	first, err := stream.Recv()
 	if err != nil {
@@ -113,7 +116,13 @@ func serveSession[Req, Resp any](
 		// The session ends with its stream (the host cancelled it, or this
 		// server stopped), even in the middle of a read.
 		defer context.AfterFunc(stream.Context(), c.shutdown)()
+		if bind != nil {
+			bind(socketExchanger[Req, Resp](c))
+		}
 		return serveSocket(r, p, c, dispatch)
+	}
+	if bind != nil {
+		bind(streamExchanger(stream))
 	}
 	for {
 		req, err := stream.Recv()

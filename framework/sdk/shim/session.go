@@ -83,6 +83,10 @@ type session struct {
 	trips atomic.Uint64
 	// awaiting names the call begin sent and end has not read yet.
 	awaiting string
+	// onPolicy, set for a base kind, answers a response that is a policy
+	// call of the plugin with the request carrying the host's decision
+	// (nil, nil: resp is an answer). answerPolicies calls it.
+	onPolicy func(resp proto.Message) (proto.Message, error)
 }
 
 // newSession opens a session stream with start, which calls the kind's
@@ -129,23 +133,69 @@ func (s *session) roundTrip(call string, req, resp proto.Message) {
 	}
 	s.trips.Add(1)
 	s.deadline.arm()
-	var err error
-	if s.sock != nil {
-		err = s.sockTrip(req, resp)
-	} else {
-		err = s.stream.SendMsg(req)
-		if err == nil {
-			err = s.stream.RecvMsg(resp)
-		} else if errors.Is(err, io.EOF) {
-			// SendMsg reports a broken stream as io.EOF; RecvMsg has the status.
-			if err = s.stream.RecvMsg(resp); err == nil {
-				err = io.ErrUnexpectedEOF
-			}
-		}
+	err := s.exchange(req, resp)
+	if err == nil {
+		err = s.answerPolicies(call, resp)
 	}
 	s.deadline.disarm()
 	if err != nil {
 		panic(s.fail(call, err))
+	}
+}
+
+// exchange sends req and reads the answer into resp, on the socket or the
+// stream.
+//
+// Preconditions: s.mu is held.
+func (s *session) exchange(req, resp proto.Message) error {
+	if s.sock != nil {
+		return s.sockTrip(req, resp)
+	}
+	err := s.stream.SendMsg(req)
+	if err == nil {
+		err = s.stream.RecvMsg(resp)
+	} else if errors.Is(err, io.EOF) {
+		// SendMsg reports a broken stream as io.EOF; RecvMsg has the status.
+		if err = s.stream.RecvMsg(resp); err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+	}
+	return err
+}
+
+// answerPolicies answers, while resp is a policy call of the plugin (a base
+// in its own process asking the policy the host handed it: policypeer.go),
+// with the host's policy, and reads the next response into resp: one more
+// round trip each, counted on call. A panic of the host's policy (its own
+// transport failure, a contract violation) ends this session too.
+//
+// Preconditions: s.mu is held, the call's deadline is armed.
+func (s *session) answerPolicies(call string, resp proto.Message) (err error) {
+	if s.onPolicy == nil {
+		return nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.deadline.disarm()
+			if s.failed == nil {
+				s.failed = &sdk.TransportError{Kind: s.kind, Name: s.name, Call: call, Pid: s.pid(),
+					Err: fmt.Errorf("the policy it asked failed: %v", v)}
+				s.cancel(s.failed)
+			}
+			panic(v)
+		}
+	}()
+	for {
+		ans, err := s.onPolicy(resp)
+		if err != nil || ans == nil {
+			return err
+		}
+		s.trips.Add(1)
+		roundTrips.Add(1)
+		proto.Reset(resp)
+		if err := s.exchange(ans, resp); err != nil {
+			return err
+		}
 	}
 }
 
@@ -245,6 +295,9 @@ func (s *session) end(call string, resp proto.Message) {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
+	}
+	if err == nil {
+		err = s.answerPolicies(call, resp)
 	}
 	s.deadline.disarm()
 	if err != nil {

@@ -31,6 +31,10 @@ var timerBaseShim = kindShim{
 			return resp.GetResults(), resp
 		}}
 		c.base = base{s: s, plugin: c.plugin}
+		s.onPolicy = policyAnswerer(&c.pol, (*pb.TimerBaseSessionResponse).GetPolicyCall,
+			func(a *pb.PolicyResult) *pb.TimerBaseSessionRequest {
+				return &pb.TimerBaseSessionRequest{PolicyAnswer: a}
+			})
 		return c, &c.base
 	},
 }
@@ -45,6 +49,19 @@ type timerBaseClient struct {
 	b        batcher[pb.TimerBaseCall, pb.TimerBaseResult]
 	models   []sdk.NextTimerModel
 	repeated []bool
+	// pol answers the plugin's catch-up decisions (UsePolicy).
+	pol policyHost
+}
+
+var _ sdk.PolicyUser = (*timerBaseClient)(nil)
+
+// UsePolicy implements sdk.PolicyUser: the plugin in its process is handed a
+// proxy that asks p through the host (policypeer.go); one round trip.
+func (c *timerBaseClient) UsePolicy(k sdk.Kind, p sdk.Plugin) bool {
+	return c.pol.usePolicy(k, p, func(u *pb.UsePolicyRequest) bool {
+		resp := c.b.call("UsePolicy", &pb.TimerBaseCall{Call: &pb.TimerBaseCall_UsePolicy{UsePolicy: u}})
+		return expect(c.s, "UsePolicy", resp.GetUsePolicy(), resp).GetTaken()
+	})
 }
 
 // takeModels stores the models an answer carried.
@@ -132,6 +149,17 @@ type timerBaseServer struct {
 
 // TimerBaseSession implements pb.TimerBaseServiceServer.
 func (s *timerBaseServer) TimerBaseSession(stream pb.TimerBaseService_TimerBaseSessionServer) error {
+	peer := new(policyPeer)
+	dispatch := func(p sdk.Plugin, c *pb.TimerBaseCall) (*pb.TimerBaseResult, error) {
+		if u := c.GetUsePolicy(); u != nil {
+			taken, err := peer.use(p, u.GetKind())
+			if err != nil {
+				return nil, err
+			}
+			return &pb.TimerBaseResult{Result: &pb.TimerBaseResult_UsePolicy{UsePolicy: &pb.UsePolicyResponse{Taken: taken}}}, nil
+		}
+		return dispatchTimerBase(p, c)
+	}
 	return serveSession(s.r, stream,
 		func(req *pb.TimerBaseSessionRequest) *pb.OpenRequest {
 			return onlyCall(req.GetCalls()).GetPlugin().GetOpen()
@@ -144,7 +172,15 @@ func (s *timerBaseServer) TimerBaseSession(stream pb.TimerBaseService_TimerBaseS
 			func(rs []*pb.TimerBaseResult) *pb.TimerBaseSessionResponse {
 				return &pb.TimerBaseSessionResponse{Results: rs}
 			},
-			dispatchTimerBase)))
+			dispatch)),
+		bindPeer(peer, func(c *pb.PolicyCall) *pb.TimerBaseSessionResponse {
+			return &pb.TimerBaseSessionResponse{PolicyCall: c}
+		}, func(req *pb.TimerBaseSessionRequest) *pb.PolicyResult {
+			if len(req.GetCalls()) > 0 {
+				return nil
+			}
+			return req.GetPolicyAnswer()
+		}))
 }
 
 // withNextTimerModels adds the plugin's sdk.NextTimerModel updates to each

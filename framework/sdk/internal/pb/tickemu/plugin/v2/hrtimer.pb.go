@@ -28,8 +28,12 @@ const (
 // they come), batched since the last message. The server makes them in order
 // and answers the message with one HRTimerBaseSessionResponse.
 type HRTimerBaseSessionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Calls         []*HRTimerBaseCall     `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Calls []*HRTimerBaseCall     `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
+	// policy_answer, in a message without calls, answers the policy_call of
+	// the server's last response (UsePolicyRequest); the server then goes on
+	// with the call that asked and answers as usual.
+	PolicyAnswer  *PolicyResult `protobuf:"bytes,2,opt,name=policy_answer,json=policyAnswer,proto3" json:"policy_answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -71,6 +75,13 @@ func (x *HRTimerBaseSessionRequest) GetCalls() []*HRTimerBaseCall {
 	return nil
 }
 
+func (x *HRTimerBaseSessionRequest) GetPolicyAnswer() *PolicyResult {
+	if x != nil {
+		return x.PolicyAnswer
+	}
+	return nil
+}
+
 // HRTimerBaseCall is one sdk.HRTimerBase call.
 type HRTimerBaseCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -86,6 +97,7 @@ type HRTimerBaseCall struct {
 	//	*HRTimerBaseCall_NextEvent
 	//	*HRTimerBaseCall_RetriggerNextEvent
 	//	*HRTimerBaseCall_InterruptEtime
+	//	*HRTimerBaseCall_UsePolicy
 	Call          isHRTimerBaseCall_Call `protobuf_oneof:"call"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -218,6 +230,15 @@ func (x *HRTimerBaseCall) GetInterruptEtime() *InterruptETIMERequest {
 	return nil
 }
 
+func (x *HRTimerBaseCall) GetUsePolicy() *UsePolicyRequest {
+	if x != nil {
+		if x, ok := x.Call.(*HRTimerBaseCall_UsePolicy); ok {
+			return x.UsePolicy
+		}
+	}
+	return nil
+}
+
 type isHRTimerBaseCall_Call interface {
 	isHRTimerBaseCall_Call()
 }
@@ -262,6 +283,10 @@ type HRTimerBaseCall_InterruptEtime struct {
 	InterruptEtime *InterruptETIMERequest `protobuf:"bytes,10,opt,name=interrupt_etime,json=interruptEtime,proto3,oneof"`
 }
 
+type HRTimerBaseCall_UsePolicy struct {
+	UsePolicy *UsePolicyRequest `protobuf:"bytes,11,opt,name=use_policy,json=usePolicy,proto3,oneof"`
+}
+
 func (*HRTimerBaseCall_Plugin) isHRTimerBaseCall_Call() {}
 
 func (*HRTimerBaseCall_Start) isHRTimerBaseCall_Call() {}
@@ -282,6 +307,8 @@ func (*HRTimerBaseCall_RetriggerNextEvent) isHRTimerBaseCall_Call() {}
 
 func (*HRTimerBaseCall_InterruptEtime) isHRTimerBaseCall_Call() {}
 
+func (*HRTimerBaseCall_UsePolicy) isHRTimerBaseCall_Call() {}
+
 // HRTimerBaseSessionResponse answers a HRTimerBaseSessionRequest: one result per
 // call, in the calls' order.
 type HRTimerBaseSessionResponse struct {
@@ -290,7 +317,12 @@ type HRTimerBaseSessionResponse struct {
 	// models are the sdk.HRTimerModel, after the calls, of every CPU a call
 	// of the message named and of every other CPU whose model changed since the
 	// last message; only from a plugin that declares them (sdk.HRTimerModeler).
-	Models        []*HRTimerModel `protobuf:"bytes,2,rep,name=models,proto3" json:"models,omitempty"`
+	Models []*HRTimerModel `protobuf:"bytes,2,rep,name=models,proto3" json:"models,omitempty"`
+	// policy_call, in a response without results or models, is a decision the
+	// plugin asks of a policy the host handed it (UsePolicyRequest: hang or
+	// restart) in the middle of a call: the host answers it with
+	// policy_answer and reads the next response.
+	PolicyCall    *PolicyCall `protobuf:"bytes,3,opt,name=policy_call,json=policyCall,proto3" json:"policy_call,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -335,6 +367,13 @@ func (x *HRTimerBaseSessionResponse) GetResults() []*HRTimerBaseResult {
 func (x *HRTimerBaseSessionResponse) GetModels() []*HRTimerModel {
 	if x != nil {
 		return x.Models
+	}
+	return nil
+}
+
+func (x *HRTimerBaseSessionResponse) GetPolicyCall() *PolicyCall {
+	if x != nil {
+		return x.PolicyCall
 	}
 	return nil
 }
@@ -556,6 +595,7 @@ type HRTimerBaseResult struct {
 	//	*HRTimerBaseResult_NextEvent
 	//	*HRTimerBaseResult_RetriggerNextEvent
 	//	*HRTimerBaseResult_InterruptEtime
+	//	*HRTimerBaseResult_UsePolicy
 	Result        isHRTimerBaseResult_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -688,6 +728,15 @@ func (x *HRTimerBaseResult) GetInterruptEtime() *InterruptETIMEResponse {
 	return nil
 }
 
+func (x *HRTimerBaseResult) GetUsePolicy() *UsePolicyResponse {
+	if x != nil {
+		if x, ok := x.Result.(*HRTimerBaseResult_UsePolicy); ok {
+			return x.UsePolicy
+		}
+	}
+	return nil
+}
+
 type isHRTimerBaseResult_Result interface {
 	isHRTimerBaseResult_Result()
 }
@@ -732,6 +781,10 @@ type HRTimerBaseResult_InterruptEtime struct {
 	InterruptEtime *InterruptETIMEResponse `protobuf:"bytes,10,opt,name=interrupt_etime,json=interruptEtime,proto3,oneof"`
 }
 
+type HRTimerBaseResult_UsePolicy struct {
+	UsePolicy *UsePolicyResponse `protobuf:"bytes,11,opt,name=use_policy,json=usePolicy,proto3,oneof"`
+}
+
 func (*HRTimerBaseResult_Plugin) isHRTimerBaseResult_Result() {}
 
 func (*HRTimerBaseResult_Start) isHRTimerBaseResult_Result() {}
@@ -751,6 +804,8 @@ func (*HRTimerBaseResult_NextEvent) isHRTimerBaseResult_Result() {}
 func (*HRTimerBaseResult_RetriggerNextEvent) isHRTimerBaseResult_Result() {}
 
 func (*HRTimerBaseResult_InterruptEtime) isHRTimerBaseResult_Result() {}
+
+func (*HRTimerBaseResult_UsePolicy) isHRTimerBaseResult_Result() {}
 
 // HRTimer is sdk.HRTimer.
 type HRTimer struct {
@@ -2121,9 +2176,10 @@ var File_tickemu_plugin_v2_hrtimer_proto protoreflect.FileDescriptor
 
 const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\n" +
-	"\x1ftickemu/plugin/v2/hrtimer.proto\x12\x11tickemu.plugin.v2\x1a\x1etickemu/plugin/v2/plugin.proto\"U\n" +
+	"\x1ftickemu/plugin/v2/hrtimer.proto\x12\x11tickemu.plugin.v2\x1a\x1etickemu/plugin/v2/plugin.proto\x1a\x1etickemu/plugin/v2/policy.proto\"\x9b\x01\n" +
 	"\x19HRTimerBaseSessionRequest\x128\n" +
-	"\x05calls\x18\x01 \x03(\v2\".tickemu.plugin.v2.HRTimerBaseCallR\x05calls\"\xe8\x05\n" +
+	"\x05calls\x18\x01 \x03(\v2\".tickemu.plugin.v2.HRTimerBaseCallR\x05calls\x12D\n" +
+	"\rpolicy_answer\x18\x02 \x01(\v2\x1f.tickemu.plugin.v2.PolicyResultR\fpolicyAnswer\"\xae\x06\n" +
 	"\x0fHRTimerBaseCall\x12:\n" +
 	"\x06plugin\x18\x01 \x01(\v2 .tickemu.plugin.v2.PluginRequestH\x00R\x06plugin\x127\n" +
 	"\x05start\x18\x02 \x01(\v2\x1f.tickemu.plugin.v2.StartRequestH\x00R\x05start\x12:\n" +
@@ -2138,11 +2194,15 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"next_event\x18\b \x01(\v2#.tickemu.plugin.v2.NextEventRequestH\x00R\tnextEvent\x12`\n" +
 	"\x14retrigger_next_event\x18\t \x01(\v2,.tickemu.plugin.v2.RetriggerNextEventRequestH\x00R\x12retriggerNextEvent\x12S\n" +
 	"\x0finterrupt_etime\x18\n" +
-	" \x01(\v2(.tickemu.plugin.v2.InterruptETIMERequestH\x00R\x0einterruptEtimeB\x06\n" +
-	"\x04call\"\x95\x01\n" +
+	" \x01(\v2(.tickemu.plugin.v2.InterruptETIMERequestH\x00R\x0einterruptEtime\x12D\n" +
+	"\n" +
+	"use_policy\x18\v \x01(\v2#.tickemu.plugin.v2.UsePolicyRequestH\x00R\tusePolicyB\x06\n" +
+	"\x04call\"\xd5\x01\n" +
 	"\x1aHRTimerBaseSessionResponse\x12>\n" +
 	"\aresults\x18\x01 \x03(\v2$.tickemu.plugin.v2.HRTimerBaseResultR\aresults\x127\n" +
-	"\x06models\x18\x02 \x03(\v2\x1f.tickemu.plugin.v2.HRTimerModelR\x06models\"\xe3\x02\n" +
+	"\x06models\x18\x02 \x03(\v2\x1f.tickemu.plugin.v2.HRTimerModelR\x06models\x12>\n" +
+	"\vpolicy_call\x18\x03 \x01(\v2\x1d.tickemu.plugin.v2.PolicyCallR\n" +
+	"policyCall\"\xe3\x02\n" +
 	"\fHRTimerModel\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x14\n" +
 	"\x05valid\x18\x02 \x01(\bR\x05valid\x12\x1d\n" +
@@ -2167,7 +2227,7 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"\aexpires\x18\x02 \x01(\x03R\aexpires\x12!\n" +
 	"\fsoft_expires\x18\x03 \x01(\x03R\vsoftExpires\x12#\n" +
 	"\rcallback_cost\x18\x04 \x01(\x03R\fcallbackCost\x12\x16\n" +
-	"\x06period\x18\x05 \x01(\x03R\x06period\"\xf6\x05\n" +
+	"\x06period\x18\x05 \x01(\x03R\x06period\"\xbd\x06\n" +
 	"\x11HRTimerBaseResult\x12;\n" +
 	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v2.PluginResponseH\x00R\x06plugin\x128\n" +
 	"\x05start\x18\x02 \x01(\v2 .tickemu.plugin.v2.StartResponseH\x00R\x05start\x12;\n" +
@@ -2182,7 +2242,9 @@ const file_tickemu_plugin_v2_hrtimer_proto_rawDesc = "" +
 	"next_event\x18\b \x01(\v2$.tickemu.plugin.v2.NextEventResponseH\x00R\tnextEvent\x12a\n" +
 	"\x14retrigger_next_event\x18\t \x01(\v2-.tickemu.plugin.v2.RetriggerNextEventResponseH\x00R\x12retriggerNextEvent\x12T\n" +
 	"\x0finterrupt_etime\x18\n" +
-	" \x01(\v2).tickemu.plugin.v2.InterruptETIMEResponseH\x00R\x0einterruptEtimeB\b\n" +
+	" \x01(\v2).tickemu.plugin.v2.InterruptETIMEResponseH\x00R\x0einterruptEtime\x12E\n" +
+	"\n" +
+	"use_policy\x18\v \x01(\v2$.tickemu.plugin.v2.UsePolicyResponseH\x00R\tusePolicyB\b\n" +
 	"\x06result\"\xbc\x01\n" +
 	"\aHRTimer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
@@ -2321,54 +2383,62 @@ var file_tickemu_plugin_v2_hrtimer_proto_goTypes = []any{
 	(*RetriggerNextEventResponse)(nil), // 26: tickemu.plugin.v2.RetriggerNextEventResponse
 	(*NextEventRequest)(nil),           // 27: tickemu.plugin.v2.NextEventRequest
 	(*NextEventResponse)(nil),          // 28: tickemu.plugin.v2.NextEventResponse
-	(*PluginRequest)(nil),              // 29: tickemu.plugin.v2.PluginRequest
-	(*PluginResponse)(nil),             // 30: tickemu.plugin.v2.PluginResponse
-	(*Placement)(nil),                  // 31: tickemu.plugin.v2.Placement
+	(*PolicyResult)(nil),               // 29: tickemu.plugin.v2.PolicyResult
+	(*PluginRequest)(nil),              // 30: tickemu.plugin.v2.PluginRequest
+	(*UsePolicyRequest)(nil),           // 31: tickemu.plugin.v2.UsePolicyRequest
+	(*PolicyCall)(nil),                 // 32: tickemu.plugin.v2.PolicyCall
+	(*PluginResponse)(nil),             // 33: tickemu.plugin.v2.PluginResponse
+	(*UsePolicyResponse)(nil),          // 34: tickemu.plugin.v2.UsePolicyResponse
+	(*Placement)(nil),                  // 35: tickemu.plugin.v2.Placement
 }
 var file_tickemu_plugin_v2_hrtimer_proto_depIdxs = []int32{
 	1,  // 0: tickemu.plugin.v2.HRTimerBaseSessionRequest.calls:type_name -> tickemu.plugin.v2.HRTimerBaseCall
-	29, // 1: tickemu.plugin.v2.HRTimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
-	11, // 2: tickemu.plugin.v2.HRTimerBaseCall.start:type_name -> tickemu.plugin.v2.StartRequest
-	13, // 3: tickemu.plugin.v2.HRTimerBaseCall.cancel:type_name -> tickemu.plugin.v2.CancelRequest
-	15, // 4: tickemu.plugin.v2.HRTimerBaseCall.interrupt:type_name -> tickemu.plugin.v2.InterruptRequest
-	17, // 5: tickemu.plugin.v2.HRTimerBaseCall.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqRequest
-	19, // 6: tickemu.plugin.v2.HRTimerBaseCall.run_queues:type_name -> tickemu.plugin.v2.RunQueuesRequest
-	21, // 7: tickemu.plugin.v2.HRTimerBaseCall.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetRequest
-	27, // 8: tickemu.plugin.v2.HRTimerBaseCall.next_event:type_name -> tickemu.plugin.v2.NextEventRequest
-	25, // 9: tickemu.plugin.v2.HRTimerBaseCall.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventRequest
-	23, // 10: tickemu.plugin.v2.HRTimerBaseCall.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMERequest
-	5,  // 11: tickemu.plugin.v2.HRTimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.HRTimerBaseResult
-	3,  // 12: tickemu.plugin.v2.HRTimerBaseSessionResponse.models:type_name -> tickemu.plugin.v2.HRTimerModel
-	4,  // 13: tickemu.plugin.v2.HRTimerModel.queue:type_name -> tickemu.plugin.v2.HRQueued
-	30, // 14: tickemu.plugin.v2.HRTimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
-	12, // 15: tickemu.plugin.v2.HRTimerBaseResult.start:type_name -> tickemu.plugin.v2.StartResponse
-	14, // 16: tickemu.plugin.v2.HRTimerBaseResult.cancel:type_name -> tickemu.plugin.v2.CancelResponse
-	16, // 17: tickemu.plugin.v2.HRTimerBaseResult.interrupt:type_name -> tickemu.plugin.v2.InterruptResponse
-	18, // 18: tickemu.plugin.v2.HRTimerBaseResult.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqResponse
-	20, // 19: tickemu.plugin.v2.HRTimerBaseResult.run_queues:type_name -> tickemu.plugin.v2.RunQueuesResponse
-	22, // 20: tickemu.plugin.v2.HRTimerBaseResult.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetResponse
-	28, // 21: tickemu.plugin.v2.HRTimerBaseResult.next_event:type_name -> tickemu.plugin.v2.NextEventResponse
-	26, // 22: tickemu.plugin.v2.HRTimerBaseResult.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventResponse
-	24, // 23: tickemu.plugin.v2.HRTimerBaseResult.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMEResponse
-	31, // 24: tickemu.plugin.v2.HRTimer.placement:type_name -> tickemu.plugin.v2.Placement
-	8,  // 25: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
-	6,  // 26: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
-	7,  // 27: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	7,  // 28: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	9,  // 29: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	9,  // 30: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	9,  // 31: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	10, // 32: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
-	7,  // 33: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	9,  // 34: tickemu.plugin.v2.InterruptETIMEResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
-	7,  // 35: tickemu.plugin.v2.RetriggerNextEventResponse.result:type_name -> tickemu.plugin.v2.HROpResult
-	0,  // 36: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
-	2,  // 37: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
-	37, // [37:38] is the sub-list for method output_type
-	36, // [36:37] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	29, // 1: tickemu.plugin.v2.HRTimerBaseSessionRequest.policy_answer:type_name -> tickemu.plugin.v2.PolicyResult
+	30, // 2: tickemu.plugin.v2.HRTimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	11, // 3: tickemu.plugin.v2.HRTimerBaseCall.start:type_name -> tickemu.plugin.v2.StartRequest
+	13, // 4: tickemu.plugin.v2.HRTimerBaseCall.cancel:type_name -> tickemu.plugin.v2.CancelRequest
+	15, // 5: tickemu.plugin.v2.HRTimerBaseCall.interrupt:type_name -> tickemu.plugin.v2.InterruptRequest
+	17, // 6: tickemu.plugin.v2.HRTimerBaseCall.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqRequest
+	19, // 7: tickemu.plugin.v2.HRTimerBaseCall.run_queues:type_name -> tickemu.plugin.v2.RunQueuesRequest
+	21, // 8: tickemu.plugin.v2.HRTimerBaseCall.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetRequest
+	27, // 9: tickemu.plugin.v2.HRTimerBaseCall.next_event:type_name -> tickemu.plugin.v2.NextEventRequest
+	25, // 10: tickemu.plugin.v2.HRTimerBaseCall.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventRequest
+	23, // 11: tickemu.plugin.v2.HRTimerBaseCall.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMERequest
+	31, // 12: tickemu.plugin.v2.HRTimerBaseCall.use_policy:type_name -> tickemu.plugin.v2.UsePolicyRequest
+	5,  // 13: tickemu.plugin.v2.HRTimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.HRTimerBaseResult
+	3,  // 14: tickemu.plugin.v2.HRTimerBaseSessionResponse.models:type_name -> tickemu.plugin.v2.HRTimerModel
+	32, // 15: tickemu.plugin.v2.HRTimerBaseSessionResponse.policy_call:type_name -> tickemu.plugin.v2.PolicyCall
+	4,  // 16: tickemu.plugin.v2.HRTimerModel.queue:type_name -> tickemu.plugin.v2.HRQueued
+	33, // 17: tickemu.plugin.v2.HRTimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	12, // 18: tickemu.plugin.v2.HRTimerBaseResult.start:type_name -> tickemu.plugin.v2.StartResponse
+	14, // 19: tickemu.plugin.v2.HRTimerBaseResult.cancel:type_name -> tickemu.plugin.v2.CancelResponse
+	16, // 20: tickemu.plugin.v2.HRTimerBaseResult.interrupt:type_name -> tickemu.plugin.v2.InterruptResponse
+	18, // 21: tickemu.plugin.v2.HRTimerBaseResult.run_softirq:type_name -> tickemu.plugin.v2.RunSoftirqResponse
+	20, // 22: tickemu.plugin.v2.HRTimerBaseResult.run_queues:type_name -> tickemu.plugin.v2.RunQueuesResponse
+	22, // 23: tickemu.plugin.v2.HRTimerBaseResult.clock_was_set:type_name -> tickemu.plugin.v2.ClockWasSetResponse
+	28, // 24: tickemu.plugin.v2.HRTimerBaseResult.next_event:type_name -> tickemu.plugin.v2.NextEventResponse
+	26, // 25: tickemu.plugin.v2.HRTimerBaseResult.retrigger_next_event:type_name -> tickemu.plugin.v2.RetriggerNextEventResponse
+	24, // 26: tickemu.plugin.v2.HRTimerBaseResult.interrupt_etime:type_name -> tickemu.plugin.v2.InterruptETIMEResponse
+	34, // 27: tickemu.plugin.v2.HRTimerBaseResult.use_policy:type_name -> tickemu.plugin.v2.UsePolicyResponse
+	35, // 28: tickemu.plugin.v2.HRTimer.placement:type_name -> tickemu.plugin.v2.Placement
+	8,  // 29: tickemu.plugin.v2.InterruptResult.expired:type_name -> tickemu.plugin.v2.HRExpiry
+	6,  // 30: tickemu.plugin.v2.StartRequest.timer:type_name -> tickemu.plugin.v2.HRTimer
+	7,  // 31: tickemu.plugin.v2.StartResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	7,  // 32: tickemu.plugin.v2.CancelResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	9,  // 33: tickemu.plugin.v2.InterruptResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	9,  // 34: tickemu.plugin.v2.RunSoftirqResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	9,  // 35: tickemu.plugin.v2.RunQueuesResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	10, // 36: tickemu.plugin.v2.ClockWasSetRequest.offsets:type_name -> tickemu.plugin.v2.ClockOffsets
+	7,  // 37: tickemu.plugin.v2.ClockWasSetResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	9,  // 38: tickemu.plugin.v2.InterruptETIMEResponse.result:type_name -> tickemu.plugin.v2.InterruptResult
+	7,  // 39: tickemu.plugin.v2.RetriggerNextEventResponse.result:type_name -> tickemu.plugin.v2.HROpResult
+	0,  // 40: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:input_type -> tickemu.plugin.v2.HRTimerBaseSessionRequest
+	2,  // 41: tickemu.plugin.v2.HRTimerBaseService.HRTimerBaseSession:output_type -> tickemu.plugin.v2.HRTimerBaseSessionResponse
+	41, // [41:42] is the sub-list for method output_type
+	40, // [40:41] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_hrtimer_proto_init() }
@@ -2377,6 +2447,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 		return
 	}
 	file_tickemu_plugin_v2_plugin_proto_init()
+	file_tickemu_plugin_v2_policy_proto_init()
 	file_tickemu_plugin_v2_hrtimer_proto_msgTypes[1].OneofWrappers = []any{
 		(*HRTimerBaseCall_Plugin)(nil),
 		(*HRTimerBaseCall_Start)(nil),
@@ -2388,6 +2459,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 		(*HRTimerBaseCall_NextEvent)(nil),
 		(*HRTimerBaseCall_RetriggerNextEvent)(nil),
 		(*HRTimerBaseCall_InterruptEtime)(nil),
+		(*HRTimerBaseCall_UsePolicy)(nil),
 	}
 	file_tickemu_plugin_v2_hrtimer_proto_msgTypes[5].OneofWrappers = []any{
 		(*HRTimerBaseResult_Plugin)(nil),
@@ -2400,6 +2472,7 @@ func file_tickemu_plugin_v2_hrtimer_proto_init() {
 		(*HRTimerBaseResult_NextEvent)(nil),
 		(*HRTimerBaseResult_RetriggerNextEvent)(nil),
 		(*HRTimerBaseResult_InterruptEtime)(nil),
+		(*HRTimerBaseResult_UsePolicy)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -297,6 +297,104 @@ func (x *RestartPolicySessionResponse) GetResults() []*PolicyResult {
 	return nil
 }
 
+// UsePolicyRequest hands a base plugin in its own process the policy of
+// kind configured for it (sdk.PolicyUser.UsePolicy): from then on the base
+// asks the host for each decision of that kind on its session (policy_call in
+// the session's response), and the host answers with the decision
+// (policy_answer in the session's next request), calling the configured
+// policy linked in or relaying to the policy's own process.
+type UsePolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind is the policy's sdk.Kind: "hang_policy", "catchup_policy" or
+	// "restart_policy".
+	Kind          string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UsePolicyRequest) Reset() {
+	*x = UsePolicyRequest{}
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UsePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UsePolicyRequest) ProtoMessage() {}
+
+func (x *UsePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UsePolicyRequest.ProtoReflect.Descriptor instead.
+func (*UsePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *UsePolicyRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+// UsePolicyResponse answers a UsePolicyRequest: taken is the base's
+// UsePolicy answer (false: it does not ask policies of that kind).
+type UsePolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Taken         bool                   `protobuf:"varint,1,opt,name=taken,proto3" json:"taken,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UsePolicyResponse) Reset() {
+	*x = UsePolicyResponse{}
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UsePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UsePolicyResponse) ProtoMessage() {}
+
+func (x *UsePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UsePolicyResponse.ProtoReflect.Descriptor instead.
+func (*UsePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *UsePolicyResponse) GetTaken() bool {
+	if x != nil {
+		return x.Taken
+	}
+	return false
+}
+
 // PolicyCall is one call of a policy: the common plugin calls or the
 // decision of the session's kind (a decision of another kind is
 // INVALID_ARGUMENT).
@@ -315,7 +413,7 @@ type PolicyCall struct {
 
 func (x *PolicyCall) Reset() {
 	*x = PolicyCall{}
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -327,7 +425,7 @@ func (x *PolicyCall) String() string {
 func (*PolicyCall) ProtoMessage() {}
 
 func (x *PolicyCall) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[6]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -340,7 +438,7 @@ func (x *PolicyCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyCall.ProtoReflect.Descriptor instead.
 func (*PolicyCall) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{6}
+	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PolicyCall) GetCall() isPolicyCall_Call {
@@ -430,7 +528,7 @@ type PolicyResult struct {
 
 func (x *PolicyResult) Reset() {
 	*x = PolicyResult{}
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +540,7 @@ func (x *PolicyResult) String() string {
 func (*PolicyResult) ProtoMessage() {}
 
 func (x *PolicyResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[7]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +553,7 @@ func (x *PolicyResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyResult.ProtoReflect.Descriptor instead.
 func (*PolicyResult) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{7}
+	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PolicyResult) GetResult() isPolicyResult_Result {
@@ -544,7 +642,7 @@ type HangRequest struct {
 
 func (x *HangRequest) Reset() {
 	*x = HangRequest{}
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -556,7 +654,7 @@ func (x *HangRequest) String() string {
 func (*HangRequest) ProtoMessage() {}
 
 func (x *HangRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[8]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +667,7 @@ func (x *HangRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HangRequest.ProtoReflect.Descriptor instead.
 func (*HangRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{8}
+	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *HangRequest) GetCpu() int64 {
@@ -619,7 +717,7 @@ type HangDecision struct {
 
 func (x *HangDecision) Reset() {
 	*x = HangDecision{}
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +729,7 @@ func (x *HangDecision) String() string {
 func (*HangDecision) ProtoMessage() {}
 
 func (x *HangDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[9]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +742,7 @@ func (x *HangDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HangDecision.ProtoReflect.Descriptor instead.
 func (*HangDecision) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{9}
+	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HangDecision) GetDelay() int64 {
@@ -684,7 +782,7 @@ type CatchupRequest struct {
 
 func (x *CatchupRequest) Reset() {
 	*x = CatchupRequest{}
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -696,7 +794,7 @@ func (x *CatchupRequest) String() string {
 func (*CatchupRequest) ProtoMessage() {}
 
 func (x *CatchupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[10]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -709,7 +807,7 @@ func (x *CatchupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatchupRequest.ProtoReflect.Descriptor instead.
 func (*CatchupRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{10}
+	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CatchupRequest) GetCpu() int64 {
@@ -759,7 +857,7 @@ type CatchupDecision struct {
 
 func (x *CatchupDecision) Reset() {
 	*x = CatchupDecision{}
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +869,7 @@ func (x *CatchupDecision) String() string {
 func (*CatchupDecision) ProtoMessage() {}
 
 func (x *CatchupDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[11]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +882,7 @@ func (x *CatchupDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatchupDecision.ProtoReflect.Descriptor instead.
 func (*CatchupDecision) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{11}
+	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CatchupDecision) GetMode() int32 {
@@ -810,7 +908,7 @@ type RestartRequest struct {
 
 func (x *RestartRequest) Reset() {
 	*x = RestartRequest{}
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +920,7 @@ func (x *RestartRequest) String() string {
 func (*RestartRequest) ProtoMessage() {}
 
 func (x *RestartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[12]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +933,7 @@ func (x *RestartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartRequest.ProtoReflect.Descriptor instead.
 func (*RestartRequest) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{12}
+	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RestartRequest) GetCpu() int64 {
@@ -876,7 +974,7 @@ type RestartDecision struct {
 
 func (x *RestartDecision) Reset() {
 	*x = RestartDecision{}
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -888,7 +986,7 @@ func (x *RestartDecision) String() string {
 func (*RestartDecision) ProtoMessage() {}
 
 func (x *RestartDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[13]
+	mi := &file_tickemu_plugin_v2_policy_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -901,7 +999,7 @@ func (x *RestartDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartDecision.ProtoReflect.Descriptor instead.
 func (*RestartDecision) Descriptor() ([]byte, []int) {
-	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{13}
+	return file_tickemu_plugin_v2_policy_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RestartDecision) GetDeferred() bool {
@@ -927,7 +1025,11 @@ const file_tickemu_plugin_v2_policy_proto_rawDesc = "" +
 	"\x1bRestartPolicySessionRequest\x123\n" +
 	"\x05calls\x18\x01 \x03(\v2\x1d.tickemu.plugin.v2.PolicyCallR\x05calls\"Y\n" +
 	"\x1cRestartPolicySessionResponse\x129\n" +
-	"\aresults\x18\x01 \x03(\v2\x1f.tickemu.plugin.v2.PolicyResultR\aresults\"\x84\x02\n" +
+	"\aresults\x18\x01 \x03(\v2\x1f.tickemu.plugin.v2.PolicyResultR\aresults\"&\n" +
+	"\x10UsePolicyRequest\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\")\n" +
+	"\x11UsePolicyResponse\x12\x14\n" +
+	"\x05taken\x18\x01 \x01(\bR\x05taken\"\x84\x02\n" +
 	"\n" +
 	"PolicyCall\x12:\n" +
 	"\x06plugin\x18\x01 \x01(\v2 .tickemu.plugin.v2.PluginRequestH\x00R\x06plugin\x124\n" +
@@ -984,7 +1086,7 @@ func file_tickemu_plugin_v2_policy_proto_rawDescGZIP() []byte {
 	return file_tickemu_plugin_v2_policy_proto_rawDescData
 }
 
-var file_tickemu_plugin_v2_policy_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_tickemu_plugin_v2_policy_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_tickemu_plugin_v2_policy_proto_goTypes = []any{
 	(*HangPolicySessionRequest)(nil),     // 0: tickemu.plugin.v2.HangPolicySessionRequest
 	(*HangPolicySessionResponse)(nil),    // 1: tickemu.plugin.v2.HangPolicySessionResponse
@@ -992,32 +1094,34 @@ var file_tickemu_plugin_v2_policy_proto_goTypes = []any{
 	(*CatchupPolicySessionResponse)(nil), // 3: tickemu.plugin.v2.CatchupPolicySessionResponse
 	(*RestartPolicySessionRequest)(nil),  // 4: tickemu.plugin.v2.RestartPolicySessionRequest
 	(*RestartPolicySessionResponse)(nil), // 5: tickemu.plugin.v2.RestartPolicySessionResponse
-	(*PolicyCall)(nil),                   // 6: tickemu.plugin.v2.PolicyCall
-	(*PolicyResult)(nil),                 // 7: tickemu.plugin.v2.PolicyResult
-	(*HangRequest)(nil),                  // 8: tickemu.plugin.v2.HangRequest
-	(*HangDecision)(nil),                 // 9: tickemu.plugin.v2.HangDecision
-	(*CatchupRequest)(nil),               // 10: tickemu.plugin.v2.CatchupRequest
-	(*CatchupDecision)(nil),              // 11: tickemu.plugin.v2.CatchupDecision
-	(*RestartRequest)(nil),               // 12: tickemu.plugin.v2.RestartRequest
-	(*RestartDecision)(nil),              // 13: tickemu.plugin.v2.RestartDecision
-	(*PluginRequest)(nil),                // 14: tickemu.plugin.v2.PluginRequest
-	(*PluginResponse)(nil),               // 15: tickemu.plugin.v2.PluginResponse
+	(*UsePolicyRequest)(nil),             // 6: tickemu.plugin.v2.UsePolicyRequest
+	(*UsePolicyResponse)(nil),            // 7: tickemu.plugin.v2.UsePolicyResponse
+	(*PolicyCall)(nil),                   // 8: tickemu.plugin.v2.PolicyCall
+	(*PolicyResult)(nil),                 // 9: tickemu.plugin.v2.PolicyResult
+	(*HangRequest)(nil),                  // 10: tickemu.plugin.v2.HangRequest
+	(*HangDecision)(nil),                 // 11: tickemu.plugin.v2.HangDecision
+	(*CatchupRequest)(nil),               // 12: tickemu.plugin.v2.CatchupRequest
+	(*CatchupDecision)(nil),              // 13: tickemu.plugin.v2.CatchupDecision
+	(*RestartRequest)(nil),               // 14: tickemu.plugin.v2.RestartRequest
+	(*RestartDecision)(nil),              // 15: tickemu.plugin.v2.RestartDecision
+	(*PluginRequest)(nil),                // 16: tickemu.plugin.v2.PluginRequest
+	(*PluginResponse)(nil),               // 17: tickemu.plugin.v2.PluginResponse
 }
 var file_tickemu_plugin_v2_policy_proto_depIdxs = []int32{
-	6,  // 0: tickemu.plugin.v2.HangPolicySessionRequest.calls:type_name -> tickemu.plugin.v2.PolicyCall
-	7,  // 1: tickemu.plugin.v2.HangPolicySessionResponse.results:type_name -> tickemu.plugin.v2.PolicyResult
-	6,  // 2: tickemu.plugin.v2.CatchupPolicySessionRequest.calls:type_name -> tickemu.plugin.v2.PolicyCall
-	7,  // 3: tickemu.plugin.v2.CatchupPolicySessionResponse.results:type_name -> tickemu.plugin.v2.PolicyResult
-	6,  // 4: tickemu.plugin.v2.RestartPolicySessionRequest.calls:type_name -> tickemu.plugin.v2.PolicyCall
-	7,  // 5: tickemu.plugin.v2.RestartPolicySessionResponse.results:type_name -> tickemu.plugin.v2.PolicyResult
-	14, // 6: tickemu.plugin.v2.PolicyCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
-	8,  // 7: tickemu.plugin.v2.PolicyCall.hang:type_name -> tickemu.plugin.v2.HangRequest
-	10, // 8: tickemu.plugin.v2.PolicyCall.catchup:type_name -> tickemu.plugin.v2.CatchupRequest
-	12, // 9: tickemu.plugin.v2.PolicyCall.restart:type_name -> tickemu.plugin.v2.RestartRequest
-	15, // 10: tickemu.plugin.v2.PolicyResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
-	9,  // 11: tickemu.plugin.v2.PolicyResult.hang:type_name -> tickemu.plugin.v2.HangDecision
-	11, // 12: tickemu.plugin.v2.PolicyResult.catchup:type_name -> tickemu.plugin.v2.CatchupDecision
-	13, // 13: tickemu.plugin.v2.PolicyResult.restart:type_name -> tickemu.plugin.v2.RestartDecision
+	8,  // 0: tickemu.plugin.v2.HangPolicySessionRequest.calls:type_name -> tickemu.plugin.v2.PolicyCall
+	9,  // 1: tickemu.plugin.v2.HangPolicySessionResponse.results:type_name -> tickemu.plugin.v2.PolicyResult
+	8,  // 2: tickemu.plugin.v2.CatchupPolicySessionRequest.calls:type_name -> tickemu.plugin.v2.PolicyCall
+	9,  // 3: tickemu.plugin.v2.CatchupPolicySessionResponse.results:type_name -> tickemu.plugin.v2.PolicyResult
+	8,  // 4: tickemu.plugin.v2.RestartPolicySessionRequest.calls:type_name -> tickemu.plugin.v2.PolicyCall
+	9,  // 5: tickemu.plugin.v2.RestartPolicySessionResponse.results:type_name -> tickemu.plugin.v2.PolicyResult
+	16, // 6: tickemu.plugin.v2.PolicyCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	10, // 7: tickemu.plugin.v2.PolicyCall.hang:type_name -> tickemu.plugin.v2.HangRequest
+	12, // 8: tickemu.plugin.v2.PolicyCall.catchup:type_name -> tickemu.plugin.v2.CatchupRequest
+	14, // 9: tickemu.plugin.v2.PolicyCall.restart:type_name -> tickemu.plugin.v2.RestartRequest
+	17, // 10: tickemu.plugin.v2.PolicyResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	11, // 11: tickemu.plugin.v2.PolicyResult.hang:type_name -> tickemu.plugin.v2.HangDecision
+	13, // 12: tickemu.plugin.v2.PolicyResult.catchup:type_name -> tickemu.plugin.v2.CatchupDecision
+	15, // 13: tickemu.plugin.v2.PolicyResult.restart:type_name -> tickemu.plugin.v2.RestartDecision
 	0,  // 14: tickemu.plugin.v2.HangPolicyService.HangPolicySession:input_type -> tickemu.plugin.v2.HangPolicySessionRequest
 	2,  // 15: tickemu.plugin.v2.CatchupPolicyService.CatchupPolicySession:input_type -> tickemu.plugin.v2.CatchupPolicySessionRequest
 	4,  // 16: tickemu.plugin.v2.RestartPolicyService.RestartPolicySession:input_type -> tickemu.plugin.v2.RestartPolicySessionRequest
@@ -1037,13 +1141,13 @@ func file_tickemu_plugin_v2_policy_proto_init() {
 		return
 	}
 	file_tickemu_plugin_v2_plugin_proto_init()
-	file_tickemu_plugin_v2_policy_proto_msgTypes[6].OneofWrappers = []any{
+	file_tickemu_plugin_v2_policy_proto_msgTypes[8].OneofWrappers = []any{
 		(*PolicyCall_Plugin)(nil),
 		(*PolicyCall_Hang)(nil),
 		(*PolicyCall_Catchup)(nil),
 		(*PolicyCall_Restart)(nil),
 	}
-	file_tickemu_plugin_v2_policy_proto_msgTypes[7].OneofWrappers = []any{
+	file_tickemu_plugin_v2_policy_proto_msgTypes[9].OneofWrappers = []any{
 		(*PolicyResult_Plugin)(nil),
 		(*PolicyResult_Hang)(nil),
 		(*PolicyResult_Catchup)(nil),
@@ -1055,7 +1159,7 @@ func file_tickemu_plugin_v2_policy_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_policy_proto_rawDesc), len(file_tickemu_plugin_v2_policy_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -28,8 +28,12 @@ const (
 // they come), batched since the last message. The server makes them in order
 // and answers the message with one TimerBaseSessionResponse.
 type TimerBaseSessionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Calls         []*TimerBaseCall       `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Calls []*TimerBaseCall       `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
+	// policy_answer, in a message without calls, answers the policy_call of
+	// the server's last response (UsePolicyRequest); the server then goes on
+	// with the call that asked and answers as usual.
+	PolicyAnswer  *PolicyResult `protobuf:"bytes,2,opt,name=policy_answer,json=policyAnswer,proto3" json:"policy_answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -71,6 +75,13 @@ func (x *TimerBaseSessionRequest) GetCalls() []*TimerBaseCall {
 	return nil
 }
 
+func (x *TimerBaseSessionRequest) GetPolicyAnswer() *PolicyResult {
+	if x != nil {
+		return x.PolicyAnswer
+	}
+	return nil
+}
+
 // TimerBaseCall is one sdk.TimerBase call.
 type TimerBaseCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -82,6 +93,7 @@ type TimerBaseCall struct {
 	//	*TimerBaseCall_RunTimers
 	//	*TimerBaseCall_NextTimerInterrupt
 	//	*TimerBaseCall_ExpireRemote
+	//	*TimerBaseCall_UsePolicy
 	Call          isTimerBaseCall_Call `protobuf_oneof:"call"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -178,6 +190,15 @@ func (x *TimerBaseCall) GetExpireRemote() *ExpireRemoteRequest {
 	return nil
 }
 
+func (x *TimerBaseCall) GetUsePolicy() *UsePolicyRequest {
+	if x != nil {
+		if x, ok := x.Call.(*TimerBaseCall_UsePolicy); ok {
+			return x.UsePolicy
+		}
+	}
+	return nil
+}
+
 type isTimerBaseCall_Call interface {
 	isTimerBaseCall_Call()
 }
@@ -206,6 +227,10 @@ type TimerBaseCall_ExpireRemote struct {
 	ExpireRemote *ExpireRemoteRequest `protobuf:"bytes,6,opt,name=expire_remote,json=expireRemote,proto3,oneof"`
 }
 
+type TimerBaseCall_UsePolicy struct {
+	UsePolicy *UsePolicyRequest `protobuf:"bytes,7,opt,name=use_policy,json=usePolicy,proto3,oneof"`
+}
+
 func (*TimerBaseCall_Plugin) isTimerBaseCall_Call() {}
 
 func (*TimerBaseCall_ModTimer) isTimerBaseCall_Call() {}
@@ -218,6 +243,8 @@ func (*TimerBaseCall_NextTimerInterrupt) isTimerBaseCall_Call() {}
 
 func (*TimerBaseCall_ExpireRemote) isTimerBaseCall_Call() {}
 
+func (*TimerBaseCall_UsePolicy) isTimerBaseCall_Call() {}
+
 // TimerBaseSessionResponse answers a TimerBaseSessionRequest: one result per
 // call, in the calls' order.
 type TimerBaseSessionResponse struct {
@@ -226,7 +253,12 @@ type TimerBaseSessionResponse struct {
 	// models are the sdk.NextTimerModel, after the calls, of every CPU a call
 	// of the message named and of every other CPU whose model changed since the
 	// last message; only from a plugin that declares them (sdk.NextTimerModeler).
-	Models        []*NextTimerModel `protobuf:"bytes,2,rep,name=models,proto3" json:"models,omitempty"`
+	Models []*NextTimerModel `protobuf:"bytes,2,rep,name=models,proto3" json:"models,omitempty"`
+	// policy_call, in a response without results or models, is a decision the
+	// plugin asks of a policy the host handed it (UsePolicyRequest: catch-up)
+	// in the middle of a call: the host answers it with policy_answer and
+	// reads the next response.
+	PolicyCall    *PolicyCall `protobuf:"bytes,3,opt,name=policy_call,json=policyCall,proto3" json:"policy_call,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -271,6 +303,13 @@ func (x *TimerBaseSessionResponse) GetResults() []*TimerBaseResult {
 func (x *TimerBaseSessionResponse) GetModels() []*NextTimerModel {
 	if x != nil {
 		return x.Models
+	}
+	return nil
+}
+
+func (x *TimerBaseSessionResponse) GetPolicyCall() *PolicyCall {
+	if x != nil {
+		return x.PolicyCall
 	}
 	return nil
 }
@@ -379,6 +418,7 @@ type TimerBaseResult struct {
 	//	*TimerBaseResult_RunTimers
 	//	*TimerBaseResult_NextTimerInterrupt
 	//	*TimerBaseResult_ExpireRemote
+	//	*TimerBaseResult_UsePolicy
 	Result        isTimerBaseResult_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -475,6 +515,15 @@ func (x *TimerBaseResult) GetExpireRemote() *ExpireRemoteResponse {
 	return nil
 }
 
+func (x *TimerBaseResult) GetUsePolicy() *UsePolicyResponse {
+	if x != nil {
+		if x, ok := x.Result.(*TimerBaseResult_UsePolicy); ok {
+			return x.UsePolicy
+		}
+	}
+	return nil
+}
+
 type isTimerBaseResult_Result interface {
 	isTimerBaseResult_Result()
 }
@@ -503,6 +552,10 @@ type TimerBaseResult_ExpireRemote struct {
 	ExpireRemote *ExpireRemoteResponse `protobuf:"bytes,6,opt,name=expire_remote,json=expireRemote,proto3,oneof"`
 }
 
+type TimerBaseResult_UsePolicy struct {
+	UsePolicy *UsePolicyResponse `protobuf:"bytes,7,opt,name=use_policy,json=usePolicy,proto3,oneof"`
+}
+
 func (*TimerBaseResult_Plugin) isTimerBaseResult_Result() {}
 
 func (*TimerBaseResult_ModTimer) isTimerBaseResult_Result() {}
@@ -514,6 +567,8 @@ func (*TimerBaseResult_RunTimers) isTimerBaseResult_Result() {}
 func (*TimerBaseResult_NextTimerInterrupt) isTimerBaseResult_Result() {}
 
 func (*TimerBaseResult_ExpireRemote) isTimerBaseResult_Result() {}
+
+func (*TimerBaseResult_UsePolicy) isTimerBaseResult_Result() {}
 
 // WheelTimer is sdk.WheelTimer.
 type WheelTimer struct {
@@ -1513,9 +1568,10 @@ var File_tickemu_plugin_v2_timerbase_proto protoreflect.FileDescriptor
 
 const file_tickemu_plugin_v2_timerbase_proto_rawDesc = "" +
 	"\n" +
-	"!tickemu/plugin/v2/timerbase.proto\x12\x11tickemu.plugin.v2\x1a\x1etickemu/plugin/v2/plugin.proto\"Q\n" +
+	"!tickemu/plugin/v2/timerbase.proto\x12\x11tickemu.plugin.v2\x1a\x1etickemu/plugin/v2/plugin.proto\x1a\x1etickemu/plugin/v2/policy.proto\"\x97\x01\n" +
 	"\x17TimerBaseSessionRequest\x126\n" +
-	"\x05calls\x18\x01 \x03(\v2 .tickemu.plugin.v2.TimerBaseCallR\x05calls\"\xd0\x03\n" +
+	"\x05calls\x18\x01 \x03(\v2 .tickemu.plugin.v2.TimerBaseCallR\x05calls\x12D\n" +
+	"\rpolicy_answer\x18\x02 \x01(\v2\x1f.tickemu.plugin.v2.PolicyResultR\fpolicyAnswer\"\x96\x04\n" +
 	"\rTimerBaseCall\x12:\n" +
 	"\x06plugin\x18\x01 \x01(\v2 .tickemu.plugin.v2.PluginRequestH\x00R\x06plugin\x12A\n" +
 	"\tmod_timer\x18\x02 \x01(\v2\".tickemu.plugin.v2.ModTimerRequestH\x00R\bmodTimer\x12A\n" +
@@ -1523,11 +1579,15 @@ const file_tickemu_plugin_v2_timerbase_proto_rawDesc = "" +
 	"\n" +
 	"run_timers\x18\x04 \x01(\v2#.tickemu.plugin.v2.RunTimersRequestH\x00R\trunTimers\x12`\n" +
 	"\x14next_timer_interrupt\x18\x05 \x01(\v2,.tickemu.plugin.v2.NextTimerInterruptRequestH\x00R\x12nextTimerInterrupt\x12M\n" +
-	"\rexpire_remote\x18\x06 \x01(\v2&.tickemu.plugin.v2.ExpireRemoteRequestH\x00R\fexpireRemoteB\x06\n" +
-	"\x04call\"\x93\x01\n" +
+	"\rexpire_remote\x18\x06 \x01(\v2&.tickemu.plugin.v2.ExpireRemoteRequestH\x00R\fexpireRemote\x12D\n" +
+	"\n" +
+	"use_policy\x18\a \x01(\v2#.tickemu.plugin.v2.UsePolicyRequestH\x00R\tusePolicyB\x06\n" +
+	"\x04call\"\xd3\x01\n" +
 	"\x18TimerBaseSessionResponse\x12<\n" +
 	"\aresults\x18\x01 \x03(\v2\".tickemu.plugin.v2.TimerBaseResultR\aresults\x129\n" +
-	"\x06models\x18\x02 \x03(\v2!.tickemu.plugin.v2.NextTimerModelR\x06models\"\xd4\x01\n" +
+	"\x06models\x18\x02 \x03(\v2!.tickemu.plugin.v2.NextTimerModelR\x06models\x12>\n" +
+	"\vpolicy_call\x18\x03 \x01(\v2\x1d.tickemu.plugin.v2.PolicyCallR\n" +
+	"policyCall\"\xd4\x01\n" +
 	"\x0eNextTimerModel\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x14\n" +
 	"\x05valid\x18\x02 \x01(\bR\x05valid\x12\x16\n" +
@@ -1536,7 +1596,7 @@ const file_tickemu_plugin_v2_timerbase_proto_rawDesc = "" +
 	"\x04cost\x18\x05 \x01(\x03R\x04cost\x12\x1f\n" +
 	"\vrepeat_cost\x18\x06 \x01(\x03R\n" +
 	"repeatCost\x123\n" +
-	"\x05state\x18\a \x01(\v2\x1d.tickemu.plugin.v2.WheelStateR\x05state\"\xda\x03\n" +
+	"\x05state\x18\a \x01(\v2\x1d.tickemu.plugin.v2.WheelStateR\x05state\"\xa1\x04\n" +
 	"\x0fTimerBaseResult\x12;\n" +
 	"\x06plugin\x18\x01 \x01(\v2!.tickemu.plugin.v2.PluginResponseH\x00R\x06plugin\x12B\n" +
 	"\tmod_timer\x18\x02 \x01(\v2#.tickemu.plugin.v2.ModTimerResponseH\x00R\bmodTimer\x12B\n" +
@@ -1544,7 +1604,9 @@ const file_tickemu_plugin_v2_timerbase_proto_rawDesc = "" +
 	"\n" +
 	"run_timers\x18\x04 \x01(\v2$.tickemu.plugin.v2.RunTimersResponseH\x00R\trunTimers\x12a\n" +
 	"\x14next_timer_interrupt\x18\x05 \x01(\v2-.tickemu.plugin.v2.NextTimerInterruptResponseH\x00R\x12nextTimerInterrupt\x12N\n" +
-	"\rexpire_remote\x18\x06 \x01(\v2'.tickemu.plugin.v2.ExpireRemoteResponseH\x00R\fexpireRemoteB\b\n" +
+	"\rexpire_remote\x18\x06 \x01(\v2'.tickemu.plugin.v2.ExpireRemoteResponseH\x00R\fexpireRemote\x12E\n" +
+	"\n" +
+	"use_policy\x18\a \x01(\v2$.tickemu.plugin.v2.UsePolicyResponseH\x00R\tusePolicyB\b\n" +
 	"\x06result\"\xc5\x01\n" +
 	"\n" +
 	"WheelTimer\x12\x0e\n" +
@@ -1659,45 +1721,53 @@ var file_tickemu_plugin_v2_timerbase_proto_goTypes = []any{
 	(*NextTimerInterruptResponse)(nil), // 18: tickemu.plugin.v2.NextTimerInterruptResponse
 	(*ExpireRemoteRequest)(nil),        // 19: tickemu.plugin.v2.ExpireRemoteRequest
 	(*ExpireRemoteResponse)(nil),       // 20: tickemu.plugin.v2.ExpireRemoteResponse
-	(*PluginRequest)(nil),              // 21: tickemu.plugin.v2.PluginRequest
-	(*PluginResponse)(nil),             // 22: tickemu.plugin.v2.PluginResponse
-	(*Placement)(nil),                  // 23: tickemu.plugin.v2.Placement
+	(*PolicyResult)(nil),               // 21: tickemu.plugin.v2.PolicyResult
+	(*PluginRequest)(nil),              // 22: tickemu.plugin.v2.PluginRequest
+	(*UsePolicyRequest)(nil),           // 23: tickemu.plugin.v2.UsePolicyRequest
+	(*PolicyCall)(nil),                 // 24: tickemu.plugin.v2.PolicyCall
+	(*PluginResponse)(nil),             // 25: tickemu.plugin.v2.PluginResponse
+	(*UsePolicyResponse)(nil),          // 26: tickemu.plugin.v2.UsePolicyResponse
+	(*Placement)(nil),                  // 27: tickemu.plugin.v2.Placement
 }
 var file_tickemu_plugin_v2_timerbase_proto_depIdxs = []int32{
 	1,  // 0: tickemu.plugin.v2.TimerBaseSessionRequest.calls:type_name -> tickemu.plugin.v2.TimerBaseCall
-	21, // 1: tickemu.plugin.v2.TimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
-	11, // 2: tickemu.plugin.v2.TimerBaseCall.mod_timer:type_name -> tickemu.plugin.v2.ModTimerRequest
-	13, // 3: tickemu.plugin.v2.TimerBaseCall.del_timer:type_name -> tickemu.plugin.v2.DelTimerRequest
-	15, // 4: tickemu.plugin.v2.TimerBaseCall.run_timers:type_name -> tickemu.plugin.v2.RunTimersRequest
-	17, // 5: tickemu.plugin.v2.TimerBaseCall.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptRequest
-	19, // 6: tickemu.plugin.v2.TimerBaseCall.expire_remote:type_name -> tickemu.plugin.v2.ExpireRemoteRequest
-	4,  // 7: tickemu.plugin.v2.TimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.TimerBaseResult
-	3,  // 8: tickemu.plugin.v2.TimerBaseSessionResponse.models:type_name -> tickemu.plugin.v2.NextTimerModel
-	6,  // 9: tickemu.plugin.v2.NextTimerModel.state:type_name -> tickemu.plugin.v2.WheelState
-	22, // 10: tickemu.plugin.v2.TimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
-	12, // 11: tickemu.plugin.v2.TimerBaseResult.mod_timer:type_name -> tickemu.plugin.v2.ModTimerResponse
-	14, // 12: tickemu.plugin.v2.TimerBaseResult.del_timer:type_name -> tickemu.plugin.v2.DelTimerResponse
-	16, // 13: tickemu.plugin.v2.TimerBaseResult.run_timers:type_name -> tickemu.plugin.v2.RunTimersResponse
-	18, // 14: tickemu.plugin.v2.TimerBaseResult.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptResponse
-	20, // 15: tickemu.plugin.v2.TimerBaseResult.expire_remote:type_name -> tickemu.plugin.v2.ExpireRemoteResponse
-	23, // 16: tickemu.plugin.v2.WheelTimer.placement:type_name -> tickemu.plugin.v2.Placement
-	6,  // 17: tickemu.plugin.v2.WheelOpResult.state:type_name -> tickemu.plugin.v2.WheelState
-	8,  // 18: tickemu.plugin.v2.RunTimersResult.expired:type_name -> tickemu.plugin.v2.WheelExpiry
-	6,  // 19: tickemu.plugin.v2.RunTimersResult.state:type_name -> tickemu.plugin.v2.WheelState
-	6,  // 20: tickemu.plugin.v2.NextTimerResult.state:type_name -> tickemu.plugin.v2.WheelState
-	5,  // 21: tickemu.plugin.v2.ModTimerRequest.timer:type_name -> tickemu.plugin.v2.WheelTimer
-	7,  // 22: tickemu.plugin.v2.ModTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
-	7,  // 23: tickemu.plugin.v2.DelTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
-	9,  // 24: tickemu.plugin.v2.RunTimersResponse.result:type_name -> tickemu.plugin.v2.RunTimersResult
-	10, // 25: tickemu.plugin.v2.NextTimerInterruptResponse.result:type_name -> tickemu.plugin.v2.NextTimerResult
-	9,  // 26: tickemu.plugin.v2.ExpireRemoteResponse.result:type_name -> tickemu.plugin.v2.RunTimersResult
-	0,  // 27: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:input_type -> tickemu.plugin.v2.TimerBaseSessionRequest
-	2,  // 28: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:output_type -> tickemu.plugin.v2.TimerBaseSessionResponse
-	28, // [28:29] is the sub-list for method output_type
-	27, // [27:28] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	21, // 1: tickemu.plugin.v2.TimerBaseSessionRequest.policy_answer:type_name -> tickemu.plugin.v2.PolicyResult
+	22, // 2: tickemu.plugin.v2.TimerBaseCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	11, // 3: tickemu.plugin.v2.TimerBaseCall.mod_timer:type_name -> tickemu.plugin.v2.ModTimerRequest
+	13, // 4: tickemu.plugin.v2.TimerBaseCall.del_timer:type_name -> tickemu.plugin.v2.DelTimerRequest
+	15, // 5: tickemu.plugin.v2.TimerBaseCall.run_timers:type_name -> tickemu.plugin.v2.RunTimersRequest
+	17, // 6: tickemu.plugin.v2.TimerBaseCall.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptRequest
+	19, // 7: tickemu.plugin.v2.TimerBaseCall.expire_remote:type_name -> tickemu.plugin.v2.ExpireRemoteRequest
+	23, // 8: tickemu.plugin.v2.TimerBaseCall.use_policy:type_name -> tickemu.plugin.v2.UsePolicyRequest
+	4,  // 9: tickemu.plugin.v2.TimerBaseSessionResponse.results:type_name -> tickemu.plugin.v2.TimerBaseResult
+	3,  // 10: tickemu.plugin.v2.TimerBaseSessionResponse.models:type_name -> tickemu.plugin.v2.NextTimerModel
+	24, // 11: tickemu.plugin.v2.TimerBaseSessionResponse.policy_call:type_name -> tickemu.plugin.v2.PolicyCall
+	6,  // 12: tickemu.plugin.v2.NextTimerModel.state:type_name -> tickemu.plugin.v2.WheelState
+	25, // 13: tickemu.plugin.v2.TimerBaseResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	12, // 14: tickemu.plugin.v2.TimerBaseResult.mod_timer:type_name -> tickemu.plugin.v2.ModTimerResponse
+	14, // 15: tickemu.plugin.v2.TimerBaseResult.del_timer:type_name -> tickemu.plugin.v2.DelTimerResponse
+	16, // 16: tickemu.plugin.v2.TimerBaseResult.run_timers:type_name -> tickemu.plugin.v2.RunTimersResponse
+	18, // 17: tickemu.plugin.v2.TimerBaseResult.next_timer_interrupt:type_name -> tickemu.plugin.v2.NextTimerInterruptResponse
+	20, // 18: tickemu.plugin.v2.TimerBaseResult.expire_remote:type_name -> tickemu.plugin.v2.ExpireRemoteResponse
+	26, // 19: tickemu.plugin.v2.TimerBaseResult.use_policy:type_name -> tickemu.plugin.v2.UsePolicyResponse
+	27, // 20: tickemu.plugin.v2.WheelTimer.placement:type_name -> tickemu.plugin.v2.Placement
+	6,  // 21: tickemu.plugin.v2.WheelOpResult.state:type_name -> tickemu.plugin.v2.WheelState
+	8,  // 22: tickemu.plugin.v2.RunTimersResult.expired:type_name -> tickemu.plugin.v2.WheelExpiry
+	6,  // 23: tickemu.plugin.v2.RunTimersResult.state:type_name -> tickemu.plugin.v2.WheelState
+	6,  // 24: tickemu.plugin.v2.NextTimerResult.state:type_name -> tickemu.plugin.v2.WheelState
+	5,  // 25: tickemu.plugin.v2.ModTimerRequest.timer:type_name -> tickemu.plugin.v2.WheelTimer
+	7,  // 26: tickemu.plugin.v2.ModTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
+	7,  // 27: tickemu.plugin.v2.DelTimerResponse.result:type_name -> tickemu.plugin.v2.WheelOpResult
+	9,  // 28: tickemu.plugin.v2.RunTimersResponse.result:type_name -> tickemu.plugin.v2.RunTimersResult
+	10, // 29: tickemu.plugin.v2.NextTimerInterruptResponse.result:type_name -> tickemu.plugin.v2.NextTimerResult
+	9,  // 30: tickemu.plugin.v2.ExpireRemoteResponse.result:type_name -> tickemu.plugin.v2.RunTimersResult
+	0,  // 31: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:input_type -> tickemu.plugin.v2.TimerBaseSessionRequest
+	2,  // 32: tickemu.plugin.v2.TimerBaseService.TimerBaseSession:output_type -> tickemu.plugin.v2.TimerBaseSessionResponse
+	32, // [32:33] is the sub-list for method output_type
+	31, // [31:32] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_timerbase_proto_init() }
@@ -1706,6 +1776,7 @@ func file_tickemu_plugin_v2_timerbase_proto_init() {
 		return
 	}
 	file_tickemu_plugin_v2_plugin_proto_init()
+	file_tickemu_plugin_v2_policy_proto_init()
 	file_tickemu_plugin_v2_timerbase_proto_msgTypes[1].OneofWrappers = []any{
 		(*TimerBaseCall_Plugin)(nil),
 		(*TimerBaseCall_ModTimer)(nil),
@@ -1713,6 +1784,7 @@ func file_tickemu_plugin_v2_timerbase_proto_init() {
 		(*TimerBaseCall_RunTimers)(nil),
 		(*TimerBaseCall_NextTimerInterrupt)(nil),
 		(*TimerBaseCall_ExpireRemote)(nil),
+		(*TimerBaseCall_UsePolicy)(nil),
 	}
 	file_tickemu_plugin_v2_timerbase_proto_msgTypes[4].OneofWrappers = []any{
 		(*TimerBaseResult_Plugin)(nil),
@@ -1721,6 +1793,7 @@ func file_tickemu_plugin_v2_timerbase_proto_init() {
 		(*TimerBaseResult_RunTimers)(nil),
 		(*TimerBaseResult_NextTimerInterrupt)(nil),
 		(*TimerBaseResult_ExpireRemote)(nil),
+		(*TimerBaseResult_UsePolicy)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
