@@ -5,7 +5,10 @@
 # cyclictest and stress-ng (installed by scripts/install-capture-deps.sh) and
 # bin/tickemu (TICKEMU=PATH for another binary). Record on a quiet machine:
 # every bundle's note says what else was running (the load average, and
-# CAPTURE_NOTE, added to every note).
+# CAPTURE_NOTE, added to every note). The script freezes nothing itself: the
+# trace is kernel-wide, so other processes' work fills it and the CPU
+# (validation/captures/README.md); stop or freeze them first and say so in
+# CAPTURE_NOTE.
 #
 #   make capture                       # all of them
 #   bash scripts/capture-suite.sh cyclictest-t1-i1000 timer1   # some
