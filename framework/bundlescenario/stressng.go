@@ -159,13 +159,18 @@ func stressNG(argv []string, cpus int) (*Command, error) {
 				}
 				set(&w, "threads", num(n))
 			case "timer-ops", "hrtimers-ops", "nanosleep-ops", "timermix-ops":
-				// stress-ng stops each instance after N bogo ops. The timer
-				// and nanosleep models do too; the others run as long as the
-				// real run did (the capture's wall time, unless -t says
-				// otherwise), so the rates compare.
+				// stress-ng stops each instance after N bogo ops. The timer,
+				// hrtimers and nanosleep models do too; timermix runs as long
+				// as the real run did (the capture's wall time, unless -t
+				// says otherwise), so the rates compare.
 				n, err := atoi(tool, o)
 				if err != nil || n < 1 {
 					return nil, &FlagError{tool, flagName(o), fmt.Sprintf("%q is not a bogo op count", o.arg)}
+				}
+				if k == "hrtimers-ops" {
+					set(&w, "ops", num(n))
+					cmd.Notes = append(cmd.Notes, fmt.Sprintf("--%s %s: an instance stops when its first child has done its share of the instance's bogo ops (N / 8), as stress-ng 0.15.06's does; the run lasts the capture's wall time", k, o.arg))
+					continue
 				}
 				if k == "timer-ops" || k == "nanosleep-ops" {
 					set(&w, "ops", num(n))

@@ -183,6 +183,28 @@ func (k *Kernel) Wake(now ktime.Time, t *Task, from *CPU) int64 {
 		}
 		k.tr.Event(now, ctx, "sched_wakeup", fmt.Sprintf("comm=%s pid=%d prio=%d target_cpu=%03d", t.Comm, t.Pid, t.kprio(), target.id))
 	}
+	return k.wakePreempt(now, t, from)
+}
+
+// WakeUpNew is wake_up_new_task() (kernel/sched/core.c) for a task Spawned
+// while the machine runs, a fork(): Spawn queued it on its CPU, which is
+// told as for a wakeup (wakeup_preempt(), an idle CPU's reschedule IPI).
+// It returns the cost charged to the forking CPU.
+func (k *Kernel) WakeUpNew(now ktime.Time, t *Task, from *CPU) int64 {
+	if k.tr.Enabled("sched_wakeup_new") {
+		ctx := t.cpu.traceCtx()
+		if from != nil {
+			ctx = from.traceCtx()
+		}
+		k.tr.Event(now, ctx, "sched_wakeup_new", fmt.Sprintf("comm=%s pid=%d prio=%d target_cpu=%03d", t.Comm, t.Pid, t.kprio(), t.cpu.id))
+	}
+	return k.wakePreempt(now, t, from)
+}
+
+// wakePreempt is the end of a wakeup of t, queued on its CPU: the CPU
+// notices it (ttwu_queue() -> wakeup_preempt() or an IPI).
+func (k *Kernel) wakePreempt(now ktime.Time, t *Task, from *CPU) int64 {
+	target := t.cpu
 	if from == target {
 		// The dispatcher runs at the end of the current activity or segment.
 		if target.mode == modeIdle {

@@ -490,6 +490,12 @@ func (a Wait) start(t *Task, now ktime.Time) {
 
 func (Exit) start(t *Task, now ktime.Time) {
 	t.state = taskDead
+	// do_exit(): the last thread of the group cancels the process's
+	// ITIMER_REAL (if (group_dead) hrtimer_cancel(&sig->real_timer)), an
+	// alarm() left armed, as stress-ng's stop handler's alarm(1) is.
+	if it := t.Proc.itimers[ItimerReal]; it != nil && t.Proc.leader() == nil {
+		t.k.hrCancel(t.cpu, now, it.hr)
+	}
 	// release_task() -> put_task_struct_rcu_user() (kernel/exit.c; 3.10
 	// called call_rcu() there directly): the task_struct is freed after a
 	// grace period, delayed_put_task_struct() queued by call_rcu() on the
