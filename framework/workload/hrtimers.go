@@ -61,7 +61,8 @@ const (
 	// .167426 and .167810 (385 and 384 us; it ran from .166556 to .168101
 	// without a switch).
 	hrtimersForkCost = 385 * ktime.Microsecond
-	// hrtimersChildStart is a child's start-up before its first sleep
+	// hrtimersChildStart is a child's start-up before its first sleep, in the
+	// kernel (its user time in the capture is 0)
 	// (stress_parent_died_alarm()'s prctl(), the oom_score_adj write,
 	// sched_settings_apply(), the sched_setscheduler() to SCHED_RR): child
 	// 4047 ran from 3222.167089 (first switch-in) to .167286 (asleep at
@@ -314,7 +315,7 @@ func (c *hrtimersChild) Next(t *kernel.Task, r kernel.Result) kernel.Action {
 		c.st++
 		switch c.st {
 		case 1:
-			return kernel.Compute{NS: hrtimersChildStart}
+			return kernel.KernelWork{Name: "child start-up", Fn: func(*kernel.CPU, ktime.Time) int64 { return hrtimersChildStart }}
 		case 2:
 			return kernel.Sigaction{Signo: kernel.SIGALRM, Handler: stopHandler(&c.keep)}
 		case 3:
