@@ -161,7 +161,7 @@ func stopHandler(keep *bool) kernel.Handler {
 		return sequence([]step{
 			func(kernel.Result) kernel.Action {
 				*keep = false
-				return kernel.Setitimer{Which: kernel.ItimerReal, Value: ktime.Second}
+				return kernel.Alarm{Seconds: 1}
 			},
 		}, []step{do(kernel.Return{})})
 	}
