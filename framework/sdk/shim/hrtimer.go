@@ -40,7 +40,7 @@ var hrTimerBaseShim = kindShim{
 			}
 		}}
 		c.base = base{s: s, plugin: c.plugin}
-		s.onPolicy = policyAnswerer(&c.pol, (*pb.HRTimerBaseSessionResponse).GetPolicyCall,
+		s.onPolicy = newPolicyAnswerer(&c.pol, (*pb.HRTimerBaseSessionResponse).GetPolicyCall,
 			func(a *pb.PolicyResult) *pb.HRTimerBaseSessionRequest {
 				return &pb.HRTimerBaseSessionRequest{PolicyAnswer: a}
 			})

@@ -137,10 +137,14 @@ func (p policyProxy) decide(call string, c *pb.PolicyCall) *pb.PolicyResult {
 	}
 	r, err := p.peer.ask(c)
 	if err != nil {
-		panic(fmt.Sprintf("asking the host's %s for %s: %v", p.kind, call, err))
+		panic(askError{fmt.Errorf("asking the host's %s for %s: %w", p.kind, call, err)})
 	}
 	return r
 }
+
+// askError is a policy call the host did not answer; it ends the session
+// without the log line of a plugin panic (registry.guard).
+type askError struct{ error }
 
 type hangProxy struct{ policyProxy }
 
@@ -230,24 +234,32 @@ func (h *policyHost) usePolicy(k sdk.Kind, p sdk.Plugin, do func(*pb.UsePolicyRe
 	return true
 }
 
-// policyAnswerer returns the session hook that answers a response carrying a
-// policy call (call, nil when it carries none) with the request wrap makes of
-// the host's answer.
-func policyAnswerer[Req, Resp proto.Message](h *policyHost, call func(Resp) *pb.PolicyCall,
-	wrap func(*pb.PolicyResult) Req) func(proto.Message) (proto.Message, error) {
-	return func(resp proto.Message) (proto.Message, error) {
-		r, ok := resp.(Resp)
-		if !ok {
-			return nil, nil
-		}
-		c := call(r)
-		if c == nil {
-			return nil, nil
-		}
-		a, err := h.answer(c)
-		if err != nil {
-			return nil, err
-		}
-		return wrap(a), nil
+// policyAnswerer is a base session's hook (session.onPolicy): call returns
+// the policy call a response carries (nil: it is an answer), answer the
+// request that carries the host's decision.
+type policyAnswerer struct {
+	call   func(resp proto.Message) *pb.PolicyCall
+	answer func(*pb.PolicyCall) (proto.Message, error)
+}
+
+// newPolicyAnswerer returns the hook of a base kind whose responses carry
+// policy calls in call and whose requests carry answers as wrap makes them.
+func newPolicyAnswerer[Req, Resp proto.Message](h *policyHost, call func(Resp) *pb.PolicyCall,
+	wrap func(*pb.PolicyResult) Req) *policyAnswerer {
+	return &policyAnswerer{
+		call: func(resp proto.Message) *pb.PolicyCall {
+			r, ok := resp.(Resp)
+			if !ok {
+				return nil
+			}
+			return call(r)
+		},
+		answer: func(c *pb.PolicyCall) (proto.Message, error) {
+			a, err := h.answer(c)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(a), nil
+		},
 	}
 }

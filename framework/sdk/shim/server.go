@@ -173,6 +173,12 @@ func serveSocket[Req, Resp any](r *registry, p sdk.Plugin, c *sockConn,
 func (r *registry) guard(p sdk.Plugin, f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
+			if ae, ok := v.(askError); ok {
+				// The host stopped answering a policy call (its run ended
+				// with another failure): no plugin bug to log.
+				err = status.Error(codes.Aborted, ae.Error())
+				return
+			}
 			msg := fmt.Sprintf("plugin %T panicked: %v", p, v)
 			r.log.Error().Msg(msg)
 			err = status.Error(codes.Internal, msg+"\n"+panicStackMarker+"\n"+strings.Join(pluginFrames(string(debug.Stack())), "\n"))

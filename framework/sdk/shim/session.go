@@ -84,9 +84,9 @@ type session struct {
 	// awaiting names the call begin sent and end has not read yet.
 	awaiting string
 	// onPolicy, set for a base kind, answers a response that is a policy
-	// call of the plugin with the request carrying the host's decision
-	// (nil, nil: resp is an answer). answerPolicies calls it.
-	onPolicy func(resp proto.Message) (proto.Message, error)
+	// call of the plugin with the request carrying the host's decision.
+	// answerPolicies uses it.
+	onPolicy *policyAnswerer
 }
 
 // newSession opens a session stream with start, which calls the kind's
@@ -186,10 +186,18 @@ func (s *session) answerPolicies(call string, resp proto.Message) (err error) {
 		}
 	}()
 	for {
-		ans, err := s.onPolicy(resp)
-		if err != nil || ans == nil {
+		c := s.onPolicy.call(resp)
+		if c == nil {
+			return nil
+		}
+		// The host's time answering is not the plugin's: the call's deadline
+		// starts again for the rest of the call.
+		s.deadline.disarm()
+		ans, err := s.onPolicy.answer(c)
+		if err != nil {
 			return err
 		}
+		s.deadline.arm()
 		s.trips.Add(1)
 		roundTrips.Add(1)
 		proto.Reset(resp)

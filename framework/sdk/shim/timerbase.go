@@ -31,7 +31,7 @@ var timerBaseShim = kindShim{
 			return resp.GetResults(), resp
 		}}
 		c.base = base{s: s, plugin: c.plugin}
-		s.onPolicy = policyAnswerer(&c.pol, (*pb.TimerBaseSessionResponse).GetPolicyCall,
+		s.onPolicy = newPolicyAnswerer(&c.pol, (*pb.TimerBaseSessionResponse).GetPolicyCall,
 			func(a *pb.PolicyResult) *pb.TimerBaseSessionRequest {
 				return &pb.TimerBaseSessionRequest{PolicyAnswer: a}
 			})
