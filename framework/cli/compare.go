@@ -283,7 +283,10 @@ type compareResult struct {
 
 // run runs the comparison's runs (a shard's with --shard) with a progress
 // bar and the interrupt: SIGINT or SIGTERM stops the comparison, not the
-// process; the runs that finished are kept, the others marked.
+// process. Each run under way ends after its current event with its
+// partial results (kept, marked INCOMPLETE, out of the statistics), the
+// runs that finished are kept and those not started marked. The plugin
+// processes stay up until their runs end (onInterruptKeepPlugins).
 func (f *compareFlags) run(co experiment.CompareOptions, pl *comparePlan, stderr io.Writer) (*compareResult, error) {
 	// A comparison is many short simulations, each with a live heap well
 	// under 1 MB, that allocate quickly; at the default GOGC=100 the
@@ -303,11 +306,11 @@ func (f *compareFlags) run(co experiment.CompareOptions, pl *comparePlan, stderr
 	defer bar.finish()
 	stop := make(chan struct{})
 	var caught atomic.Value // os.Signal
-	defer onInterrupt("stopping; the runs that finished are written, the others marked", func(s os.Signal) {
+	defer onInterruptKeepPlugins("stopping after each run's current event; the runs that finished are written, those stopped marked INCOMPLETE", func(s os.Signal) {
 		caught.Store(s)
 		close(stop)
 	})()
-	co.Run.Stop = stop
+	co.Run.Interrupt = stop
 	r := &compareResult{}
 	var err error
 	if f.shardN > 0 {
@@ -352,8 +355,8 @@ func (f *compareFlags) output(stdout, stderr io.Writer, pl *comparePlan, r *comp
 	case r.signal != nil && r.shard != nil:
 		fmt.Fprintf(stderr, "tickemu: shard %d/%d interrupted by %v: its file marks the %d runs that did not finish\n", f.shardI, f.shardN, r.signal, r.cmp.Interrupted)
 	case r.signal != nil:
-		fmt.Fprintf(stderr, "tickemu: compare interrupted by %v: %d of %d runs finished and are written above; %d interrupted (INCOMPLETE: not run to the end)\n",
-			r.signal, len(r.cmp.Runs)-len(r.cmp.Failures), len(r.cmp.Runs), r.cmp.Interrupted)
+		fmt.Fprintf(stderr, "tickemu: compare interrupted by %v: %d of %d runs finished and are written above; %d stopped early (their partial results written, marked INCOMPLETE), %d not started\n",
+			r.signal, len(r.cmp.Runs)-len(r.cmp.Failures), len(r.cmp.Runs), len(r.cmp.IncompleteRuns), r.cmp.Interrupted-len(r.cmp.IncompleteRuns))
 	case r.shard != nil:
 		// The failed runs are in the file; the merge reports them. A shard
 		// that wrote its file succeeded, so the cluster runs the merge.

@@ -28,76 +28,160 @@ func pluginsOf(host int) map[int]string {
 	return out
 }
 
-// TestCompareSignalWritesFinishedRuns: SIGINT or SIGTERM in the middle of an
-// out-of-process comparison, after its first run has finished, kills every
-// plugin process (the one signal path), writes the comparison with the
-// finished runs and the others marked not finished, and exits 128+signal.
+// TestCompareSignalWritesFinishedRuns: SIGINT or SIGTERM to the process
+// group of `tickemu compare` (as a terminal's Ctrl-C), after its first run
+// has finished, stops the comparison, not the process: the run under way
+// ends after its current event with its partial results, written marked
+// INCOMPLETE; the finished runs are written as usual, those not started
+// marked; the status is 128+signal. Linked in and with every plugin out of
+// process (--isolation process, the plugins kept up until their run ends),
+// a comparison and a sweep (compare --sweep, in text); no plugin process
+// outlives the host.
 func TestCompareSignalWritesFinishedRuns(t *testing.T) {
-	sigs := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}
-	if testing.Short() {
-		sigs = sigs[:1] // one path for both: one is enough for a quick check
+	type tc struct {
+		name      string
+		sig       syscall.Signal
+		isolation string
+		args      []string // after the file
+		// wantOut is what the text output holds (nil: JSON, checked by
+		// checkInterruptedJSON); wantErr what stderr says.
+		wantOut, wantErr []string
 	}
-	for _, sig := range sigs {
-		t.Run(sig.String(), func(t *testing.T) {
-			host := exec.Command(os.Args[0], "compare", nohzCatchup, "--variants", "per_jiffy,next_expiry", "--seeds", "20",
-				"--jobs", "1", "--isolation", "process", "--format", "json", "--log-level", "info", "--log-format", "json")
-			host.Env = append(os.Environ(), hostEnv+"=1")
-			var stdout bytes.Buffer
-			stderr := &syncBuffer{}
-			host.Stdout, host.Stderr = &stdout, stderr
-			if err := host.Start(); err != nil {
-				t.Fatal(err)
+	jsonArgs := []string{"--variants", "per_jiffy,next_expiry", "--seeds", "20", "--format", "json"}
+	compareErr := []string{"stopping after each run's current event; the runs that finished are written, those stopped marked INCOMPLETE",
+		"compare interrupted by", "1 stopped early (their partial results written, marked INCOMPLETE)"}
+	sweep := tc{"sweep-process", syscall.SIGINT, "process", []string{"--no-variants", "--sweep", "hz=100,250,1000", "--seeds", "5", "--format", "text"},
+		[]string{"INCOMPLETE: interrupted; ", "\nINCOMPLETE hz=", ": interrupted: stopped at ", "  BenchmarkKernel/hz="}, compareErr}
+	cases := []tc{
+		{"inprocess", syscall.SIGINT, "inprocess", jsonArgs, nil, compareErr},
+		{"process", syscall.SIGINT, "process", jsonArgs, nil, compareErr},
+		sweep,
+	}
+	if !testing.Short() {
+		// One path for both signals: one is enough for a quick check.
+		cases = append(cases, tc{"process-SIGTERM", syscall.SIGTERM, "process", jsonArgs, nil, compareErr})
+		sweep.name, sweep.isolation = "sweep-inprocess", "inprocess"
+		cases = append(cases, sweep)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"compare", nohzCatchup, "--jobs", "1", "--isolation", c.isolation, "--log-level", "debug", "--log-format", "json"}, c.args...)
+			stdout, stderr, plugins := signalCompare(t, args, c.sig, c.isolation == "process")
+			if c.wantOut == nil {
+				checkInterruptedJSON(t, stdout, stderr)
 			}
-			t.Cleanup(func() {
-				_ = host.Process.Kill()
-				_, _ = host.Process.Wait()
-			})
-			// Signal once the first run has finished (it logs so at info),
-			// while the second runs: its plugins are the ones to be killed.
-			deadline := time.Now().Add(60 * time.Second)
-			var plugins map[int]string
-			for {
-				plugins = pluginsOf(host.Process.Pid)
-				if strings.Contains(stderr.String(), `"message":"run finished"`) && len(plugins) > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no run finished after 60s; stderr:\n%s", stderr.String())
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-			if err := host.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			if code := waitHostStatus(t, host, 30*time.Second, stderr); code != 128+int(sig) {
-				t.Errorf("exit status %d, want %d; stderr:\n%s", code, 128+int(sig), stderr.String())
-			}
-			var doc struct {
-				Failures []struct {
-					Variant, Error string
-					Seed           uint64
-				} `json:"failures"`
-				Interrupted int `json:"interrupted"`
-				Metrics     []json.RawMessage
-			}
-			if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
-				t.Fatalf("stdout is not the comparison's JSON: %v\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-			}
-			if doc.Interrupted < 1 || doc.Interrupted >= 40 || len(doc.Metrics) == 0 {
-				t.Errorf("interrupted = %d of 40, %d metrics; want some runs finished (with metrics) and the rest marked", doc.Interrupted, len(doc.Metrics))
-			}
-			for _, f := range doc.Failures {
-				if f.Error != "not finished: tickemu was interrupted" {
-					t.Errorf("failure %s/%d: %q, want it marked not finished", f.Variant, f.Seed, f.Error)
+			for _, want := range c.wantOut {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("stdout does not hold %q:\n%s\nstderr:\n%s", want, stdout, stderr)
 				}
 			}
-			for _, want := range []string{"stopping; the runs that finished are written", "compare interrupted by"} {
-				if !strings.Contains(stderr.String(), want) {
-					t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+			for _, want := range c.wantErr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr does not say %q:\n%s", want, stderr)
 				}
 			}
 			checkNoneLeft(t, plugins)
 		})
+	}
+}
+
+// TestRunSweepSignalPrintsPartialResults: `tickemu run --sweep` stops as
+// compare does: the points that finished are printed, the one under way
+// printed marked INCOMPLETE (# INCOMPLETE:), status 130, no plugin left.
+func TestRunSweepSignalPrintsPartialResults(t *testing.T) {
+	for _, isolation := range []string{"inprocess", "process"} {
+		t.Run(isolation, func(t *testing.T) {
+			stdout, stderr, plugins := signalCompare(t, []string{"run", nohzCatchup, "--sweep", "hz=100,250,1000,300,500", "--isolation", isolation,
+				"--log-level", "debug", "--log-format", "json"}, syscall.SIGINT, isolation == "process")
+			for _, want := range []string{"# INCOMPLETE: interrupted: stopped at ", "== workload cyclictest"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("stdout does not hold %q:\n%s\nstderr:\n%s", want, stdout, stderr)
+				}
+			}
+			for _, want := range []string{"stopping after the current event; the points that finished are printed, the one stopped marked INCOMPLETE",
+				"sweep interrupted by interrupt:", "1 stopped early (printed, marked INCOMPLETE)"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr does not say %q:\n%s", want, stderr)
+				}
+			}
+			checkNoneLeft(t, plugins)
+		})
+	}
+}
+
+// signalCompare starts the host with args leading a process group, sends
+// sig to the group once the first run has finished and the second has
+// started (they log so at debug; --jobs 1) with its plugin processes up
+// when process is set,
+// checks the status is 128+sig and returns the host's output and the
+// plugin processes it ran.
+func signalCompare(t *testing.T, args []string, sig syscall.Signal, process bool) (string, string, map[int]string) {
+	host := exec.Command(os.Args[0], args...)
+	host.Env = append(os.Environ(), hostEnv+"=1")
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	host.Stdout, host.Stderr = &stdout, stderr
+	host.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = host.Process.Kill()
+		_, _ = host.Process.Wait()
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	var plugins map[int]string
+	for {
+		plugins = pluginsOf(host.Process.Pid)
+		log := stderr.String()
+		if strings.Contains(log, `"message":"run finished"`) && strings.Count(log, `"message":"run started"`) >= 2 && (len(plugins) > 0 || !process) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no run finished after 60s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := syscall.Kill(-host.Process.Pid, sig); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitHostStatus(t, host, 30*time.Second, stderr); code != 128+int(sig) {
+		t.Errorf("exit status %d, want %d; stderr:\n%s", code, 128+int(sig), stderr.String())
+	}
+	return stdout.String(), stderr.String(), plugins
+}
+
+// checkInterruptedJSON checks an interrupted comparison's JSON: some runs
+// finished (with metrics), the one under way is among incomplete_runs with
+// its partial metrics, and every other run is marked not finished.
+func checkInterruptedJSON(t *testing.T, stdout, stderr string) {
+	t.Helper()
+	var doc struct {
+		Failures []struct {
+			Variant, Error string
+			Seed           uint64
+			Interrupted    bool
+		} `json:"failures"`
+		Interrupted    int `json:"interrupted"`
+		Metrics        []json.RawMessage
+		IncompleteRuns []struct {
+			Incomplete struct{ Reason string }
+			Metrics    []json.RawMessage
+		} `json:"incomplete_runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdout is not the comparison's JSON: %v\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	if doc.Interrupted < 1 || doc.Interrupted >= 40 || len(doc.Metrics) == 0 {
+		t.Errorf("interrupted = %d of 40, %d metrics; want some runs finished (with metrics) and the rest marked", doc.Interrupted, len(doc.Metrics))
+	}
+	if len(doc.IncompleteRuns) != 1 || doc.IncompleteRuns[0].Incomplete.Reason != "interrupted" || len(doc.IncompleteRuns[0].Metrics) == 0 {
+		t.Errorf("incomplete_runs %+v: want the run under way, interrupted, with its metrics", doc.IncompleteRuns)
+	}
+	for _, f := range doc.Failures {
+		if !f.Interrupted || (f.Error != "not finished: tickemu was interrupted" && !strings.HasPrefix(f.Error, "INCOMPLETE: interrupted: stopped at ")) {
+			t.Errorf("failure %s/%d: %q, want it marked not finished or INCOMPLETE", f.Variant, f.Seed, f.Error)
+		}
 	}
 }
 

@@ -309,14 +309,15 @@ func (a *App) runSweep(stdout, stderr io.Writer, f *runFlags, opts config.Option
 		c.diags.setClear(bar.clear)
 	}
 	// SIGINT or SIGTERM stops the sweep as it stops compare: the points
-	// that finished are printed, the others marked.
+	// that finished are printed, the one under way ends after its current
+	// event and is printed marked INCOMPLETE, the others are marked.
 	stop := make(chan struct{})
 	var caught atomic.Value // os.Signal
-	removeHandler := onInterrupt("stopping; the points that finished are printed, the others marked", func(s os.Signal) {
+	removeHandler := onInterruptKeepPlugins("stopping after the current event; the points that finished are printed, the one stopped marked INCOMPLETE", func(s os.Signal) {
 		caught.Store(s)
 		close(stop)
 	})
-	co.Run.Stop = stop
+	co.Run.Interrupt = stop
 	cmp, err := experiment.Compare(co)
 	removeHandler()
 	bar.finish()
@@ -326,8 +327,8 @@ func (a *App) runSweep(stdout, stderr io.Writer, f *runFlags, opts config.Option
 	}
 	status := reportFailures(stderr, cmp)
 	if s, ok := caught.Load().(os.Signal); ok {
-		defer fmt.Fprintf(stderr, "tickemu: sweep interrupted by %v: %d of %d points finished and are printed; %d interrupted (INCOMPLETE)\n",
-			s, len(cmp.Runs)-len(cmp.Failures), len(cmp.Runs), cmp.Interrupted)
+		defer fmt.Fprintf(stderr, "tickemu: sweep interrupted by %v: %d of %d points finished and are printed; %d stopped early (printed, marked INCOMPLETE), %d not started\n",
+			s, len(cmp.Runs)-len(cmp.Failures), len(cmp.Runs), len(cmp.IncompleteRuns), cmp.Interrupted-len(cmp.IncompleteRuns))
 		status = signalStatus(s)
 	}
 	if err := writeSweep(stdout, format, f.counters, cmp); err != nil {

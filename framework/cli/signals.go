@@ -17,11 +17,12 @@ import (
 // they forked running; tickemu kills every plugin process group first.
 var exitSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 
-// interruptHandler is the one place a command can take a signal over: compare
-// sets one, to write the runs that finished before exiting. Plugin process
-// groups are killed first, unless the handler keeps them (run: its run
-// ends after the current event, which needs the plugins, and its results
-// are printed; the plugins stop with the run).
+// interruptHandler is the one place a command can take a signal over: run,
+// compare and sweeps set one, to end their runs after the current event and
+// write what they have before exiting; capture one, to pass the signal on.
+// Plugin process groups are killed first, unless the handler keeps them
+// (run, compare, sweeps: ending a run after its current event needs its
+// plugins; they stop with the run).
 var interruptHandler struct {
 	sync.Mutex
 	fn   func(os.Signal)

@@ -146,8 +146,13 @@ func RunMatrix(o CompareOptions) []RunOutcome {
 			for i := range work {
 				r := &out[i]
 				r.Result, r.Metrics, r.Err = runOne(o, g.Cell(i))
-				if r.Err == nil {
-					r.Header, r.Bench, r.Err = BenchRecord(r.Result)
+				if r.Result != nil {
+					// A run stopped by Run.Interrupt keeps its bench
+					// lines too, to be shown marked INCOMPLETE.
+					var err error
+					if r.Header, r.Bench, err = BenchRecord(r.Result); r.Err == nil {
+						r.Err = err
+					}
 				}
 				if r.Err == nil {
 					r.Detail = DetailOf(r.Result)
@@ -157,14 +162,17 @@ func RunMatrix(o CompareOptions) []RunOutcome {
 		})
 	}
 	go func() {
-		// Closing o.Run.Stop ends the runs under way (ErrInterrupted) and
-		// marks those not started, so a comparison interrupted by SIGINT
-		// still reports the runs that finished.
+		// Closing o.Run.Stop ends the runs under way (ErrInterrupted),
+		// closing o.Run.Interrupt ends them with their partial results
+		// (IncompleteError); either marks those not started, so a
+		// comparison interrupted by SIGINT still reports the runs that
+		// finished.
 		for k, i := range order {
 			select {
 			case work <- i:
 				continue
 			case <-o.Run.Stop:
+			case <-o.Run.Interrupt:
 				for _, j := range order[k:] {
 					out[j].Err = ErrInterrupted
 				}
@@ -205,22 +213,29 @@ func runOne(o CompareOptions, c Cell) (res *Result, ms []RunMetric, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	ro.Log.Debug().Msg("run started")
 	res, err = Run(spec, ro)
 	if err != nil {
-		if interrupted(o.Run.Stop) {
+		if interrupted(o.Run.Stop) || interrupted(o.Run.Interrupt) {
 			// Its plugin processes were killed with the interrupt: the
 			// run did not fail, it was not let finish.
 			return nil, nil, ErrInterrupted
 		}
 		return nil, nil, err
 	}
-	if res.Incomplete != nil {
+	if res.Incomplete != nil && !interrupted(o.Run.Interrupt) {
 		// Statistics over runs of different lengths mean nothing.
 		return nil, nil, fmt.Errorf("incomplete: %s", IncompleteText(res.Incomplete))
 	}
 	ms, err = BenchMetrics(res)
 	if err != nil {
 		return nil, nil, err
+	}
+	if res.Incomplete != nil {
+		// Stopped by the interrupt after its current event: its partial
+		// results are kept for the outputs to show, out of the statistics.
+		ro.Log.Info().Uint64("events", res.Config.Events).Msg("run interrupted")
+		return res, ms, &IncompleteError{Incomplete: res.Incomplete}
 	}
 	ro.Log.Info().Uint64("events", res.Config.Events).Msg("run finished")
 	return res, ms, nil
@@ -281,6 +296,9 @@ type Failure struct {
 	Point string `json:"point,omitempty"`
 	Seed  uint64 `json:"seed"`
 	Error string `json:"error"`
+	// Interrupted is set for a run the interrupt stopped or kept from
+	// starting: it did not fail, it was not let finish.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Failures lists the failed runs in report order (variant, point, seed).
@@ -288,11 +306,24 @@ func Failures(runs []RunOutcome) []Failure {
 	var fs []Failure
 	for _, r := range runs {
 		if r.Err != nil {
-			fs = append(fs, Failure{Variant: r.Variant, Point: r.Point.Key(), Seed: r.Seed, Error: r.ErrorLine()})
+			fs = append(fs, Failure{Variant: r.Variant, Point: r.Point.Key(), Seed: r.Seed, Error: r.ErrorLine(),
+				Interrupted: errors.Is(r.Err, ErrInterrupted)})
 		}
 	}
 	return fs
 }
+
+// IncompleteError is the error of a comparison's run stopped by
+// Options.Interrupt: the run is not a failure, and RunOutcome keeps its
+// partial Result, bench lines and metrics, which the statistics leave out
+// (they cover less simulated time than the others) and the outputs show
+// marked INCOMPLETE. It is an ErrInterrupted (errors.Is).
+type IncompleteError struct{ Incomplete *Incomplete }
+
+func (e *IncompleteError) Error() string { return "INCOMPLETE: " + IncompleteText(e.Incomplete) }
+
+// Is makes an IncompleteError count as interrupted.
+func (e *IncompleteError) Is(target error) bool { return target == ErrInterrupted }
 
 // ErrorLine is the first line of the run's error, as failure lists show it.
 func (r RunOutcome) ErrorLine() string {

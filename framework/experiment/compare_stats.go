@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -28,6 +29,10 @@ type Comparison struct {
 	// Interrupted counts the runs that did not finish because the
 	// comparison was stopped (SIGINT); they are among Failures too.
 	Interrupted int `json:"interrupted,omitempty"`
+	// IncompleteRuns are the interrupted runs that stopped after their
+	// current event with partial results (IncompleteError), which the
+	// statistics leave out.
+	IncompleteRuns []IncompleteRun `json:"incomplete_runs,omitempty"`
 	// Metrics in the order benchstat meets them in the bench output: by
 	// seed, then variant, then line and value.
 	Metrics []MetricComparison `json:"metrics"`
@@ -36,6 +41,28 @@ type Comparison struct {
 	// between runs.
 	PluginStats []VariantPluginStats `json:"plugin_stats,omitempty"`
 	PluginWall  []VariantPluginWall  `json:"plugin_wall,omitempty"`
+}
+
+// IncompleteRun is a run the interrupt stopped, with its partial metrics:
+// they cover the simulated time up to Incomplete.ReachedNS only.
+type IncompleteRun struct {
+	Variant    string      `json:"variant"`
+	Point      string      `json:"point,omitempty"`
+	Seed       uint64      `json:"seed"`
+	Incomplete *Incomplete `json:"incomplete"`
+	Metrics    []RunMetric `json:"metrics"`
+}
+
+// incompleteRuns lists the runs with partial results in report order.
+func incompleteRuns(runs []RunOutcome) []IncompleteRun {
+	var out []IncompleteRun
+	for _, r := range runs {
+		var ie *IncompleteError
+		if errors.As(r.Err, &ie) {
+			out = append(out, IncompleteRun{Variant: r.Variant, Point: r.Point.Key(), Seed: r.Seed, Incomplete: ie.Incomplete, Metrics: r.Metrics})
+		}
+	}
+	return out
 }
 
 // SweepInfo is a sweep as reports show it.
@@ -160,7 +187,7 @@ func AnalyzeGrid(file string, g Grid, runs []RunOutcome, alpha, confidence float
 		confidence = stats.DefaultConfidence
 	}
 	c := &Comparison{File: file, Variants: variants, Seeds: seeds, Alpha: alpha, Confidence: confidence,
-		Runs: runs, Grid: g, Failures: Failures(runs)}
+		Runs: runs, Grid: g, Failures: Failures(runs), IncompleteRuns: incompleteRuns(runs)}
 	for _, sw := range g.Sweeps {
 		si := SweepInfo{Name: sw.Name, Key: sw.Key}
 		for _, v := range sw.Values {
@@ -176,6 +203,9 @@ func AnalyzeGrid(file string, g Grid, runs []RunOutcome, alpha, confidence float
 		s, v := cell.S, cell.V
 		{
 			r := runs[i]
+			if r.Err != nil {
+				continue // failed, or partial (IncompleteError)
+			}
 			// A benchmark name that repeats within a run (two workloads
 			// writing the same line) gets "#2", "#3"... so that every
 			// value pairs with its counterpart of the same seed.

@@ -106,7 +106,7 @@ func (c *Comparison) pluginStats() {
 		index := map[pkey]int{}
 		for i := range c.Runs {
 			r := c.Runs[i].Result
-			if c.Runs[i].Variant != v || r == nil || r.PluginStats == nil {
+			if c.Runs[i].Variant != v || c.Runs[i].Err != nil || r == nil || r.PluginStats == nil {
 				continue
 			}
 			st.Runs++

@@ -3,6 +3,7 @@ package experiment_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/resultfmt"
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/plugins/builtin"
 )
 
@@ -162,6 +164,85 @@ func TestCompareStopKeepsFinishedRuns(t *testing.T) {
 	for _, want := range []string{"INCOMPLETE: interrupted; ", "runs interrupted (INCOMPLETE: not run to the end):", "not finished: tickemu was interrupted", ", 0 failed, "} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("WriteCompareText does not say %q:\n%s", want, text.String())
+		}
+	}
+}
+
+// TestCompareInterruptKeepsPartialRuns: Run.Interrupt closed while the
+// second run is under way stops that run after its current event: it keeps
+// its partial results (IncompleteRuns, marked in every format), out of the
+// statistics; the first run's results are kept and the runs not started
+// are marked interrupted.
+func TestCompareInterruptKeepsPartialRuns(t *testing.T) {
+	o := compareOpts([]string{"oneshot", "tsc_deadline"}, seedsFrom(1, 3), 1)
+	interrupt := make(chan struct{})
+	var once sync.Once
+	var finished sync.Once
+	oneDone := make(chan struct{})
+	o.Run.Interrupt = interrupt
+	o.Progress = func(done, total int) { finished.Do(func() { close(oneDone) }) }
+	o.Run.Progress = func(now, end ktime.Time, events uint64) {
+		select {
+		case <-oneDone: // the second run is under way
+			once.Do(func() { close(interrupt) })
+		default:
+		}
+	}
+	c := mustCompare(t, o)
+	if len(c.IncompleteRuns) != 1 {
+		t.Fatalf("%d incomplete runs, want the one under way; failures %+v", len(c.IncompleteRuns), c.Failures)
+	}
+	ir := c.IncompleteRuns[0]
+	if ir.Incomplete.Reason != "interrupted" || ir.Incomplete.ReachedNS >= ir.Incomplete.EndNS || len(ir.Metrics) == 0 {
+		t.Errorf("incomplete run %+v: want reason interrupted, stopped before the end, with metrics", ir)
+	}
+	done := 0
+	for _, r := range c.Runs {
+		if r.Err == nil {
+			done++
+		}
+	}
+	if done < 1 || c.Interrupted != len(c.Runs)-done {
+		t.Errorf("%d finished, %d interrupted of %d: want >= 1 finished and the rest interrupted", done, c.Interrupted, len(c.Runs))
+	}
+	// The partial run is out of the statistics: its seed has no value.
+	for _, m := range c.Metrics {
+		for _, vs := range m.Variants {
+			if vs.Variant != ir.Variant {
+				continue
+			}
+			for s, seed := range c.Seeds {
+				if seed == ir.Seed && !math.IsNaN(vs.Values[s]) {
+					t.Fatalf("%s %s: the partial run's value %v is in the statistics", m.Bench, m.Unit, vs.Values[s])
+				}
+			}
+		}
+	}
+	for format, want := range map[string][]string{
+		"text":  {"INCOMPLETE: interrupted; ", "INCOMPLETE variant " + ir.Variant + " seed ", "every figure covers the first", "  BenchmarkKernel/variant="},
+		"json":  {`"incomplete_runs": [`, `"reason": "interrupted"`, `"interrupted": true`},
+		"bench": {"# INCOMPLETE: variant " + ir.Variant, "\nincomplete: interrupted: stopped at "},
+		"csv":   {ir.Variant + " (INCOMPLETE: interrupted: stopped at "},
+	} {
+		var b bytes.Buffer
+		var err error
+		switch format {
+		case "text":
+			err = resultfmt.WriteCompareText(&b, c)
+		case "json":
+			err = resultfmt.WriteCompareJSON(&b, c)
+		case "bench":
+			err = resultfmt.WriteCompareBench(&b, c)
+		case "csv":
+			err = resultfmt.WriteCompareCSV(&b, c)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s output does not hold %q:\n%s", format, w, b.String())
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -72,8 +73,49 @@ func WriteCompareCSV(w io.Writer, c *experiment.Comparison) error {
 			}
 		}
 	}
+	if err := writeIncompleteCSV(cw, c, len(head)); err != nil {
+		return err
+	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// writeIncompleteCSV writes a row per metric of each run the interrupt
+// stopped: its variant cell marked "INCOMPLETE" with where it stopped, n 1,
+// its partial value as the median and in its seed's column, and no
+// statistics (they leave these runs out).
+func writeIncompleteCSV(cw *csv.Writer, c *experiment.Comparison, width int) error {
+	for _, ir := range c.IncompleteRuns {
+		variant := fmt.Sprintf("%s (INCOMPLETE: %s)", ir.Variant, experiment.IncompleteText(ir.Incomplete))
+		for _, m := range ir.Metrics {
+			row := make([]string, width)
+			copy(row, []string{m.Bench, m.Unit, m.Better, variant, "1", num(m.Value)})
+			for j, s := range c.Seeds {
+				if s == ir.Seed {
+					row[width-len(c.Seeds)+j] = num(m.Value)
+				}
+			}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeIncompleteBench writes the bench lines of the runs the interrupt
+// stopped after the others, each under an "incomplete:" configuration
+// line, as `tickemu run --format bench` marks an incomplete run: benchstat
+// keeps them apart from the complete runs.
+func writeIncompleteBench(b *bytes.Buffer, partial []experiment.RunOutcome) {
+	for _, r := range partial {
+		var ie *experiment.IncompleteError
+		errors.As(r.Err, &ie)
+		fmt.Fprintf(b, "# INCOMPLETE: %s\nincomplete: %s\n", runLabel(r.Variant, r.Point.Key(), r.Seed), experiment.IncompleteText(ie.Incomplete))
+		for _, l := range r.Bench {
+			b.WriteString(l + "\n")
+		}
+	}
 }
 
 // num formats a CSV number; NaN and infinities are empty.
@@ -124,9 +166,15 @@ func writeBenchRuns(w io.Writer, c *experiment.Comparison, seeds bool, assume st
 			fmt.Fprintf(&b, "# %s: %s\n", columnLabel(c, i, "variant "), l)
 		}
 	}
+	var partial []experiment.RunOutcome
 	for _, i := range c.Grid.Order() {
 		r := c.Runs[i]
-		if r.Err != nil {
+		var ie *experiment.IncompleteError
+		switch {
+		case errors.As(r.Err, &ie):
+			partial = append(partial, r)
+			continue
+		case r.Err != nil:
 			fmt.Fprintf(&b, "# failed: %s: %s\n", runLabel(r.Variant, r.Point.Key(), r.Seed), r.ErrorLine())
 			continue
 		}
@@ -134,6 +182,7 @@ func writeBenchRuns(w io.Writer, c *experiment.Comparison, seeds bool, assume st
 			b.WriteString(l + "\n")
 		}
 	}
+	writeIncompleteBench(&b, partial)
 	seen := map[string]bool{}
 	for i := range c.Metrics {
 		m := &c.Metrics[i]

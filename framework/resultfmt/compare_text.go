@@ -4,6 +4,7 @@ import (
 	"github.com/tickemu/tickemu/framework/experiment"
 
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -40,7 +41,7 @@ func WriteCompareText(w io.Writer, c *experiment.Comparison) error {
 	// apart.
 	var failed, interrupted []experiment.Failure
 	for _, f := range c.Failures {
-		if f.Error == experiment.ErrInterrupted.Error() {
+		if f.Interrupted {
 			interrupted = append(interrupted, f)
 		} else {
 			failed = append(failed, f)
@@ -58,9 +59,27 @@ func WriteCompareText(w io.Writer, c *experiment.Comparison) error {
 			fmt.Fprintf(&b, "  %s: %s\n", runLabel(f.Variant, f.Point, f.Seed), f.Error)
 		}
 	}
+	writeIncompleteRuns(&b, c)
 	writeComparePluginStats(&b, c)
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeIncompleteRuns shows the partial results of the runs the interrupt
+// stopped, each under a line that says INCOMPLETE and what its figures
+// cover, as the bench lines `tickemu run --format bench` writes.
+func writeIncompleteRuns(b *bytes.Buffer, c *experiment.Comparison) {
+	for _, i := range c.Grid.Order() {
+		r := c.Runs[i]
+		var ie *experiment.IncompleteError
+		if !errors.As(r.Err, &ie) {
+			continue
+		}
+		fmt.Fprintf(b, "\nINCOMPLETE %s: %s\n", runLabel(r.Variant, r.Point.Key(), r.Seed), experiment.IncompleteText(ie.Incomplete))
+		for _, l := range r.Bench {
+			b.WriteString("  " + l + "\n")
+		}
+	}
 }
 
 // interruptedNote is ", N interrupted" for the header when runs were.
