@@ -21,8 +21,8 @@ type Plugin struct {
 	// builtins the hang_delay and restart attributes name, or the ones the
 	// host handed over (UsePolicy). restartFixed is set when restart is a
 	// builtin, whose constant answer restartDeferred then is (no call on
-	// the hot path); custom is set once a policy came from the host (the
-	// base's answers then follow code the model does not know).
+	// the hot path); custom is set once a restart policy came from the
+	// host (Start's answers then follow code the model does not know).
 	hang            sdk.HangPolicy
 	restart         sdk.RestartPolicy
 	restartFixed    bool
@@ -140,7 +140,10 @@ func (p *Plugin) UsePolicy(k sdk.Kind, pol sdk.Plugin) bool {
 	case sdk.KindHangPolicy:
 		h, ok := pol.(sdk.HangPolicy)
 		if ok {
-			p.hang, p.custom = h, true
+			// Not custom: the model leaves every hang to the plugin (it
+			// declines an interrupt that would hang, and a CPU with
+			// hang_detected), so the policy never meets a modelled answer.
+			p.hang = h
 		}
 		return ok
 	case sdk.KindRestartPolicy:
