@@ -17,7 +17,10 @@
 // and reads each message's answer, one result per call, before the next. One
 // process can hold many sessions, e.g. the "local" and "broadcast" clockevent
 // devices of one binary. A CatalogService lists what a binary serves without
-// opening sessions.
+// opening sessions. The one turn inside a message: a wheel or hrtimer base
+// handed a policy (UsePolicy) may answer a message with a policy call first,
+// which the host answers with the next request before the real answer comes
+// (policypeer.go).
 //
 // Only the last call of a batch is one the host waits for. A clockevent device
 // that declares a sdk.DeadlineModel (it comes with the Spec answer) has its
