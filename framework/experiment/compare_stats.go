@@ -323,7 +323,7 @@ func pairedDelta(p stats.SignedRank, baseMedian, alpha float64) string {
 	case baseMedian == 0 || math.IsNaN(baseMedian):
 		return "?"
 	}
-	return fmt.Sprintf("%+.2f%%", 100*p.MedianDiff/math.Abs(baseMedian))
+	return percentChange(p.MedianDiff, baseMedian)
 }
 
 // exactDelta is the change from a deterministic base value to a
@@ -335,7 +335,19 @@ func exactDelta(base, v float64) string {
 	case base == 0:
 		return "?"
 	}
-	return fmt.Sprintf("%+.2f%%", 100*(v-base)/math.Abs(base))
+	return percentChange(v-base, base)
+}
+
+// percentChange is diff as a signed percentage of base, in benchstat's
+// format (two decimals), except that a change too small to show in two
+// decimals keeps two significant digits: 26280 -> 26279 is -0.0038%, not a
+// "-0.00%" that reads as no change next to a significance mark.
+func percentChange(diff, base float64) string {
+	pct := 100 * diff / math.Abs(base)
+	if math.Abs(pct) < 0.005 {
+		return fmt.Sprintf("%+.2g%%", pct)
+	}
+	return fmt.Sprintf("%+.2f%%", pct)
 }
 
 // pairsNeeded is the fewest pairs whose smallest possible two-sided exact

@@ -26,3 +26,22 @@ func TestExactComparison(t *testing.T) {
 		}
 	}
 }
+
+func TestPercentChange(t *testing.T) {
+	for _, c := range []struct {
+		diff, base float64
+		want       string
+	}{
+		{-1, 26280, "-0.0038%"},
+		{1, 26280, "+0.0038%"},
+		{-100, 200, "-50.00%"},
+		{0.01, 200, "+0.01%"},
+		{0.006, 200, "+0.003%"},
+		{1, 1e12, "+1e-10%"},
+		{5, -100, "+5.00%"},
+	} {
+		if got := percentChange(c.diff, c.base); got != c.want {
+			t.Errorf("percentChange(%v, %v) = %q, want %q", c.diff, c.base, got, c.want)
+		}
+	}
+}
