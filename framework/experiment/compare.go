@@ -145,6 +145,14 @@ func RunMatrix(o CompareOptions) []RunOutcome {
 		wg.Go(func() {
 			for i := range work {
 				r := &out[i]
+				if interrupted(o.Run.Stop) || interrupted(o.Run.Interrupt) {
+					// The feeder's select below picks at random
+					// between a free worker and a closed Stop or
+					// Interrupt, so a run can still be handed out
+					// after either closed: it does not start.
+					r.Err = ErrInterrupted
+					continue
+				}
 				r.Result, r.Metrics, r.Err = runOne(o, g.Cell(i))
 				if r.Result != nil {
 					// A run stopped by Run.Interrupt keeps its bench
