@@ -60,6 +60,13 @@ test-deps: ## Install what the tests need beyond Go: headless Chromium for the H
 	bash scripts/install-python-plugin-deps.sh
 	bash scripts/install-node-plugin-deps.sh
 
+# The KernelShark test needs an X server (Xvfb) and takes about 20 s, so it
+# builds only with the tag kernelshark and runs here and in ci, not in test.
+test-kernelshark: test-deps ## Open a tickemu trace.dat in Debian's KernelShark under Xvfb and check its window (screenshot: test-artifacts/kernelshark.png).
+	@echo "==> go vet -tags kernelshark ./cmd/tickemu && go test -tags kernelshark -run '^TestKernelShark$$' ./cmd/tickemu"
+	$(GO) vet -tags kernelshark ./cmd/tickemu
+	$(GO) test -tags kernelshark -count=1 -run '^TestKernelShark$$' ./cmd/tickemu
+
 test-modules: ## Vet and test every module under examples/.
 	@for m in $(MODULES); do \
 		echo "==> (cd $$m && go vet ./... && go test ./...)"; \

@@ -33,7 +33,10 @@ const ksScript = `
 kernelshark -geometry 1200x760+0+0 "$TRACE" > "$DIR/kernelshark.log" 2>&1 &
 pid=$!
 i=0
-until xwd -name KernelShark -silent > /dev/null 2>&1; do
+# The main window is titled "KernelShark" until a file is loaded and
+# "Kernel Shark (FILE)" after: either will do (the log check below says
+# whether it loaded).
+until xwd -name "Kernel Shark ($TRACE)" -silent > /dev/null 2>&1 || xwd -name KernelShark -silent > /dev/null 2>&1; do
 	i=$((i+1))
 	if [ $i -gt 60 ] || ! kill -0 $pid 2>/dev/null; then echo "no KernelShark window"; kill $pid 2>/dev/null; exit 1; fi
 	sleep 1
