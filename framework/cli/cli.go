@@ -133,7 +133,6 @@ commands:
                  [--sweep NAME=V1,V2]... [--seeds N] [--seed FIRST] [--jobs N] [--alpha A]
                  [--kernels 6.12,6.13: releases instead of variants]
                  [--format text|json|bench|csv] [--report FILE.html] [--max-wall D]
-                 [--kernels 6.12,6.13: releases instead of variants]
                  [--shard I/N] [--emit slurm|k8s --shards N [--results DIR]]
   merge FILES    merge the shard files of compare --shard into the comparison's report
                  [--format text|json|bench|csv] [--report FILE.html]
