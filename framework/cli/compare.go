@@ -315,7 +315,12 @@ func (f *compareFlags) run(co experiment.CompareOptions, pl *comparePlan, stderr
 	var err error
 	if f.shardN > 0 {
 		runs := experiment.RunMatrix(co)
-		r.shard = experiment.NewShardFile(pl.exp, f.shardI, f.shardN, co.Cells, runs)
+		r.signal, _ = caught.Load().(os.Signal)
+		sig := ""
+		if r.signal != nil {
+			sig = r.signal.String()
+		}
+		r.shard = experiment.NewShardFile(pl.exp, f.shardI, f.shardN, co.Cells, runs, sig)
 		sub := shardRuns(runs, co.Cells)
 		r.cmp = &experiment.Comparison{File: f.file, Runs: sub, Failures: experiment.Failures(sub)}
 		for _, run := range sub {
@@ -323,9 +328,9 @@ func (f *compareFlags) run(co experiment.CompareOptions, pl *comparePlan, stderr
 				r.cmp.Interrupted++
 			}
 		}
-	} else {
-		r.cmp, err = experiment.Compare(co)
+		return r, nil
 	}
+	r.cmp, err = experiment.Compare(co)
 	r.signal, _ = caught.Load().(os.Signal)
 	return r, err
 }
@@ -353,7 +358,9 @@ func (f *compareFlags) output(stdout, stderr io.Writer, pl *comparePlan, r *comp
 	}
 	switch {
 	case r.signal != nil && r.shard != nil:
-		fmt.Fprintf(stderr, "tickemu: shard %d/%d interrupted by %v: its file marks the %d runs that did not finish\n", f.shardI, f.shardN, r.signal, r.cmp.Interrupted)
+		stopped, notStarted := r.shard.Unfinished()
+		fmt.Fprintf(stderr, "tickemu: shard %d/%d interrupted by %v: %d of %d runs finished; %d stopped early (their partial results kept, marked INCOMPLETE), %d not started; the file written is marked incomplete (\"interrupted\"), and tickemu merge says so\n",
+			f.shardI, f.shardN, r.signal, len(r.cmp.Runs)-len(r.cmp.Failures), len(r.cmp.Runs), stopped, notStarted)
 	case r.signal != nil:
 		fmt.Fprintf(stderr, "tickemu: compare interrupted by %v: %d of %d runs finished and are written above; %d stopped early (their partial results written, marked INCOMPLETE), %d not started\n",
 			r.signal, len(r.cmp.Runs)-len(r.cmp.Failures), len(r.cmp.Runs), len(r.cmp.IncompleteRuns), r.cmp.Interrupted-len(r.cmp.IncompleteRuns))

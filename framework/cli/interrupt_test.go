@@ -85,6 +85,74 @@ func TestCompareSignalWritesFinishedRuns(t *testing.T) {
 	}
 }
 
+// TestShardSignalKeepsRuns: Ctrl-C on `tickemu compare --shard` keeps
+// every run as the unsharded comparison does: the shard file is written,
+// says it was interrupted, holds the finished runs' results, the run under
+// way's partial results (marked incomplete) and the runs not started
+// (marked interrupted); stderr says so and the status is 130. `tickemu
+// merge` of that file prints what the interrupted comparison prints (the
+// JSON checkInterruptedJSON reads; the text with its INCOMPLETE header and
+// partial bench lines), names the file as incomplete and what it lacks, and
+// exits 1.
+func TestShardSignalKeepsRuns(t *testing.T) {
+	stdout, stderr, _ := signalCompare(t, []string{"compare", nohzCatchup, "--jobs", "1", "--variants", "per_jiffy,next_expiry", "--seeds", "20",
+		"--shard", "1/1", "--log-level", "debug", "--log-format", "json"}, syscall.SIGINT, false)
+	var sf struct {
+		Interrupted string
+		Cells       []struct {
+			Interrupted bool
+			Incomplete  *struct{ Reason string }
+			Metrics     []json.RawMessage
+			Bench       []string
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &sf); err != nil {
+		t.Fatalf("stdout is not a shard file: %v\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	finished, stopped, notStarted := 0, 0, 0
+	for _, c := range sf.Cells {
+		switch {
+		case c.Incomplete != nil && c.Interrupted && c.Incomplete.Reason == "interrupted" && len(c.Metrics) > 0 && len(c.Bench) > 0:
+			stopped++
+		case c.Interrupted && c.Incomplete == nil && len(c.Metrics) == 0:
+			notStarted++
+		case !c.Interrupted && c.Incomplete == nil && len(c.Metrics) > 0:
+			finished++
+		default:
+			t.Errorf("a cell neither finished, stopped early with its partial results nor not started: %+v", c)
+		}
+	}
+	if sf.Interrupted != "interrupt" || len(sf.Cells) != 40 || finished == 0 || stopped != 1 || notStarted == 0 {
+		t.Errorf("shard file: interrupted %q, %d cells: %d finished, %d stopped early, %d not started; want \"interrupt\", 40 cells, some finished, 1 stopped early with partial results, the rest not started",
+			sf.Interrupted, len(sf.Cells), finished, stopped, notStarted)
+	}
+	for _, want := range []string{"stopping after each run's current event; the runs that finished are written, those stopped marked INCOMPLETE",
+		fmt.Sprintf("shard 1/1 interrupted by interrupt: %d of 40 runs finished; 1 stopped early (their partial results kept, marked INCOMPLETE), %d not started; the file written is marked incomplete", finished, notStarted)} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+
+	shard := filepath.Join(t.TempDir(), "shard-1.json")
+	if err := os.WriteFile(shard, []byte(stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js, mergeErr := runCLI(t, 1, "merge", "--format", "json", shard)
+	checkInterruptedJSON(t, js, mergeErr)
+	text, mergeErr := runCLI(t, 1, "merge", shard)
+	for _, want := range []string{fmt.Sprintf("INCOMPLETE: interrupted; %d of 40 runs did not finish", 1+notStarted), "\nINCOMPLETE ", "  BenchmarkCyclictest/"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("merge's text does not hold %q:\n%s", want, text)
+		}
+	}
+	for _, want := range []string{fmt.Sprintf("%s (shard 1 of 1) is incomplete: interrupted by interrupt, %d of its 40 runs finished; 1 stopped early", shard, finished),
+		"the comparison is INCOMPLETE: for the whole of it run shard 1 again"} {
+		if !strings.Contains(mergeErr, want) {
+			t.Errorf("merge's stderr does not say %q:\n%s", want, mergeErr)
+		}
+	}
+}
+
 // TestRunSweepSignalPrintsPartialResults: `tickemu run --sweep` stops as
 // compare does: the points that finished are printed, the one under way
 // printed marked INCOMPLETE (# INCOMPLETE:), status 130, no plugin left.

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tickemu/tickemu/framework/experiment"
 )
@@ -16,8 +17,13 @@ import (
 // It checks that the files come from one experiment (configuration hashes,
 // grid, tickemu version) and hold every cell once, then prints exactly what
 // the unsharded `tickemu compare` prints; --report writes the HTML report
-// `compare --report` writes. Exit status as compare's: 1 when a
-// run failed, 2 when the files do not make one experiment.
+// `compare --report` writes. A shard that was interrupted (Ctrl-C, a
+// scheduler's SIGTERM) is merged as the unsharded comparison interrupted
+// alike would print: its finished runs in the statistics, the runs it
+// stopped early shown with their partial results marked INCOMPLETE, those
+// it did not start listed; stderr names each such file and what it lacks.
+// Exit status as compare's: 1 when a run failed or a shard is incomplete,
+// 2 when the files do not make one experiment.
 func (a *App) cmdMerge(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -55,6 +61,9 @@ func (a *App) cmdMerge(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	status := reportFailures(stderr, cmp)
+	if incompleteShards(stderr, files, shards) {
+		status = 1
+	}
 	w := bufio.NewWriter(stdout)
 	err = writeComparison(w, *format, cmp)
 	if err == nil {
@@ -72,4 +81,25 @@ func (a *App) cmdMerge(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// incompleteShards says which shard files were interrupted before all their
+// runs finished, and what each lacks; it reports whether any was.
+func incompleteShards(stderr io.Writer, names []string, shards []*experiment.ShardFile) bool {
+	var which []string
+	for k, sf := range shards {
+		stopped, notStarted := sf.Unfinished()
+		if stopped+notStarted == 0 {
+			continue
+		}
+		which = append(which, fmt.Sprint(sf.Shard))
+		fmt.Fprintf(stderr, "tickemu: merge: %s (shard %d of %d) is incomplete: interrupted by %s, %d of its %d runs finished; %d stopped early (partial results, marked INCOMPLETE, out of the statistics), %d not started\n",
+			names[k], sf.Shard, sf.Shards, sf.Interrupted, len(sf.Cells)-stopped-notStarted, len(sf.Cells), stopped, notStarted)
+	}
+	if len(which) == 0 {
+		return false
+	}
+	fmt.Fprintf(stderr, "tickemu: merge: the comparison is INCOMPLETE: for the whole of it run shard %s again (the same tickemu compare ... --shard I/%d) and merge the new file with the others\n",
+		strings.Join(which, ", "), shards[0].Shards)
+	return true
 }

@@ -28,7 +28,7 @@ import (
 // prints.
 const (
 	ShardFormat  = "tickemu-shard"
-	ShardVersion = 2
+	ShardVersion = 3
 )
 
 // Experiment identifies an experiment: everything that decides its cells and
@@ -95,9 +95,14 @@ type ShardFile struct {
 	ID         string     `json:"experiment_id"`
 	Experiment Experiment `json:"experiment"`
 	// Shard is this shard's number (1..Shards).
-	Shard  int         `json:"shard"`
-	Shards int         `json:"shards"`
-	Cells  []ShardCell `json:"cells"`
+	Shard  int `json:"shard"`
+	Shards int `json:"shards"`
+	// Interrupted names the signal that stopped the shard before every run
+	// finished ("interrupt" for Ctrl-C, "terminated" for a scheduler's
+	// SIGTERM); the cells say which runs did not finish. A merge of an
+	// interrupted shard says so.
+	Interrupted string      `json:"interrupted,omitempty"`
+	Cells       []ShardCell `json:"cells"`
 }
 
 // ShardCell is the raw result of one cell.
@@ -108,32 +113,63 @@ type ShardCell struct {
 	Point   string `json:"point,omitempty"`
 	Seed    uint64 `json:"seed"`
 	// Header and Bench are the run's bench lines (RunOutcome), Metrics its
-	// metrics; all empty when the run failed.
+	// metrics; all empty when the run failed, and the partial ones of a run
+	// the interrupt stopped early (Incomplete).
 	Header  []string    `json:"header,omitempty"`
 	Bench   []string    `json:"bench,omitempty"`
 	Metrics []RunMetric `json:"metrics,omitempty"`
 	// Detail is what the HTML report shows of the run.
 	Detail *RunDetail `json:"detail,omitempty"`
 	// Error is the first line of why the run failed; Interrupted is set when
-	// it did not finish because the shard was interrupted.
-	Error       string `json:"error,omitempty"`
-	Interrupted bool   `json:"interrupted,omitempty"`
+	// it did not finish because the shard was interrupted, and Incomplete
+	// as well when it stopped after its current event with partial results
+	// (IncompleteError), which Header, Bench and Metrics keep.
+	Error       string      `json:"error,omitempty"`
+	Interrupted bool        `json:"interrupted,omitempty"`
+	Incomplete  *Incomplete `json:"incomplete,omitempty"`
+}
+
+// Unfinished counts the shard's runs that did not finish because it was
+// interrupted: those stopped early with partial results and those not
+// started.
+func (f *ShardFile) Unfinished() (stopped, notStarted int) {
+	for _, c := range f.Cells {
+		switch {
+		case c.Incomplete != nil:
+			stopped++
+		case c.Interrupted:
+			notStarted++
+		}
+	}
+	return stopped, notStarted
 }
 
 // NewShardFile records the runs of shard i of n; runs is the grid as
-// RunMatrix returns it and cells the shard's (Grid.Shard).
-func NewShardFile(e Experiment, i, n int, cells []int, runs []RunOutcome) *ShardFile {
-	f := &ShardFile{Format: ShardFormat, Version: ShardVersion, ID: e.ID(), Experiment: e, Shard: i, Shards: n, Cells: []ShardCell{}}
+// RunMatrix returns it and cells the shard's (Grid.Shard). interrupted
+// names the signal that stopped the runs, if one did.
+func NewShardFile(e Experiment, i, n int, cells []int, runs []RunOutcome, interrupted string) *ShardFile {
+	f := &ShardFile{Format: ShardFormat, Version: ShardVersion, ID: e.ID(), Experiment: e, Shard: i, Shards: n,
+		Interrupted: interrupted, Cells: []ShardCell{}}
 	for _, c := range slices.Sorted(slices.Values(cells)) {
 		r := runs[c]
 		sc := ShardCell{Index: c, Variant: r.Variant, Point: r.Point.Key(), Seed: r.Seed}
-		if r.Err != nil {
+		var ie *IncompleteError
+		switch {
+		case errors.As(r.Err, &ie):
+			// Stopped early by the interrupt: its partial results are kept,
+			// as the unsharded comparison keeps them.
+			sc.Error, sc.Interrupted, sc.Incomplete = r.ErrorLine(), true, ie.Incomplete
+			sc.Header, sc.Bench, sc.Metrics = r.Header, r.Bench, r.Metrics
+		case r.Err != nil:
 			sc.Error = r.ErrorLine()
 			sc.Interrupted = errors.Is(r.Err, ErrInterrupted)
-		} else {
+		default:
 			sc.Header, sc.Bench, sc.Metrics, sc.Detail = r.Header, r.Bench, r.Metrics, r.Detail
 		}
 		f.Cells = append(f.Cells, sc)
+	}
+	if stopped, notStarted := f.Unfinished(); stopped+notStarted == 0 {
+		f.Interrupted = "" // the signal came after the last run: nothing is missing
 	}
 	return f
 }
@@ -203,7 +239,7 @@ const MaxMetric = 1e18
 // variants. Merge checks the cells against the grid.
 func (f *ShardFile) check() error {
 	e := f.Experiment
-	texts := [][2]string{{"tickemu", e.Tickemu}, {"file", e.File}}
+	texts := [][2]string{{"tickemu", e.Tickemu}, {"file", e.File}, {"interrupted", f.Interrupted}}
 	for _, v := range e.Variants {
 		texts = append(texts, [2]string{"variant", v})
 	}
@@ -239,6 +275,9 @@ func (f *ShardFile) check() error {
 				return fmt.Errorf("%s: line %q holds characters a terminal acts on", where, termtext.Safe(l))
 			}
 		}
+		if err := c.checkIncomplete(f.Interrupted); err != nil {
+			return fmt.Errorf("%s: %v", where, err)
+		}
 		seen := make(map[[2]string]bool, len(c.Metrics))
 		for _, m := range c.Metrics {
 			k := [2]string{m.Bench, m.Unit}
@@ -254,6 +293,28 @@ func (f *ShardFile) check() error {
 			}
 			seen[k] = true
 		}
+	}
+	return nil
+}
+
+// checkIncomplete refuses an interrupted cell in a file that does not say
+// it was interrupted, partial results not marked as such, and a stop
+// outside the run.
+func (c ShardCell) checkIncomplete(interrupted string) error {
+	in := c.Incomplete
+	switch {
+	case c.Interrupted && interrupted == "":
+		return errors.New("interrupted, but the file does not say the shard was (the file was edited?)")
+	case in == nil && c.Error != "" && len(c.Metrics) > 0:
+		return errors.New("an error and metrics: a failed run has none, a run stopped early is marked incomplete")
+	case in == nil:
+		return nil
+	case !c.Interrupted:
+		return errors.New("incomplete but not interrupted: only the interrupt stops a shard's run early")
+	case !termtext.Clean(in.Reason):
+		return fmt.Errorf("incomplete reason %q holds characters a terminal acts on", termtext.Safe(in.Reason))
+	case in.ReachedNS < 0 || in.ReachedNS > in.EndNS:
+		return fmt.Errorf("incomplete: stopped at %d ns of %d: outside the run", in.ReachedNS, in.EndNS)
 	}
 	return nil
 }
@@ -356,6 +417,9 @@ func Merge(names []string, files []*ShardFile) (*Comparison, error) {
 			have[sc.Index] = names[k]
 			r := RunOutcome{Variant: cell.Variant, Point: cell.Point, Seed: cell.Seed}
 			switch {
+			case sc.Incomplete != nil:
+				r.Err = &IncompleteError{Incomplete: sc.Incomplete}
+				r.Header, r.Bench, r.Metrics = sc.Header, sc.Bench, sc.Metrics
 			case sc.Interrupted:
 				r.Err = ErrInterrupted
 			case sc.Error != "":

@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -73,11 +74,11 @@ func FuzzReadShardFile(f *testing.F) {
 	runs := []RunOutcome{{Variant: "a", Seed: 1, Header: []string{"cpus: 1"}, Bench: []string{"BenchmarkKernel/hz=250/variant=a 1 3 x"},
 		Metrics: []RunMetric{{Bench: "Kernel/hz=250", Unit: "x", Better: "lower", Value: 3}}}, {Variant: "a", Seed: 2, Err: ErrInterrupted}}
 	var b bytes.Buffer
-	if err := NewShardFile(e, 1, 1, []int{0, 1}, runs).Write(&b); err != nil {
+	if err := NewShardFile(e, 1, 1, []int{0, 1}, runs, "interrupt").Write(&b); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(b.Bytes())
-	f.Add([]byte(`{"format":"tickemu-shard","version":2}`))
+	f.Add([]byte(`{"format":"tickemu-shard","version":3}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sf, err := ReadShardFile(bytes.NewReader(data))
 		if err != nil {
@@ -131,7 +132,7 @@ func TestShardDetail(t *testing.T) {
 	e := Experiment{Tickemu: "t", File: "f.hcl", Source: "machine {}\n", Variants: []string{"a"}, Sweeps: []SweepInfo{}, Seeds: []uint64{1}}
 	runs := []RunOutcome{{Variant: "a", Seed: 1, Metrics: []RunMetric{{Bench: "Kernel", Unit: "x", Value: 1}}, Detail: d}}
 	var b bytes.Buffer
-	if err := NewShardFile(e, 1, 1, []int{0}, runs).Write(&b); err != nil {
+	if err := NewShardFile(e, 1, 1, []int{0}, runs, "").Write(&b); err != nil {
 		t.Fatal(err)
 	}
 	sf, err := ReadShardFile(&b)
@@ -189,7 +190,7 @@ func TestAttackShardValues(t *testing.T) {
 			ConfigHashes: []string{strings.Repeat("ab", 32)}}
 		runs := []RunOutcome{{Variant: "a", Seed: 1, Header: []string{"cpus: 1"}, Bench: []string{"BenchmarkKernel/variant=a\t1\t3 x"},
 			Metrics: []RunMetric{{Bench: "Kernel", Unit: "x", Better: "lower", Value: 3}}}}
-		return NewShardFile(e, 1, 1, []int{0}, runs)
+		return NewShardFile(e, 1, 1, []int{0}, runs, "")
 	}
 	for _, tc := range []struct {
 		name string
@@ -226,5 +227,78 @@ func TestAttackShardValues(t *testing.T) {
 	good().Write(&b)
 	if _, err := ReadShardFile(&b); err != nil {
 		t.Fatalf("the good file: %v", err)
+	}
+}
+
+// TestShardInterrupted: a shard stopped by Ctrl-C keeps every run: the
+// finished run with its results, the run stopped early with its partial
+// results (marked incomplete), the run not started marked interrupted; the
+// file says it was interrupted, and its merge is the comparison the
+// unsharded run interrupted alike makes (IncompleteRuns with the partial
+// metrics, the unfinished runs counted). An edited file whose cells are
+// interrupted but which does not say so, or whose partial results are not
+// marked, is refused.
+func TestShardInterrupted(t *testing.T) {
+	e := Experiment{Tickemu: "0.1.0", File: "f.hcl", Variants: []string{"a"}, Sweeps: []SweepInfo{}, Seeds: []uint64{1, 2, 3}, Alpha: 0.05}
+	metric := func(v float64) []RunMetric { return []RunMetric{{Bench: "Kernel", Unit: "x", Better: "lower", Value: v}} }
+	in := &Incomplete{Reason: "interrupted", ReachedNS: 4e9, EndNS: 10e9}
+	runs := []RunOutcome{
+		{Variant: "a", Seed: 1, Header: []string{"cpus: 1"}, Bench: []string{"BenchmarkKernel/variant=a 1 3 x"}, Metrics: metric(3)},
+		{Variant: "a", Seed: 2, Header: []string{"cpus: 1"}, Bench: []string{"BenchmarkKernel/variant=a 1 2 x"}, Metrics: metric(2), Err: &IncompleteError{Incomplete: in}},
+		{Variant: "a", Seed: 3, Err: ErrInterrupted},
+	}
+	sf := NewShardFile(e, 1, 1, []int{0, 1, 2}, runs, "interrupt")
+	var b bytes.Buffer
+	if err := sf.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	back, err := ReadShardFile(&b)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if back.Interrupted != "interrupt" {
+		t.Errorf("interrupted %q, want the signal", back.Interrupted)
+	}
+	if stopped, notStarted := back.Unfinished(); stopped != 1 || notStarted != 1 {
+		t.Errorf("Unfinished() = %d, %d; want 1 stopped early, 1 not started", stopped, notStarted)
+	}
+	c, err := Merge([]string{"f"}, []*ShardFile{back})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := AnalyzeGrid(e.File, e.Grid(), runs, e.Alpha, 0)
+	if c.Interrupted != 2 || !reflect.DeepEqual(c.IncompleteRuns, want.IncompleteRuns) || !reflect.DeepEqual(c.Failures, want.Failures) ||
+		fmt.Sprint(c.Metrics) != fmt.Sprint(want.Metrics) || len(c.IncompleteRuns) != 1 || len(c.IncompleteRuns[0].Metrics) != 1 {
+		t.Errorf("merged: interrupted %d, incomplete runs %+v, failures %+v, metrics %+v\nwant: incomplete runs %+v, failures %+v, metrics %+v",
+			c.Interrupted, c.IncompleteRuns, c.Failures, c.Metrics, want.IncompleteRuns, want.Failures, want.Metrics)
+	}
+	if !reflect.DeepEqual(c.Runs[1].Bench, runs[1].Bench) || !reflect.DeepEqual(c.Runs[1].Header, runs[1].Header) {
+		t.Errorf("the run stopped early reads back with bench %q, header %q", c.Runs[1].Bench, c.Runs[1].Header)
+	}
+
+	// Signalled after its last run: nothing is missing, the file is whole.
+	if f := NewShardFile(e, 1, 1, []int{0}, runs[:1:1], "interrupt"); f.Interrupted != "" {
+		t.Errorf("a shard whose runs all finished is marked interrupted %q", f.Interrupted)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(f *ShardFile)
+		want string
+	}{
+		{"unmarked file", func(f *ShardFile) { f.Interrupted = "" }, "cell 2 (index 1): interrupted, but the file does not say the shard was"},
+		{"unmarked partial results", func(f *ShardFile) { f.Cells[1].Incomplete = nil }, "cell 2 (index 1): an error and metrics"},
+		{"incomplete, not interrupted", func(f *ShardFile) { f.Cells[1].Interrupted = false }, "cell 2 (index 1): incomplete but not interrupted"},
+		{"stop past the end", func(f *ShardFile) { f.Cells[1].Incomplete = &Incomplete{Reason: "interrupted", ReachedNS: 11e9, EndNS: 10e9} }, "outside the run"},
+	} {
+		f := NewShardFile(e, 1, 1, []int{0, 1, 2}, runs, "interrupt")
+		tc.edit(f)
+		var b bytes.Buffer
+		if err := f.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadShardFile(&b); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -20,7 +20,7 @@ func FuzzMergeReport(f *testing.F) {
 		cells = append(cells, i)
 	}
 	var b bytes.Buffer
-	if err := experiment.NewShardFile(e, 1, 1, cells, c.Runs).Write(&b); err != nil {
+	if err := experiment.NewShardFile(e, 1, 1, cells, c.Runs, "").Write(&b); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(b.Bytes())
