@@ -759,3 +759,74 @@ func TestBrowserPlotText(t *testing.T) {
 		})
 	}
 }
+
+// TestBrowserInterrupted: the report of a comparison interrupted by Ctrl-C
+// (testdata/interrupted.html) says so before anything else, in the first
+// window: the heading is tagged INCOMPLETE and the note under it counts the
+// runs that did not finish. The runs the interrupt stopped are under
+// Interrupted runs, each with what became of it, the partial figures of
+// the one stopped early folded and shown with a click; Failed runs holds
+// the failed run alone; both are in the contents and reached from there.
+// It keeps two screenshots: the top of the page and the interrupted runs
+// unfolded.
+func TestBrowserInterrupted(t *testing.T) {
+	tb := open(t, "testdata/interrupted.html", 1280, 900)
+	if h := tb.str(`document.querySelector("h1").innerText`); !strings.HasSuffix(h, "INCOMPLETE") {
+		t.Errorf("the heading reads %q, want it tagged INCOMPLETE", h)
+	}
+	note := tb.str(`document.getElementById("incomplete").innerText`)
+	if !strings.HasPrefix(note, "INCOMPLETE: interrupted. 2 of 6 runs did not finish (1 stopped early, 1 not run)") {
+		t.Errorf("the note at the top reads %q", note)
+	}
+	// In the first window, above the contents and every section.
+	if top, nav := tb.num(`document.getElementById("incomplete").getBoundingClientRect().bottom`), tb.num(`document.querySelector("nav.toc").getBoundingClientRect().top`); top > 900 || top > nav {
+		t.Errorf("the note ends at %v px, the contents start at %v px: want it first, in the first window", top, nav)
+	}
+	if !tb.eval(`document.getElementById("incomplete").checkVisibility()`).(bool) {
+		t.Error("the note at the top is hidden")
+	}
+	tb.shot("interrupted-top", false)
+
+	items := func(id string) []string {
+		var out []string
+		for _, s := range tb.eval(fmt.Sprintf(`(() => { let e = document.getElementById(%q).nextElementSibling; while (e && e.tagName !== "UL") e = e.nextElementSibling;
+			return Array.from(e.children).map(li => li.firstChild.textContent.trim()); })()`, id)).([]any) {
+			out = append(out, s.(string))
+		}
+		return out
+	}
+	if f := items("failures"); len(f) != 1 || f[0] != "variant b seed 2: plugin wheel exited: signal: killed" {
+		t.Errorf("Failed runs lists %q, want b's seed 2 alone", f)
+	}
+	in := items("interrupted")
+	if len(in) != 2 || !strings.HasPrefix(in[0], "variant a seed 3: stopped early: interrupted: stopped at 4s of 10s simulated") ||
+		in[1] != "variant b seed 3: not run: interrupted before it started" {
+		t.Errorf("Interrupted runs lists %q, want a's seed 3 stopped early and b's not run", in)
+	}
+	for _, id := range []string{"failures", "interrupted"} {
+		if n := tb.num(fmt.Sprintf(`document.querySelectorAll('nav.toc a[href="#%s"]').length`, id)); n != 1 {
+			t.Errorf("%v contents entries lead to #%s, want 1", n, id)
+		}
+	}
+	x, y := tb.point(`nav.toc a[href="#interrupted"]`, 0)
+	tb.click(x, y, 1)
+	if top := tb.num(`document.getElementById("interrupted").getBoundingClientRect().top`); math.Abs(top) > 2 {
+		t.Errorf("the contents' Interrupted runs entry, clicked, puts the section at %v px", top)
+	}
+	const partial = `document.querySelector("#interrupted ~ ul details")`
+	if tb.eval(partial+`.querySelector("table").checkVisibility()`).(bool) {
+		t.Error("the partial figures are not folded")
+	}
+	x, y = tb.point("#interrupted ~ ul details > summary", 0)
+	tb.click(x, y, 1)
+	rows := tb.num(partial + `.querySelectorAll("tr").length`)
+	if !tb.eval(partial+`.querySelector("table").checkVisibility()`).(bool) || rows != 4 {
+		t.Errorf("the partial figures, clicked: visible %v, %v rows; want the header and 3 metrics shown",
+			tb.eval(partial+`.querySelector("table").checkVisibility()`), rows)
+	}
+	if cell := tb.str(partial + `.querySelector("tr:nth-child(2)").innerText`); cell != "Cyclictest/thread=0 max-latency (us)\t3.02" {
+		t.Errorf("the first partial figure reads %q", cell)
+	}
+	tb.eval(`document.getElementById("failures").scrollIntoView()`)
+	tb.shot("interrupted-runs", false)
+}

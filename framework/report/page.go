@@ -36,10 +36,12 @@ details.unchanged { margin: 0.5em 0; }
   padding: 0.3em 0.5em; font-size: 0.8em; font-family: ui-monospace, monospace; white-space: pre-wrap; pointer-events: none; }
 svg circle.pt { cursor: default; }
 .scroll { overflow-x: auto; max-width: 100%; }
+.incomplete { border: 2px solid #c60; background: #fff4e5; padding: 0.5em 0.8em; } .incomplete-tag { color: #c60; font-size: 0.7em; vertical-align: middle; border: 1px solid #c60; padding: 0 0.3em; }
 </style>
 </head>
 <body>
-<h1>{{.Title}}</h1>
+<h1>{{.Title}}{{if .Incomplete}} <span class="incomplete-tag">INCOMPLETE</span>{{end}}</h1>
+{{if .Incomplete}}<p class="incomplete" id="incomplete" role="note"><b>INCOMPLETE: interrupted.</b> {{.Incomplete}}</p>{{end}}
 <p>Variants: {{range $i, $v := .Variants}}{{if $i}}, {{end}}<b>{{if $v}}{{$v}}{{else}}none (the file as written){{end}}</b>{{if eq $i 0}}{{if gt (len $.Variants) 1}} (base){{end}}{{end}}{{end}};
 {{if .Sweeps}}sweeps {{range $i, $s := .Sweeps}}{{if $i}} × {{end}}<b>{{$s}}</b>{{end}} ({{.Points}} points); {{end}}seeds {{.Seeds}}; tickemu {{.Version}}.
 Simulated time is deterministic: the same file and seeds give this page byte for byte.</p>
@@ -47,6 +49,13 @@ Simulated time is deterministic: the same file and seeds give this page byte for
 {{range .TOC}}<li><a href="#{{.ID}}">{{.Title}}</a>{{if .Sub}}<ul>{{range .Sub}}<li><a href="#{{.ID}}">{{.Title}}</a></li>{{end}}</ul>{{end}}</li>
 {{end}}</ul></nav>
 {{if .Failures}}<h2 id="failures">Failed runs</h2><ul>{{range .Failures}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Interrupted}}<h2 id="interrupted">Interrupted runs</h2>
+<p class="note">Not failures: tickemu was interrupted (Ctrl-C, SIGTERM) before these runs finished. A run under way stopped after its current event with figures for the simulated time it reached; the others were not run.</p>
+<ul>{{range .Interrupted}}<li>{{.Label}}: {{.What}}{{if .Metrics}}
+<details><summary>partial figures</summary><div class="scroll"><table><tr><th class="l">metric</th><th>value</th></tr>
+{{range .Metrics}}<tr><td class="l">{{.Metric}}</td><td>{{.Value}}</td></tr>
+{{end}}</table></div></details>{{end}}</li>
+{{end}}</ul>{{end}}
 
 <h2 id="config">Configuration</h2>
 <details><summary>{{.File}}</summary>

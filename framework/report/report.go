@@ -48,7 +48,12 @@ type page struct {
 	Seeds                        string
 	Sweeps                       []string // "hz = 100, 250, 1000"
 	Points                       int
-	Failures                     []string
+	// Failures are the runs that failed; Interrupted those an interrupt
+	// (Ctrl-C, SIGTERM) kept from finishing, which did not fail, and
+	// Incomplete the note at the top of a page that lacks them.
+	Failures    []string
+	Interrupted []interruptedRun
+	Incomplete  string
 	Latency                      []latencySection
 	Sweep                        *sweepSection
 	Table                        []tableRow
@@ -63,6 +68,15 @@ type page struct {
 	// Script is the explore layer (explore.js), inline.
 	Script template.JS
 }
+
+// interruptedRun is a run the interrupt stopped early, with its partial
+// metrics, or kept from starting (Metrics nil).
+type interruptedRun struct {
+	Label, What string
+	Metrics     []partialMetric
+}
+
+type partialMetric struct{ Metric, Value string }
 
 type tocEntry struct {
 	ID, Title string
@@ -149,9 +163,7 @@ func Write(w io.Writer, in Input) error {
 	for _, sw := range c.Sweeps {
 		pg.Sweeps = append(pg.Sweeps, sw.Name+" = "+strings.Join(sw.Values, ", "))
 	}
-	for _, f := range c.Failures {
-		pg.Failures = append(pg.Failures, fmt.Sprintf("%s: %s", c.Grid.Label(experiment.Cell{Variant: f.Variant, Seed: f.Seed, Point: pointOf(c, f.Point)}), f.Error))
-	}
+	pg.Failures, pg.Interrupted, pg.Incomplete = unfinished(c)
 	var err error
 	if pg.Latency, err = latencySections(c); err != nil {
 		return err
@@ -181,10 +193,47 @@ func Write(w io.Writer, in Input) error {
 	return pageTemplate.Execute(w, pg)
 }
 
+// unfinished lists the runs that failed and, apart, those an interrupt
+// stopped early or kept from starting (not failures: they were not let
+// finish), with the note that says the page is incomplete.
+func unfinished(c *experiment.Comparison) (failed []string, interrupted []interruptedRun, note string) {
+	partial := map[string]experiment.IncompleteRun{}
+	key := func(variant, point string, seed uint64) string { return fmt.Sprintf("%s\x00%s\x00%d", variant, point, seed) }
+	for _, ir := range c.IncompleteRuns {
+		partial[key(ir.Variant, ir.Point, ir.Seed)] = ir
+	}
+	stopped := 0
+	for _, f := range c.Failures {
+		label := c.Grid.Label(experiment.Cell{Variant: f.Variant, Seed: f.Seed, Point: pointOf(c, f.Point)})
+		if !f.Interrupted {
+			failed = append(failed, fmt.Sprintf("%s: %s", label, f.Error))
+			continue
+		}
+		ir, ok := partial[key(f.Variant, f.Point, f.Seed)]
+		if !ok {
+			interrupted = append(interrupted, interruptedRun{Label: label, What: "not run: interrupted before it started"})
+			continue
+		}
+		stopped++
+		r := interruptedRun{Label: label, What: "stopped early: " + experiment.IncompleteText(ir.Incomplete) + "; its partial figures (below) are out of the statistics"}
+		for _, m := range ir.Metrics {
+			unit, scale := displayUnit(m.Unit)
+			r.Metrics = append(r.Metrics, partialMetric{Metric: m.Bench + " " + unit, Value: num(m.Value * scale)})
+		}
+		interrupted = append(interrupted, r)
+	}
+	if len(interrupted) > 0 {
+		note = fmt.Sprintf("%d of %d runs did not finish (%d stopped early, %d not run): the statistics, tables and plots use the %d runs that finished. They are listed under Interrupted runs.",
+			len(interrupted), len(c.Runs), stopped, len(interrupted)-stopped, len(c.Runs)-len(c.Failures))
+	}
+	return failed, interrupted, note
+}
+
 // contents gives the latency sections and the sweep points their ids and
 // lists every section for the table of contents.
 func contents(pg *page) []tocEntry {
-	ids := map[string]bool{"config": true, "sweep": true, "compare": true, "cpus": true, "worst": true, "timeline": true, "failures": true}
+	ids := map[string]bool{"config": true, "sweep": true, "compare": true, "cpus": true, "worst": true, "timeline": true, "failures": true,
+		"interrupted": true, "incomplete": true}
 	unique := func(id string) string {
 		id = idChars.ReplaceAllString(strings.ReplaceAll(id, "=", "-"), "_")
 		for n, base := 2, id; ids[id]; n++ {
@@ -200,6 +249,7 @@ func contents(pg *page) []tocEntry {
 		}
 	}
 	add(len(pg.Failures) > 0, "failures", "Failed runs")
+	add(len(pg.Interrupted) > 0, "interrupted", "Interrupted runs")
 	add(true, "config", "Configuration")
 	add(pg.Sweep != nil, "sweep", "Metrics against the sweep")
 	for i := range pg.Latency {

@@ -35,6 +35,26 @@ func sweep(name, key string, values ...string) config.Sweep {
 // spread; hrtimer-hangs is 0 everywhere. The run of b at the last point with
 // seed 2 failed.
 func sweepComparison(sweeps ...config.Sweep) *experiment.Comparison {
+	g, runs := sweepRuns(sweeps...)
+	return experiment.AnalyzeGrid("s.hcl", g, runs, 0, 0)
+}
+
+// interruptedComparison is sweepComparison without sweeps, interrupted
+// (Ctrl-C) at seed 3: a's run stopped early with partial metrics, b's not
+// started; b's seed 2 failed as there.
+func interruptedComparison() *experiment.Comparison {
+	g, runs := sweepRuns()
+	a3, b3 := g.Index(0, 0, 2), g.Index(1, 0, 2)
+	runs[a3].Err = &experiment.IncompleteError{Incomplete: &experiment.Incomplete{Reason: "interrupted", ReachedNS: 4e9, EndNS: 10e9}}
+	runs[a3].Detail = nil
+	runs[b3] = experiment.RunOutcome{Variant: "b", Seed: 3, Err: experiment.ErrInterrupted}
+	c := experiment.AnalyzeGrid("s.hcl", g, runs, 0, 0)
+	c.Interrupted = 2
+	return c
+}
+
+// sweepRuns are sweepComparison's grid and runs.
+func sweepRuns(sweeps ...config.Sweep) (experiment.Grid, []experiment.RunOutcome) {
 	g := experiment.NewGrid([]string{"a", "b"}, sweeps, []uint64{1, 2, 3})
 	runs := make([]experiment.RunOutcome, g.Len())
 	for i := range runs {
@@ -45,7 +65,10 @@ func sweepComparison(sweeps ...config.Sweep) *experiment.Comparison {
 			runs[i] = r
 			continue
 		}
-		key := "/" + cell.Point.Key()
+		key := "" // the point's keys, as WriteBench puts them after the name
+		if k := cell.Point.Key(); k != "" {
+			key = "/" + k
+		}
 		scale := float64(cell.P + 1)
 		iters := 600.0
 		if cell.V == 0 {
@@ -79,7 +102,7 @@ func sweepComparison(sweeps ...config.Sweep) *experiment.Comparison {
 		r.Detail = experiment.DetailOf(res)
 		runs[i] = r
 	}
-	return experiment.AnalyzeGrid("s.hcl", g, runs, 0, 0)
+	return g, runs
 }
 
 func render(t *testing.T, c *experiment.Comparison) []byte {
@@ -105,6 +128,45 @@ func TestSweepGolden(t *testing.T) {
 // testdata/compare.html byte for byte (-update rewrites it).
 func TestCompareGolden(t *testing.T) {
 	golden(t, "compare.html", func() *experiment.Comparison { return sweepComparison() })
+}
+
+// TestInterruptedGolden: the report of a comparison interrupted at seed 3
+// is testdata/interrupted.html byte for byte (-update rewrites it).
+func TestInterruptedGolden(t *testing.T) {
+	golden(t, "interrupted.html", interruptedComparison)
+}
+
+// TestInterruptedSections: the runs an interrupt stopped are not failures:
+// they are listed under Interrupted runs (the one stopped early with where
+// it stopped and its partial figures in us, the one not run as such), the
+// failed run alone under Failed runs, and the page says at the top that it
+// is incomplete.
+func TestInterruptedSections(t *testing.T) {
+	page := string(render(t, interruptedComparison()))
+	failed := section(t, page, "failures")
+	if n := strings.Count(failed, "<li>"); n != 1 || !strings.Contains(failed, "<li>variant b seed 2: plugin wheel exited: signal: killed</li>") {
+		t.Errorf("Failed runs lists %d runs, want b's seed 2 alone:\n%s", n, failed)
+	}
+	interrupted := section(t, page, "interrupted")
+	for _, want := range []string{
+		"<li>variant a seed 3: stopped early: interrupted: stopped at 4s of 10s simulated; every figure covers the first 4s only; its partial figures (below) are out of the statistics",
+		`<td class="l">Cyclictest/thread=0 max-latency (us)</td><td>3.02</td>`,
+		"<li>variant b seed 3: not run: interrupted before it started</li>",
+	} {
+		if !strings.Contains(interrupted, want) {
+			t.Errorf("Interrupted runs lacks %q:\n%s", want, interrupted)
+		}
+	}
+	top := page[strings.Index(page, "<body>"):strings.Index(page, `<nav class="toc"`)]
+	for _, want := range []string{`<span class="incomplete-tag">INCOMPLETE</span></h1>`,
+		"<b>INCOMPLETE: interrupted.</b> 2 of 6 runs did not finish (1 stopped early, 1 not run): the statistics, tables and plots use the 3 runs that finished."} {
+		if !strings.Contains(top, want) {
+			t.Errorf("the top of the page lacks %q:\n%s", want, top)
+		}
+	}
+	if strings.Contains(string(render(t, sweepComparison())), "INCOMPLETE") {
+		t.Error("a report with every run finished or failed says INCOMPLETE")
+	}
 }
 
 // golden compares the report of mk() with the golden file of that name under testdata, and checks that
