@@ -240,7 +240,9 @@ func TestAttackShardValues(t *testing.T) {
 // marked, is refused.
 func TestShardInterrupted(t *testing.T) {
 	e := Experiment{Tickemu: "0.1.0", File: "f.hcl", Variants: []string{"a"}, Sweeps: []SweepInfo{}, Seeds: []uint64{1, 2, 3}, Alpha: 0.05}
-	metric := func(v float64) []RunMetric { return []RunMetric{{Bench: "Kernel", Unit: "x", Better: "lower", Value: v}} }
+	metric := func(v float64) []RunMetric {
+		return []RunMetric{{Bench: "Kernel", Unit: "x", Better: "lower", Value: v}}
+	}
 	in := &Incomplete{Reason: "interrupted", ReachedNS: 4e9, EndNS: 10e9}
 	runs := []RunOutcome{
 		{Variant: "a", Seed: 1, Header: []string{"cpus: 1"}, Bench: []string{"BenchmarkKernel/variant=a 1 3 x"}, Metrics: metric(3)},
@@ -289,7 +291,9 @@ func TestShardInterrupted(t *testing.T) {
 		{"unmarked file", func(f *ShardFile) { f.Interrupted = "" }, "cell 2 (index 1): interrupted, but the file does not say the shard was"},
 		{"unmarked partial results", func(f *ShardFile) { f.Cells[1].Incomplete = nil }, "cell 2 (index 1): an error and metrics"},
 		{"incomplete, not interrupted", func(f *ShardFile) { f.Cells[1].Interrupted = false }, "cell 2 (index 1): incomplete but not interrupted"},
-		{"stop past the end", func(f *ShardFile) { f.Cells[1].Incomplete = &Incomplete{Reason: "interrupted", ReachedNS: 11e9, EndNS: 10e9} }, "outside the run"},
+		{"stop past the end", func(f *ShardFile) {
+			f.Cells[1].Incomplete = &Incomplete{Reason: "interrupted", ReachedNS: 11e9, EndNS: 10e9}
+		}, "outside the run"},
 	} {
 		f := NewShardFile(e, 1, 1, []int{0, 1, 2}, runs, "interrupt")
 		tc.edit(f)

@@ -814,7 +814,7 @@ func TestBrowserInterrupted(t *testing.T) {
 		t.Errorf("the contents' Interrupted runs entry, clicked, puts the section at %v px", top)
 	}
 	const partial = `document.querySelector("#interrupted ~ ul details")`
-	if tb.eval(partial+`.querySelector("table").checkVisibility()`).(bool) {
+	if tb.eval(partial + `.querySelector("table").checkVisibility()`).(bool) {
 		t.Error("the partial figures are not folded")
 	}
 	x, y = tb.point("#interrupted ~ ul details > summary", 0)

@@ -54,14 +54,14 @@ type page struct {
 	Failures    []string
 	Interrupted []interruptedRun
 	Incomplete  string
-	Latency                      []latencySection
-	Sweep                        *sweepSection
-	Table                        []tableRow
-	PointTables                  []pointTable
-	Single                       bool
-	CPUs                         []cpuSection
-	Worst                        []worstSection
-	Timeline                     *timelineSection
+	Latency     []latencySection
+	Sweep       *sweepSection
+	Table       []tableRow
+	PointTables []pointTable
+	Single      bool
+	CPUs        []cpuSection
+	Worst       []worstSection
+	Timeline    *timelineSection
 	// TOC lists the sections (and the latency sections and sweep points
 	// under them) by their ids, each unique on the page.
 	TOC []tocEntry
@@ -198,7 +198,9 @@ func Write(w io.Writer, in Input) error {
 // finish), with the note that says the page is incomplete.
 func unfinished(c *experiment.Comparison) (failed []string, interrupted []interruptedRun, note string) {
 	partial := map[string]experiment.IncompleteRun{}
-	key := func(variant, point string, seed uint64) string { return fmt.Sprintf("%s\x00%s\x00%d", variant, point, seed) }
+	key := func(variant, point string, seed uint64) string {
+		return fmt.Sprintf("%s\x00%s\x00%d", variant, point, seed)
+	}
 	for _, ir := range c.IncompleteRuns {
 		partial[key(ir.Variant, ir.Point, ir.Seed)] = ir
 	}
