@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/replay"
 	"github.com/tickemu/tickemu/framework/replayrun"
 	"github.com/tickemu/tickemu/framework/workload"
@@ -127,8 +128,18 @@ func (f *replayFlags) replayConfig() (*replayConfig, error) {
 	rc := &replayConfig{capture: cp, notes: notes}
 	if isBundle && f.cfgFile == "" {
 		rc.src, rc.name, err = replayrun.ConfigSrc(hostSrc, filepath.Base(f.capture)+" (host)", f.abs, cp, qos)
+	} else if f.cfgFile != "" {
+		// A scenario file gives its machine, plugins, kernel block and
+		// variants; its workloads and run block are left out, and the
+		// header says so.
+		var src []byte
+		if src, err = config.ReadFile(f.cfgFile); err != nil {
+			return nil, err
+		}
+		src, rc.notes = replayrun.LeaveOutScenario(src, f.cfgFile)
+		rc.src, rc.name, err = replayrun.ConfigSrc(src, f.cfgFile, f.abs, cp, qos)
 	} else {
-		rc.src, rc.name, err = replayrun.ConfigWith(f.cfgFile, f.abs, cp, qos)
+		rc.src, rc.name, err = replayrun.ConfigWith("", f.abs, cp, qos)
 		rc.notes = nil
 	}
 	if err != nil {

@@ -231,3 +231,18 @@ func ctyString(v cty.Value) string {
 	}
 	return string(b)
 }
+
+// PluginNames lists the run's plugins for a one-line header: "wheel,
+// hrtimer, clockevent lapic, governor menu", the kind named only where the
+// plugin's name is not the kind's own ("wheel wheel" read as a typo).
+func (r *Result) PluginNames() string {
+	var names []string
+	for _, p := range r.Plugins {
+		if string(p.Kind) == p.Name {
+			names = append(names, p.Name)
+		} else {
+			names = append(names, string(p.Kind)+" "+p.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}

@@ -400,6 +400,9 @@ type Row struct {
 	// tick_stop event; without an hrtimer expiry the capture gives no
 	// offset between its clock and the timers', so no arm distance.
 	NA bool
+	// NoCapture and NoModel mark a lateness row's side that has no sample
+	// (no expiry whose start is in the trace): unknown, not 0.
+	NoCapture, NoModel bool
 }
 
 // Diff is (model - capture) / capture, or NaN for a zero capture.
@@ -450,8 +453,10 @@ func Table(capture, model *Score, noTickStop, noFarArms bool) []Row {
 			Row{Name: k + " expiries", Capture: c.Expiries, Model: m.Expiries},
 			Row{Name: k + " re-arms", Capture: c.Rearms, Model: m.Rearms},
 			Row{Name: k + " cancels", Capture: c.Cancel, Model: m.Cancel},
-			Row{Name: k + " lateness p50", Capture: c.Lateness.Quantile(0.5), Model: m.Lateness.Quantile(0.5), Duration: true},
-			Row{Name: k + " lateness p99", Capture: c.Lateness.Quantile(0.99), Model: m.Lateness.Quantile(0.99), Duration: true},
+			Row{Name: k + " lateness p50", Capture: c.Lateness.Quantile(0.5), Model: m.Lateness.Quantile(0.5), Duration: true,
+				NoCapture: c.Lateness.Count() == 0, NoModel: m.Lateness.Count() == 0},
+			Row{Name: k + " lateness p99", Capture: c.Lateness.Quantile(0.99), Model: m.Lateness.Quantile(0.99), Duration: true,
+				NoCapture: c.Lateness.Count() == 0, NoModel: m.Lateness.Count() == 0},
 		)
 	}
 	rows = append(rows,
@@ -479,9 +484,17 @@ func WriteTable(w io.Writer, rows []Row) error {
 		}
 		d := r.Diff()
 		ds := fmt.Sprintf("%+.1f%%", 100*d)
+		if r.NoCapture {
+			cv = "unknown"
+		}
+		if r.NoModel {
+			mv = "unknown"
+		}
 		switch {
 		case r.NA:
 			cv, ds = "n/a", ""
+		case r.NoCapture || r.NoModel:
+			ds = "" // nothing to compare with
 		case math.IsNaN(d):
 			ds = "new"
 		case r.Capture == r.Model:

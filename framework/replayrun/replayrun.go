@@ -74,6 +74,46 @@ func ConfigSrc(src []byte, name, capture string, cp *replay.Capture, pmQoS int64
 	return out, name, nil
 }
 
+// LeaveOutScenario blanks out a scenario file's workload blocks, and its
+// run block with them, so that the file's machine, plugins, kernel block
+// and variants replay a capture (`tickemu replay CAPTURE --config
+// configs/default.hcl`): the replay runs the capture's workload and covers
+// the capture, not the scenario's load and duration. Lines keep their
+// numbers for diagnostics. It returns what it left out, for the output's
+// header; a file without workloads comes back as it is.
+func LeaveOutScenario(src []byte, name string) ([]byte, []string) {
+	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return src, nil // the load names the error
+	}
+	var workloads []string
+	var cut []hcl.Range
+	for _, bl := range f.Body.(*hclsyntax.Body).Blocks {
+		if bl.Type == "workload" {
+			workloads = append(workloads, strings.Join(bl.Labels, " "))
+			cut = append(cut, bl.Range())
+		}
+	}
+	if len(workloads) == 0 {
+		return src, nil
+	}
+	for _, bl := range f.Body.(*hclsyntax.Body).Blocks {
+		if bl.Type == "run" {
+			cut = append(cut, bl.Range())
+		}
+	}
+	out := append([]byte{}, src...)
+	for _, r := range cut {
+		for i := r.Start.Byte; i < r.End.Byte && i < len(out); i++ {
+			if out[i] != '\n' {
+				out[i] = ' '
+			}
+		}
+	}
+	return out, []string{fmt.Sprintf("%s: its workloads (%s) and run block are left out: the replay runs the capture's workload over the capture's span on the file's machine, plugins, kernel block and variants",
+		name, strings.Join(workloads, ", "))}
+}
+
 // BundleMachine is, for a capture bundle, the configuration a replay of its
 // trace runs on when no other is given: the machine, plugin and kernel
 // blocks of the bundle's host (bundlescenario.Machine: CPUs, HZ, NO_HZ
@@ -191,10 +231,7 @@ func (o *Outcome) Write(w io.Writer, name string) error {
 	}
 	fmt.Fprintf(&b, ", %.6f s, %d events, %d unknown skipped\n", float64(cp.Span())/1e9, cp.Events, cp.Stats.UnknownTotal())
 	res := o.Result
-	fmt.Fprintf(&b, "# model: %d CPUs, HZ %d", res.Config.CPUs, res.Config.HZ)
-	for _, p := range res.Plugins {
-		fmt.Fprintf(&b, ", %s %s", p.Kind, p.Name)
-	}
+	fmt.Fprintf(&b, "# model: %d CPUs, HZ %d, plugins %s", res.Config.CPUs, res.Config.HZ, res.PluginNames())
 	b.WriteString("\n")
 	for _, n := range o.Notes {
 		b.WriteString("# note: " + n + "\n")
@@ -207,5 +244,39 @@ func (o *Outcome) Write(w io.Writer, name string) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	return replay.WriteTable(w, replay.Table(o.CaptureScore, o.ModelScore, cp.Format == "babeltrace", !cp.OffsetKnown))
+	rows := replay.Table(o.CaptureScore, o.ModelScore, cp.Format == "babeltrace", !cp.OffsetKnown)
+	if err := replay.WriteTable(w, rows); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, tickNote(rows))
+	return err
+}
+
+// tickNote explains, under the table, tick expiries that differ between
+// the capture and the model ("tick expiries 1 vs 0, -100%" said nothing of
+// why): which side kept its tick on idle CPUs, which stopped it.
+func tickNote(rows []replay.Row) string {
+	get := func(name string) replay.Row {
+		for _, r := range rows {
+			if r.Name == name {
+				return r
+			}
+		}
+		return replay.Row{NA: true}
+	}
+	exp, kept, stops := get("tick expiries"), get("idle ticks kept"), get("tick stops")
+	if exp.Capture == exp.Model {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# tick expiries %d in the capture, %d in the model: each side stops or keeps its tick by its own NO_HZ decisions", exp.Capture, exp.Model)
+	if !kept.NA {
+		fmt.Fprintf(&b, "; idle CPUs kept it %d times in the capture, %d in the model", kept.Capture, kept.Model)
+	}
+	if !stops.NA {
+		fmt.Fprintf(&b, "; it was stopped %d times in the capture, %d in the model", stops.Capture, stops.Model)
+	}
+	b.WriteString(".\n# An idle CPU keeps its tick for a timer due within a tick, RCU callbacks (rcu_needs_cpu()), irq_work or the cpuidle governor's choice (tick_nohz_next_event());" +
+		" the model decides on the replayed load with its governor and has none of the capture's other activity (docs/replay.md, the counting rules 7 and 8).\n")
+	return b.String()
 }

@@ -312,13 +312,7 @@ func uniq(xs []string) []string {
 	return out
 }
 
-func plugins(r *experiment.Result) string {
-	var b strings.Builder
-	for _, p := range r.Plugins {
-		fmt.Fprintf(&b, ", %s %s", p.Kind, p.Name)
-	}
-	return b.String()
-}
+func plugins(r *experiment.Result) string { return ", plugins " + r.PluginNames() }
 
 // processTree reads the bundle's trace for the process tree of pid.
 func processTree(b *bundle.Bundle, pid int) (*replay.ProcessTree, error) {
