@@ -24,6 +24,8 @@ type emitFlags struct {
 	tickemu string
 	image   string
 	claim   string
+
+	time, mem, partition, account, namespace string
 }
 
 func (e *emitFlags) register(fs *flag.FlagSet) {
@@ -33,13 +35,18 @@ func (e *emitFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.results, "results", "", "with --emit: directory of the shard results and the merged comparison (slurm default: ./tickemu-results; k8s: the claim's mount path, default /results)")
 	fs.StringVar(&e.tickemu, "tickemu", "", "with --emit: the tickemu the jobs run (slurm default: this binary's absolute path; k8s default: tickemu, on the image's PATH)")
 	fs.StringVar(&e.image, "image", "", "with --emit k8s: the container image holding tickemu")
-	fs.StringVar(&e.claim, "claim", "tickemu-results", "with --emit k8s: the PersistentVolumeClaim the results go to")
+	fs.StringVar(&e.claim, "claim", "tickemu-results", "with --emit k8s: the PersistentVolumeClaim the results go to (ReadWriteMany: every pod mounts it)")
+	fs.StringVar(&e.time, "time", "", "with --emit slurm: each shard's time limit (sbatch --time: minutes, HH:MM:SS, D-HH:MM:SS); a shard stopped there keeps its finished runs (default: the partition's)")
+	fs.StringVar(&e.mem, "mem", "", "with --emit: each shard's and the merge's memory, such as 4G (sbatch --mem; Kubernetes: request and limit 4Gi) (default: the cluster's)")
+	fs.StringVar(&e.partition, "partition", "", "with --emit slurm: the Slurm partition (sbatch --partition)")
+	fs.StringVar(&e.account, "account", "", "with --emit slurm: the Slurm account charged (sbatch --account)")
+	fs.StringVar(&e.namespace, "namespace", "", "with --emit k8s: the Kubernetes namespace of every object (default: kubectl's current)")
 }
 
 // emitOnly are the flags that mean nothing without --emit, and the compare
 // flags a shard's command line does not repeat.
 var (
-	emitOnly   = []string{"shards", "cpus-per-shard", "results", "tickemu", "image", "claim"}
+	emitOnly   = []string{"shards", "cpus-per-shard", "results", "tickemu", "image", "claim", "time", "mem", "partition", "account", "namespace"}
 	notInShard = append([]string{"emit", "jobs", "format", "report", "shard"}, emitOnly...)
 )
 
@@ -61,6 +68,10 @@ func (e *emitFlags) check(set map[string]bool, shard bool) error {
 		return fmt.Errorf("--emit needs --shards N (N >= 1), got %d", e.shards)
 	case set["image"] && e.target != "k8s":
 		return errors.New("--image goes with --emit k8s")
+	case set["namespace"] && e.target != "k8s":
+		return errors.New("--namespace goes with --emit k8s")
+	case e.target == "k8s" && (set["time"] || set["partition"] || set["account"]):
+		return errors.New("--time, --partition and --account go with --emit slurm (a Kubernetes Job's pods take --mem; --namespace names where they run)")
 	case e.target == "k8s" && e.image == "":
 		return errors.New("--emit k8s needs --image: the container image holding tickemu")
 	}
@@ -76,7 +87,7 @@ func (e *emitFlags) check(set map[string]bool, shard bool) error {
 // that were given, except those about output and parallelism.
 func (e *emitFlags) write(stdout, stderr io.Writer, fs *flag.FlagSet, set map[string]bool, file string, g experiment.Grid) int {
 	j := cluster.Job{Name: cluster.JobName(file), Args: shardArgs(fs, set), Shards: e.shards, CPUs: e.cpus, Results: e.results,
-		Tickemu: e.tickemu, Image: e.image, Claim: e.claim}
+		Tickemu: e.tickemu, Image: e.image, Claim: e.claim, Time: e.time, Mem: e.mem, Partition: e.partition, Account: e.account, Namespace: e.namespace}
 	if n := g.Len(); e.shards > n {
 		fmt.Fprintf(stderr, "tickemu: --shards %d: the experiment has %d runs, so %d shards would run nothing\n", e.shards, n, e.shards-n)
 		return 2

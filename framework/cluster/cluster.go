@@ -40,6 +40,37 @@ type Job struct {
 	// file's content (it goes into a ConfigMap, mounted at /config).
 	Image, Claim string
 	Config       []byte
+	// Resources and accounting, each empty for the cluster's default:
+	// Time bounds each shard's wall-clock time (Slurm --time: MINUTES,
+	// HH:MM:SS, D-HH:MM...), Mem each shard's and the merge's memory
+	// (Slurm --mem: 4G; Kubernetes: a request and limit of 4Gi), Partition
+	// and Account the Slurm partition and account, Namespace the
+	// Kubernetes namespace.
+	Time, Mem, Partition, Account, Namespace string
+}
+
+var (
+	slurmTime = regexp.MustCompile(`^(\d+-)?\d+(:\d+){0,2}$`)
+	slurmMem  = regexp.MustCompile(`^[1-9]\d*[KMGT]?$`)
+	slurmName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+)
+
+// checkResources refuses resource and accounting values the scheduler
+// would not take, naming the flag.
+func (j Job) checkResources() error {
+	switch {
+	case j.Time != "" && !slurmTime.MatchString(j.Time):
+		return fmt.Errorf("--time %q: want minutes, HH:MM:SS or D-HH:MM:SS (Slurm's --time)", j.Time)
+	case j.Mem != "" && !slurmMem.MatchString(j.Mem):
+		return fmt.Errorf("--mem %q: want a size such as 4G or 512M (K, M, G, T: powers of 1024)", j.Mem)
+	case j.Partition != "" && !slurmName.MatchString(j.Partition):
+		return fmt.Errorf("--partition %q: want letters, digits, '_', '.' or '-'", j.Partition)
+	case j.Account != "" && !slurmName.MatchString(j.Account):
+		return fmt.Errorf("--account %q: want letters, digits, '_', '.' or '-'", j.Account)
+	case j.Namespace != "" && !jobName.MatchString(j.Namespace):
+		return fmt.Errorf("--namespace %q: want lower-case letters, digits and '-' (a Kubernetes name)", j.Namespace)
+	}
+	return nil
 }
 
 // ShardFile is the name of shard i's results in the results directory.
@@ -70,6 +101,9 @@ func (j Job) check() error {
 		return fmt.Errorf("job name %q: want lower-case letters, digits and '-' (a Kubernetes name)", j.Name)
 	case j.Results == "":
 		return fmt.Errorf("no results directory")
+	}
+	if err := j.checkResources(); err != nil {
+		return err
 	}
 	return j.checkValues()
 }

@@ -71,6 +71,10 @@ func TestKubernetesManifest(t *testing.T) {
 			if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "runs" {
 				t.Errorf("the results mount is %+v, not the claim", v)
 			}
+		case "/tmp": // the root file system is read-only
+			if v.EmptyDir == nil {
+				t.Errorf("the /tmp mount is %+v, not an emptyDir", v)
+			}
 		default:
 			t.Errorf("unexpected mount %+v", m)
 		}
@@ -95,24 +99,51 @@ func TestKubernetesManifest(t *testing.T) {
 		t.Errorf("pod 2 ran %s, want %s", got, want)
 	}
 
-	// The merge Job waits (suspended) and, resumed, merges every shard into
+	// A pod whose tickemu fails leaves shard-I.failed with its status and
+	// no shard-I.json; one stopped by SIGTERM (143) keeps its file.
+	for _, tc := range []struct {
+		index, status int
+		json          bool
+	}{{2, 1, false}, {3, 143, true}} {
+		os.WriteFile(bin, []byte(fmt.Sprintf("#!/bin/sh\necho '{}'\nexit %d\n", tc.status)), 0o755)
+		cmd := exec.Command("/bin/sh", "-c", script)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("JOB_COMPLETION_INDEX=%d", tc.index), "PATH="+dir+":"+os.Getenv("PATH"))
+		var ee *exec.ExitError
+		if out, err := cmd.CombinedOutput(); !errors.As(err, &ee) || ee.ExitCode() != tc.status {
+			t.Errorf("pod %d with tickemu exiting %d: %v\n%s", tc.index+1, tc.status, err, out)
+		}
+		_, errJSON := os.Stat(filepath.Join(dir, fmt.Sprintf("shard-%d.json", tc.index+1)))
+		failed, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("shard-%d.failed", tc.index+1)))
+		if (errJSON == nil) != tc.json || (string(failed) == fmt.Sprintf("%d\n", tc.status)) == tc.json {
+			t.Errorf("pod %d with tickemu exiting %d: shard file %v, failed marker %q", tc.index+1, tc.status, errJSON, failed)
+		}
+	}
+
+	// The merge Job runs at once (no suspend to patch), waits for a file
+	// of every shard, says which shard failed, merges every shard into
 	// compare.txt and compare.html, prints the comparison and exits with
 	// the merge's status.
 	ms := merge.Spec
-	if merge.Name != MergeJobName(j.Name) || ms.Suspend == nil || !*ms.Suspend || *ms.Completions != 1 || *ms.BackoffLimit != 0 {
+	if merge.Name != MergeJobName(j.Name) || ms.Suspend != nil || *ms.Completions != 1 || *ms.BackoffLimit != 0 {
 		t.Errorf("merge Job %s spec %+v", merge.Name, ms)
 	}
+	os.WriteFile(filepath.Join(dir, "shard-1.json"), []byte("{}"), 0o644)
 	mc := ms.Template.Spec.Containers[0]
-	if len(ms.Template.Spec.Volumes) != 1 || ms.Template.Spec.Volumes[0].PersistentVolumeClaim == nil || mc.VolumeMounts[0].MountPath != j.Results {
+	if len(ms.Template.Spec.Volumes) != 2 || ms.Template.Spec.Volumes[0].PersistentVolumeClaim == nil || mc.VolumeMounts[0].MountPath != j.Results {
 		t.Errorf("the merge pod does not mount the claim at %s: %+v", j.Results, ms.Template.Spec)
 	}
 	os.WriteFile(bin, []byte("#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done\nexit 1\n"), 0o755)
 	cmd = exec.Command("/bin/sh", "-c", strings.ReplaceAll(mc.Command[2], j.Results, dir))
 	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
+	var mergeErr bytes.Buffer
+	cmd.Stderr = &mergeErr
 	logged, err := cmd.Output()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Errorf("merge pod: %v, want the merge's exit status 1", err)
+	}
+	if want := "tickemu merge: shard 3 of 4 failed (exit status 1): see its pod's log\n"; mergeErr.String() != want {
+		t.Errorf("merge pod's stderr %q, want %q", mergeErr.String(), want)
 	}
 	want = "[merge][--report][" + dir + "/compare.html][" + dir + "/shard-1.json][" + dir + "/shard-2.json][" + dir + "/shard-3.json][" + dir + "/shard-4.json]"
 	if txt, _ := os.ReadFile(filepath.Join(dir, "compare.txt")); string(txt) != want || string(logged) != want {
@@ -127,8 +158,8 @@ func TestSlurmScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"#SBATCH --array=1-4\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --output=/shared/results/shard-%a.log\n",
-		"--dependency=afterok:\"$array\"", `/opt/tickemu compare '/shared/nohz catchup.hcl' --seeds 20 --sweep 'hz=100,250' --var "duration=it's 2s" --jobs`,
+	for _, want := range []string{"#SBATCH --array=1-4\n", "#SBATCH --cpus-per-task=2\n", `sbatch --parsable --output="$results/shard-%a.log" "$0"`,
+		"--dependency=afterany:\"$array\"", `/opt/tickemu compare '/shared/nohz catchup.hcl' --seeds 20 --sweep 'hz=100,250' --var "duration=it's 2s" --jobs`,
 		"merge --report /shared/results/compare.html /shared/results/shard-1.json /shared/results/shard-2.json /shared/results/shard-3.json /shared/results/shard-4.json"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("script lacks %q:\n%s", want, out)
@@ -212,6 +243,7 @@ func decodeStrict(doc string, v any) error {
 // an int32) fails here rather than at `kubectl apply`.
 func TestKubernetesAPITypes(t *testing.T) {
 	j := testJob()
+	j.Mem, j.Namespace = "4G", "kernel"
 	out, err := Kubernetes(j)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +259,7 @@ func TestKubernetesAPITypes(t *testing.T) {
 	if err := decodeStrict(docs[2], &merge); err != nil {
 		t.Fatalf("merge Job: %v\n%s", err, docs[2])
 	}
-	if ms := merge.Spec; merge.Name != MergeJobName(j.Name) || ms.Suspend == nil || !*ms.Suspend ||
+	if ms := merge.Spec; merge.Name != MergeJobName(j.Name) || ms.Suspend != nil ||
 		ms.CompletionMode == nil || *ms.CompletionMode != batchv1.NonIndexedCompletion || ms.Completions == nil || *ms.Completions != 1 {
 		t.Errorf("merge Job %s spec %+v", merge.Name, ms)
 	}
@@ -250,12 +282,30 @@ func TestKubernetesAPITypes(t *testing.T) {
 		t.Errorf("Job %s %s %s spec %+v", job.APIVersion, job.Kind, job.Name, s)
 	}
 	ps := s.Template.Spec
-	if ps.RestartPolicy != corev1.RestartPolicyNever || len(ps.Containers) != 1 || len(ps.Volumes) != 2 {
+	if ps.RestartPolicy != corev1.RestartPolicyNever || len(ps.Containers) != 1 || len(ps.Volumes) != 3 {
 		t.Fatalf("pod spec %+v", ps)
 	}
 	c := ps.Containers[0]
 	if cpu := c.Resources.Requests[corev1.ResourceCPU]; cpu.String() != "2" {
 		t.Errorf("cpu request %s, want 2", cpu.String())
+	}
+	// Memory, namespace and the pods' security context.
+	if mem, lim := c.Resources.Requests[corev1.ResourceMemory], c.Resources.Limits[corev1.ResourceMemory]; mem.String() != "4Gi" || lim.String() != "4Gi" {
+		t.Errorf("memory request %s, limit %s; want 4Gi (--mem 4G)", mem.String(), lim.String())
+	}
+	if cm.Namespace != "kernel" || job.Namespace != "kernel" || merge.Namespace != "kernel" {
+		t.Errorf("namespaces %q %q %q, want kernel", cm.Namespace, job.Namespace, merge.Namespace)
+	}
+	for _, p := range []corev1.PodSpec{ps, merge.Spec.Template.Spec} {
+		sc, csc := p.SecurityContext, p.Containers[0].SecurityContext
+		if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != 65534 || sc.FSGroup == nil ||
+			csc == nil || csc.AllowPrivilegeEscalation == nil || *csc.AllowPrivilegeEscalation || csc.ReadOnlyRootFilesystem == nil ||
+			!*csc.ReadOnlyRootFilesystem || csc.Capabilities == nil || len(csc.Capabilities.Drop) != 1 || csc.Capabilities.Drop[0] != "ALL" {
+			t.Errorf("security contexts %+v %+v: want non-root, no privilege escalation, a read-only root, no capabilities", sc, csc)
+		}
+	}
+	if !strings.Contains(out, "must exist and be ReadWriteMany") || !strings.Contains(out, "kubectl -n kernel logs job/"+merge.Name) {
+		t.Errorf("the manifest's comment does not say the claim must be ReadWriteMany or give the namespace:\n%s", out)
 	}
 	if v := ps.Volumes[0]; v.ConfigMap == nil || v.ConfigMap.Name != cm.Name {
 		t.Errorf("volume %+v is not the ConfigMap %s", v, cm.Name)
@@ -445,5 +495,69 @@ func checkKubernetes(t *testing.T, j Job, dir, field, h string) {
 	}
 	if got, _ := os.ReadFile(tlog); field == "arg" && !strings.Contains(string(got), "[duration="+h+"]") {
 		t.Errorf("tickemu did not get the --var value intact:\n%s", got)
+	}
+}
+
+// TestSlurmShardStatus runs the script as array task 1 (under `sbatch
+// SCRIPT` alone too: it makes the results directory) with a stand-in
+// tickemu: a shard that succeeded or was stopped by SIGTERM (--time, 143:
+// tickemu wrote its finished runs, marked incomplete) leaves shard-1.json
+// for the merge, one that failed none; the script exits with tickemu's
+// status. The resource flags become #SBATCH lines, and the merge job's
+// options carry the memory, partition and account.
+func TestSlurmShardStatus(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		kept   bool
+	}{{0, true}, {143, true}, {130, true}, {1, false}, {137, false}} {
+		dir := t.TempDir()
+		bin := filepath.Join(dir, "tickemu")
+		os.WriteFile(bin, []byte(fmt.Sprintf("#!/bin/sh\necho '{}'\nexit %d\n", tc.status)), 0o755)
+		j := testJob()
+		j.Tickemu, j.File, j.Results = bin, "/shared/nohz.hcl", filepath.Join(dir, "results")
+		j.Time, j.Mem, j.Partition, j.Account = "1-00:00:00", "4G", "batch", "kern"
+		out, err := Slurm(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"#SBATCH --time=1-00:00:00\n", "#SBATCH --mem=4G\n", "#SBATCH --partition=batch\n", "#SBATCH --account=kern\n",
+			`--dependency=afterany:"$array" --mem=4G --partition=batch --account=kern`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("script lacks %q:\n%s", want, out)
+			}
+		}
+		sfile := filepath.Join(dir, "job.sbatch")
+		os.WriteFile(sfile, []byte(out), 0o755)
+		cmd := exec.Command("bash", sfile)
+		cmd.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID=1")
+		code := 0
+		if o, err := cmd.CombinedOutput(); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("%v\n%s", err, o)
+			}
+			code = ee.ExitCode()
+		}
+		_, err = os.Stat(filepath.Join(j.Results, "shard-1.json"))
+		if code != tc.status || (err == nil) != tc.kept {
+			t.Errorf("tickemu exiting %d: the task exits %d, shard-1.json %v; want %d, kept %v", tc.status, code, err, tc.status, tc.kept)
+		}
+	}
+	j := testJob()
+	j.Tickemu, j.File, j.Results = "/opt/tickemu", "/shared/nohz.hcl", "/shared/results"
+	for _, bad := range []struct {
+		f    func(*Job)
+		want string
+	}{
+		{func(j *Job) { j.Time = "2h" }, "--time \"2h\""},
+		{func(j *Job) { j.Mem = "4GB" }, "--mem \"4GB\""},
+		{func(j *Job) { j.Partition = "a b" }, "--partition"},
+		{func(j *Job) { j.Account = "$(x)" }, "--account"},
+	} {
+		k := j
+		bad.f(&k)
+		if _, err := Slurm(k); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Slurm(%+v): error %v, want %q", k, err, bad.want)
+		}
 	}
 }
