@@ -357,6 +357,8 @@ func (f *compareFlags) output(stdout, stderr io.Writer, pl *comparePlan, r *comp
 		return 1
 	}
 	switch {
+	case r.signal != nil && r.shard != nil && r.shard.Interrupted == "":
+		fmt.Fprintf(stderr, "tickemu: shard %d/%d: %v came after its last run: the file written is whole\n", f.shardI, f.shardN, r.signal)
 	case r.signal != nil && r.shard != nil:
 		stopped, notStarted := r.shard.Unfinished()
 		fmt.Fprintf(stderr, "tickemu: shard %d/%d interrupted by %v: %d of %d runs finished; %d stopped early (their partial results kept, marked INCOMPLETE), %d not started; the file written is marked incomplete (\"interrupted\"), and tickemu merge says so\n",
