@@ -1,6 +1,9 @@
 package sdk
 
-import "github.com/tickemu/tickemu/framework/sdk/ktime"
+import (
+	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/spread"
+)
 
 // DeviceFeatures mirror CLOCK_EVT_FEAT_* (include/linux/clockchips.h).
 type DeviceFeatures uint32
@@ -81,23 +84,35 @@ type ClockEventDevice interface {
 
 // DeadlineModel declares, in closed form, how a oneshot comparator device
 // answers: a free-running counter compared against a deadline written as
-// counter + ticks*Scale (IA32_TSC_DEADLINE, the Arm CNTV_CVAL), constant
-// costs, no -ETIME, no periodic mode. A host that knows the model computes
-// the answers to SetNextEvent, Ack and the oneshot state changes itself, so it
-// need not wait for an out-of-process device; the calls are still made, in
-// order, later (the plugin's counters stay exact), and their answers are
-// checked against the model: a difference is the plugin's fault.
+// counter + ticks*Scale (IA32_TSC_DEADLINE, the Arm CNTV_CVAL), no -ETIME, no
+// periodic mode, costs and latencies that are constants or drawn from
+// declared spreads. A host that knows the model computes the answers to
+// SetNextEvent, Ack and the oneshot state changes itself, so it need not
+// wait for an out-of-process device; the calls are still made, in order,
+// later (the plugin's counters stay exact), and their answers are checked
+// against the model: a difference is the plugin's fault.
 //
-// The answers the model gives (framework/clockevents evaluates them):
+// The answers the model gives (framework/sdk/model evaluates them):
 //
 //	SetNextEvent(ch, now, ticks): Cost = WriteCost; the counter is read at
 //	    now+ReadOffset (value c = floor(t*CounterNum/CounterDen)); the deadline
-//	    d = c + ticks*Scale; FireAt = max(TimeOf(d), now+WriteCost) + Latency,
-//	    ktime.Max when d overflows 64 bits.
-//	Ack(ch, now): AckCost, ktime.Max.
+//	    d = c + ticks*Scale, ktime.Max when d overflows 64 bits (nothing
+//	    drawn); the write lands at land = now+WriteCost; with PastDeadline
+//	    and TimeOf(d) <= land, FireAt = land + draw(PastLatency,
+//	    PastLatencySpread); otherwise FireAt = max(TimeOf(d), land) +
+//	    draw(Latency, LatencySpread).
+//	Ack(ch, now): draw(AckCost, AckCostSpread), ktime.Max.
 //	SetState(ch, now, st, _): StopCost for shutdown, detached and
 //	    oneshot_stopped, OneshotCost for oneshot, ktime.Max. (Periodic is
 //	    not modelled: the host asks.)
+//
+// draw(c, q) is q.Draw(c, r) (framework/sdk/spread): c itself when q is the
+// zero Quantiles (no spread), else c plus a deviation drawn from the
+// device's random stream r = simrand.New(Seed, Stream). The device draws
+// from r only in the answers above, one number per draw, so the host that
+// makes the same calls in the same order draws the same numbers: r is fresh
+// at Configure, and a device with a spread keeps every other random number
+// it needs on another stream.
 type DeadlineModel struct {
 	// CounterNum/CounterDen is the counter's rate in ticks per ns (> 0).
 	CounterNum, CounterDen uint64
@@ -110,6 +125,19 @@ type DeadlineModel struct {
 	WriteCost, AckCost, StopCost, OneshotCost int64
 	// Latency is the delay from the deadline to interrupt entry, in ns.
 	Latency int64
+	// PastDeadline: a write whose deadline the counter has reached by the
+	// time the write lands fires PastLatency ns after it lands, not
+	// Latency (a KVM guest's TSC-deadline write: start_sw_tscdeadline()
+	// expires such a timer at once, with no host timer between).
+	PastDeadline bool
+	PastLatency  int64
+	// LatencySpread, PastLatencySpread and AckCostSpread spread Latency,
+	// PastLatency and AckCost (the zero value: constant).
+	LatencySpread, PastLatencySpread, AckCostSpread spread.Quantiles
+	// Seed and Stream name the random stream the spreads are drawn from
+	// (simrand.New(Seed, Stream)); unused without a spread.
+	Seed   uint64
+	Stream string
 }
 
 // DeadlineDevice is implemented by a ClockEventDevice that can declare a

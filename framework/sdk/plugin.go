@@ -29,8 +29,11 @@ var Kinds = []Kind{KindTimerBase, KindHRTimer, KindClockEvent, KindGovernor,
 // out of the SDK (framework/scenariotest), so the Go API changed. 4: a wheel
 // or hrtimer base in its own process takes policies (UsePolicyRequest, and
 // the policy_call / policy_answer exchange inside a call: docs/protocol.md),
-// which a base binary of protocol 3 would refuse as an unknown call.
-const ProtocolVersion = 4
+// which a base binary of protocol 3 would refuse as an unknown call. 5: a
+// DeadlineModel may declare a past-deadline latency and spreads drawn from
+// the device's named stream (DeadlineModel fields 10-16), which a host of
+// protocol 4 would ignore and then find the device's answers wrong.
+const ProtocolVersion = 5
 
 // Info describes a plugin.
 type Info struct {

@@ -52,7 +52,11 @@
 // docs/calibration-fit.md),
 // and irq_latency_spread: the quantiles of the interrupt's deviation from
 // irq_latency (the host schedules the vCPU that takes it), from which each
-// interrupt draws its latency with the plugin's seeded stream.
+// interrupt draws its latency with the plugin's seeded stream. In
+// TSC-deadline mode the plugin declares all of it (sdk.DeadlineModel, the
+// spreads and the stream's name included), so out of process the host draws
+// the same latencies and EOI costs from its own copy of the stream instead of
+// asking for each write and EOI.
 //
 // Divergence: the 2026 "coupled" programming mode (f246ec3478cf, absolute
 // TSC deadline without RDTSC) and the TSC-deadline errata table

@@ -61,6 +61,7 @@ type Plugin struct {
 	// latency. Empty: the constant latency, and nothing drawn.
 	latencySpread spread.Quantiles
 	rng           *simrand.Rand
+	stream        string // rng's name
 	// pastLatency is past_deadline_latency: the delay from the write to the
 	// interrupt when the deadline written has already passed (-1: unset,
 	// such a write fires irq_latency after it lands, as before).
@@ -170,7 +171,8 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	} else {
 		p.latencySpread = q
 	}
-	p.rng = simrand.New(s.Seed, "lapic/"+string(s.Role))
+	p.stream = "lapic/" + string(s.Role)
+	p.rng = simrand.New(s.Seed, p.stream)
 	p.pastLatency = -1
 	if q, err := spread.Parse(r.String("past_deadline_latency_spread")); err != nil {
 		d = d.Errorf("past_deadline_latency_spread", "past_deadline_latency_spread: %v", err)
@@ -424,19 +426,23 @@ func (p *Plugin) String() string {
 }
 
 // DeadlineModel declares the TSC-deadline mode's answers (sdk.DeadlineModel):
-// the deadline is the TSC read at the write plus delta*TSC_DIVISOR, every
-// write and EOI costs the same. The count-down mode (its count starts at an
-// edge of the divided clock, and it can be periodic) has no such model.
+// the deadline is the TSC read at the write plus delta*TSC_DIVISOR, a
+// deadline already passed when the write lands fires past_deadline_latency
+// after it (when set), and the latencies and the EOI are drawn from their
+// spreads on the plugin's stream (rng, which nothing else draws from). The
+// count-down mode (its count starts at an edge of the divided clock, and it
+// can be periodic) has no such model.
 func (p *Plugin) DeadlineModel() (sdk.DeadlineModel, bool) {
-	if p.mode != ModeDeadline || p.tsc.Num == 0 || !p.latencySpread.Zero() || p.pastLatency >= 0 || !p.eoiSpread.Zero() {
-		// A drawn latency or EOI, or a latency that depends on whether
-		// the deadline has passed, has no closed form: the host asks.
+	if p.mode != ModeDeadline || p.tsc.Num == 0 {
 		return sdk.DeadlineModel{}, false
 	}
 	return sdk.DeadlineModel{
 		CounterNum: p.tsc.Num, CounterDen: p.tsc.Den, Scale: tscDivisor,
 		WriteCost: p.deadlineCost, AckCost: p.eoiCost, Latency: p.latency,
 		StopCost: 2*p.regCost + p.deadlineCost, OneshotCost: p.regCost,
+		PastDeadline: p.pastLatency >= 0, PastLatency: max(p.pastLatency, 0),
+		LatencySpread: p.latencySpread, PastLatencySpread: p.pastSpread, AckCostSpread: p.eoiSpread,
+		Seed: p.setup.Seed, Stream: p.stream,
 	}, true
 }
 

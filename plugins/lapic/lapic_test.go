@@ -49,31 +49,66 @@ func configured(t *testing.T, hz int, over map[string]string) *Plugin {
 	return p
 }
 
-// modeDefault wraps the plugin so the conformance suite's schema defaults
-// select another mode.
-type modeDefault struct {
+// defaults wraps the plugin so the conformance suite's schema defaults are
+// others (a mode, a machine's costs).
+type defaults struct {
 	*Plugin
-	mode string
+	over map[string]string
 }
 
-func (m modeDefault) Schema() sdk.Schema {
-	s := m.Plugin.Schema()
-	for i := range s.Attributes {
-		if s.Attributes[i].Name == "mode" {
-			s.Attributes[i].Default = m.mode
+func (d defaults) Schema() sdk.Schema {
+	s := d.Plugin.Schema()
+	for i, a := range s.Attributes {
+		if v, ok := d.over[a.Name]; ok {
+			s.Attributes[i].Default = v
 		}
 	}
 	return s
 }
 
+// kvmGuest is profiles/kvm-guest.hcl's lapic block (configs/default.hcl's
+// device): every latency and EOI cost drawn, past deadlines injected at the
+// write.
+var kvmGuest = map[string]string{
+	"deadline_write_cost":   "8316ns",
+	"eoi_cost":              "7674ns",
+	"eoi_cost_spread":       "p1=-2.34us p5=-1.34us p10=-1.2us p25=-717ns p50=-152ns p75=+658ns p90=+1.26us p95=+1.42us p99=+2.28us p99.9=+36.7us",
+	"irq_latency":           "10692ns",
+	"irq_latency_spread":    "p1=-7.45us p5=-6.49us p10=-5.64us p25=-4.71us p50=-343ns p75=+3.7us p90=+6.82us p95=+10.6us p99=+24.4us p99.9=+86.3us",
+	"past_deadline_latency": "0ns",
+}
+
+// TestConformance runs the SDK's conformance suite in both modes, and in
+// TSC-deadline mode with the KVM guest's spreads, whose declared
+// DeadlineModel (spreads and stream) must give the answers the device
+// gives.
 func TestConformance(t *testing.T) {
-	for _, mode := range []string{ModeDeadline, ModeOneshot} {
-		t.Run(mode, func(t *testing.T) {
+	for name, over := range map[string]map[string]string{
+		ModeDeadline:          {"mode": ModeDeadline},
+		ModeOneshot:           {"mode": ModeOneshot},
+		ModeDeadline + "/kvm": merge(kvmGuest, map[string]string{"mode": ModeDeadline}),
+		// Every spread, small enough that a longer write still fires later
+		// (the suite's Monotone check): a write of 15 ticks (40 ns) lands
+		// after its deadline, one of 31 before.
+		ModeDeadline + "/spread": {"irq_latency_spread": "p10=-5ns p90=+5ns", "past_deadline_latency": "10ns",
+			"past_deadline_latency_spread": "p10=0 p90=+5ns", "eoi_cost_spread": "p50=+3ns"},
+	} {
+		t.Run(name, func(t *testing.T) {
 			sdktest.RunClockEventDevice(t, func(*testing.T, sdk.Role) sdk.ClockEventDevice {
-				return modeDefault{New().(*Plugin), mode}
+				return defaults{New().(*Plugin), over}
 			})
 		})
 	}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range []map[string]string{a, b} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // TestScale checks what the clockevents core derives from the device, against
@@ -236,8 +271,8 @@ func TestChannelSize(t *testing.T) {
 // TestIRQLatencySpread: with irq_latency_spread each write's interrupt comes
 // irq_latency plus a deviation drawn from the quantiles (from the seeded
 // stream: the same seed fires at the same times), so the lateness has a
-// spread; without it every interrupt takes irq_latency, and the device still
-// declares its closed-form DeadlineModel.
+// spread; without it every interrupt takes irq_latency. Either way the
+// device declares its DeadlineModel (with the spread and its stream).
 func TestIRQLatencySpread(t *testing.T) {
 	over := map[string]string{"irq_latency": "20000", "irq_latency_spread": "p10=-8us p50=-2us p90=+6us p99=+90us"}
 	fires := func(seed uint64, over map[string]string) []int64 {
@@ -281,8 +316,8 @@ func TestIRQLatencySpread(t *testing.T) {
 	if above < 100 || above > 300 { // P(dev > +6us) = 10%
 		t.Errorf("%d of 2000 interrupts above p90; want about 200", above)
 	}
-	if _, ok := configured(t, 250, over).DeadlineModel(); ok {
-		t.Error("a drawn latency declared a closed-form DeadlineModel")
+	if m, ok := configured(t, 250, over).DeadlineModel(); !ok || m.LatencySpread.String() != "p10=-8us p50=-2us p90=+6us p99=+90us" || m.Stream != "lapic/local" {
+		t.Errorf("with irq_latency_spread: DeadlineModel() = %+v, %v; want one with the spread, drawn from lapic/local", m, ok)
 	}
 	p := New().(*Plugin)
 	if d := p.Configure(sdk.Setup{CPUs: 1, HZ: 250, Role: "local"}, config(t, map[string]string{"irq_latency_spread": "p50=5"})); !d.HasErrors() || d[0].Attribute != "irq_latency_spread" {
@@ -306,8 +341,8 @@ func TestPastDeadlineLatency(t *testing.T) {
 	if got, want := p.SetNextEvent(0, now, 37500).FireAt, now+100000+18000; got != want {
 		t.Errorf("future deadline: FireAt %d, want %d", got, want)
 	}
-	if _, ok := p.DeadlineModel(); ok {
-		t.Error("past_deadline_latency set, yet a closed-form DeadlineModel declared")
+	if m, ok := p.DeadlineModel(); !ok || !m.PastDeadline || m.PastLatency != 10000 {
+		t.Errorf("past_deadline_latency 10us: DeadlineModel() = %+v, %v; want PastDeadline with PastLatency 10000", m, ok)
 	}
 	// With its spread, past writes draw around past_deadline_latency (here
 	// 10 us +- 2 us), future ones still take irq_latency exactly.
@@ -333,6 +368,9 @@ func TestPastDeadlineLatency(t *testing.T) {
 	if got, want := p.SetNextEvent(0, now, 1).FireAt, now+8000+18000; got != want {
 		t.Errorf("unset: past deadline FireAt %d, want irq_latency after the landing = %d", got, want)
 	}
+	if m, ok := p.DeadlineModel(); !ok || m.PastDeadline {
+		t.Errorf("past_deadline_latency unset: DeadlineModel() = %+v, %v; want one without PastDeadline", m, ok)
+	}
 	for _, bad := range []string{"10", "-1us"} {
 		q := New().(*Plugin)
 		d := q.Configure(sdk.Setup{CPUs: 1, HZ: 250, Role: "local"}, config(t, map[string]string{"past_deadline_latency": bad}))
@@ -343,9 +381,8 @@ func TestPastDeadlineLatency(t *testing.T) {
 }
 
 // TestEOICostSpread: each EOI costs eoi_cost, or a draw around it when
-// eoi_cost_spread is set (a guest's EOI exits to the hypervisor); a drawn
-// EOI has no closed-form DeadlineModel, and a malformed spread is an error
-// on its attribute.
+// eoi_cost_spread is set (a guest's EOI exits to the hypervisor), which the
+// DeadlineModel declares; a malformed spread is an error on its attribute.
 func TestEOICostSpread(t *testing.T) {
 	over := map[string]string{"eoi_cost": "7000"}
 	p := configured(t, 250, over)
@@ -365,8 +402,8 @@ func TestEOICostSpread(t *testing.T) {
 	if len(seen) < 50 {
 		t.Errorf("%d distinct EOI costs in 200; want a spread", len(seen))
 	}
-	if _, ok := p.DeadlineModel(); ok {
-		t.Error("a drawn EOI declared a closed-form DeadlineModel")
+	if m, ok := p.DeadlineModel(); !ok || m.AckCostSpread.String() != "p10=-2us p90=+2us" {
+		t.Errorf("with eoi_cost_spread: DeadlineModel() = %+v, %v; want one with the spread", m, ok)
 	}
 	q := New().(*Plugin)
 	if d := q.Configure(sdk.Setup{CPUs: 1, HZ: 250, Role: "local"}, config(t, map[string]string{"eoi_cost_spread": "p50=5"})); !d.HasErrors() || d[0].Attribute != "eoi_cost_spread" {

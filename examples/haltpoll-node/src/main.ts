@@ -21,7 +21,7 @@ import * as protoLoader from "@grpc/proto-loader";
 
 const COOKIE_KEY = "TICKEMU_PLUGIN_MAGIC_COOKIE";
 const COOKIE_VALUE = "7f3c1d0b-tickemu-timekeeping-plugin";
-const APP_PROTOCOL = 4;
+const APP_PROTOCOL = 5;
 const NAME = "ts_haltpoll";
 
 const info = {

@@ -338,7 +338,7 @@ func ceCheckModel(t *testing.T, p sdk.ClockEventDevice) {
 	}
 	m, ok := model.NewDeadline(dm)
 	if !ok {
-		t.Fatalf("DeadlineModel() = %+v: malformed (zero rate or scale, negative cost)", dm)
+		t.Fatalf("DeadlineModel() = %+v: malformed (zero rate or scale, negative cost or latency, a spread that cannot be drawn from)", dm)
 	}
 	s := p.Spec()
 	ticks := append(ceTickSteps(s), 0, 1, math.MaxUint64/2, math.MaxUint64)

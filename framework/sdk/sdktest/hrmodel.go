@@ -36,8 +36,12 @@ func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (m
 	for i := range dev {
 		dev[i] = ktime.Max
 	}
+	// The host's precondition (framework/sdk/shim): a Start is modelled
+	// unless the timer is queued on another CPU, its CPU may still be in a
+	// handler (busyUntil) or the timer's callback may still run (running).
 	queuedOn := map[sdk.TimerID]int{}
-	var busyUntil ktime.Time
+	busyUntil := make([]ktime.Time, cpus)
+	running := map[sdk.TimerID]ktime.Time{}
 	now := ktime.Time(1000)
 	for step := 0; step < 2000; step++ {
 		now += ktime.Time(rng.Int64N(int64(200 * ktime.Microsecond)))
@@ -69,8 +73,9 @@ func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (m
 					t.Fatalf("seed %d step %d: after Interrupt(%d, %d) the plugin declares %+v, the model computed %+v (before %+v)", seed, step, cpu, now, after, m, before)
 				}
 			}
-			busyUntil = max(busyUntil, r.End)
+			busyUntil[cpu] = max(busyUntil[cpu], r.End)
 			for _, e := range r.Expired {
+				running[e.ID] = max(running[e.ID], r.End)
 				if !e.Restarted {
 					delete(queuedOn, e.ID)
 				}
@@ -82,8 +87,9 @@ func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (m
 			}
 			if r.RaiseSoftirq {
 				s := p.RunSoftirq(cpu, r.End)
-				busyUntil = max(busyUntil, s.End)
+				busyUntil[cpu] = max(busyUntil[cpu], s.End)
 				for _, e := range s.Expired {
+					running[e.ID] = max(running[e.ID], s.End)
 					if !e.Restarted {
 						delete(queuedOn, e.ID)
 					}
@@ -142,7 +148,7 @@ func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (m
 				slack = rng.Int64N(50000)
 			}
 			other, queued := queuedOn[id]
-			cover := now >= busyUntil && !(queued && other != cpu)
+			cover := now >= busyUntil[cpu] && now >= running[id] && !(queued && other != cpu)
 			before := m
 			before.Queue = slices.Clone(m.Queue)
 			want, ok := sdk.HROpResult{}, false
@@ -152,7 +158,7 @@ func hrCheckModel(t *testing.T, p sdk.HRTimerBase, highRes bool, seed uint64) (m
 			got := p.Start(cpu, now, ht, exp, slack)
 			got.Program = slices.Clone(got.Program)
 			queuedOn[id] = cpu
-			if now < busyUntil {
+			if now < running[id] {
 				delete(queuedOn, id) // may have stayed where its callback runs
 				queuedOn[id] = -1
 			}

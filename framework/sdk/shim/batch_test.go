@@ -10,6 +10,7 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sdk/model"
 	"github.com/tickemu/tickemu/framework/sdk/shim"
+	"github.com/tickemu/tickemu/framework/sdk/spread"
 )
 
 // modelDevice is a fake device that declares a DeadlineModel; lie makes its
@@ -23,9 +24,31 @@ type modelDevice struct {
 
 func (d *modelDevice) DeadlineModel() (sdk.DeadlineModel, bool) { return d.model, true }
 
-func newModelDevice(lieAt int) *modelDevice {
-	d := &modelDevice{model: sdk.DeadlineModel{CounterNum: 3, CounterDen: 1, Scale: 8, WriteCost: 60, AckCost: 50,
-		StopCost: 260, OneshotCost: 100, Latency: 50}, lieAt: lieAt}
+// constantModel answers every write and ack the same; spreadModel draws
+// its latencies and EOI costs (as lapic does in a KVM guest's profile).
+var (
+	constantModel = sdk.DeadlineModel{CounterNum: 3, CounterDen: 1, Scale: 8, WriteCost: 60, AckCost: 50,
+		StopCost: 260, OneshotCost: 100, Latency: 50}
+	spreadModel = sdk.DeadlineModel{CounterNum: 3, CounterDen: 1, Scale: 8, WriteCost: 8000, AckCost: 7000,
+		StopCost: 8200, OneshotCost: 100, Latency: 10000, PastDeadline: true, PastLatency: 0,
+		LatencySpread: mustSpread("p1=-7us p50=-300ns p99=+24us"), AckCostSpread: mustSpread("p10=-1.2us p90=+1.3us"),
+		Seed: 7, Stream: "model/local"}
+)
+
+func mustSpread(s string) spread.Quantiles {
+	q, err := spread.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return q
+}
+
+func newModelDevice(lieAt int) *modelDevice { return newModelDeviceOf(constantModel, lieAt) }
+
+// newModelDeviceOf is a device that answers from its own evaluator of dm
+// (its own copy of the random stream, when dm has a spread).
+func newModelDeviceOf(dm sdk.DeadlineModel, lieAt int) *modelDevice {
+	d := &modelDevice{model: dm, lieAt: lieAt}
 	m, _ := model.NewDeadline(d.model)
 	d.ClockEventDevice = shimtest.ClockEventDevice{
 		Base: shimtest.Base{InfoValue: sdk.Info{Kind: sdk.KindClockEvent, Name: "model"}},
@@ -49,25 +72,49 @@ func newModelDevice(lieAt int) *modelDevice {
 // TestDeadlineModelBatches: with a declared model, writes, acks and oneshot
 // state changes make no round trip of their own; they ride along with the
 // next call the host waits for (Counters here), or go out alone every
-// maxBatch calls, and the device sees all of them, in order.
+// maxBatch calls, and the device sees all of them, in order. With a spread
+// the host draws the latencies and EOI costs the device draws, from its
+// own copy of the device's stream: the device's answers, checked when they
+// come, are the ones the host used.
 func TestDeadlineModelBatches(t *testing.T) {
-	dev := newModelDevice(0)
+	for _, tc := range []struct {
+		name string
+		dm   sdk.DeadlineModel
+	}{{"constant", constantModel}, {"spread", spreadModel}} {
+		t.Run(tc.name, func(t *testing.T) { testDeadlineModelBatches(t, tc.dm) })
+	}
+}
+
+func testDeadlineModelBatches(t *testing.T, dm sdk.DeadlineModel) {
+	dev := newModelDeviceOf(dm, 0)
 	c, _ := pair(t, factory(sdk.KindClockEvent, "model", dev))
 	d := open(t, c, sdk.KindClockEvent, "model", shim.Options{}).(sdk.ClockEventDevice)
 	d.Spec()
+	want, _ := model.NewDeadline(dm) // a third copy of the stream
 	rt0 := shim.RoundTrips()
 	const n = 300
+	fires := map[ktime.Time]bool{}
 	for i := range n {
-		now := ktime.Time(1000 * (i + 1))
-		if r := d.SetNextEvent(0, now, 100); r.Cost != 60 {
-			t.Fatalf("SetNextEvent = %+v, want the model's cost 60", r)
+		now := ktime.Time(100_000 * (i + 1))
+		ticks := uint64(100 + i%3*10_000) // past deadlines and future ones
+		r, w := d.SetNextEvent(0, now, ticks), want.SetNextEvent(now, ticks)
+		if r != w {
+			t.Fatalf("SetNextEvent(0, %v, %d) = %+v, want the model's %+v", now, ticks, r, w)
 		}
-		if c, f := d.Ack(0, now+500); c != 50 || f != ktime.Max {
-			t.Fatalf("Ack = %d, %v; want the model's 50, Max", c, f)
+		fires[r.FireAt-now] = true
+		if c, f := d.Ack(0, now+500); true {
+			if wc, wf := want.Ack(); c != wc || f != wf {
+				t.Fatalf("Ack = %d, %v; want the model's %d, %v", c, f, wc, wf)
+			}
 		}
 	}
-	if c, _ := d.SetState(0, 0, sdk.StateOneshotStopped, 0); c != 260 {
-		t.Fatalf("SetState(oneshot_stopped) cost = %d, want the model's 260", c)
+	if wc, _, _ := want.SetState(sdk.StateOneshotStopped); true {
+		if c, _ := d.SetState(0, 0, sdk.StateOneshotStopped, 0); c != wc {
+			t.Fatalf("SetState(oneshot_stopped) cost = %d, want the model's %d", c, wc)
+		}
+	}
+	if dm.LatencySpread.Zero() != (len(fires) <= 3) {
+		t.Errorf("%d distinct fire offsets in %d writes of 3 lengths; a spread draws many, none 3", len(fires), n)
 	}
 	held := shim.RoundTrips() - rt0
 	if want := uint64(2 * n / 128); held != want {

@@ -42,7 +42,9 @@ var clockEventDeviceShim = kindShim{
 // model at once and sends the calls later, batched in front of the next call
 // it must wait for; the device's real answers are checked against the model
 // then. The kernel thus never waits for such a device on its hot path: one
-// interrupt or idle transition costs no device round trip.
+// interrupt or idle transition costs no device round trip, drawn latencies
+// and EOI costs included (the model draws them from its copy of the device's
+// stream, which sees the same calls in the same order).
 type clockEventDeviceClient struct {
 	base
 	b batcher[pb.ClockEventDeviceCall, pb.ClockEventDeviceResult]
@@ -74,11 +76,16 @@ func (c *clockEventDeviceClient) Spec() sdk.DeviceSpec {
 	resp := c.do("Spec", &pb.ClockEventDeviceCall{Call: &pb.ClockEventDeviceCall_Spec{
 		Spec: &pb.SpecRequest{}}})
 	r := expect(c.s, "Spec", resp.GetSpec(), resp)
-	c.model = nil
+	if c.model != nil {
+		// The model holds the device's random stream where the calls so
+		// far left it; a Spec answer again (the same model until the next
+		// Configure) must not restart it.
+		return fromproto.DeviceSpec(r.GetSpec())
+	}
 	if dm, ok := fromproto.DeadlineModel(r.GetDeadlineModel()); ok {
 		m, ok := model.NewDeadline(dm)
 		if !ok {
-			c.s.violation("Spec", fmt.Errorf("malformed DeadlineModel %+v (a zero rate or scale, or a negative cost)", dm))
+			c.s.violation("Spec", fmt.Errorf("malformed DeadlineModel %+v (a zero rate or scale, a negative cost or latency, or a spread that cannot be drawn from)", dm))
 		}
 		c.model = &m
 	}

@@ -24,7 +24,7 @@ var hrTimerBaseShim = kindShim{
 		return pb.NewHRTimerBaseServiceClient(cc).HRTimerBaseSession(ctx)
 	},
 	client: func(s *session) (sdk.Plugin, *base) {
-		c := &hrTimerBaseClient{queuedOn: make(map[sdk.TimerID]int)}
+		c := &hrTimerBaseClient{queuedOn: make(map[sdk.TimerID]int), running: make(map[sdk.TimerID]ktime.Time)}
 		c.b = batcher[pb.HRTimerBaseCall, pb.HRTimerBaseResult]{s: s, exchange: func(call string, calls []*pb.HRTimerBaseCall) ([]*pb.HRTimerBaseResult, proto.Message) {
 			resp := new(pb.HRTimerBaseSessionResponse)
 			s.roundTrip(call, &pb.HRTimerBaseSessionRequest{Calls: calls}, resp)
@@ -53,14 +53,19 @@ var hrTimerBaseShim = kindShim{
 // model covers them are answered from the model and held (batcher.later);
 // the rest of the model's precondition comes from what the client saw:
 // queuedOn mirrors where each timer is queued, from every call's arguments
-// and answers, and busyUntil is the latest end of any interrupt or softirq
-// answer, before which a callback may still be running.
+// and answers; busyUntil is, per CPU, the end of its latest interrupt or
+// softirq answer (before it the CPU may still be in its handler), and
+// running, per timer, the end of the latest one that ran its callback
+// (before it the callback may still run, and switch_hrtimer_base() keeps
+// such a timer where it runs). Another CPU's handler does not matter to a
+// local Start unless it runs that timer.
 type hrTimerBaseClient struct {
 	base
 	b         batcher[pb.HRTimerBaseCall, pb.HRTimerBaseResult]
 	models    []sdk.HRTimerModel
 	queuedOn  map[sdk.TimerID]int // -1: somewhere, not known where
-	busyUntil ktime.Time
+	busyUntil []ktime.Time
+	running   map[sdk.TimerID]ktime.Time
 	// pol answers the plugin's hang and restart decisions (UsePolicy).
 	pol policyHost
 }
@@ -98,21 +103,54 @@ func (c *hrTimerBaseClient) model(cpu int) *sdk.HRTimerModel {
 	return &c.models[cpu]
 }
 
-// expired updates the mirror from an interrupt or softirq answer.
-func (c *hrTimerBaseClient) expired(r *sdk.InterruptResult) {
-	c.busyUntil = max(c.busyUntil, r.End)
+// maxRunning is how many timers running may hold before expired drops the
+// entries whose callbacks have ended.
+const maxRunning = 1024
+
+// expired updates the mirror from an interrupt or softirq answer on cpu at
+// now.
+func (c *hrTimerBaseClient) expired(cpu int, now ktime.Time, r *sdk.InterruptResult) {
+	if cpu >= 0 && cpu < maxModelCPUs {
+		for len(c.busyUntil) <= cpu {
+			c.busyUntil = append(c.busyUntil, 0)
+		}
+		c.busyUntil[cpu] = max(c.busyUntil[cpu], r.End)
+	}
+	if len(c.running) > maxRunning {
+		// The host calls in time order: a callback that ended before now
+		// runs no more.
+		for id, end := range c.running {
+			if end <= now {
+				delete(c.running, id)
+			}
+		}
+	}
 	for i := range r.Expired {
+		id := r.Expired[i].ID
+		c.running[id] = max(c.running[id], r.End)
 		if !r.Expired[i].Restarted {
-			delete(c.queuedOn, r.Expired[i].ID)
+			delete(c.queuedOn, id)
 		}
 	}
 }
 
+// busy reports whether cpu may still be in an interrupt or softirq handler
+// at now.
+func (c *hrTimerBaseClient) busy(cpu int, now ktime.Time) bool {
+	return cpu >= 0 && cpu < len(c.busyUntil) && now < c.busyUntil[cpu]
+}
+
+// mayRun reports whether id's callback may still run at now.
+func (c *hrTimerBaseClient) mayRun(id sdk.TimerID, now ktime.Time) bool {
+	end, ok := c.running[id]
+	return ok && now < end
+}
+
 // started updates the mirror after a Start of id on cpu at now: the timer is
-// queued there, unless a callback may be running (it then stays where it
+// queued there, unless its callback may be running (it then stays where it
 // runs: switch_hrtimer_base()).
 func (c *hrTimerBaseClient) started(cpu int, now ktime.Time, id sdk.TimerID) {
-	if now < c.busyUntil {
+	if c.mayRun(id, now) {
 		c.queuedOn[id] = -1
 		return
 	}
@@ -137,7 +175,7 @@ func (c *hrTimerBaseClient) Start(cpu int, now ktime.Time, t sdk.HRTimer, expire
 	// A timer that may migrate (timer_migration on, not pinned) is placed by
 	// the plugin: the model, which keeps it local, does not answer.
 	local := t.Placement == nil || t.Mode&sdk.HRModePinned != 0
-	if m := c.model(cpu); m != nil && local && now >= c.busyUntil {
+	if m := c.model(cpu); m != nil && local && !c.busy(cpu, now) && !c.mayRun(t.ID, now) {
 		if on, queued := c.queuedOn[t.ID]; !queued || on == cpu {
 			if want, ok := model.HRStart(m, now, t, expires, slack); ok {
 				c.queuedOn[t.ID] = cpu
@@ -179,7 +217,7 @@ func (c *hrTimerBaseClient) Interrupt(cpu int, now ktime.Time) sdk.InterruptResu
 		Interrupt: &pb.InterruptRequest{Cpu: int64(cpu), Now: int64(now)}}}
 	if m := c.model(cpu); m != nil {
 		if want, ok := model.HRInterrupt(m, now); ok {
-			c.expired(&want)
+			c.expired(cpu, now, &want)
 			c.b.later("Interrupt", req, func(res *pb.HRTimerBaseResult) error {
 				got := fromproto.InterruptResult(res.GetInterrupt().GetResult())
 				if !model.InterruptEqual(got, want) {
@@ -192,7 +230,7 @@ func (c *hrTimerBaseClient) Interrupt(cpu int, now ktime.Time) sdk.InterruptResu
 	}
 	resp := c.do("Interrupt", req)
 	r := fromproto.InterruptResult(expect(c.s, "Interrupt", resp.GetInterrupt(), resp).GetResult())
-	c.expired(&r)
+	c.expired(cpu, now, &r)
 	return r
 }
 
@@ -201,7 +239,7 @@ func (c *hrTimerBaseClient) RunSoftirq(cpu int, now ktime.Time) sdk.InterruptRes
 	resp := c.do("RunSoftirq", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_RunSoftirq{
 		RunSoftirq: &pb.RunSoftirqRequest{Cpu: int64(cpu), Now: int64(now)}}})
 	r := fromproto.InterruptResult(expect(c.s, "RunSoftirq", resp.GetRunSoftirq(), resp).GetResult())
-	c.expired(&r)
+	c.expired(cpu, now, &r)
 	return r
 }
 
@@ -210,7 +248,7 @@ func (c *hrTimerBaseClient) RunQueues(cpu int, now ktime.Time) sdk.InterruptResu
 	resp := c.do("RunQueues", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_RunQueues{
 		RunQueues: &pb.RunQueuesRequest{Cpu: int64(cpu), Now: int64(now)}}})
 	r := fromproto.InterruptResult(expect(c.s, "RunQueues", resp.GetRunQueues(), resp).GetResult())
-	c.expired(&r)
+	c.expired(cpu, now, &r)
 	return r
 }
 
@@ -226,7 +264,7 @@ func (c *hrTimerBaseClient) InterruptETIME(cpu int, now ktime.Time) sdk.Interrup
 	resp := c.do("InterruptETIME", &pb.HRTimerBaseCall{Call: &pb.HRTimerBaseCall_InterruptEtime{
 		InterruptEtime: &pb.InterruptETIMERequest{Cpu: int64(cpu), Now: int64(now)}}})
 	r := fromproto.InterruptResult(expect(c.s, "InterruptETIME", resp.GetInterruptEtime(), resp).GetResult())
-	c.expired(&r)
+	c.expired(cpu, now, &r)
 	return r
 }
 

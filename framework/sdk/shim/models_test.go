@@ -144,3 +144,42 @@ func sprint(r sdk.HROpResult) string {
 	}
 	return fmt.Sprintf("%+v", r)
 }
+
+// TestHRTimerStartWhileAnotherCPURuns: while CPU 0 runs a timer's callback,
+// a Start on CPU 1 of another timer is answered from CPU 1's model (CPU 0's
+// handler does not touch it), but a Start of the running timer is asked
+// (switch_hrtimer_base() keeps it on CPU 0 until its callback returns), and
+// both answer what the plugin answers in process.
+func TestHRTimerStartWhileAnotherCPURuns(t *testing.T) {
+	setup := sdk.Setup{CPUs: 2, HZ: 1000, HighRes: true, Seed: 1}
+	c, _ := pair(t, factory(sdk.KindHRTimer, "hrtimer", hrtimer.New()))
+	remote := open(t, c, sdk.KindHRTimer, "hrtimer", shim.Options{}).(sdk.HRTimerBase)
+	local := hrtimer.New().(sdk.HRTimerBase)
+	configured(t, remote, setup)
+	configured(t, local, setup)
+	running := sdk.HRTimer{ID: 1, Clock: sdk.ClockMonotonic, CallbackCost: 50_000}
+	other := sdk.HRTimer{ID: 2, Clock: sdk.ClockMonotonic, CallbackCost: 1000}
+	start := func(what string, cpu int, now ktime.Time, ht sdk.HRTimer, exp ktime.Time) uint64 {
+		t.Helper()
+		rt0 := shim.RoundTrips()
+		if got, want := remote.Start(cpu, now, ht, exp, 0), local.Start(cpu, now, ht, exp, 0); sprint(got) != sprint(want) {
+			t.Fatalf("%s: Start = %s over the wire, %s in process", what, sprint(got), sprint(want))
+		}
+		return shim.RoundTrips() - rt0
+	}
+	start("warm-up", 0, 1000, running, 10_000)
+	start("warm-up", 1, 1000, other, 500_000)
+	remote.Counters() // both CPUs' models come with the answer
+	for _, b := range []sdk.HRTimerBase{remote, local} {
+		if r := b.Interrupt(0, 10_000); len(r.Expired) != 1 || r.End < 60_000 {
+			t.Fatalf("Interrupt(0) = %+v, want timer 1 expired, running until after 60 us", r)
+		}
+	}
+	if n := start("another timer on CPU 1 while CPU 0's callback runs", 1, 20_000, other, 600_000); n != 0 {
+		t.Errorf("a Start on CPU 1 of a timer CPU 0 does not run made %d round trips, want 0 (its model answers)", n)
+	}
+	if n := start("the running timer on CPU 1", 1, 21_000, running, 700_000); n != 1 {
+		t.Errorf("a Start of the timer whose callback runs on CPU 0 made %d round trips, want 1 (asked)", n)
+	}
+	remote.Counters()
+}

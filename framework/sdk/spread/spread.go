@@ -74,6 +74,30 @@ func Parse(s string) (Quantiles, error) {
 	return q, nil
 }
 
+// Check reports whether q is a distribution Draw can sample: as many
+// deviations as probabilities, the probabilities ascending strictly inside
+// (0, 1), the deviations finite and not decreasing (what Parse accepts; a
+// Quantiles that came another way, such as over the wire, is checked here).
+func (q Quantiles) Check() error {
+	if len(q.P) != len(q.Dev) {
+		return fmt.Errorf("%d probabilities but %d deviations", len(q.P), len(q.Dev))
+	}
+	for i, p := range q.P {
+		d := q.Dev[i]
+		switch {
+		case !(p > 0 && p < 1):
+			return fmt.Errorf("quantile %d: probability %g is not strictly between 0 and 1", i, p)
+		case math.IsNaN(d) || math.IsInf(d, 0):
+			return fmt.Errorf("quantile %d: deviation %g is not a finite number", i, d)
+		case i > 0 && p <= q.P[i-1]:
+			return fmt.Errorf("quantile %d: probabilities must ascend (%g after %g)", i, p, q.P[i-1])
+		case i > 0 && d < q.Dev[i-1]:
+			return fmt.Errorf("quantile %d: deviation %g below the one before it (%g)", i, d, q.Dev[i-1])
+		}
+	}
+	return nil
+}
+
 // String is the written form Parse reads.
 func (q Quantiles) String() string {
 	var b strings.Builder

@@ -118,3 +118,33 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestCheck: Check accepts what Parse gives and the zero spread, and
+// refuses what Draw cannot sample, naming the quantile.
+func TestCheck(t *testing.T) {
+	q, err := Parse("p1=-7.45us p50=-343ns p99.9=+86.3us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ok := range []Quantiles{q, {}} {
+		if err := ok.Check(); err != nil {
+			t.Errorf("Check(%v) = %v, want nil", ok, err)
+		}
+	}
+	for _, tc := range []struct {
+		q    Quantiles
+		want string
+	}{
+		{Quantiles{P: []float64{0.5}}, "1 probabilities but 0 deviations"},
+		{Quantiles{P: []float64{0}, Dev: []float64{1}}, "quantile 0: probability 0"},
+		{Quantiles{P: []float64{0.5, 1}, Dev: []float64{1, 2}}, "quantile 1: probability 1"},
+		{Quantiles{P: []float64{0.5, 0.5}, Dev: []float64{1, 2}}, "quantile 1: probabilities must ascend"},
+		{Quantiles{P: []float64{0.1, 0.5}, Dev: []float64{1, 0}}, "quantile 1: deviation 0 below"},
+		{Quantiles{P: []float64{0.1}, Dev: []float64{math.NaN()}}, "quantile 0: deviation NaN"},
+		{Quantiles{P: []float64{math.NaN()}, Dev: []float64{1}}, "quantile 0: probability NaN"},
+	} {
+		if err := tc.q.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Check(%+v) = %v, want an error containing %q", tc.q, err, tc.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 	pb "github.com/tickemu/tickemu/framework/sdk/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/spread"
 )
 
 // Info converts a pb.Info.
@@ -301,6 +302,21 @@ func DeadlineModel(m *pb.DeadlineModel) (sdk.DeadlineModel, bool) {
 	return sdk.DeadlineModel{
 		CounterNum: m.GetCounterNum(), CounterDen: m.GetCounterDen(), Scale: m.GetScale(), ReadOffset: m.GetReadOffset(),
 		WriteCost: m.GetWriteCost(), AckCost: m.GetAckCost(), StopCost: m.GetStopCost(), OneshotCost: m.GetOneshotCost(),
-		Latency: m.GetLatency(),
+		Latency: m.GetLatency(), PastDeadline: m.GetPastDeadline(), PastLatency: m.GetPastLatency(),
+		LatencySpread: Spread(m.GetLatencySpread()), PastLatencySpread: Spread(m.GetPastLatencySpread()),
+		AckCostSpread: Spread(m.GetAckCostSpread()), Seed: m.GetSeed(), Stream: m.GetStream(),
 	}, true
+}
+
+// Spread converts a pb.Spread (nil: no spread); an empty list is nil, as
+// the zero spread.Quantiles has it.
+func Spread(s *pb.Spread) spread.Quantiles {
+	var q spread.Quantiles
+	if len(s.GetP()) > 0 {
+		q.P = s.GetP()
+	}
+	if len(s.GetDev()) > 0 {
+		q.Dev = s.GetDev()
+	}
+	return q
 }

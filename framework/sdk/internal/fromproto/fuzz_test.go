@@ -12,6 +12,7 @@ import (
 	pb "github.com/tickemu/tickemu/framework/sdk/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/sdk/internal/toproto"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/spread"
 )
 
 // decoder decodes wire bytes as one message and converts it with fromproto;
@@ -111,6 +112,9 @@ func FuzzFromProto(f *testing.F) {
 		toproto.InterruptResult(sdk.InterruptResult{}),
 		toproto.DeviceSpec(sdk.DeviceSpec{Name: "hpet", FreqHz: 14318180, MinDeltaTicks: 1, MaxDeltaTicks: 1 << 32, Channels: 1 << 30}),
 		toproto.ProgramResult(sdk.ProgramResult{FireAt: -1, Cost: -1_000_000_000_000}),
+		toproto.DeadlineModel(sdk.DeadlineModel{CounterNum: 3, CounterDen: 1, Scale: 8, PastDeadline: true,
+			LatencySpread: spread.Quantiles{P: []float64{0.1, 0.9}, Dev: []float64{-5000, 6000}},
+			AckCostSpread: spread.Quantiles{Dev: []float64{1}}, Seed: 1, Stream: "lapic/local"}),
 	}
 	for _, m := range seeds {
 		b, err := proto.Marshal(m)

@@ -13,6 +13,7 @@ import (
 	"github.com/tickemu/tickemu/framework/sdk"
 	pb "github.com/tickemu/tickemu/framework/sdk/internal/pb/tickemu/plugin/v2"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
+	"github.com/tickemu/tickemu/framework/sdk/spread"
 )
 
 // Info converts an sdk.Info.
@@ -279,5 +280,16 @@ func DeadlineModel(m sdk.DeadlineModel) *pb.DeadlineModel {
 	return &pb.DeadlineModel{
 		CounterNum: m.CounterNum, CounterDen: m.CounterDen, Scale: m.Scale, ReadOffset: m.ReadOffset,
 		WriteCost: m.WriteCost, AckCost: m.AckCost, StopCost: m.StopCost, OneshotCost: m.OneshotCost, Latency: m.Latency,
+		PastDeadline: m.PastDeadline, PastLatency: m.PastLatency,
+		LatencySpread: Spread(m.LatencySpread), PastLatencySpread: Spread(m.PastLatencySpread),
+		AckCostSpread: Spread(m.AckCostSpread), Seed: m.Seed, Stream: m.Stream,
 	}
+}
+
+// Spread converts a spread.Quantiles; nil for no spread.
+func Spread(q spread.Quantiles) *pb.Spread {
+	if len(q.P) == 0 && len(q.Dev) == 0 {
+		return nil
+	}
+	return &pb.Spread{P: q.P, Dev: q.Dev}
 }

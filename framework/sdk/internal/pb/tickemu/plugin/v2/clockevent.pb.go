@@ -978,18 +978,28 @@ func (x *AckResponse) GetNextFire() int64 {
 }
 
 // DeadlineModel is sdk.DeadlineModel: the device's declared closed-form
-// answers.
+// answers (fields 10 to 16 from protocol 5 on: a host of protocol 4 would
+// ignore them and find the answers of a device with a spread wrong).
 type DeadlineModel struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CounterNum    uint64                 `protobuf:"varint,1,opt,name=counter_num,json=counterNum,proto3" json:"counter_num,omitempty"`
-	CounterDen    uint64                 `protobuf:"varint,2,opt,name=counter_den,json=counterDen,proto3" json:"counter_den,omitempty"`
-	Scale         uint64                 `protobuf:"varint,3,opt,name=scale,proto3" json:"scale,omitempty"`
-	ReadOffset    int64                  `protobuf:"varint,4,opt,name=read_offset,json=readOffset,proto3" json:"read_offset,omitempty"`
-	WriteCost     int64                  `protobuf:"varint,5,opt,name=write_cost,json=writeCost,proto3" json:"write_cost,omitempty"`
-	AckCost       int64                  `protobuf:"varint,6,opt,name=ack_cost,json=ackCost,proto3" json:"ack_cost,omitempty"`
-	StopCost      int64                  `protobuf:"varint,7,opt,name=stop_cost,json=stopCost,proto3" json:"stop_cost,omitempty"`
-	OneshotCost   int64                  `protobuf:"varint,8,opt,name=oneshot_cost,json=oneshotCost,proto3" json:"oneshot_cost,omitempty"`
-	Latency       int64                  `protobuf:"varint,9,opt,name=latency,proto3" json:"latency,omitempty"`
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	CounterNum        uint64                 `protobuf:"varint,1,opt,name=counter_num,json=counterNum,proto3" json:"counter_num,omitempty"`
+	CounterDen        uint64                 `protobuf:"varint,2,opt,name=counter_den,json=counterDen,proto3" json:"counter_den,omitempty"`
+	Scale             uint64                 `protobuf:"varint,3,opt,name=scale,proto3" json:"scale,omitempty"`
+	ReadOffset        int64                  `protobuf:"varint,4,opt,name=read_offset,json=readOffset,proto3" json:"read_offset,omitempty"`
+	WriteCost         int64                  `protobuf:"varint,5,opt,name=write_cost,json=writeCost,proto3" json:"write_cost,omitempty"`
+	AckCost           int64                  `protobuf:"varint,6,opt,name=ack_cost,json=ackCost,proto3" json:"ack_cost,omitempty"`
+	StopCost          int64                  `protobuf:"varint,7,opt,name=stop_cost,json=stopCost,proto3" json:"stop_cost,omitempty"`
+	OneshotCost       int64                  `protobuf:"varint,8,opt,name=oneshot_cost,json=oneshotCost,proto3" json:"oneshot_cost,omitempty"`
+	Latency           int64                  `protobuf:"varint,9,opt,name=latency,proto3" json:"latency,omitempty"`
+	PastDeadline      bool                   `protobuf:"varint,10,opt,name=past_deadline,json=pastDeadline,proto3" json:"past_deadline,omitempty"`
+	PastLatency       int64                  `protobuf:"varint,11,opt,name=past_latency,json=pastLatency,proto3" json:"past_latency,omitempty"`
+	LatencySpread     *Spread                `protobuf:"bytes,12,opt,name=latency_spread,json=latencySpread,proto3" json:"latency_spread,omitempty"`
+	PastLatencySpread *Spread                `protobuf:"bytes,13,opt,name=past_latency_spread,json=pastLatencySpread,proto3" json:"past_latency_spread,omitempty"`
+	AckCostSpread     *Spread                `protobuf:"bytes,14,opt,name=ack_cost_spread,json=ackCostSpread,proto3" json:"ack_cost_spread,omitempty"`
+	// seed and stream name the random stream the spreads are drawn from
+	// (framework/sdk/simrand: New(seed, stream)).
+	Seed          uint64 `protobuf:"varint,15,opt,name=seed,proto3" json:"seed,omitempty"`
+	Stream        string `protobuf:"bytes,16,opt,name=stream,proto3" json:"stream,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1087,6 +1097,109 @@ func (x *DeadlineModel) GetLatency() int64 {
 	return 0
 }
 
+func (x *DeadlineModel) GetPastDeadline() bool {
+	if x != nil {
+		return x.PastDeadline
+	}
+	return false
+}
+
+func (x *DeadlineModel) GetPastLatency() int64 {
+	if x != nil {
+		return x.PastLatency
+	}
+	return 0
+}
+
+func (x *DeadlineModel) GetLatencySpread() *Spread {
+	if x != nil {
+		return x.LatencySpread
+	}
+	return nil
+}
+
+func (x *DeadlineModel) GetPastLatencySpread() *Spread {
+	if x != nil {
+		return x.PastLatencySpread
+	}
+	return nil
+}
+
+func (x *DeadlineModel) GetAckCostSpread() *Spread {
+	if x != nil {
+		return x.AckCostSpread
+	}
+	return nil
+}
+
+func (x *DeadlineModel) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *DeadlineModel) GetStream() string {
+	if x != nil {
+		return x.Stream
+	}
+	return ""
+}
+
+// Spread is a framework/sdk/spread.Quantiles: the deviation dev[i] (ns) from
+// a cost's centre at probability p[i]. Absent: no spread.
+type Spread struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	P             []float64              `protobuf:"fixed64,1,rep,packed,name=p,proto3" json:"p,omitempty"`
+	Dev           []float64              `protobuf:"fixed64,2,rep,packed,name=dev,proto3" json:"dev,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Spread) Reset() {
+	*x = Spread{}
+	mi := &file_tickemu_plugin_v2_clockevent_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Spread) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Spread) ProtoMessage() {}
+
+func (x *Spread) ProtoReflect() protoreflect.Message {
+	mi := &file_tickemu_plugin_v2_clockevent_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Spread.ProtoReflect.Descriptor instead.
+func (*Spread) Descriptor() ([]byte, []int) {
+	return file_tickemu_plugin_v2_clockevent_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Spread) GetP() []float64 {
+	if x != nil {
+		return x.P
+	}
+	return nil
+}
+
+func (x *Spread) GetDev() []float64 {
+	if x != nil {
+		return x.Dev
+	}
+	return nil
+}
+
 var File_tickemu_plugin_v2_clockevent_proto protoreflect.FileDescriptor
 
 const file_tickemu_plugin_v2_clockevent_proto_rawDesc = "" +
@@ -1150,7 +1263,7 @@ const file_tickemu_plugin_v2_clockevent_proto_rawDesc = "" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\">\n" +
 	"\vAckResponse\x12\x12\n" +
 	"\x04cost\x18\x01 \x01(\x03R\x04cost\x12\x1b\n" +
-	"\tnext_fire\x18\x02 \x01(\x03R\bnextFire\"\x9c\x02\n" +
+	"\tnext_fire\x18\x02 \x01(\x03R\bnextFire\"\xe0\x04\n" +
 	"\rDeadlineModel\x12\x1f\n" +
 	"\vcounter_num\x18\x01 \x01(\x04R\n" +
 	"counterNum\x12\x1f\n" +
@@ -1164,7 +1277,18 @@ const file_tickemu_plugin_v2_clockevent_proto_rawDesc = "" +
 	"\back_cost\x18\x06 \x01(\x03R\aackCost\x12\x1b\n" +
 	"\tstop_cost\x18\a \x01(\x03R\bstopCost\x12!\n" +
 	"\foneshot_cost\x18\b \x01(\x03R\voneshotCost\x12\x18\n" +
-	"\alatency\x18\t \x01(\x03R\alatency2\xa0\x01\n" +
+	"\alatency\x18\t \x01(\x03R\alatency\x12#\n" +
+	"\rpast_deadline\x18\n" +
+	" \x01(\bR\fpastDeadline\x12!\n" +
+	"\fpast_latency\x18\v \x01(\x03R\vpastLatency\x12@\n" +
+	"\x0elatency_spread\x18\f \x01(\v2\x19.tickemu.plugin.v2.SpreadR\rlatencySpread\x12I\n" +
+	"\x13past_latency_spread\x18\r \x01(\v2\x19.tickemu.plugin.v2.SpreadR\x11pastLatencySpread\x12A\n" +
+	"\x0fack_cost_spread\x18\x0e \x01(\v2\x19.tickemu.plugin.v2.SpreadR\rackCostSpread\x12\x12\n" +
+	"\x04seed\x18\x0f \x01(\x04R\x04seed\x12\x16\n" +
+	"\x06stream\x18\x10 \x01(\tR\x06stream\"(\n" +
+	"\x06Spread\x12\f\n" +
+	"\x01p\x18\x01 \x03(\x01R\x01p\x12\x10\n" +
+	"\x03dev\x18\x02 \x03(\x01R\x03dev2\xa0\x01\n" +
 	"\x17ClockEventDeviceService\x12\x84\x01\n" +
 	"\x17ClockEventDeviceSession\x121.tickemu.plugin.v2.ClockEventDeviceSessionRequest\x1a2.tickemu.plugin.v2.ClockEventDeviceSessionResponse(\x010\x01BQZOgithub.com/tickemu/tickemu/framework/sdk/internal/pb/tickemu/plugin/v2;pluginv2b\x06proto3"
 
@@ -1180,7 +1304,7 @@ func file_tickemu_plugin_v2_clockevent_proto_rawDescGZIP() []byte {
 	return file_tickemu_plugin_v2_clockevent_proto_rawDescData
 }
 
-var file_tickemu_plugin_v2_clockevent_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_tickemu_plugin_v2_clockevent_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_tickemu_plugin_v2_clockevent_proto_goTypes = []any{
 	(*ClockEventDeviceSessionRequest)(nil),  // 0: tickemu.plugin.v2.ClockEventDeviceSessionRequest
 	(*ClockEventDeviceCall)(nil),            // 1: tickemu.plugin.v2.ClockEventDeviceCall
@@ -1197,18 +1321,19 @@ var file_tickemu_plugin_v2_clockevent_proto_goTypes = []any{
 	(*AckRequest)(nil),                      // 12: tickemu.plugin.v2.AckRequest
 	(*AckResponse)(nil),                     // 13: tickemu.plugin.v2.AckResponse
 	(*DeadlineModel)(nil),                   // 14: tickemu.plugin.v2.DeadlineModel
-	(*PluginRequest)(nil),                   // 15: tickemu.plugin.v2.PluginRequest
-	(*PluginResponse)(nil),                  // 16: tickemu.plugin.v2.PluginResponse
+	(*Spread)(nil),                          // 15: tickemu.plugin.v2.Spread
+	(*PluginRequest)(nil),                   // 16: tickemu.plugin.v2.PluginRequest
+	(*PluginResponse)(nil),                  // 17: tickemu.plugin.v2.PluginResponse
 }
 var file_tickemu_plugin_v2_clockevent_proto_depIdxs = []int32{
 	1,  // 0: tickemu.plugin.v2.ClockEventDeviceSessionRequest.calls:type_name -> tickemu.plugin.v2.ClockEventDeviceCall
-	15, // 1: tickemu.plugin.v2.ClockEventDeviceCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
+	16, // 1: tickemu.plugin.v2.ClockEventDeviceCall.plugin:type_name -> tickemu.plugin.v2.PluginRequest
 	6,  // 2: tickemu.plugin.v2.ClockEventDeviceCall.spec:type_name -> tickemu.plugin.v2.SpecRequest
 	8,  // 3: tickemu.plugin.v2.ClockEventDeviceCall.set_next_event:type_name -> tickemu.plugin.v2.SetNextEventRequest
 	10, // 4: tickemu.plugin.v2.ClockEventDeviceCall.set_state:type_name -> tickemu.plugin.v2.SetStateRequest
 	12, // 5: tickemu.plugin.v2.ClockEventDeviceCall.ack:type_name -> tickemu.plugin.v2.AckRequest
 	3,  // 6: tickemu.plugin.v2.ClockEventDeviceSessionResponse.results:type_name -> tickemu.plugin.v2.ClockEventDeviceResult
-	16, // 7: tickemu.plugin.v2.ClockEventDeviceResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
+	17, // 7: tickemu.plugin.v2.ClockEventDeviceResult.plugin:type_name -> tickemu.plugin.v2.PluginResponse
 	7,  // 8: tickemu.plugin.v2.ClockEventDeviceResult.spec:type_name -> tickemu.plugin.v2.SpecResponse
 	9,  // 9: tickemu.plugin.v2.ClockEventDeviceResult.set_next_event:type_name -> tickemu.plugin.v2.SetNextEventResponse
 	11, // 10: tickemu.plugin.v2.ClockEventDeviceResult.set_state:type_name -> tickemu.plugin.v2.SetStateResponse
@@ -1216,13 +1341,16 @@ var file_tickemu_plugin_v2_clockevent_proto_depIdxs = []int32{
 	4,  // 12: tickemu.plugin.v2.SpecResponse.spec:type_name -> tickemu.plugin.v2.DeviceSpec
 	14, // 13: tickemu.plugin.v2.SpecResponse.deadline_model:type_name -> tickemu.plugin.v2.DeadlineModel
 	5,  // 14: tickemu.plugin.v2.SetNextEventResponse.result:type_name -> tickemu.plugin.v2.ProgramResult
-	0,  // 15: tickemu.plugin.v2.ClockEventDeviceService.ClockEventDeviceSession:input_type -> tickemu.plugin.v2.ClockEventDeviceSessionRequest
-	2,  // 16: tickemu.plugin.v2.ClockEventDeviceService.ClockEventDeviceSession:output_type -> tickemu.plugin.v2.ClockEventDeviceSessionResponse
-	16, // [16:17] is the sub-list for method output_type
-	15, // [15:16] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	15, // 15: tickemu.plugin.v2.DeadlineModel.latency_spread:type_name -> tickemu.plugin.v2.Spread
+	15, // 16: tickemu.plugin.v2.DeadlineModel.past_latency_spread:type_name -> tickemu.plugin.v2.Spread
+	15, // 17: tickemu.plugin.v2.DeadlineModel.ack_cost_spread:type_name -> tickemu.plugin.v2.Spread
+	0,  // 18: tickemu.plugin.v2.ClockEventDeviceService.ClockEventDeviceSession:input_type -> tickemu.plugin.v2.ClockEventDeviceSessionRequest
+	2,  // 19: tickemu.plugin.v2.ClockEventDeviceService.ClockEventDeviceSession:output_type -> tickemu.plugin.v2.ClockEventDeviceSessionResponse
+	19, // [19:20] is the sub-list for method output_type
+	18, // [18:19] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_tickemu_plugin_v2_clockevent_proto_init() }
@@ -1251,7 +1379,7 @@ func file_tickemu_plugin_v2_clockevent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tickemu_plugin_v2_clockevent_proto_rawDesc), len(file_tickemu_plugin_v2_clockevent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
