@@ -723,7 +723,7 @@ func (t *Table) cyclictestRows(cmd *bundlescenario.Command, out []byte, res *exp
 		add("avg latency", av, true, "avg-latency-ns", 1/unit, ClassLatency, lu)
 		add("max latency", mx, true, "max-latency-ns", 1/unit, ClassLatency, lu)
 		if hasP {
-			add("p99 latency (-h histogram)", p, true, "p99-latency-us", 1000/unit, ClassLatency, lu)
+			add("p99 latency (-h histogram)", p, true, "p99-latency-ns", 1/unit, ClassLatency, lu)
 		}
 		// From the traces, with or without -h: when the thread's sleep
 		// timer fired against the time it asked for (the kernel's part

@@ -288,7 +288,10 @@ func (w *cyclictest) Report(k *kernel.Kernel, end ktime.Time) Report {
 			Metric{"max-latency-ns", float64(h.Max), "lower"},
 			Metric{"avg-latency-ns", h.Avg(), "lower"},
 			Metric{"min-latency-ns", float64(h.MinOrZero()), "lower"},
-			Metric{"p99-latency-us", float64(h.PercentileUS(0.99)), "lower"},
+			// The -h histogram's p99 (whole-microsecond buckets, as
+			// cyclictest prints it), in ns as the other latencies are,
+			// so that benchstat scales them alike.
+			Metric{"p99-latency-ns", float64(h.PercentileUS(0.99) * 1000), "lower"},
 			Metric{"cycles", float64(h.Count), "higher"})
 		if w.idleStates {
 			// The latency breakdown exists only on machines with idle states.
