@@ -631,7 +631,8 @@ func (b *built) openTrace(o Options) {
 	b.tw = trace.NewWith(o.Trace, o.TraceEvents, machineOf(spec.Machine).CPUs, trace.Options{
 		Format: o.TraceFormat, From: o.TraceFrom, To: o.TraceTo,
 		WarnBytes: o.TraceWarnBytes, OnEstimate: o.OnTraceEstimate, Ring: o.TraceRing,
-		End: ktime.Time(spec.Run.Warmup + spec.Run.Duration),
+		End:     ktime.Time(spec.Run.Warmup + spec.Run.Duration),
+		Release: spec.KernelVersion,
 		// A trace that cannot be written stops the run at once.
 		OnError: func(err error) {
 			if b.k != nil {
@@ -645,7 +646,8 @@ func (b *built) openTrace(o Options) {
 // the kernel refuses is a diagnostic on the machine block.
 func (b *built) newKernel(plugins kernel.Plugins, o Options) *hcl.Diagnostic {
 	spec := b.spec
-	k, err := kernel.New(kernel.Options{Machine: machineOf(spec.Machine), Settings: b.settings, Plugins: plugins, Seed: spec.Run.Seed, Trace: b.tw, Log: o.Log})
+	k, err := kernel.New(kernel.Options{Machine: machineOf(spec.Machine), Settings: b.settings, Plugins: plugins, Seed: spec.Run.Seed, Trace: b.tw, Log: o.Log,
+		Release: spec.KernelVersion})
 	if err != nil {
 		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid machine", Detail: err.Error(), Subject: spec.Machine.DefRange.Ptr()}
 	}

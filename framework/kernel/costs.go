@@ -115,7 +115,20 @@ type KernelSettings struct {
 	// RCUFQSDelay is how jiffies_till_first_fqs / jiffies_till_next_fqs
 	// default (RCUFQSFixed, RCUFQSByHZ).
 	RCUFQSDelay string
+	// TickRestart is how tick_nohz_restart() re-arms a stopped tick's
+	// hrtimer (TickRestartCancel, TickRestartStart).
+	TickRestart string
 }
+
+// TickRestart values.
+const (
+	// TickRestartCancel: hrtimer_cancel(), hrtimer_forward(), then
+	// hrtimer_start_expires() (before adcec6a7f566, 7.1).
+	TickRestartCancel = "cancel_start"
+	// TickRestartStart: one hrtimer_start() at the forwarded expiry, the
+	// timer left queued (7.1+).
+	TickRestartStart = "start"
+)
 
 // NohzFullIdleExit values.
 const (
@@ -179,6 +192,15 @@ func KernelSchema() sdk.Schema {
 				{Since: "3.10", Value: RCUFQSFixed},
 				{Since: "3.11", Value: RCUFQSByHZ, Commit: "026ad2835ce6", Title: "rcu: Drive quiescent-state-forcing delay from HZ"},
 			}},
+		{Name: "tick_restart", Type: sdk.TypeString, Default: TickRestartStart, OneOf: []string{TickRestartCancel, TickRestartStart},
+			Doc: "how tick_nohz_restart() re-arms a stopped tick in high-resolution mode: cancel_start (hrtimer_cancel() of the tick timer, traced " +
+				"when it was queued, with the reprogramming a removal of the first timer costs, then hrtimer_start_expires()) or start (one hrtimer_start() " +
+				"at the forwarded expiry, which leaves a queued timer queued: was_armed=1)",
+			Eras: []sdk.Era{
+				{Since: "3.10", Value: TickRestartCancel},
+				{Since: "7.1", Value: TickRestartStart, Commit: "adcec6a7f566", Title: "tick/sched: Avoid hrtimer_cancel/start() sequence",
+					Note: "tip sched/hrtick (27 Feb 2026), the series of f2e388a019e4 (hrtimer_start's was_armed), queued for the 7.1 merge window; Linux 6.18.44 has both (a capture on it traces no cancel at idle exit and was_armed=1)"},
+			}},
 		{Name: "clockevents_min_delta", Type: sdk.TypeString, Default: MinDeltaAdjust, OneOf: []string{MinDeltaAdjust, MinDeltaRetry10, MinDeltaOnce},
 			Doc: "clockevents_program_min_delta() variant: min_adjust (CONFIG_GENERIC_CLOCKEVENTS_MIN_ADJUST, x86: raise min_delta_ns after 3 failures), " +
 				"retry10 (the generic variant since 4.15: up to 10 tries at k*min_delta_ns) or once (the generic variant before 4.15)",
@@ -228,6 +250,7 @@ func ParseKernelSettings(c sdk.Config) (KernelSettings, error) {
 		IRQTimeAccounting: r.Bool("irq_time_accounting"),
 		NohzFullIdleExit:  r.String("nohz_full_idle_exit"),
 		RCUFQSDelay:       r.String("rcu_fqs_delay"),
+		TickRestart:       r.String("tick_restart"),
 		Costs:             DefaultCosts(),
 	}
 	for _, a := range ks.Costs.costAttrs() {

@@ -329,7 +329,9 @@ func (c *CPU) boot(t ktime.Time) {
 	k.local.SetState(c.id, t, sdk.StateOneshot, 0)
 	first := ktime.Time(k.tickNsec) // the tick grid: multiples of TICK_NSEC (tick_init_jiffy_update)
 	if k.m.HighRes {
-		c.ts.schedTimer = k.NewHRTimer("tick_sched_timer", sdk.ClockMonotonic, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard,
+		// tick_setup_sched_timer(): the callback's name is the release's
+		// (tick_sched_timer, tick_nohz_highres_handler, tick_nohz_handler).
+		c.ts.schedTimer = k.NewHRTimer(k.abi.TickFunction, sdk.ClockMonotonic, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard,
 			k.costs.Tick+k.costs.JiffiesUpdate, c.tickCallback)
 		c.ts.schedTimer.Period = k.tickNsec
 		k.hrStart(c, t, c.ts.schedTimer, first, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)

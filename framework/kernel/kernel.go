@@ -24,6 +24,7 @@ import (
 
 	"github.com/tickemu/tickemu/framework/metrics"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/eras"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/sdk/simrand"
 	"github.com/tickemu/tickemu/framework/sim"
@@ -69,6 +70,10 @@ type Options struct {
 	Seed     uint64
 	Trace    *trace.Writer // nil: no trace
 	Log      zerolog.Logger
+	// Release is the kernel release the run models (kernel.version), zero
+	// when none is named: the trace names and prints what that release's
+	// tracepoints do (trace.ABIAt).
+	Release eras.Release
 }
 
 // Kernel is one simulated machine, composed of named parts: the event queue;
@@ -110,6 +115,7 @@ type kernelConfig struct {
 	seed     uint64
 	log      zerolog.Logger
 	tr       *trace.Writer
+	abi      trace.ABI // the tracepoints of Options.Release
 	// nohz: NO_HZ is on (Machine.NoHZ "idle" or "full"), so an idle CPU may
 	// stop its tick; read on every idle entry.
 	nohz     bool
@@ -247,6 +253,7 @@ func New(o Options) (*Kernel, error) {
 	}
 	k.hrtStarter, _ = k.hrt.(sdk.NextEventStarter)
 	k.signals = newSignalEra(o.Settings.PosixTimerSignals)
+	k.abi = trace.ABIAt(o.Release)
 	k.migrate = TimerMigrationActive(o.Settings, m)
 	if m.NoHZ != "off" && m.CPUs > 1 {
 		// tmigr_init() builds the hierarchy on SMP; it runs while NO_HZ is

@@ -221,8 +221,8 @@ func (t *Task) timerCreate(now ktime.Time, a TimerCreate) (*PosixTimer, Errno) {
 	return pt, 0
 }
 
-// traceHRInit writes the hrtimer_init event of hrtimer_setup() (named
-// hrtimer_setup from v6.15; the fields are the same).
+// traceHRInit writes the event of hrtimer_setup(): hrtimer_init, named
+// hrtimer_setup from v6.15 (trace.ABI.HRSetup; the fields are the same).
 // Only the nil test is inlined into the syscalls.
 func (k *Kernel) traceHRInit(now ktime.Time, c *CPU, t *HRTimer, clock sdk.ClockID, mode sdk.HRMode) {
 	if k.tr != nil {
@@ -231,8 +231,8 @@ func (k *Kernel) traceHRInit(now ktime.Time, c *CPU, t *HRTimer, clock sdk.Clock
 }
 
 func (k *Kernel) writeHRInit(now ktime.Time, c *CPU, t *HRTimer, clock sdk.ClockID, mode sdk.HRMode) {
-	if k.tr.Enabled("hrtimer_init") {
-		k.tr.Event(now, c.traceCtx(), "hrtimer_init", "hrtimer="+ptrOf(t)+" clockid="+clock.String()+" mode="+mode.String())
+	if ev := k.abi.HRSetup; k.tr.Enabled(ev) {
+		k.tr.Event(now, c.traceCtx(), ev, "hrtimer="+ptrOf(t)+" clockid="+clock.String()+" mode="+mode.String())
 	}
 }
 

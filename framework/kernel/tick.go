@@ -376,7 +376,8 @@ func (c *CPU) nohzFullUpdate(now ktime.Time) int64 {
 }
 
 // idleExit is tick_nohz_idle_exit() -> tick_nohz_restart_sched_tick(): update
-// jiffies and restart the tick on its grid. It returns the cost.
+// jiffies and restart the tick on its grid (tick_nohz_restart(), as
+// settings.TickRestart says). It returns the cost.
 func (c *CPU) idleExit(now ktime.Time) int64 {
 	k := c.k
 	if !c.ts.tickStopped {
@@ -391,6 +392,13 @@ func (c *CPU) idleExit(now ktime.Time) int64 {
 	at := now + ktime.Time(cost)
 	if k.m.HighRes {
 		c.ts.schedTimer.Period = k.tickNsec
+		if k.settings.TickRestart == TickRestartCancel {
+			// tick_nohz_restart() before adcec6a7f566: hrtimer_cancel()
+			// (traced if the stopped tick is still queued), hrtimer_forward(),
+			// then hrtimer_start_expires() of the timer no longer queued.
+			cost += k.hrCancel(c, at, c.ts.schedTimer)
+			at = now + ktime.Time(cost)
+		}
 		cost += k.hrStart(c, at, c.ts.schedTimer, next, 0, sdk.HRModeAbs|sdk.HRModePinned|sdk.HRModeHard)
 	} else {
 		c.ts.lowresNext = next

@@ -68,6 +68,9 @@ func (k *Kernel) NewHRTimer(function string, clock sdk.ClockID, mode sdk.HRMode,
 // writes the plugin asks for and returns the total cost.
 func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time, slack int64, mode sdk.HRMode) int64 {
 	t.Mode = mode
+	// __hrtimer_start_range_ns(): was_armed = remove_hrtimer(), whether the
+	// timer was queued (a running callback's timer is not).
+	wasArmed := t.queued
 	var place *sdk.Placement
 	if k.migrate {
 		place = k.placement()
@@ -83,10 +86,25 @@ func (k *Kernel) hrStart(c *CPU, now ktime.Time, t *HRTimer, expires ktime.Time,
 	}
 	c.cnt.b.Add(cHRStart, 1)
 	if k.tr.Enabled("hrtimer_start") {
-		k.tr.Event(now, c.traceCtxLocks(1+c.heldLocks), "hrtimer_start", fmt.Sprintf("hrtimer=%s function=%s expires=%d softexpires=%d mode=%s",
-			trace.Ptr(uint64(t.ID)), t.Function, int64(r.Expires), int64(r.SoftExpires), mode))
+		k.traceHRStart(now, c.traceCtxLocks(1+c.heldLocks), t, r.Expires, r.SoftExpires, mode, wasArmed)
 	}
 	return r.Cost + k.programLocal(c, now+ktime.Time(r.Cost), r.Program)
+}
+
+// traceHRStart writes an hrtimer_start line: TP_printk of
+// include/trace/events/timer.h, with was_armed= on releases that have it
+// (trace.ABI.WasArmed).
+func (k *Kernel) traceHRStart(at ktime.Time, ctx trace.Ctx, t *HRTimer, expires, soft ktime.Time, mode sdk.HRMode, wasArmed bool) {
+	s := fmt.Sprintf("hrtimer=%s function=%s expires=%d softexpires=%d mode=%s",
+		trace.Ptr(uint64(t.ID)), t.Function, int64(expires), int64(soft), mode)
+	if k.abi.WasArmed {
+		if wasArmed {
+			s += " was_armed=1"
+		} else {
+			s += " was_armed=0"
+		}
+	}
+	k.tr.Event(at, ctx, "hrtimer_start", s)
 }
 
 // hrCancel is hrtimer_try_to_cancel() on cpu c; it returns the cost. Its
@@ -148,8 +166,8 @@ func (k *Kernel) runHRExpiries(c *CPU, res *sdk.InterruptResult) {
 				// enqueue_hrtimer(timer, base, HRTIMER_MODE_ABS) ->
 				// debug_activate() -> trace_hrtimer_start(): mode=ABS
 				// whatever mode the timer was started with.
-				k.tr.Event(end, c.traceCtxLocks(1), "hrtimer_start", fmt.Sprintf("hrtimer=%s function=%s expires=%d softexpires=%d mode=%s",
-					trace.Ptr(uint64(t.ID)), t.Function, int64(e.NewExpires), int64(e.NewExpires)-t.slack, sdk.HRModeAbs))
+				// was_armed=0 (7.1+): the timer was dequeued before its callback.
+				k.traceHRStart(end, c.traceCtxLocks(1), t, e.NewExpires, e.NewExpires-ktime.Time(t.slack), sdk.HRModeAbs, false)
 			}
 		}
 	}

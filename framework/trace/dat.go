@@ -107,14 +107,11 @@ var datEvents = []*datEvent{
 		fields: []datField{fFunc("unsigned long ip"), {decl: "char buf[]", kind: datString}},
 		print:  `"%ps: %s", (void *)REC->ip, REC->buf`},
 
-	{system: "timer", name: "hrtimer_init", id: 100,
-		fields: []datField{fPtr("void * hrtimer"), {decl: "clockid_t clockid", size: 4, signed: true, kind: datSymbolic, syms: clockIDs},
-			{decl: "enum hrtimer_mode mode", size: 4, kind: datSymbolic, syms: hrtimerModes}},
-		print: `"hrtimer=%p clockid=%s mode=%s", REC->hrtimer, __print_symbolic(REC->clockid, { 0, "CLOCK_REALTIME" }, { 1, "CLOCK_MONOTONIC" }, { 7, "CLOCK_BOOTTIME" }, { 11, "CLOCK_TAI" }), ` + hrtimerModePrint},
+	hrtimerSetup(EventHRInit, 100),
+	hrtimerSetup(EventHRSetup, 105),
 	{system: "timer", name: "hrtimer_start", id: 101,
-		fields: []datField{fPtr("void * hrtimer"), fFunc("void * function"), fInt("s64 expires", 8, true), fInt("s64 softexpires", 8, true),
-			{decl: "enum hrtimer_mode mode", size: 4, kind: datSymbolic, syms: hrtimerModes}},
-		print: `"hrtimer=%p function=%ps expires=%llu softexpires=%llu mode=%s", REC->hrtimer, REC->function, (unsigned long long) REC->expires, (unsigned long long) REC->softexpires, ` + hrtimerModePrint},
+		fields: hrtimerStartFields,
+		print:  `"hrtimer=%p function=%ps expires=%llu softexpires=%llu mode=%s", REC->hrtimer, REC->function, (unsigned long long) REC->expires, (unsigned long long) REC->softexpires, ` + hrtimerModePrint},
 	{system: "timer", name: "hrtimer_expire_entry", id: 102,
 		fields: []datField{fPtr("void * hrtimer"), fInt("s64 now", 8, true), fFunc("void * function")},
 		print:  `"hrtimer=%p function=%ps now=%llu", REC->hrtimer, REC->function, (unsigned long long) REC->now`},
@@ -181,6 +178,36 @@ var datEvents = []*datEvent{
 		fields: []datField{{decl: "enum pm_qos_req_action action", size: 4, kind: datSymbolic, syms: map[string]int64{"ADD_REQ": 0, "UPDATE_REQ": 1, "REMOVE_REQ": 2}},
 			fInt("int prev_value", 4, true), fInt("int curr_value", 4, true)},
 		print: `"action=%s prev_value=%d curr_value=%d", __print_symbolic(REC->action, { 0, "ADD_REQ" }, { 1, "UPDATE_REQ" }, { 2, "REMOVE_REQ" }), REC->prev_value, REC->curr_value`},
+}
+
+// hrtimerSetup is hrtimer_setup()'s event under the name a release gives
+// it (ABI.HRSetup): the same fields.
+func hrtimerSetup(name string, id int) *datEvent {
+	return &datEvent{system: "timer", name: name, id: id,
+		fields: []datField{fPtr("void * hrtimer"), {decl: "clockid_t clockid", size: 4, signed: true, kind: datSymbolic, syms: clockIDs},
+			{decl: "enum hrtimer_mode mode", size: 4, kind: datSymbolic, syms: hrtimerModes}},
+		print: `"hrtimer=%p clockid=%s mode=%s", REC->hrtimer, __print_symbolic(REC->clockid, { 0, "CLOCK_REALTIME" }, { 1, "CLOCK_MONOTONIC" }, { 7, "CLOCK_BOOTTIME" }, { 11, "CLOCK_TAI" }), ` + hrtimerModePrint}
+}
+
+var hrtimerStartFields = []datField{fPtr("void * hrtimer"), fFunc("void * function"), fInt("s64 expires", 8, true), fInt("s64 softexpires", 8, true),
+	{decl: "enum hrtimer_mode mode", size: 4, kind: datSymbolic, syms: hrtimerModes}}
+
+// hrtimerStartWasArmed is hrtimer_start from 7.1 (ABI.WasArmed,
+// f2e388a019e4): a bool was_armed after mode.
+var hrtimerStartWasArmed = &datEvent{system: "timer", name: "hrtimer_start", id: 101,
+	fields: append(append([]datField(nil), hrtimerStartFields...), datField{decl: "bool was_armed", size: 1}),
+	print:  `"hrtimer=%p function=%ps expires=%llu softexpires=%llu mode=%s was_armed=%d", REC->hrtimer, REC->function, (unsigned long long) REC->expires, (unsigned long long) REC->softexpires, ` + hrtimerModePrint + `, REC->was_armed`}
+
+// datFormats are the formats of the events of a release's ABI, by name.
+func datFormats(abi ABI) map[string]*datEvent {
+	m := make(map[string]*datEvent, len(datByName))
+	for n, e := range datByName {
+		m[n] = e
+	}
+	if abi.WasArmed {
+		m[hrtimerStartWasArmed.name] = hrtimerStartWasArmed
+	}
+	return m
 }
 
 var datByName = func() map[string]*datEvent {
@@ -291,6 +318,7 @@ var syscallNrs = map[string]int{
 // datState turns text events into trace.dat records.
 type datState struct {
 	w      *tracedat.Writer
+	byName map[string]*datEvent // the formats of the release's ABI
 	used   map[string]*datEvent // events written, by name
 	sys    map[string]*datEvent // syscall events made from their first line
 	funcs  map[string]uint64    // function name -> kallsyms address
@@ -302,8 +330,8 @@ type datState struct {
 // funcBase is where the made-up kernel text addresses of function names start.
 const funcBase = 0xffffffff81000000
 
-func newDatState(w *tracedat.Writer) *datState {
-	return &datState{w: w, used: map[string]*datEvent{}, sys: map[string]*datEvent{}, funcs: map[string]uint64{},
+func newDatState(w *tracedat.Writer, abi ABI) *datState {
+	return &datState{w: w, byName: datFormats(abi), used: map[string]*datEvent{}, sys: map[string]*datEvent{}, funcs: map[string]uint64{},
 		nextID: 1000, kv: map[string]string{}}
 }
 
@@ -327,10 +355,10 @@ func (d *datState) event(t ktime.Time, c Ctx, name, text string) error {
 	switch {
 	case name == "function":
 		callee, caller, _ := strings.Cut(text, " <-")
-		e = datByName[name]
+		e = d.byName[name]
 		d.kv["ip"], d.kv["parent_ip"] = callee, caller
 	case name == "tracing_mark_write":
-		e = datByName["print"]
+		e = d.byName["print"]
 		d.kv["ip"], d.kv["buf"] = "tracing_mark_write", strings.TrimPrefix(text, "tracing_mark_write: ")+"\n"
 	case strings.HasPrefix(name, "sys_enter_") || strings.HasPrefix(name, "sys_exit_"):
 		var err error
@@ -338,7 +366,7 @@ func (d *datState) event(t ktime.Time, c Ctx, name, text string) error {
 			return err
 		}
 	default:
-		e = datByName[name]
+		e = d.byName[name]
 		if e == nil {
 			return fmt.Errorf("trace.dat: no format for event %q", name)
 		}
@@ -516,8 +544,8 @@ func ctxFlags(s string) (flags, preempt uint8) {
 // function names, then writes the file.
 func (d *datState) close() error {
 	for _, e := range datEvents {
-		if d.used[e.name] != nil {
-			d.w.AddFormat(tracedat.Format{System: e.system, Text: e.formatText()})
+		if u := d.used[e.name]; u != nil {
+			d.w.AddFormat(tracedat.Format{System: u.system, Text: u.formatText()})
 		}
 	}
 	names := make([]string, 0, len(d.sys))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/tickemu/tickemu/framework/sdk/eras"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/trace/tracedat"
 )
@@ -15,6 +16,7 @@ import (
 func FuzzBinaryFormats(f *testing.F) {
 	for _, s := range [][2]string{
 		{"hrtimer_start", "hrtimer_start: hrtimer=00000000ed2d4a55 function=posix_timer_fn expires=2600 softexpires=2600 mode=ABS"},
+		{"hrtimer_start", "hrtimer_start: hrtimer=00000000ed2d4a55 function=tick_nohz_handler expires=4000000 softexpires=4000000 mode=ABS|PINNED|HARD was_armed=1"},
 		{"timer_start", "timer_start: timer=000000007f949474 function=vmstat expires=4294668296 [timeout=1000] bucket_expiry=4294668352 cpu=0 idx=129 flags=D|P"},
 		{"sched_switch", "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=1000 next_prio=0"},
 		{"itimer_state", "itimer_state: which=0 expires=0 it_value=1.000000 it_interval=0.000500"},
@@ -28,7 +30,7 @@ func FuzzBinaryFormats(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, name, text, flags string, pid int) {
 		c := Ctx{Comm: "x", Pid: pid, CPU: 0, Flags: flags}
-		d := newDatState(tracedat.New(&bytes.Buffer{}, 1))
+		d := newDatState(tracedat.New(&bytes.Buffer{}, 1), ABIAt(eras.Release{}))
 		_ = d.event(ktime.Time(5), c, name, text)
 		_ = d.close()
 		p := newPfState(&bytes.Buffer{}, 1)

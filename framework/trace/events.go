@@ -9,13 +9,15 @@ import (
 	"github.com/tickemu/tickemu/internal/suggest"
 )
 
-// Known lists the events the model emits (docs/trace.md describes each).
+// Known lists the events the model emits (docs/trace.md describes each);
+// hrtimer_init and hrtimer_setup are one event under the names of the
+// releases before and from 6.15 (ABI.HRSetup).
 // Syscall events are a family: sys_enter_NAME and sys_exit_NAME for every
 // syscall a workload makes.
 var Known = []string{
 	"cpu_idle",
 	"function",
-	"hrtimer_cancel", "hrtimer_expire_entry", "hrtimer_expire_exit", "hrtimer_init", "hrtimer_start",
+	"hrtimer_cancel", "hrtimer_expire_entry", "hrtimer_expire_exit", "hrtimer_init", "hrtimer_setup", "hrtimer_start",
 	"irq_handler_entry", "irq_handler_exit",
 	"itimer_expire", "itimer_state",
 	"local_timer_entry", "local_timer_exit",

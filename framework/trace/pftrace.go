@@ -159,7 +159,7 @@ type pfState struct {
 func newPfState(out io.Writer, cpus int) *pfState {
 	return &pfState{out: out, cpus: cpus, bundles: make([][]byte, cpus), counts: make([]int, cpus),
 		tracks: map[uint64]bool{}, timers: map[string]*pfTimer{}, irqs: make([]int64, cpus), counters: map[string]uint64{},
-		funcs: newDatState(nil), kv: map[string]string{}, first: true}
+		funcs: newDatState(nil, ABI{}), kv: map[string]string{}, first: true}
 }
 
 // packet writes one TracePacket (Trace.packet, field 1).

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tickemu/tickemu/framework/sdk/eras"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
 	"github.com/tickemu/tickemu/framework/trace/tracedat"
 )
@@ -110,6 +111,9 @@ type Options struct {
 	// memory and writes it at Close, as ftrace's ring buffer holds what led
 	// up to a cyclictest -b break.
 	Ring ktime.Time
+	// Release is the kernel release the run models (zero: none named): the
+	// event formats a trace.dat declares are that release's (ABIAt).
+	Release eras.Release
 }
 
 // ringLine is a formatted line held by a ring-mode writer (a trace.dat
@@ -147,7 +151,7 @@ func NewWith(out io.Writer, events string, cpus int, o Options) *Writer {
 		return w
 	}
 	if o.Format == FormatDat {
-		w.dat = newDatState(tracedat.New(w.w, cpus))
+		w.dat = newDatState(tracedat.New(w.w, cpus), ABIAt(o.Release))
 		return w
 	}
 	// The header names the tracer that makes the lines: function-tracer
