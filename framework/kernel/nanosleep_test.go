@@ -121,14 +121,14 @@ func TestNanosleepInterrupted(t *testing.T) {
 				if tt.abs && w.sleeps == 2 {
 					// -ERESTARTNOHAND re-executes the request as it was: the
 					// second sleeper is started for the same absolute time.
-					want := `function=hrtimer_wakeup expires=\d+ softexpires=` + strconv.FormatInt(int64(start)+1*ms, 10) + ` mode=ABS$`
+					want := `function=hrtimer_wakeup expires=\d+ softexpires=` + strconv.FormatInt(int64(start)+1*ms, 10) + ` mode=ABS was_armed=0$`
 					if got := r.grepCount(want); got != 2 {
 						t.Errorf("sleeper starts for the requested time = %d, want 2 (the sleep and its re-execution):\n%s", got, r.buf.String())
 					}
 				}
 				if w.restarts > 0 {
 					// hrtimer_nanosleep_restart(): ABS, soft == hard expiry.
-					if got := r.grepCount(`function=hrtimer_wakeup expires=(\d+) softexpires=(\d+) mode=ABS$`); got < 1 {
+					if got := r.grepCount(`function=hrtimer_wakeup expires=(\d+) softexpires=(\d+) mode=ABS was_armed=0$`); got < 1 {
 						t.Errorf("no ABS sleeper start for the restart:\n%s", r.buf.String())
 					}
 				}
@@ -166,7 +166,7 @@ func TestNanosleepEINTR(t *testing.T) {
 				if res.Err != kernel.EINTR || len(log) != 1 {
 					t.Fatalf("nanosleep() = %+v with %d handler runs, want EINTR and 1", res, len(log))
 				}
-				starts := r.grepCount(`hrtimer_start: .* function=hrtimer_wakeup .* mode=REL$`)
+				starts := r.grepCount(`hrtimer_start: .* function=hrtimer_wakeup .* mode=REL was_armed=0$`)
 				expiries := r.grepCount(`hrtimer_expire_entry: .* function=hrtimer_wakeup`)
 				cancels := r.total("hrtimer_cancel")
 				if starts != 1 || expiries != 0 || cancels < 1 {

@@ -84,8 +84,10 @@ var lineRE = regexp.MustCompile(`^([ ]*[^ ].{0,15}|.{16})-(\d+) *\[(\d{3})\] ([d
 // kernel's TP_printk() formats (include/trace/events/timer.h, irq.h,
 // irq_vectors.h, sched.h, signal.h) and print_syscall_enter/exit().
 var fieldRE = map[string]*regexp.Regexp{
-	"hrtimer_init":         regexp.MustCompile(`^hrtimer=[0-9a-f]{16} clockid=CLOCK_[A-Z]+ mode=[A-Z|]+$`),
-	"hrtimer_start":        regexp.MustCompile(`^hrtimer=[0-9a-f]{16} function=\w+ expires=\d+ softexpires=\d+ mode=[A-Z|]+$`),
+	"hrtimer_init":  regexp.MustCompile(`^hrtimer=[0-9a-f]{16} clockid=CLOCK_[A-Z]+ mode=[A-Z|]+$`),
+	"hrtimer_setup": regexp.MustCompile(`^hrtimer=[0-9a-f]{16} clockid=CLOCK_[A-Z]+ mode=[A-Z|]+$`),
+	// was_armed= from 7.1 (trace.ABI.WasArmed)
+	"hrtimer_start":        regexp.MustCompile(`^hrtimer=[0-9a-f]{16} function=\w+ expires=\d+ softexpires=\d+ mode=[A-Z|]+( was_armed=[01])?$`),
 	"hrtimer_cancel":       regexp.MustCompile(`^hrtimer=[0-9a-f]{16}$`),
 	"hrtimer_expire_entry": regexp.MustCompile(`^hrtimer=[0-9a-f]{16} function=\w+ now=\d+$`),
 	"hrtimer_expire_exit":  regexp.MustCompile(`^hrtimer=[0-9a-f]{16}$`),
