@@ -6,9 +6,10 @@ import (
 
 // Costs are the framework's own simulated costs, in ns. Plugins charge theirs.
 // Defaults are order-of-magnitude bare-metal x86 figures; sources are in
-// docs/reference/calibration.md. One field per cost, flat, as the profile
-// and the kernel block's cost attributes name them: grouping them would
-// only add a level to every name.
+// docs/reference/calibration.md.
+//
+// Fields: one per cost, flat, as the profile and the kernel block's cost
+// attributes name them: grouping them would only add a level to every name.
 type Costs struct {
 	IRQEntry       int64 // idtentry + irq_enter_rcu
 	IRQExit        int64 // irq_exit_rcu, without softirqs

@@ -76,8 +76,12 @@ var softirqNames = [nrSoftirqs]string{"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK"
 // CPU is one simulated CPU: its dispatch state, its two events, the time
 // accounting, and the per-CPU halves of the scheduler (rq), the tick (ts),
 // idle (idle, cpuidle), the wheel's answers and the CPU-time accounting
-// (acct), each a struct of its own file. The fields are the per-CPU
-// variables of the kernel's subsystems, so there are many.
+// (acct), each a struct of its own file.
+//
+// Fields: the per-CPU variables of the kernel's subsystems, so there are
+// many; what one subsystem alone reads is a part of its own (rq, ts, idle,
+// cpuidle, acct), and what stays flat is what every event's dispatch reads
+// or several subsystems share.
 //
 // It is one of the records whose memory layout is tuned
 // (docs/architecture.md): the counters first, then the dispatch state every
@@ -655,9 +659,27 @@ func (c *CPU) continuesTask(t *Task) bool {
 // idle exit latency): irq entry, the pending handlers, irq exit with softirqs.
 // It returns when the CPU is free again.
 func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
+	overIdle := c.rq.curr == nil
+	start := now
+	now = c.irqEnter(now)
+	now = c.runPendingIRQs(now)
+	now = c.irqExit(now)
+	if overIdle {
+		c.acct.irqIdleNS += int64(now - start)
+	}
+	if c.rq.curr != nil {
+		c.setCtx(now, ctxTask)
+	} else {
+		c.setCtx(now, ctxIdle)
+	}
+	return now
+}
+
+// irqEnter is the entry of a hard interrupt at now (idtentry, irq_enter_rcu()
+// with tick_irq_enter()); it returns when the handlers can start.
+func (c *CPU) irqEnter(now ktime.Time) ktime.Time {
 	k := c.k
 	wasIdle := c.flags&flagInidle != 0
-	overIdle := c.rq.curr == nil
 	c.acct.from = c.interruptedCtx()
 	c.setCtx(now, ctxIRQ)
 	c.irqNest = true
@@ -670,6 +692,12 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 		now += ktime.Time(k.costs.JiffiesUpdate)
 	}
 	c.span(SpanIRQEntry, start, now, 0)
+	return now
+}
+
+// runPendingIRQs runs the pending hard interrupt handlers from now, each
+// vector's in turn, until none is pending; it returns when the last ends.
+func (c *CPU) runPendingIRQs(now ktime.Time) ktime.Time {
 	for c.flags&pendIRQs != 0 {
 		if c.flags&pendBcast != 0 {
 			c.flags &^= pendBcast
@@ -701,22 +729,20 @@ func (c *CPU) handleInterrupts(now ktime.Time) ktime.Time {
 			now = c.deviceInterrupts(now)
 		}
 	}
-	c.span(SpanIRQExit, now, now+ktime.Time(k.costs.IRQExit), 0)
-	now += ktime.Time(k.costs.IRQExit)
+	return now
+}
+
+// irqExit is irq_exit_rcu() from now: the exit cost, then the raised
+// softirqs (invoke_softirq() -> __do_softirq()); it returns when they end.
+func (c *CPU) irqExit(now ktime.Time) ktime.Time {
+	c.span(SpanIRQExit, now, now+ktime.Time(c.k.costs.IRQExit), 0)
+	now += ktime.Time(c.k.costs.IRQExit)
 	c.irqNest = false
 	c.acct.softEnd = 0
 	if c.flags&softirqMask != 0 {
 		c.setCtx(now, ctxSoftirq)
 		now = c.doSoftirqs(now)
 		c.acct.softEnd = now
-	}
-	if overIdle {
-		c.acct.irqIdleNS += int64(now - start)
-	}
-	if c.rq.curr != nil {
-		c.setCtx(now, ctxTask)
-	} else {
-		c.setCtx(now, ctxIdle)
 	}
 	return now
 }
@@ -740,45 +766,7 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 		k.tr.Event(now, c.traceCtx(), "local_timer_entry", "vector=236")
 	}
 	if k.m.HighRes {
-		// hrtimer_interrupt()
-		r := k.hrt.Interrupt(c.id, now)
-		c.cnt.b.Add(cHRInterrupts, 1)
-		hang := int64(0)
-		for {
-			if r.Hang {
-				k.Counters.Inc(cntHRHangs, c.id, 1)
-				k.Counters.MaxN(cntHRMaxHangNS, c.id, r.HangDelay)
-				hang = r.HangDelay
-			}
-			c.cnt.b.Add(cHRRetries, int64(r.Retries))
-			// The pass's device write first: a callback's side effect that
-			// starts a timer on this CPU must see (and may pull in) it.
-			writes, try := r.Program, ktime.Time(-1)
-			if r.TryProgram && len(writes) > 0 {
-				writes, try = writes[:len(writes)-1], writes[len(writes)-1]
-			}
-			end := r.End + ktime.Time(k.programLocal(c, r.End, writes))
-			etime := false
-			if try >= 0 {
-				// tick_program_event(expires_next, 0) in hrtimer_interrupt():
-				// the device's -ETIME sends the plugin round its retry loop.
-				var cost int64
-				cost, etime = c.programDeviceForce(end, try, false)
-				end += ktime.Time(cost)
-			}
-			k.runHRExpiries(c, &r)
-			if r.RaiseSoftirq {
-				c.RaiseSoftirq(end, HRTimerSoftirq)
-			}
-			now = end
-			if !etime {
-				break
-			}
-			r = k.hrt.InterruptETIME(c.id, now)
-		}
-		if c.spans != nil {
-			c.spans.add(spanRec{kind: SpanHRTimer, start: start, end: now, arg: uint64(hang)})
-		}
+		now = c.hrtimerInterrupt(start, now)
 	} else {
 		now = c.lowresTick(now)
 		c.span(SpanTick, start, now, 0)
@@ -789,6 +777,54 @@ func (c *CPU) localTimerInterrupt(now ktime.Time, ack bool) ktime.Time {
 	}
 	if k.tr != nil {
 		k.tr.Event(now, c.traceCtx(), "local_timer_exit", "vector=236")
+	}
+	return now
+}
+
+// hrtimerInterrupt is hrtimer_interrupt() (kernel/time/hrtimer.c) from now:
+// the plugin's pass, the device writes it asks for, the expired timers'
+// callbacks, and another pass for as long as the forced reprogram finds the
+// next expiry already past (-ETIME). It returns when the handler ends; its
+// span runs from start, the vector's entry (the ack included).
+func (c *CPU) hrtimerInterrupt(start, now ktime.Time) ktime.Time {
+	k := c.k
+	r := k.hrt.Interrupt(c.id, now)
+	c.cnt.b.Add(cHRInterrupts, 1)
+	hang := int64(0)
+	for {
+		if r.Hang {
+			k.Counters.Inc(cntHRHangs, c.id, 1)
+			k.Counters.MaxN(cntHRMaxHangNS, c.id, r.HangDelay)
+			hang = r.HangDelay
+		}
+		c.cnt.b.Add(cHRRetries, int64(r.Retries))
+		// The pass's device write first: a callback's side effect that
+		// starts a timer on this CPU must see (and may pull in) it.
+		writes, try := r.Program, ktime.Time(-1)
+		if r.TryProgram && len(writes) > 0 {
+			writes, try = writes[:len(writes)-1], writes[len(writes)-1]
+		}
+		end := r.End + ktime.Time(k.programLocal(c, r.End, writes))
+		etime := false
+		if try >= 0 {
+			// tick_program_event(expires_next, 0) in hrtimer_interrupt():
+			// the device's -ETIME sends the plugin round its retry loop.
+			var cost int64
+			cost, etime = c.programDeviceForce(end, try, false)
+			end += ktime.Time(cost)
+		}
+		k.runHRExpiries(c, &r)
+		if r.RaiseSoftirq {
+			c.RaiseSoftirq(end, HRTimerSoftirq)
+		}
+		now = end
+		if !etime {
+			break
+		}
+		r = k.hrt.InterruptETIME(c.id, now)
+	}
+	if c.spans != nil {
+		c.spans.add(spanRec{kind: SpanHRTimer, start: start, end: now, arg: uint64(hang)})
 	}
 	return now
 }

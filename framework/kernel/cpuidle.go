@@ -167,15 +167,7 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 			}
 		}
 	}
-	req := sdk.IdleSelect{CPU: c.id, Now: now, SleepLength: sleep, DeltaTick: deltaNext, TickStopped: c.ts.tickStopped,
-		LatencyReq: k.pmQoS(), TickNsec: k.tickNsec, Util: c.updateUtil(now)}
-	ch := k.gov.Select(req)
-	if ch.State < 0 || ch.State >= len(k.govStates) || ch.Cost < 0 {
-		// framework/contract catches this first for plugins the experiment
-		// opens; a kernel built directly still fails cleanly.
-		panic(&sdk.ContractError{Kind: sdk.KindGovernor, Name: k.govName, Call: "Select",
-			Problem: fmt.Sprintf("state %d with cost %d ns on cpu %d, which has states 0..%d", ch.State, ch.Cost, c.id, len(k.govStates)-1)})
-	}
+	ch := c.governorSelect(now, sleep, deltaNext)
 	cost += ch.Cost
 	c.cpuidle.selectAt = now
 	c.cpuidle.state = int32(ch.State)
@@ -186,6 +178,23 @@ func (c *CPU) cpuidleSelect(now ktime.Time) int64 {
 		c.cnt.b.Add(cTickRetains, 1)
 	}
 	return cost
+}
+
+// governorSelect is the governor's ->select() (cpuidle_select()) at now for
+// an expected sleep of sleep ns, the next tick deltaNext ns away: the state
+// it chooses, whether to stop the tick, and its cost.
+func (c *CPU) governorSelect(now ktime.Time, sleep, deltaNext int64) sdk.IdleChoice {
+	k := c.k
+	req := sdk.IdleSelect{CPU: c.id, Now: now, SleepLength: sleep, DeltaTick: deltaNext, TickStopped: c.ts.tickStopped,
+		LatencyReq: k.pmQoS(), TickNsec: k.tickNsec, Util: c.updateUtil(now)}
+	ch := k.gov.Select(req)
+	if ch.State < 0 || ch.State >= len(k.govStates) || ch.Cost < 0 {
+		// framework/contract catches this first for plugins the experiment
+		// opens; a kernel built directly still fails cleanly.
+		panic(&sdk.ContractError{Kind: sdk.KindGovernor, Name: k.govName, Call: "Select",
+			Problem: fmt.Sprintf("state %d with cost %d ns on cpu %d, which has states 0..%d", ch.State, ch.Cost, c.id, len(k.govStates)-1)})
+	}
+	return ch
 }
 
 // enterGovernedState is call_cpuidle() -> cpuidle_enter_state() for the

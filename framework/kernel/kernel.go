@@ -223,16 +223,10 @@ type runState struct {
 
 // New builds a kernel; call Boot, add workloads, then Run.
 func New(o Options) (*Kernel, error) {
+	if err := checkOptions(o); err != nil {
+		return nil, err
+	}
 	m := o.Machine
-	if m.CPUs <= 0 {
-		return nil, fmt.Errorf("kernel: machine has %d CPUs", m.CPUs)
-	}
-	if !ktime.ValidHZ(m.HZ) {
-		return nil, fmt.Errorf("kernel: HZ %d is not one of 100, 250, 300, 1000", m.HZ)
-	}
-	if o.Plugins.Wheel == nil || o.Plugins.HRTimer == nil || o.Plugins.Local == nil {
-		return nil, fmt.Errorf("kernel: wheel, hrtimer and local clockevent plugins are required")
-	}
 	if m.NoHZ == "" {
 		m.NoHZ = "idle"
 	}
@@ -244,7 +238,7 @@ func New(o Options) (*Kernel, error) {
 		clockDevices: clockDevices{local: o.Plugins.Local, bcDev: o.Plugins.Broadcast},
 		idleGovernor: idleGovernor{gov: o.Plugins.Governor},
 		objectTables: objectTables{nextPid: 1000},
-		tk:           timekeeping{tickDoTimerCPU: 0},
+		tk:           bootTimekeeping(m.HZ),
 	}
 	k.nohz = m.NoHZ != "off"
 	k.wheelInPlace, _ = k.wheel.(sdk.InPlaceNextTimer)
@@ -267,20 +261,9 @@ func New(o Options) (*Kernel, error) {
 	// Lines are emitted with the (possibly future) time their activity
 	// computes; the writer sorts them and writes those before sim time.
 	k.tr.SetClock(k.q.Now)
-	k.tk.jiffiesBase = ktime.InitialJiffies(m.HZ)
-	k.tk.jiffies = k.tk.jiffiesBase
-	k.tk.tickNextPeriod = ktime.Time(k.tickNsec)
 	k.idleNames = newIdleNames(m.IdleStates)
-	nohzFull := map[int]bool{}
-	if m.NoHZ == "full" {
-		for _, c := range m.NoHZFull {
-			nohzFull[c] = true
-			k.tk.nohzFullRunning = true
-		}
-	}
-	if ch := k.local.Channels(); ch < m.CPUs || !k.local.Has(sdk.FeatPerCPU) {
-		return nil, fmt.Errorf("kernel: local clockevent device %q has %d channels and is not per-CPU-capable for %d CPUs", k.local.Name(), ch, m.CPUs)
-	}
+	nohzFull := nohzFullCPUs(m)
+	k.tk.nohzFullRunning = len(nohzFull) > 0
 	k.cpus = newCPUs(k, m.CPUs, nohzFull)
 	k.rcu.cpus = make([]rcuData, m.CPUs)
 	if k.bcDev != nil {
@@ -292,6 +275,48 @@ func New(o Options) (*Kernel, error) {
 		k.bcEv = sim.NewEvent("broadcast", k.broadcastFired)
 	}
 	return k, nil
+}
+
+// bootTimekeeping is the tick and clock state at boot for a kernel of HZ hz:
+// jiffies at INITIAL_JIFFIES, the first tick period due one tick in, and the
+// boot CPU 0 holding the do_timer duty (tick_setup_device(): the first CPU to
+// set up its tick device takes it).
+func bootTimekeeping(hz int) timekeeping {
+	j := ktime.InitialJiffies(hz)
+	return timekeeping{jiffies: j, jiffiesBase: j, tickNextPeriod: ktime.Time(ktime.TickNsec(hz)), tickDoTimerCPU: 0}
+}
+
+// nohzFullCPUs is the nohz_full= mask of machine m: empty unless its NO_HZ
+// mode is full.
+func nohzFullCPUs(m Machine) map[int]bool {
+	nohzFull := map[int]bool{}
+	if m.NoHZ == "full" {
+		for _, c := range m.NoHZFull {
+			nohzFull[c] = true
+		}
+	}
+	return nohzFull
+}
+
+// checkOptions refuses a machine or a plugin set the kernel cannot boot:
+// no CPUs, an HZ no kernel offers, a required plugin missing, or a local
+// clockevent device without a per-CPU channel for every CPU.
+func checkOptions(o Options) error {
+	m := o.Machine
+	if m.CPUs <= 0 {
+		return fmt.Errorf("kernel: machine has %d CPUs", m.CPUs)
+	}
+	if !ktime.ValidHZ(m.HZ) {
+		return fmt.Errorf("kernel: HZ %d is not one of 100, 250, 300, 1000", m.HZ)
+	}
+	local := o.Plugins.Local
+	if o.Plugins.Wheel == nil || o.Plugins.HRTimer == nil || local == nil {
+		return fmt.Errorf("kernel: wheel, hrtimer and local clockevent plugins are required")
+	}
+	if ch := local.Channels(); ch < m.CPUs || !local.Has(sdk.FeatPerCPU) {
+		return fmt.Errorf("kernel: local clockevent device %q has %d channels and is not per-CPU-capable for %d CPUs", local.Name(), ch, m.CPUs)
+	}
+	return nil
 }
 
 // Now is the current simulated time.

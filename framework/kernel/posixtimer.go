@@ -64,13 +64,11 @@ const (
 //     signal (also when the signal is already queued). The legacy era keeps
 //     them too, only to count the stale signals it delivers.
 //
-// Its fields are struct k_itimer's, both eras' (many: each era reads its
-// own, and the kernel's struct has as many).
+// Fields: struct k_itimer's, both eras' (many: each era reads its own, and
+// the kernel's struct has as many). They are grouped by use: the id, the
+// flags and the preallocated sigqueue (what a dequeue reads), what an expiry
+// and the era's rules read, the hrtimer's arming and the overrun accounting.
 type PosixTimer struct {
-	// The fields are in three aligned lines (the timer is 192 bytes), by
-	// use: the id, the flags and the preallocated sigqueue first (a dequeue
-	// reads them), what an expiry and the era's rules read second, the
-	// hrtimer's arming and the overrun accounting last.
 	ID int
 	// The flags share a word.
 	cpuClock    bool     // CLOCK_PROCESS/THREAD_CPUTIME_ID: expired from the tick

@@ -118,7 +118,12 @@ type frame struct {
 
 // Task is a thread: its struct task_struct's share of the scheduler,
 // signals, the sleep in progress, the signal frames and the syscall being
-// completed, as groups of fields (many: a task_struct's are more).
+// completed, as groups of fields.
+//
+// Fields: many, as a task_struct's are more: the groups that one subsystem
+// alone reads are parts of their own (sleepState, continuations, the
+// frames); what stays flat is read by a segment end or a return to user
+// space, which cross the subsystems.
 type Task struct {
 	// What every segment end and every return to user space reads.
 	k            *Kernel

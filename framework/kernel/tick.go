@@ -243,8 +243,17 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 			return 0, cost
 		}
 	}
+	return c.stoppedTickExpiry(basemono, next), cost
+}
+
+// stoppedTickExpiry is the end of tick_nohz_next_event(): how long the tick
+// may stay stopped from basemono (the last jiffies update) with the next
+// timer at next, ts->timer_expires. The CPU that had the do_timer duty last
+// sleeps no longer than timekeeping_max_deferment() (maxIdleNS); the others
+// as long as their timers allow.
+func (c *CPU) stoppedTickExpiry(basemono, next ktime.Time) ktime.Time {
 	delta := int64(maxIdleNS)
-	tcpu := k.tk.tickDoTimerCPU
+	tcpu := c.k.tk.tickDoTimerCPU
 	if tcpu != c.id && (tcpu >= 0 || !c.ts.doTimerLast) {
 		delta = int64(ktime.Max)
 	}
@@ -255,7 +264,7 @@ func (c *CPU) nohzNextEvent(now ktime.Time) (ktime.Time, int64) {
 	if expires == 0 {
 		expires = 1 // basemono 0 at boot: still a stop, not "keep ticking"
 	}
-	return expires, cost
+	return expires
 }
 
 // repeatAuditEvery: one in this many of the repeats wheelNextEvent could
