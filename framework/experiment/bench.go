@@ -92,54 +92,10 @@ type BenchOptions struct {
 // line plus a Kernel line, and Unit metadata.
 func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 	b := &strings.Builder{}
-	c := r.Config
 	if o.Header {
-		fmt.Fprintf(b, "tickemu-config: %s\n", c.Hash)
-		if r.Incomplete != nil {
-			// A configuration line, so benchstat keeps these results apart.
-			fmt.Fprintf(b, "incomplete: %s\n", IncompleteText(r.Incomplete))
-		}
-		fmt.Fprintf(b, "cpus: %d\nhz: %d\nnohz: %s\nhighres: %v\n", c.CPUs, c.HZ, c.NoHZ, c.HighRes)
-		if c.KernelVersion != "" {
-			fmt.Fprintf(b, "kernel-version: %s\n", c.KernelVersion)
-		}
-		for _, p := range r.Plugins {
-			role := ""
-			if p.Role != "" {
-				role = "-" + p.Role
-			}
-			fmt.Fprintf(b, "plugin-%s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, StrategyText(p))
-		}
+		writeBenchHeader(b, r)
 	}
-	// The sweep point's keys come first: they are part of what a line
-	// measures, with or without the variant key.
-	prefix := ""
-	for _, kv := range c.Point {
-		prefix += "/" + kv[0] + "=" + kv[1]
-	}
-	if o.VariantKey && c.Variant != "" {
-		prefix += "/variant=" + c.Variant
-	}
-	units := map[string]string{}
-	var unitOrder []string
-	line := func(bl workload.BenchLine, inst string) {
-		name := "Benchmark" + bl.Name + prefix
-		if inst != "" {
-			name += "/name=" + inst
-		}
-		if bl.Sub != "" {
-			name += "/" + bl.Sub
-		}
-		b.WriteString(name + " 1")
-		for _, m := range bl.Metrics {
-			b.WriteString(" " + formatValue(m.Value) + " " + m.Name)
-			if _, ok := units[m.Name]; !ok {
-				unitOrder = append(unitOrder, m.Name)
-			}
-			units[m.Name] = m.Better
-		}
-		b.WriteString("\n")
-	}
+	lw := benchLineWriter{b: b, prefix: benchPrefix(r.Config, o.VariantKey), units: map[string]string{}}
 	types := map[string]int{}
 	for _, wr := range r.Workloads {
 		types[wr.Type]++
@@ -150,10 +106,90 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 			inst = wr.Name // several instances of one type: tell their lines apart
 		}
 		for _, bl := range wr.Bench {
-			line(bl, inst)
+			lw.line(bl, inst)
 		}
 	}
-	line(workload.BenchLine{Name: "Kernel", Metrics: append([]workload.Metric{
+	lw.line(kernelBenchLine(r), "")
+	lw.line(workload.BenchLine{Name: "CPUTime", Metrics: cpuTimeMetrics(r)}, "")
+	if o.Units {
+		for _, u := range lw.unitOrder {
+			fmt.Fprintf(b, "Unit %s better=%s assume=exact\n", u, lw.units[u])
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeBenchHeader writes the configuration lines of r: its config hash,
+// whether it is incomplete, the machine, the kernel release and the plugins.
+func writeBenchHeader(b *strings.Builder, r *Result) {
+	c := r.Config
+	fmt.Fprintf(b, "tickemu-config: %s\n", c.Hash)
+	if r.Incomplete != nil {
+		// A configuration line, so benchstat keeps these results apart.
+		fmt.Fprintf(b, "incomplete: %s\n", IncompleteText(r.Incomplete))
+	}
+	fmt.Fprintf(b, "cpus: %d\nhz: %d\nnohz: %s\nhighres: %v\n", c.CPUs, c.HZ, c.NoHZ, c.HighRes)
+	if c.KernelVersion != "" {
+		fmt.Fprintf(b, "kernel-version: %s\n", c.KernelVersion)
+	}
+	for _, p := range r.Plugins {
+		role := ""
+		if p.Role != "" {
+			role = "-" + p.Role
+		}
+		fmt.Fprintf(b, "plugin-%s%s: %s %s%s\n", p.Kind, role, p.Name, p.Version, StrategyText(p))
+	}
+}
+
+// benchPrefix is what every benchmark name of a result carries: the sweep
+// point's keys first (they are part of what a line measures, with or
+// without the variant key), then /variant=NAME if asked.
+func benchPrefix(c ConfigInfo, variantKey bool) string {
+	prefix := ""
+	for _, kv := range c.Point {
+		prefix += "/" + kv[0] + "=" + kv[1]
+	}
+	if variantKey && c.Variant != "" {
+		prefix += "/variant=" + c.Variant
+	}
+	return prefix
+}
+
+// benchLineWriter writes result lines, noting each metric's unit (better
+// direction) in the order first seen, for the Unit lines.
+type benchLineWriter struct {
+	b         *strings.Builder
+	prefix    string
+	units     map[string]string
+	unitOrder []string
+}
+
+// line writes bench line bl of workload instance inst ("" when its type has
+// one instance).
+func (lw *benchLineWriter) line(bl workload.BenchLine, inst string) {
+	name := "Benchmark" + bl.Name + lw.prefix
+	if inst != "" {
+		name += "/name=" + inst
+	}
+	if bl.Sub != "" {
+		name += "/" + bl.Sub
+	}
+	lw.b.WriteString(name + " 1")
+	for _, m := range bl.Metrics {
+		lw.b.WriteString(" " + formatValue(m.Value) + " " + m.Name)
+		if _, ok := lw.units[m.Name]; !ok {
+			lw.unitOrder = append(lw.unitOrder, m.Name)
+		}
+		lw.units[m.Name] = m.Better
+	}
+	lw.b.WriteString("\n")
+}
+
+// kernelBenchLine is the Kernel line: the timer subsystem's totals and the
+// idle entries by state.
+func kernelBenchLine(r *Result) workload.BenchLine {
+	return workload.BenchLine{Name: "Kernel", Metrics: append([]workload.Metric{
 		{Name: "hrtimer-interrupts", Value: float64(r.Total("hrtimer_interrupts")), Better: "lower"},
 		{Name: "device-writes", Value: float64(r.Total("device_writes")), Better: "lower"},
 		{Name: "hrtimer-hangs", Value: float64(r.Total("hrtimer_hangs")), Better: "lower"},
@@ -162,15 +198,7 @@ func WriteBench(w io.Writer, r *Result, o BenchOptions) error {
 		{Name: "max-catchup-gap-jiffies", Value: float64(r.Kernel.CatchupGaps.Max), Better: "lower"},
 		{Name: "tick-stops", Value: float64(r.Total("tick_stops")), Better: "lower"},
 		{Name: "tick-retains", Value: float64(r.Total("tick_retains")), Better: "lower"},
-	}, idleEntryMetrics(r)...)}, "")
-	line(workload.BenchLine{Name: "CPUTime", Metrics: cpuTimeMetrics(r)}, "")
-	if o.Units {
-		for _, u := range unitOrder {
-			fmt.Fprintf(b, "Unit %s better=%s assume=exact\n", u, units[u])
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	}, idleEntryMetrics(r)...)}
 }
 
 // cpuTimeMetrics are the machine's CPU time shares in percent: stat-* as

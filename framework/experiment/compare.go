@@ -129,64 +129,21 @@ func RunMatrix(o CompareOptions) []RunOutcome {
 		c := g.Cell(i)
 		out[i] = RunOutcome{Variant: c.Variant, Point: c.Point, Seed: c.Seed}
 	}
-	order := g.Order()
-	if o.Cells != nil {
-		want := map[int]bool{}
-		for _, c := range o.Cells {
-			want[c] = true
-		}
-		order = slices.DeleteFunc(order, func(c int) bool { return !want[c] })
-	}
-	jobs := max(o.Jobs, 1)
+	order := runOrder(g, o.Cells)
 	work := make(chan int)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	for range min(jobs, len(order)) {
+	for range min(max(o.Jobs, 1), len(order)) {
 		wg.Go(func() {
 			for i := range work {
-				r := &out[i]
-				if interrupted(o.Run.Stop) || interrupted(o.Run.Interrupt) {
-					// The feeder's select below picks at random
-					// between a free worker and a closed Stop or
-					// Interrupt, so a run can still be handed out
-					// after either closed: it does not start.
-					r.Err = ErrInterrupted
-					continue
+				if runCell(o, g.Cell(i), &out[i]) {
+					done <- struct{}{}
 				}
-				r.Result, r.Metrics, r.Err = runOne(o, g.Cell(i))
-				if r.Result != nil {
-					// A run stopped by Run.Interrupt keeps its bench
-					// lines too, to be shown marked INCOMPLETE.
-					var err error
-					if r.Header, r.Bench, err = BenchRecord(r.Result); r.Err == nil {
-						r.Err = err
-					}
-				}
-				if r.Err == nil {
-					r.Detail = DetailOf(r.Result)
-				}
-				done <- struct{}{}
 			}
 		})
 	}
 	go func() {
-		// Closing o.Run.Stop ends the runs under way (ErrInterrupted),
-		// closing o.Run.Interrupt ends them with their partial results
-		// (IncompleteError); either marks those not started, so a
-		// comparison interrupted by SIGINT still reports the runs that
-		// finished.
-		for k, i := range order {
-			select {
-			case work <- i:
-				continue
-			case <-o.Run.Stop:
-			case <-o.Run.Interrupt:
-				for _, j := range order[k:] {
-					out[j].Err = ErrInterrupted
-				}
-			}
-			break
-		}
+		feedRuns(o.Run, order, work, out)
 		close(work)
 		wg.Wait()
 		close(done)
@@ -199,6 +156,64 @@ func RunMatrix(o CompareOptions) []RunOutcome {
 		}
 	}
 	return out
+}
+
+// runOrder is the order in which the cells of g run: Grid.Order, kept to
+// cells when that is not nil.
+func runOrder(g Grid, cells []int) []int {
+	order := g.Order()
+	if cells != nil {
+		want := map[int]bool{}
+		for _, c := range cells {
+			want[c] = true
+		}
+		order = slices.DeleteFunc(order, func(c int) bool { return !want[c] })
+	}
+	return order
+}
+
+// runCell makes the run of cell c into r, with its bench record and detail,
+// and reports whether it started: a run handed out after o.Run.Stop or
+// o.Run.Interrupt closed does not (the feeder's select picks at random
+// between a free worker and a closed channel).
+func runCell(o CompareOptions, c Cell, r *RunOutcome) bool {
+	if interrupted(o.Run.Stop) || interrupted(o.Run.Interrupt) {
+		r.Err = ErrInterrupted
+		return false
+	}
+	r.Result, r.Metrics, r.Err = runOne(o, c)
+	if r.Result != nil {
+		// A run stopped by Run.Interrupt keeps its bench lines too, to be
+		// shown marked INCOMPLETE.
+		var err error
+		if r.Header, r.Bench, err = BenchRecord(r.Result); r.Err == nil {
+			r.Err = err
+		}
+	}
+	if r.Err == nil {
+		r.Detail = DetailOf(r.Result)
+	}
+	return true
+}
+
+// feedRuns hands the cells of order to the workers through work until
+// they are all out or the runs are stopped. Closing ro.Stop ends the runs
+// under way (ErrInterrupted), closing ro.Interrupt ends them with their
+// partial results (IncompleteError) and marks those not started in out, so
+// a comparison interrupted by SIGINT still reports the runs that finished.
+func feedRuns(ro Options, order []int, work chan<- int, out []RunOutcome) {
+	for k, i := range order {
+		select {
+		case work <- i:
+			continue
+		case <-ro.Stop:
+		case <-ro.Interrupt:
+			for _, j := range order[k:] {
+				out[j].Err = ErrInterrupted
+			}
+		}
+		return
+	}
 }
 
 // runOne makes one run, turning a panic into a *PanicError so that the

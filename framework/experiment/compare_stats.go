@@ -195,44 +195,10 @@ func AnalyzeGrid(file string, g Grid, runs []RunOutcome, alpha, confidence float
 		}
 		c.Sweeps = append(c.Sweeps, si)
 	}
-	ns := len(seeds)
-	type key struct{ bench, unit string }
-	index := map[key]int{}
+	index := map[metricKey]int{}
 	for _, i := range g.Order() {
-		cell := g.Cell(i)
-		s, v := cell.S, cell.V
-		{
-			r := runs[i]
-			if r.Err != nil {
-				continue // failed, or partial (IncompleteError)
-			}
-			// A benchmark name that repeats within a run (two workloads
-			// writing the same line) gets "#2", "#3"... so that every
-			// value pairs with its counterpart of the same seed.
-			seen := map[key]int{}
-			for _, m := range r.Metrics {
-				k := key{m.Bench, m.Unit}
-				seen[k]++
-				if n := seen[k]; n > 1 {
-					k.bench = fmt.Sprintf("%s#%d", m.Bench, n)
-				}
-				i, ok := index[k]
-				if !ok {
-					i = len(c.Metrics)
-					index[k] = i
-					mc := MetricComparison{Bench: k.bench, Unit: m.Unit, Better: m.Better, Point: cell.P,
-						Name: withoutPoint(k.bench, cell.Point.Key()), Variants: make([]VariantStats, len(variants))}
-					for vi, name := range variants {
-						vals := make(Values, ns)
-						for j := range vals {
-							vals[j] = math.NaN()
-						}
-						mc.Variants[vi] = VariantStats{Variant: name, Values: vals}
-					}
-					c.Metrics = append(c.Metrics, mc)
-				}
-				c.Metrics[i].Variants[v].Values[s] = m.Value
-			}
+		if r := runs[i]; r.Err == nil { // not failed, nor partial (IncompleteError)
+			c.addRunMetrics(index, g.Cell(i), r.Metrics)
 		}
 	}
 	for i := range c.Metrics {
@@ -240,6 +206,42 @@ func AnalyzeGrid(file string, g Grid, runs []RunOutcome, alpha, confidence float
 	}
 	c.pluginStats()
 	return c
+}
+
+// metricKey is what a metric of a comparison is: a bench line (with the
+// sweep point's keys in its name) and a unit.
+type metricKey struct{ bench, unit string }
+
+// addRunMetrics files the metrics ms of the run of cell under their
+// Comparison.Metrics entry (index: where each key's is), making the entry on
+// first sight with a NaN for every variant and seed. A benchmark name that
+// repeats within a run (two workloads writing the same line) gets "#2",
+// "#3"... so that every value pairs with its counterpart of the same seed.
+func (c *Comparison) addRunMetrics(index map[metricKey]int, cell Cell, ms []RunMetric) {
+	seen := map[metricKey]int{}
+	for _, m := range ms {
+		k := metricKey{m.Bench, m.Unit}
+		seen[k]++
+		if n := seen[k]; n > 1 {
+			k.bench = fmt.Sprintf("%s#%d", m.Bench, n)
+		}
+		i, ok := index[k]
+		if !ok {
+			i = len(c.Metrics)
+			index[k] = i
+			mc := MetricComparison{Bench: k.bench, Unit: m.Unit, Better: m.Better, Point: cell.P,
+				Name: withoutPoint(k.bench, cell.Point.Key()), Variants: make([]VariantStats, len(c.Variants))}
+			for vi, name := range c.Variants {
+				vals := make(Values, len(c.Seeds))
+				for j := range vals {
+					vals[j] = math.NaN()
+				}
+				mc.Variants[vi] = VariantStats{Variant: name, Values: vals}
+			}
+			c.Metrics = append(c.Metrics, mc)
+		}
+		c.Metrics[i].Variants[cell.V].Values[cell.S] = m.Value
+	}
 }
 
 // withoutPoint removes a sweep point's keys from a benchmark name: WriteBench

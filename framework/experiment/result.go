@@ -125,77 +125,101 @@ func (r *Result) Total(name string) int64 {
 	return s
 }
 
+// collect is the result of the run b made of spec, which ended at end: what
+// ran, each workload's report, the per-CPU summaries, the catch-up gaps, and
+// the kernel's and the plugins' counters.
 func collect(spec *config.Spec, b *built, end ktime.Time) (*Result, error) {
 	k := b.k
-	r := &Result{Plugins: b.plugins}
-	r.Config = ConfigInfo{Hash: spec.Hash(), Variant: spec.Variant, Seed: spec.Run.Seed, CPUs: spec.Machine.CPUs,
-		HZ: spec.Machine.HZ, NoHZ: spec.Machine.NoHZ, HighRes: spec.Machine.HighRes, DurationNS: spec.Run.Duration,
-		WarmupNS: spec.Run.Warmup, Events: k.Events(), PosixTimerSignals: b.settings.PosixTimerSignals}
-	r.Config.CputimeAccounting, r.Config.IRQTimeAccounting = k.CPUTimeAccounting()
-	if !spec.KernelVersion.IsZero() {
-		r.Config.KernelVersion = spec.KernelVersion.String()
-	}
-	r.Config.Overridden = b.overrides
-	for _, s := range spec.Machine.IdleStates {
-		r.Config.IdleStates = append(r.Config.IdleStates, s.Name)
-	}
-	if why := k.Broke(); why != "" {
-		r.Config.Break, r.Config.BreakNS = why, int64(end)
-	}
-	for _, pv := range spec.Point() {
-		r.Config.Point = append(r.Config.Point, [2]string{pv.Key, pv.Text})
-	}
-	for _, v := range spec.Vars {
-		r.Config.Vars = append(r.Config.Vars, [2]string{v.Name, ctyString(v.Value)})
-	}
+	r := &Result{Plugins: b.plugins, Config: configInfo(spec, b, end)}
 	for _, w := range b.workloads {
 		r.Workloads = append(r.Workloads, w.Report(k, end))
 	}
+	r.Kernel.CPUs = cpuSummaries(k)
+	gaps := &k.CatchupGaps
+	r.Kernel.CatchupGaps = GapSummary{Count: gaps.Count(), P50: gaps.Quantile(0.5), P99: gaps.Quantile(0.99), Max: gaps.Max()}
+	var err error
+	if r.Kernel.Counters, err = allCounters(k, b.plugins); err != nil {
+		return nil, err
+	}
+	r.pluginStats(b.plugins)
+	return r, nil
+}
+
+// configInfo says what the run b of spec was, ending at end.
+func configInfo(spec *config.Spec, b *built, end ktime.Time) ConfigInfo {
+	k := b.k
+	ci := ConfigInfo{Hash: spec.Hash(), Variant: spec.Variant, Seed: spec.Run.Seed, CPUs: spec.Machine.CPUs,
+		HZ: spec.Machine.HZ, NoHZ: spec.Machine.NoHZ, HighRes: spec.Machine.HighRes, DurationNS: spec.Run.Duration,
+		WarmupNS: spec.Run.Warmup, Events: k.Events(), PosixTimerSignals: b.settings.PosixTimerSignals}
+	ci.CputimeAccounting, ci.IRQTimeAccounting = k.CPUTimeAccounting()
+	if !spec.KernelVersion.IsZero() {
+		ci.KernelVersion = spec.KernelVersion.String()
+	}
+	ci.Overridden = b.overrides
+	for _, s := range spec.Machine.IdleStates {
+		ci.IdleStates = append(ci.IdleStates, s.Name)
+	}
+	if why := k.Broke(); why != "" {
+		ci.Break, ci.BreakNS = why, int64(end)
+	}
+	for _, pv := range spec.Point() {
+		ci.Point = append(ci.Point, [2]string{pv.Key, pv.Text})
+	}
+	for _, v := range spec.Vars {
+		ci.Vars = append(ci.Vars, [2]string{v.Name, ctyString(v.Value)})
+	}
+	return ci
+}
+
+// cpuSummaries is each CPU's timer counts and time by context.
+func cpuSummaries(k *kernel.Kernel) []CPUSummary {
 	ctx := k.ContextTimes()
 	exact, stat := k.ExactTimes(), k.ProcStats()
-	r.Kernel.CPUs = make([]CPUSummary, 0, k.CPUs())
+	out := make([]CPUSummary, 0, k.CPUs())
 	for cpu := 0; cpu < k.CPUs(); cpu++ {
 		g := func(n string) int64 { return k.Counters.Get(n, cpu) }
-		r.Kernel.CPUs = append(r.Kernel.CPUs, CPUSummary{CPU: cpu, LocalTimerIRQs: g("local_timer_interrupts"),
+		out = append(out, CPUSummary{CPU: cpu, LocalTimerIRQs: g("local_timer_interrupts"),
 			HRTimerIRQs: g("hrtimer_interrupts"), DeviceWrites: g("device_writes"), DeviceWriteCostNS: g("device_write_cost_ns"),
 			Ticks: g("ticks"), TickStops: g("tick_stops"), IdleNS: ctx[cpu][0], TaskNS: ctx[cpu][1], IRQNS: ctx[cpu][2], SoftirqNS: ctx[cpu][3],
 			UserNS: exact[cpu].User, SystemNS: exact[cpu].System, ProcStat: stat[cpu]})
 	}
-	gaps := &k.CatchupGaps
-	r.Kernel.CatchupGaps = GapSummary{Count: gaps.Count(), P50: gaps.Quantile(0.5), P99: gaps.Quantile(0.99), Max: gaps.Max()}
-	// The counters list is allocated once at its length: the kernel's, then
-	// each plugin's sorted by name and CPU (on 64 CPUs some thousands).
+	return out
+}
+
+// allCounters is the kernel's counters, then each plugin's sorted by name
+// and CPU, in one list allocated once at its length (on 64 CPUs some
+// thousands).
+func allCounters(k *kernel.Kernel, plugins []PluginInfo) ([]Counter, error) {
 	ks := k.Counters.Samples()
-	pcs := make([][]sdk.Counter, len(b.plugins))
+	pcs := make([][]sdk.Counter, len(plugins))
 	n := len(ks)
-	for i, p := range b.plugins {
+	for i, p := range plugins {
 		if err := catchTransport(func() { pcs[i] = p.plugin.Counters() }); err != nil {
 			return nil, err
 		}
 		n += len(pcs[i])
 	}
-	r.Kernel.Counters = make([]Counter, 0, n)
+	out := make([]Counter, 0, n)
 	for _, s := range ks {
-		r.Kernel.Counters = append(r.Kernel.Counters, Counter{Source: "kernel", Name: s.Name, CPU: s.CPU, Value: s.Value})
+		out = append(out, Counter{Source: "kernel", Name: s.Name, CPU: s.CPU, Value: s.Value})
 	}
-	for i, p := range b.plugins {
+	for i, p := range plugins {
 		src := string(p.Kind)
 		if p.Role != "" {
 			src += "/" + p.Role
 		}
-		from := len(r.Kernel.Counters)
+		from := len(out)
 		for _, c := range pcs[i] {
-			r.Kernel.Counters = append(r.Kernel.Counters, Counter{Source: src, Name: c.Name, CPU: c.CPU, Value: c.Value})
+			out = append(out, Counter{Source: src, Name: c.Name, CPU: c.CPU, Value: c.Value})
 		}
-		slices.SortStableFunc(r.Kernel.Counters[from:], func(a, b Counter) int {
+		slices.SortStableFunc(out[from:], func(a, b Counter) int {
 			if c := strings.Compare(a.Name, b.Name); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.CPU, b.CPU)
 		})
 	}
-	r.pluginStats(b.plugins)
-	return r, nil
+	return out, nil
 }
 
 // PluginMax is the largest value of a plugin counter over CPUs.

@@ -339,24 +339,51 @@ func Merge(names []string, files []*ShardFile) (*Comparison, error) {
 	if len(files) == 0 {
 		return nil, errors.New("merge needs at least one shard file")
 	}
+	if err := checkShardSet(names, files); err != nil {
+		return nil, err
+	}
+	e := files[0].Experiment
+	if err := checkGridSize(e, files); err != nil {
+		return nil, err
+	}
+	g := e.Grid()
+	runs := make([]RunOutcome, g.Len())
+	have := make([]string, g.Len()) // the file that holds each cell
+	for k, f := range files {
+		if err := mergeShard(g, names[k], f, runs, have); err != nil {
+			return nil, err
+		}
+	}
+	c := AnalyzeGrid(e.File, g, runs, e.Alpha, e.Confidence)
+	for _, r := range runs {
+		if errors.Is(r.Err, ErrInterrupted) {
+			c.Interrupted++
+		}
+	}
+	return c, nil
+}
+
+// checkShardSet refuses files that are not the shards 1..n of one
+// experiment, made by one tickemu, each once.
+func checkShardSet(names []string, files []*ShardFile) error {
 	first := files[0]
 	e, n := first.Experiment, first.Shards
 	seen := map[int]string{}
 	for k, f := range files {
 		if f.Experiment.Tickemu != e.Tickemu {
-			return nil, fmt.Errorf("%s was made by tickemu %s, %s by tickemu %s: shards of one experiment come from one tickemu", names[k], f.Experiment.Tickemu, names[0], e.Tickemu)
+			return fmt.Errorf("%s was made by tickemu %s, %s by tickemu %s: shards of one experiment come from one tickemu", names[k], f.Experiment.Tickemu, names[0], e.Tickemu)
 		}
 		if f.ID != first.ID {
-			return nil, fmt.Errorf("%s is not of the experiment of %s: %s", names[k], names[0], experimentDiff(f.Experiment, e))
+			return fmt.Errorf("%s is not of the experiment of %s: %s", names[k], names[0], experimentDiff(f.Experiment, e))
 		}
 		if f.Shards != n {
-			return nil, fmt.Errorf("%s is shard %d of %d, %s one of %d", names[k], f.Shard, f.Shards, names[0], n)
+			return fmt.Errorf("%s is shard %d of %d, %s one of %d", names[k], f.Shard, f.Shards, names[0], n)
 		}
 		if f.Shard < 1 || f.Shard > n {
-			return nil, fmt.Errorf("%s: shard %d of %d", names[k], f.Shard, n)
+			return fmt.Errorf("%s: shard %d of %d", names[k], f.Shard, n)
 		}
 		if prev, ok := seen[f.Shard]; ok {
-			return nil, fmt.Errorf("%s and %s are both shard %d of %d", prev, names[k], f.Shard, n)
+			return fmt.Errorf("%s and %s are both shard %d of %d", prev, names[k], f.Shard, n)
 		}
 		seen[f.Shard] = names[k]
 	}
@@ -367,11 +394,16 @@ func Merge(names []string, files []*ShardFile) (*Comparison, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("shards %s of %d are missing", strings.Join(missing, ", "), n)
+		return fmt.Errorf("shards %s of %d are missing", strings.Join(missing, ", "), n)
 	}
-	// Every cell is in one file, so a grid far larger than the cells the
-	// files hold is refused before it is built (a file's sweeps could
-	// describe billions of points); a few missing cells are named below.
+	return nil
+}
+
+// checkGridSize refuses an experiment whose grid is far larger than the
+// cells the files hold, before the grid is built (a file's sweeps could
+// describe billions of points): every cell is in one file, so most shards
+// would be missing; a few missing cells are named by mergeShard.
+func checkGridSize(e Experiment, files []*ShardFile) error {
 	total := 0
 	for _, f := range files {
 		total += len(f.Cells)
@@ -385,63 +417,66 @@ func Merge(names []string, files []*ShardFile) (*Comparison, error) {
 		size *= len(sw.Values)
 	}
 	if size > bound {
-		return nil, fmt.Errorf("the experiment has %s cells and the files hold %d: most shards are missing", cellCount(size, bound), total)
+		return fmt.Errorf("the experiment has %s cells and the files hold %d: most shards are missing", cellCount(size, bound), total)
 	}
-	g := e.Grid()
-	runs := make([]RunOutcome, g.Len())
-	have := make([]string, g.Len())
-	for k, f := range files {
-		want, err := g.Shard(f.Shard, n)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", names[k], err)
+	return nil
+}
+
+// mergeShard puts the cells of shard file f (named name) into runs, at
+// their grid index, noting name in have; it refuses a cell outside the
+// grid, not the grid's cell at its index, held by another file too, or not
+// of the shard, and a shard that lacks one of its cells.
+func mergeShard(g Grid, name string, f *ShardFile, runs []RunOutcome, have []string) error {
+	want, err := g.Shard(f.Shard, f.Shards)
+	if err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	inShard := map[int]bool{}
+	for _, c := range want {
+		inShard[c] = true
+	}
+	for _, sc := range f.Cells {
+		if sc.Index < 0 || sc.Index >= g.Len() {
+			return fmt.Errorf("%s: cell %d is outside the grid of %d cells", name, sc.Index, g.Len())
 		}
-		inShard := map[int]bool{}
-		for _, c := range want {
-			inShard[c] = true
+		cell := g.Cell(sc.Index)
+		label := g.Label(cell)
+		if sc.Variant != cell.Variant || sc.Seed != cell.Seed || sc.Point != cell.Point.Key() {
+			return fmt.Errorf("%s: cell %d is %s, but the grid has %s there", name, sc.Index, g.Label(Cell{Variant: sc.Variant, Seed: sc.Seed, Point: nil}), label)
 		}
-		for _, sc := range f.Cells {
-			if sc.Index < 0 || sc.Index >= g.Len() {
-				return nil, fmt.Errorf("%s: cell %d is outside the grid of %d cells", names[k], sc.Index, g.Len())
-			}
-			cell := g.Cell(sc.Index)
-			label := g.Label(cell)
-			if sc.Variant != cell.Variant || sc.Seed != cell.Seed || sc.Point != cell.Point.Key() {
-				return nil, fmt.Errorf("%s: cell %d is %s, but the grid has %s there", names[k], sc.Index, g.Label(Cell{Variant: sc.Variant, Seed: sc.Seed, Point: nil}), label)
-			}
-			if prev := have[sc.Index]; prev != "" {
-				return nil, fmt.Errorf("%s and %s both hold the cell %s", prev, names[k], label)
-			}
-			if !inShard[sc.Index] {
-				return nil, fmt.Errorf("%s holds the cell %s, which is not in shard %d of %d", names[k], label, f.Shard, n)
-			}
-			have[sc.Index] = names[k]
-			r := RunOutcome{Variant: cell.Variant, Point: cell.Point, Seed: cell.Seed}
-			switch {
-			case sc.Incomplete != nil:
-				r.Err = &IncompleteError{Incomplete: sc.Incomplete}
-				r.Header, r.Bench, r.Metrics = sc.Header, sc.Bench, sc.Metrics
-			case sc.Interrupted:
-				r.Err = ErrInterrupted
-			case sc.Error != "":
-				r.Err = errFailedCell{sc.Error}
-			default:
-				r.Header, r.Bench, r.Metrics, r.Detail = sc.Header, sc.Bench, sc.Metrics, sc.Detail
-			}
-			runs[sc.Index] = r
+		if prev := have[sc.Index]; prev != "" {
+			return fmt.Errorf("%s and %s both hold the cell %s", prev, name, label)
 		}
-		for _, c := range want {
-			if have[c] == "" {
-				return nil, fmt.Errorf("%s lacks the cell %s of shard %d of %d", names[k], g.Label(g.Cell(c)), f.Shard, n)
-			}
+		if !inShard[sc.Index] {
+			return fmt.Errorf("%s holds the cell %s, which is not in shard %d of %d", name, label, f.Shard, f.Shards)
+		}
+		have[sc.Index] = name
+		runs[sc.Index] = sc.outcome(cell)
+	}
+	for _, c := range want {
+		if have[c] == "" {
+			return fmt.Errorf("%s lacks the cell %s of shard %d of %d", name, g.Label(g.Cell(c)), f.Shard, f.Shards)
 		}
 	}
-	c := AnalyzeGrid(e.File, g, runs, e.Alpha, e.Confidence)
-	for _, r := range runs {
-		if errors.Is(r.Err, ErrInterrupted) {
-			c.Interrupted++
-		}
+	return nil
+}
+
+// outcome is the run of cell that sc records, as RunMatrix returned it but
+// for what a shard file does not keep (the Result, a failure's error chain).
+func (sc ShardCell) outcome(cell Cell) RunOutcome {
+	r := RunOutcome{Variant: cell.Variant, Point: cell.Point, Seed: cell.Seed}
+	switch {
+	case sc.Incomplete != nil:
+		r.Err = &IncompleteError{Incomplete: sc.Incomplete}
+		r.Header, r.Bench, r.Metrics = sc.Header, sc.Bench, sc.Metrics
+	case sc.Interrupted:
+		r.Err = ErrInterrupted
+	case sc.Error != "":
+		r.Err = errFailedCell{sc.Error}
+	default:
+		r.Header, r.Bench, r.Metrics, r.Detail = sc.Header, sc.Bench, sc.Metrics, sc.Detail
 	}
-	return c, nil
+	return r
 }
 
 // experimentDiff says how two experiments differ.

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/cpuwait"
 	"github.com/tickemu/tickemu/framework/sdk/shim"
@@ -106,52 +108,15 @@ func watched[T any](o Options, maxWall time.Duration, run func(w *watchdog) (T, 
 		v, err := run(w)
 		done <- outcome{v, err}
 	}()
-	period := 100 * time.Millisecond
-	if timeout > 0 {
-		period = min(period, max(timeout/10, time.Millisecond))
-	}
-	t := time.NewTicker(period)
+	sw := newStallWatch(o, timeout, maxWall, w.beat.Load())
+	t := time.NewTicker(sw.period)
 	defer t.Stop()
-	// The judge tells a stall from a run starved of CPU: it is asked at
-	// judge.First() into a stall and then when it says.
-	var judge *cpuwait.Judge
-	var check time.Duration
-	if timeout > 0 {
-		judge = cpuwait.New(timeout, cpuwait.Procs(false, os.Getpid()))
-		check = judge.First()
-	}
-	start := time.Now()
-	last, since := w.beat.Load(), start
 	for {
 		select {
 		case r := <-done:
 			return r.v, r.err
 		case now := <-t.C:
-			if b := w.beat.Load(); b != last {
-				last, since = b, now
-				if judge != nil {
-					check = judge.First()
-				}
-				continue
-			}
-			stalled := now.Sub(since)
-			var why string
-			if judge != nil && stalled >= check {
-				if v := judge.Tick(last, now, stalled); v.Failed() {
-					// The message is the plugin process's; how long the
-					// run waited for a CPU is the log's.
-					why = fmt.Sprintf("no answer within %v", timeout)
-					if v.Starved > 0 {
-						o.Log.Warn().Dur("stalled", stalled).Dur("cpu_wait", v.Starved).
-							Msg("linked-in plugin call deadline: extended while the run waited for a CPU, then expired")
-					}
-				} else {
-					check = stalled + v.Next
-				}
-			}
-			if why == "" && maxWall > 0 && now.Sub(start) >= maxWall+period {
-				why = fmt.Sprintf("no answer within %v: max_wall %v reached", stalled.Round(time.Millisecond), maxWall)
-			}
+			why := sw.expired(now, w.beat.Load())
 			if why == "" {
 				continue
 			}
@@ -168,6 +133,64 @@ func watched[T any](o Options, maxWall time.Duration, run func(w *watchdog) (T, 
 			}
 		}
 	}
+}
+
+// stallWatch tells from the run's beats, sampled every period, when a call
+// has gone on past the call deadline timeout (negative: none) or the run
+// past maxWall (0: none). Its judge tells a stall from a run starved of CPU:
+// it is asked at judge.First() into a stall and then when it says.
+type stallWatch struct {
+	log              zerolog.Logger
+	timeout, maxWall time.Duration
+	period           time.Duration
+	judge            *cpuwait.Judge // nil: no call deadline
+	check            time.Duration  // when into a stall to ask the judge next
+	start, since     time.Time      // the run's start, the last beat's sample
+	last             uint64         // the last beat seen
+}
+
+// newStallWatch starts watching a run whose beat count is beat now.
+func newStallWatch(o Options, timeout, maxWall time.Duration, beat uint64) *stallWatch {
+	sw := &stallWatch{log: o.Log, timeout: timeout, maxWall: maxWall, period: 100 * time.Millisecond, last: beat}
+	if timeout > 0 {
+		sw.period = min(sw.period, max(timeout/10, time.Millisecond))
+		sw.judge = cpuwait.New(timeout, cpuwait.Procs(false, os.Getpid()))
+		sw.check = sw.judge.First()
+	}
+	sw.start = time.Now()
+	sw.since = sw.start
+	return sw
+}
+
+// expired says, at the sample now with the beat count beat, why the run is
+// to be stopped: "" while it is beating, or stalled within the deadline
+// (extended while it waited for a CPU) and within maxWall.
+func (sw *stallWatch) expired(now time.Time, beat uint64) string {
+	if beat != sw.last {
+		sw.last, sw.since = beat, now
+		if sw.judge != nil {
+			sw.check = sw.judge.First()
+		}
+		return ""
+	}
+	stalled := now.Sub(sw.since)
+	if sw.judge != nil && stalled >= sw.check {
+		v := sw.judge.Tick(sw.last, now, stalled)
+		if v.Failed() {
+			// The message is the plugin process's; how long the run
+			// waited for a CPU is the log's.
+			if v.Starved > 0 {
+				sw.log.Warn().Dur("stalled", stalled).Dur("cpu_wait", v.Starved).
+					Msg("linked-in plugin call deadline: extended while the run waited for a CPU, then expired")
+			}
+			return fmt.Sprintf("no answer within %v", sw.timeout)
+		}
+		sw.check = stalled + v.Next
+	}
+	if sw.maxWall > 0 && now.Sub(sw.start) >= sw.maxWall+sw.period {
+		return fmt.Sprintf("no answer within %v: max_wall %v reached", stalled.Round(time.Millisecond), sw.maxWall)
+	}
+	return ""
 }
 
 // stuck attributes the run goroutine's current frames to a linked-in
