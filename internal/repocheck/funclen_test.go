@@ -13,16 +13,19 @@ import (
 
 // maxFuncLines is the longest function (its declaration line to its closing
 // brace) the packages of funcLenDirs may hold (issue 30: commands shaped as
-// parse, options, run, format; a kernel of named parts).
-const maxFuncLines = 80
+// parse, options, run, format; a kernel of named parts; an experiment of
+// steps that say what they do).
+const maxFuncLines = 60
 
 // funcLenDirs are the packages whose functions are held to maxFuncLines.
-var funcLenDirs = []string{"framework/cli", "framework/kernel"}
+var funcLenDirs = []string{"framework/cli", "framework/kernel", "framework/experiment"}
 
 // longFuncExceptions are the functions allowed over maxFuncLines, as
-// "dir/file.go:Recv.Name", each with its reason. None today: a new entry
-// needs a reason a reader accepts.
-var longFuncExceptions = map[string]string{}
+// "dir/file.go:Recv.Name", each with its reason; a new entry needs a reason
+// a reader accepts.
+var longFuncExceptions = map[string]string{
+	"framework/kernel/costs.go:KernelSchema": "a table, one attribute per entry: split, it would read as two tables of one block",
+}
 
 // TestFunctionLength: no non-test, non-generated function in funcLenDirs is
 // over maxFuncLines lines, but for the listed exceptions.
