@@ -95,10 +95,7 @@ func (d *Device) Reprogram(ch int, now, expires ktime.Time, force bool) (cost in
 		c.next = expires
 		c.programs++
 		c.writes++
-		// d.scale.NsToTicks, written out: the value receiver made a copy
-		// of the whole Scale on every write.
-		sc := &d.scale
-		ticks := (uint64(clampDelta(delta, c.minDeltaNs, sc.MaxDeltaNs)) * uint64(sc.Mult)) >> sc.Shift
+		ticks := d.scale.NsToTicks(uint64(clampDelta(delta, c.minDeltaNs, d.scale.MaxDeltaNs)))
 		res := d.raw.SetNextEvent(ch, now, ticks)
 		if d.chk != nil && (uint64(res.Cost) > uint64(d.maxCost) || !res.ETIME && res.FireAt <= now) {
 			d.chk.CheckSetNextEvent(ch, now, ticks, res)

@@ -364,18 +364,13 @@ func (c *CPU) programDeviceForce(now, at ktime.Time, force bool) (int64, bool) {
 	if full != nil {
 		return c.programmed(now, full)
 	}
-	// One write, accepted: a future event (Reprogram's common case), so
-	// syncDevTo's work is the reschedule, written out here.
+	// One write, accepted: Reprogram's common case.
 	c.cnt.b.Add(cDevWrites, 1)
 	c.cnt.b.Add(cDevWriteCost, cost)
 	if c.k.tr != nil {
 		c.countDevWrites(now)
 	}
-	if fireAt == ktime.Max || fireAt < now {
-		c.syncDevTo(now, fireAt)
-	} else if !c.devEv.Queued() || c.devEv.When() != fireAt {
-		c.k.q.Schedule(&c.devEv, fireAt)
-	}
+	c.syncDevTo(now, fireAt)
 	return cost, false
 }
 
