@@ -251,6 +251,12 @@ func machineBlocks(root *hclwrite.Body, h bundle.Host, o Options, note func(form
 	} else if h.Release != "" {
 		note("kernel %s is outside the modelled releases (%s): the latest behaviour", h.Release, kernelversion.Covered())
 	}
+	for _, bp := range stableBackports {
+		if backported(h.Release, bp.series, bp.from) {
+			kb.SetAttributeValue(bp.attr, cty.StringVal(bp.value))
+			note("kernel %s carries %s's %s (stable backport, seen from %s.%d): %s = %q", h.Release, bp.mainline, bp.commit, bp.series, bp.from, bp.attr, bp.value)
+		}
+	}
 	if h.TimerMigration != nil {
 		kb.SetAttributeValue("timer_migration", cty.BoolVal(*h.TimerMigration != 0))
 	}
@@ -266,6 +272,39 @@ func machineBlocks(root *hclwrite.Body, h bundle.Host, o Options, note func(form
 		kb.SetAttributeValue("irq_time_accounting", cty.BoolVal(v == "y"))
 	}
 
+}
+
+// stableBackports are mainline changes a stable series took in a point
+// release, which the kernel block's version (MAJOR.MINOR) cannot say: a
+// bundle from such a point release, or a later one of the series, gets the
+// mainline setting. from is the first point release where the change was
+// seen, not necessarily the first that has it.
+var stableBackports = []struct {
+	series           string // "6.18"
+	from             int    // point release: 44 is 6.18.44
+	mainline, commit string
+	attr, value      string
+}{
+	// tick_nohz_restart() without the hrtimer_cancel() (adcec6a7f566, with
+	// hrtimer_start's was_armed, f2e388a019e4): seen on the agreement
+	// suite's machine, 6.18.44, whose tick restarts trace one hrtimer_start
+	// with was_armed=1 and no cancel (framework/trace/testdata/formats).
+	{"6.18", 44, "7.1", "adcec6a7f566", "tick_restart", "start"},
+}
+
+// backported reports whether uname -r ("6.18.44-fc-v1272") is point release
+// from of series, or a later one of it.
+func backported(uname, series string, from int) bool {
+	rest, ok := strings.CutPrefix(uname, series+".")
+	if !ok {
+		return false
+	}
+	end := 0
+	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	n, err := strconv.Atoi(rest[:end])
+	return err == nil && n >= from
 }
 
 // release is the modelled release of a uname -r ("6.18.44-fc-v1272" is

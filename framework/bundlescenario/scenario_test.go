@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,39 @@ func TestScenarioFacts(t *testing.T) {
 	}
 	if sc.DurationNS != 1_234_000_000 || !strings.Contains(string(sc.HCL), `duration = "1234ms"`) {
 		t.Errorf("duration %d, want the wall time 1234 ms:\n%s", sc.DurationNS, sc.HCL)
+	}
+}
+
+// TestStableBackports: a stable point release that carries a mainline
+// change gets its setting; earlier point releases, other series and
+// mainline releases without a point level keep the version's.
+func TestStableBackports(t *testing.T) {
+	for _, tc := range []struct {
+		uname string
+		want  bool
+	}{
+		{"6.18.44-fc-v1272", true},
+		{"6.18.45", true},
+		{"6.18.100-custom", true},
+		{"6.18.43-fc-v1272", false},
+		{"6.18", false},
+		{"6.18-rc1", false},
+		{"6.1.44", false},
+		{"6.180.50", false},
+	} {
+		if got := backported(tc.uname, "6.18", 44); got != tc.want {
+			t.Errorf("backported(%q, 6.18, 44) = %v, want %v", tc.uname, got, tc.want)
+		}
+	}
+	for uname, want := range map[string]bool{"6.18.44-fc-v1272": true, "6.18.2": false} {
+		m := guest("cyclictest", "-t1")
+		m.Host.Release = uname
+		hcl, _, err := Machine(m, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := regexp.MustCompile(`tick_restart\s+= "start"`).Match(hcl); got != want {
+			t.Errorf("%s: tick_restart set %v, want %v:\n%s", uname, got, want, hcl)
+		}
 	}
 }
