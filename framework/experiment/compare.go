@@ -199,8 +199,9 @@ func runCell(o CompareOptions, c Cell, r *RunOutcome) bool {
 // feedRuns hands the cells of order to the workers through work until
 // they are all out or the runs are stopped. Closing ro.Stop ends the runs
 // under way (ErrInterrupted), closing ro.Interrupt ends them with their
-// partial results (IncompleteError) and marks those not started in out, so
-// a comparison interrupted by SIGINT still reports the runs that finished.
+// partial results (IncompleteError); either way the runs not started are
+// marked interrupted in out, so a comparison interrupted by SIGINT reports
+// the runs that finished and no run that never started looks finished.
 func feedRuns(ro Options, order []int, work chan<- int, out []RunOutcome) {
 	for k, i := range order {
 		select {
@@ -208,9 +209,9 @@ func feedRuns(ro Options, order []int, work chan<- int, out []RunOutcome) {
 			continue
 		case <-ro.Stop:
 		case <-ro.Interrupt:
-			for _, j := range order[k:] {
-				out[j].Err = ErrInterrupted
-			}
+		}
+		for _, j := range order[k:] {
+			out[j].Err = ErrInterrupted
 		}
 		return
 	}

@@ -136,14 +136,24 @@ func TestStopInterruptsRun(t *testing.T) {
 	}
 }
 
-// TestCompareStopKeepsFinishedRuns: a comparison stopped after its first run
-// keeps that run's results and marks every other run interrupted.
+// TestCompareStopKeepsFinishedRuns: a comparison stopped once its second
+// run is under way keeps the first run's results and marks every other run
+// interrupted (the second, missing, and those never started). Stop is
+// closed from inside the second run, seen by its event count starting over
+// (one job: the runs follow one another), not from the comparison's
+// progress callback, which may come only after later runs have finished.
 func TestCompareStopKeepsFinishedRuns(t *testing.T) {
 	o := compareOpts([]string{"oneshot", "tsc_deadline"}, seedsFrom(1, 4), 1)
 	stop := make(chan struct{})
 	var once sync.Once
+	var last uint64
 	o.Run.Stop = stop
-	o.Progress = func(done, total int) { once.Do(func() { close(stop) }) }
+	o.Run.Progress = func(now, end ktime.Time, events uint64) {
+		if events < last {
+			once.Do(func() { close(stop) })
+		}
+		last = events
+	}
 	c := mustCompare(t, o)
 	finished := 0
 	for _, r := range c.Runs {
@@ -154,8 +164,8 @@ func TestCompareStopKeepsFinishedRuns(t *testing.T) {
 			t.Errorf("run %s/%d failed with %v, want it finished or interrupted", r.Variant, r.Seed, r.Err)
 		}
 	}
-	if finished < 1 || c.Interrupted != len(c.Runs)-finished || len(c.Failures) != c.Interrupted {
-		t.Fatalf("finished %d, Interrupted %d, Failures %d of %d runs; want >= 1 finished and the rest interrupted", finished, c.Interrupted, len(c.Failures), len(c.Runs))
+	if finished != 1 || c.Interrupted != len(c.Runs)-finished || len(c.Failures) != c.Interrupted {
+		t.Fatalf("finished %d, Interrupted %d, Failures %d of %d runs; want the first finished and the rest interrupted", finished, c.Interrupted, len(c.Failures), len(c.Runs))
 	}
 	var text bytes.Buffer
 	if err := resultfmt.WriteCompareText(&text, c); err != nil {
