@@ -133,7 +133,12 @@ var nohzCatchup = filepath.Join("..", "..", "configs", "nohz-catchup.hcl")
 // call it did not answer, and no plugin process is left.
 func TestStoppedPluginEndsRun(t *testing.T) {
 	const timeout = time.Second
-	host, stderr, plugins := startHost(t, 4, "run", nohzCatchup, "--variant", "per_jiffy",
+	// A measured span of 3000 s (the default is 10 s) makes the run take
+	// about ten seconds of wall time rather than one: with the default the
+	// run could end, its last wheel call answered, before a loaded test
+	// had found the plugins and stopped the wheel, and the host then exited
+	// 0 (seen in a make test on a fresh machine, load 4).
+	host, stderr, plugins := startHost(t, 4, "run", nohzCatchup, "--variant", "per_jiffy", "-var", "duration=3000s",
 		"--isolation", "process", "--plugin-call-timeout", timeout.String())
 	wheel := 0
 	for pid, c := range plugins {
@@ -144,7 +149,7 @@ func TestStoppedPluginEndsRun(t *testing.T) {
 	if wheel == 0 {
 		t.Fatalf("no wheel plugin among %v", plugins)
 	}
-	time.Sleep(20 * time.Millisecond) // mid-run: the run takes about a second
+	time.Sleep(20 * time.Millisecond) // mid-run: the run takes about ten seconds
 	if err := syscall.Kill(wheel, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +183,9 @@ func TestStoppedPluginEndsRun(t *testing.T) {
 func TestHostSignalLeavesNoPlugin(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
-			host, stderr, plugins := startHost(t, 4, "run", nohzCatchup, "--variant", "per_jiffy", "--isolation", "process")
+			// -var duration=3000s: a run of about ten seconds, as in
+			// TestStoppedPluginEndsRun, so that the signal comes mid-run.
+			host, stderr, plugins := startHost(t, 4, "run", nohzCatchup, "--variant", "per_jiffy", "-var", "duration=3000s", "--isolation", "process")
 			time.Sleep(20 * time.Millisecond) // mid-run
 			if err := host.Process.Signal(sig); err != nil {
 				t.Fatal(err)
