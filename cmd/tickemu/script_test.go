@@ -62,6 +62,8 @@ func TestScripts(t *testing.T) {
 			// check.txtar reads framework/sidebyside's committed bundle.
 			env.Setenv("BUNDLE", filepath.Join(root, "framework", "sidebyside", "testdata", "cyclictest-t2-h.tcap"))
 			env.Setenv("SUITE", filepath.Join(root, "validation", "captures"))
+			// replay_kallsyms.txtar replays a committed LTTng capture.
+			env.Setenv("CAPTURES", filepath.Join(root, "framework", "replay", "testdata", "captures"))
 			once.Do(func() {
 				buildErr = buildExample(filepath.Join(root, "examples", "fixed"), "./cmd/tickemu-plugin-fixed", fixed)
 			})

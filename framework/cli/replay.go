@@ -10,12 +10,13 @@ import (
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/replay"
 	"github.com/tickemu/tickemu/framework/replayrun"
+	"github.com/tickemu/tickemu/framework/traceimport"
 	"github.com/tickemu/tickemu/framework/workload"
 )
 
 // cmdReplay replays a capture and scores the model against it:
 //
-//	tickemu replay CAPTURE [--config FILE] [--variant V] [--var k=v] [--seed N]
+//	tickemu replay CAPTURE [--config FILE] [--variant V] [--var k=v] [--seed N] [--kallsyms FILE]
 //
 // CAPTURE is a trace (ftrace or babeltrace text) or a capture bundle
 // (.tcap), whose host facts give the machine when FILE is not given.
@@ -29,6 +30,14 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 	f, status, ok := parseReplayFlags(args, stdout, stderr)
 	if !ok {
 		return status
+	}
+	var syms *traceimport.Kallsyms
+	if f.kallsyms != "" {
+		var err error
+		if syms, err = traceimport.ReadKallsyms(f.kallsyms); err != nil {
+			fmt.Fprintf(stderr, "tickemu: replay: --kallsyms: %v\n", err)
+			return 2
+		}
 	}
 	rc, err := f.replayConfig()
 	if err != nil {
@@ -55,6 +64,7 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 		return reportError(stderr, err)
 	}
 	out.Notes = rc.notes
+	out.Kallsyms, out.KallsymsFile = syms, f.kallsyms
 	if err := out.Write(stdout, f.capture); err != nil {
 		return 1
 	}
@@ -63,11 +73,12 @@ func (a *App) cmdReplay(args []string, stdout, stderr io.Writer) int {
 
 // replayFlags are replay's flags and its capture.
 type replayFlags struct {
-	c       common
-	pmQoS   optDuration
-	cfgFile string
-	capture string // as given
-	abs     string // capture's absolute path
+	c        common
+	pmQoS    optDuration
+	cfgFile  string
+	kallsyms string
+	capture  string // as given
+	abs      string // capture's absolute path
 }
 
 // parseReplayFlags parses replay's command line; ok is false with the status
@@ -79,6 +90,7 @@ func parseReplayFlags(args []string, stdout, stderr io.Writer) (f *replayFlags, 
 	f.c.register(fs, true)
 	fs.Var(&f.pmQoS, "pm-qos", "hold a PM QoS CPU latency request (/dev/cpu_dma_latency) of this `duration` for the run, as cyclictest does (0s: poll only); a trace cannot show it (default: none, or the one a capture bundle's host held)")
 	fs.StringVar(&f.cfgFile, "config", "", "HCL file with the machine, plugins, kernel block and variants to replay on (default: the builtin defaults)")
+	fs.StringVar(&f.kallsyms, "kallsyms", "", "a copy of the capture machine's /proc/kallsyms (read as root) naming the callbacks an LTTng capture records as raw addresses (default: they stay addresses)")
 	if wantsHelp(fs, "tickemu replay CAPTURE [flags]", "replay a kernel capture (a capture bundle, ftrace or babeltrace text) and print capture and model side by side", args, stdout) {
 		return nil, 0, false
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -526,4 +527,62 @@ func Dur(ns float64) string {
 		return fmt.Sprintf("%s%.3gms", sign, a/1e6)
 	}
 	return fmt.Sprintf("%s%.3gs", sign, a/1e9)
+}
+
+// merge adds o's values to h.
+func (h *Hist) merge(o *Hist) {
+	if o.n == 0 {
+		return
+	}
+	if h.n == 0 {
+		*h = *o
+		return
+	}
+	h.n += o.n
+	h.min, h.max = min(h.min, o.min), max(h.max, o.max)
+	for i := range h.pos {
+		h.pos[i] += o.pos[i]
+		h.neg[i] += o.neg[i]
+	}
+}
+
+// Resolve renames the callbacks kept as raw addresses (an LTTng capture's,
+// and the model's replay of them) to the symbols name gives, as ftrace's
+// %ps would have printed them; callbacks that come to share a name (two
+// addresses in one function, or the model's own timer of that name) are
+// counted together. It returns the addresses left unresolved, sorted.
+func (s *Score) Resolve(name func(fn string) (string, bool)) (unresolved []string) {
+	funcs := make(map[string]*FuncScore, len(s.Funcs))
+	keys := make([]string, 0, len(s.Funcs))
+	for k := range s.Funcs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // merge in one order: same bytes every run
+	for _, k := range keys {
+		f := s.Funcs[k]
+		if traceimport.IsAddress(f.Function) {
+			if n, ok := name(f.Function); ok {
+				f.Function = n
+				k = n
+				if f.Wheel {
+					k = "timer:" + n
+				}
+			} else {
+				unresolved = append(unresolved, f.Function)
+			}
+		}
+		g := funcs[k]
+		if g == nil {
+			funcs[k] = f
+			continue
+		}
+		g.Starts += f.Starts
+		g.Expiries += f.Expiries
+		g.Rearms += f.Rearms
+		g.Cancel += f.Cancel
+		g.Lateness.merge(&f.Lateness)
+	}
+	s.Funcs = funcs
+	sort.Strings(unresolved)
+	return slices.Compact(unresolved)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -148,7 +149,11 @@ func BundleMachine(path string) (src []byte, notes []string, pmQoS int64, ok boo
 type Outcome struct {
 	// Notes are printed in the header (what a bundle's host translation
 	// approximates).
-	Notes        []string
+	Notes []string
+	// Kallsyms, when set, names the callbacks kept as raw addresses (an
+	// LTTng capture's); KallsymsFile is its file, for the header.
+	Kallsyms     *traceimport.Kallsyms
+	KallsymsFile string
 	Capture      *replay.Capture
 	CaptureScore *replay.Score
 	ModelScore   *replay.Score
@@ -233,7 +238,7 @@ func (o *Outcome) Write(w io.Writer, name string) error {
 	res := o.Result
 	fmt.Fprintf(&b, "# model: %d CPUs, HZ %d, plugins %s", res.Config.CPUs, res.Config.HZ, res.PluginNames())
 	b.WriteString("\n")
-	for _, n := range o.Notes {
+	for _, n := range slices.Concat(o.Notes, o.resolve()) {
 		b.WriteString("# note: " + n + "\n")
 	}
 	for _, wr := range res.Workloads {
@@ -250,6 +255,25 @@ func (o *Outcome) Write(w io.Writer, name string) error {
 	}
 	_, err := io.WriteString(w, tickNote(rows))
 	return err
+}
+
+// resolve names the raw callback addresses of both scores with
+// o.Kallsyms and returns the header's note on those left unresolved.
+func (o *Outcome) resolve() []string {
+	name := func(string) (string, bool) { return "", false }
+	if o.Kallsyms != nil {
+		name = o.Kallsyms.Name
+	}
+	raw := append(o.CaptureScore.Resolve(name), o.ModelScore.Resolve(name)...)
+	slices.Sort(raw)
+	raw = slices.Compact(raw)
+	switch {
+	case len(raw) == 0:
+		return nil
+	case o.Kallsyms == nil:
+		return []string{fmt.Sprintf("raw callback addresses: %d (the capture names none; LTTng records addresses); --kallsyms FILE, a copy of the capture machine's /proc/kallsyms read as root, names them", len(raw))}
+	}
+	return []string{fmt.Sprintf("raw callback addresses: %d (%s), below every text symbol of %s: is it the capture machine's /proc/kallsyms of the same boot?", len(raw), strings.Join(raw, ", "), o.KallsymsFile)}
 }
 
 // tickNote explains, under the table, tick expiries that differ between

@@ -14,6 +14,7 @@ import (
 	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/replay"
 	"github.com/tickemu/tickemu/framework/replayrun"
+	"github.com/tickemu/tickemu/framework/traceimport"
 	"github.com/tickemu/tickemu/framework/workload"
 	"github.com/tickemu/tickemu/plugins/builtin"
 )
@@ -45,23 +46,29 @@ var versioned = []struct{ capture, version string }{
 // NAME.golden next to the capture; -update rewrites them. The same replay
 // twice gives the same bytes.
 func TestGolden(t *testing.T) {
-	type run struct{ capture, version string }
+	type run struct{ capture, version, kallsyms string }
 	var runs []run
 	for _, c := range captures {
-		runs = append(runs, run{c, ""})
+		runs = append(runs, run{c, "", ""})
 	}
 	for _, v := range versioned {
-		runs = append(runs, run{v.capture, v.version})
+		runs = append(runs, run{v.capture, v.version, ""})
 	}
+	// An LTTng capture's callbacks named by a (synthetic) kallsyms file,
+	// as `tickemu replay --kallsyms`.
+	runs = append(runs, run{"../replay/testdata/captures/lttng-scp-vm-3.6.txt", "", "../replay/testdata/captures/lttng-scp-vm-3.6.kallsyms"})
 	for _, r := range runs {
 		c := r.capture
 		golden := strings.TrimSuffix(c, ".txt") + ".golden"
-		if r.version != "" {
+		switch {
+		case r.version != "":
 			golden = strings.TrimSuffix(c, ".txt") + ".k" + r.version + ".golden"
+		case r.kallsyms != "":
+			golden = strings.TrimSuffix(c, ".txt") + ".kallsyms.golden"
 		}
 		t.Run(filepath.Base(golden), func(t *testing.T) {
-			got := replayOnce(t, c, r.version)
-			if again := replayOnce(t, c, r.version); !bytes.Equal(got, again) {
+			got := replayOnce(t, c, r.version, r.kallsyms)
+			if again := replayOnce(t, c, r.version, r.kallsyms); !bytes.Equal(got, again) {
 				t.Fatalf("two replays differ:\n%s\n%s", got, again)
 			}
 			if *update {
@@ -81,7 +88,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func replayOnce(t *testing.T, path, kernelVersion string) []byte {
+func replayOnce(t *testing.T, path, kernelVersion, kallsyms string) []byte {
 	t.Helper()
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -102,6 +109,12 @@ func replayOnce(t *testing.T, path, kernelVersion string) []byte {
 	out, err := replayrun.Run(abs, cp, spec, experiment.Options{Opener: experiment.InProcess(builtin.Factories())})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if kallsyms != "" {
+		if out.Kallsyms, err = traceimport.ReadKallsyms(kallsyms); err != nil {
+			t.Fatal(err)
+		}
+		out.KallsymsFile = filepath.Base(kallsyms)
 	}
 	var b bytes.Buffer
 	if err := out.Write(&b, filepath.Base(path)); err != nil {
@@ -246,7 +259,7 @@ func TestRearmFollowsExpiry(t *testing.T) {
 		c.line(1_000_000+20_000*i+5, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=20] cpu=0 idx=20 flags=", j0+20*i+20))
 	}
 	path := c.write(t, "rearm.txt")
-	out := replayOnce(t, path, "")
+	out := replayOnce(t, path, "", "")
 	var capture, model int64 = -1, -1
 	for _, l := range strings.Split(string(out), "\n") {
 		if f := strings.Fields(l); len(f) == 5 && f[0] == "timer:poll_fn" && f[1] == "re-arms" {
@@ -278,7 +291,7 @@ func TestSelfRearmEarlyExpiry(t *testing.T) {
 		c.line(1_000_000+1_000*i+61, "timer_start", fmt.Sprintf("timer=ffff1 function=poll_fn expires=%d [timeout=1]", j0+i+1))
 	}
 	path := c.write(t, "self.txt")
-	out := replayOnce(t, path, "3.10")
+	out := replayOnce(t, path, "3.10", "")
 	far := int64(-1)
 	for _, l := range strings.Split(string(out), "\n") {
 		// "tick arms > 1 tick ahead  n/a  N": the capture has no clock offset.
