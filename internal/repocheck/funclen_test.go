@@ -102,13 +102,9 @@ type longFunc struct {
 // longFuncs lists the functions of the Go source src (named name) that are
 // over max lines; a generated file has none.
 func longFuncs(name string, src []byte, max int) ([]longFunc, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, src, parser.ParseComments)
-	if err != nil {
+	fset, f, err := parseHandWritten(name, src)
+	if f == nil {
 		return nil, err
-	}
-	if ast.IsGenerated(f) {
-		return nil, nil
 	}
 	var long []longFunc
 	for _, d := range f.Decls {
@@ -142,4 +138,15 @@ func recvName(e ast.Expr) string {
 		return t.Name
 	}
 	return "?"
+}
+
+// parseHandWritten parses the Go source src (named name) with its comments;
+// a generated file gives a nil file and no error (the checks skip it).
+func parseHandWritten(name string, src []byte) (*token.FileSet, *ast.File, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.ParseComments)
+	if err != nil || ast.IsGenerated(f) {
+		return fset, nil, err
+	}
+	return fset, f, nil
 }

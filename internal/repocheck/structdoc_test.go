@@ -3,7 +3,6 @@ package repocheck
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
@@ -101,13 +100,9 @@ type wideStruct struct {
 // have more than max fields and no "Fields:" line in their doc comment; a
 // generated file has none.
 func wideStructs(name string, src []byte, max int) ([]wideStruct, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, src, parser.ParseComments)
-	if err != nil {
+	_, f, err := parseHandWritten(name, src)
+	if f == nil {
 		return nil, err
-	}
-	if ast.IsGenerated(f) {
-		return nil, nil
 	}
 	var wide []wideStruct
 	for _, d := range f.Decls {
