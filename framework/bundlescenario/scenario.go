@@ -299,11 +299,7 @@ func backported(uname, series string, from int) bool {
 	if !ok {
 		return false
 	}
-	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-		end++
-	}
-	n, err := strconv.Atoi(rest[:end])
+	n, err := strconv.Atoi(leadingDigits(rest))
 	return err == nil && n >= from
 }
 
@@ -314,15 +310,20 @@ func release(uname string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-		end++
-	}
-	r := maj + "." + rest[:end]
+	r := maj + "." + leadingDigits(rest)
 	if _, err := kernelversion.ParseCovered(r); err != nil {
 		return "", false
 	}
 	return r, true
+}
+
+// leadingDigits is the run of decimal digits s starts with ("44-fc" is "44").
+func leadingDigits(s string) string {
+	end := 0
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	return s[:end]
 }
 
 // labelOf makes a cpuidle state's name ("haltpoll idle") a block label the
