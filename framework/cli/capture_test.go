@@ -31,6 +31,29 @@ func needRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("this test records the real kernel with tickemu capture: it needs root (tracefs at /sys/kernel/tracing); run the tests as root")
 	}
+	mountTracefs(t)
+}
+
+// mountTracefs mounts tracefs at its usual place for the test, when the
+// machine has not (a freshly booted machine without systemd's
+// sys-kernel-tracing.mount, as CI's can be), and unmounts it afterwards, so
+// the machine is left as found. The tests compare tracefs before and after
+// a capture, which needs it mounted throughout; TestCaptureMountsTracefs
+// covers a capture that finds it unmounted.
+func mountTracefs(t *testing.T) {
+	t.Helper()
+	dir := capture.DefaultTracefs
+	if _, err := os.Stat(filepath.Join(dir, "trace")); err == nil {
+		return
+	}
+	if err := syscall.Mount("nodev", dir, "tracefs", 0, ""); err != nil {
+		t.Fatalf("tracefs is not mounted at %s and mounting it failed: %v (a kernel without CONFIG_FTRACE?)", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount the test's tracefs at %s: %v", dir, err)
+		}
+	})
 }
 
 // installCaptureDeps runs scripts/install-capture-deps.sh (cyclictest,
