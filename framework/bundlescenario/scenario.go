@@ -11,6 +11,7 @@ import (
 	"github.com/tickemu/tickemu/framework/bundle"
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/kernelversion"
+	"github.com/tickemu/tickemu/framework/sdk/eras"
 )
 
 // Scenario is a bundle's run as a tickemu scenario.
@@ -251,12 +252,6 @@ func machineBlocks(root *hclwrite.Body, h bundle.Host, o Options, note func(form
 	} else if h.Release != "" {
 		note("kernel %s is outside the modelled releases (%s): the latest behaviour", h.Release, kernelversion.Covered())
 	}
-	for _, bp := range stableBackports {
-		if backported(h.Release, bp.series, bp.from) {
-			kb.SetAttributeValue(bp.attr, cty.StringVal(bp.value))
-			note("kernel %s carries %s's %s (stable backport, seen from %s.%d): %s = %q", h.Release, bp.mainline, bp.commit, bp.series, bp.from, bp.attr, bp.value)
-		}
-	}
 	if h.TimerMigration != nil {
 		kb.SetAttributeValue("timer_migration", cty.BoolVal(*h.TimerMigration != 0))
 	}
@@ -274,56 +269,17 @@ func machineBlocks(root *hclwrite.Body, h bundle.Host, o Options, note func(form
 
 }
 
-// stableBackports are mainline changes a stable series took in a point
-// release, which the kernel block's version (MAJOR.MINOR) cannot say: a
-// bundle from such a point release, or a later one of the series, gets the
-// mainline setting. from is the first point release where the change was
-// seen, not necessarily the first that has it.
-var stableBackports = []struct {
-	series           string // "6.18"
-	from             int    // point release: 44 is 6.18.44
-	mainline, commit string
-	attr, value      string
-}{
-	// tick_nohz_restart() without the hrtimer_cancel() (adcec6a7f566, with
-	// hrtimer_start's was_armed, f2e388a019e4): seen on the agreement
-	// suite's machine, 6.18.44, whose tick restarts trace one hrtimer_start
-	// with was_armed=1 and no cancel (framework/trace/testdata/formats).
-	{"6.18", 44, "7.1", "adcec6a7f566", "tick_restart", "start"},
-}
-
-// backported reports whether uname -r ("6.18.44-fc-v1272") is point release
-// from of series, or a later one of it.
-func backported(uname, series string, from int) bool {
-	rest, ok := strings.CutPrefix(uname, series+".")
-	if !ok {
-		return false
-	}
-	n, err := strconv.Atoi(leadingDigits(rest))
-	return err == nil && n >= from
-}
-
-// release is the modelled release of a uname -r ("6.18.44-fc-v1272" is
-// 6.18), if the table covers it.
+// release is the release of a uname -r ("6.18.44-fc-v1272" is 6.18.44, its
+// stable backports included: sdk.Era.Backports), if the table covers it.
 func release(uname string) (string, bool) {
-	maj, rest, ok := strings.Cut(uname, ".")
-	if !ok {
+	r, err := eras.ParseUname(uname)
+	if err != nil {
 		return "", false
 	}
-	r := maj + "." + leadingDigits(rest)
-	if _, err := kernelversion.ParseCovered(r); err != nil {
+	if _, err := kernelversion.ParseCovered(r.String()); err != nil {
 		return "", false
 	}
-	return r, true
-}
-
-// leadingDigits is the run of decimal digits s starts with ("44-fc" is "44").
-func leadingDigits(s string) string {
-	end := 0
-	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
-		end++
-	}
-	return s[:end]
+	return r.String(), true
 }
 
 // labelOf makes a cpuidle state's name ("haltpoll idle") a block label the

@@ -1,6 +1,7 @@
 package bundlescenario
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tickemu/tickemu/framework/bundle"
+	"github.com/tickemu/tickemu/framework/kernel"
 	"github.com/tickemu/tickemu/internal/simtest"
 
 	"github.com/tickemu/tickemu/framework/config"
@@ -106,7 +108,7 @@ func TestScenarioFacts(t *testing.T) {
 			t.Errorf("scenario has %q:\n%s", absent, s)
 		}
 	}
-	for uname, want := range map[string]string{"6.18.44-fc-v1272": "6.18", "6.1.0-28-amd64": "6.1", "5.10": "5.10", "3.10.0-1160.el7": "3.10", "8.0": ""} {
+	for uname, want := range map[string]string{"6.18.44-fc-v1272": "6.18.44", "6.1.0-28-amd64": "6.1", "5.10": "5.10", "3.10.0-1160.el7": "3.10", "6.18-rc1": "6.18", "8.0": "", "7.1.2": "7.1.2", "6.20.1": "", "linux": ""} {
 		if got, _ := release(uname); got != want {
 			t.Errorf("release(%q) = %q, want %q", uname, got, want)
 		}
@@ -121,36 +123,47 @@ func TestScenarioFacts(t *testing.T) {
 	}
 }
 
-// TestStableBackports: a stable point release that carries a mainline
-// change gets its setting; earlier point releases, other series and
-// mainline releases without a point level keep the version's.
-func TestStableBackports(t *testing.T) {
+// TestPointRelease: a bundle names its kernel's point release, and the
+// version table gives it the stable backports it carries (sdk.Era.Backports):
+// 6.18.44 restarts the tick with one hrtimer_start (kernel.tick_restart
+// "start", adcec6a7f566) and traces was_armed (f2e388a019e4), as the
+// capture in framework/trace/testdata/formats/linux-6.18.44 shows; 6.18.2
+// is 6.18: cancel_start, and no was_armed.
+func TestPointRelease(t *testing.T) {
 	for _, tc := range []struct {
-		uname string
-		want  bool
+		uname, version, restart string
+		wasArmed                bool
 	}{
-		{"6.18.44-fc-v1272", true},
-		{"6.18.45", true},
-		{"6.18.100-custom", true},
-		{"6.18.43-fc-v1272", false},
-		{"6.18", false},
-		{"6.18-rc1", false},
-		{"6.1.44", false},
-		{"6.180.50", false},
+		{"6.18.44-fc-v1272", "6.18.44", kernel.TickRestartStart, true},
+		{"6.18.2", "6.18.2", kernel.TickRestartCancel, false},
 	} {
-		if got := backported(tc.uname, "6.18", 44); got != tc.want {
-			t.Errorf("backported(%q, 6.18, 44) = %v, want %v", tc.uname, got, tc.want)
-		}
-	}
-	for uname, want := range map[string]bool{"6.18.44-fc-v1272": true, "6.18.2": false} {
-		m := guest("cyclictest", "-t1")
-		m.Host.Release = uname
-		hcl, _, err := Machine(m, Options{})
+		m := guest("cyclictest", "-t1", "-i", "10000", "-l", "2")
+		m.Host.Release = tc.uname
+		sc, err := FromManifest(m, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := regexp.MustCompile(`tick_restart\s+= "start"`).Match(hcl); got != want {
-			t.Errorf("%s: tick_restart set %v, want %v:\n%s", uname, got, want, hcl)
+		if !regexp.MustCompile(`version\s+= "`+regexp.QuoteMeta(tc.version)+`"`).Match(sc.HCL) || strings.Contains(string(sc.HCL), "tick_restart") {
+			t.Errorf("%s: want version %s and no tick_restart of its own:\n%s", tc.uname, tc.version, sc.HCL)
+		}
+		spec, diags := config.LoadBytes("bundle.hcl", sc.HCL, config.Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		cfg, diags := spec.DecodeKernel(kernel.KernelSchema())
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		if cfg["tick_restart"] != tc.restart {
+			t.Errorf("%s: tick_restart %q, want %q", tc.uname, cfg["tick_restart"], tc.restart)
+		}
+		var trace bytes.Buffer
+		r := simtest.Run(t, strings.Replace(string(sc.HCL), `duration = "`, `duration = "10ms" # `, 1), config.Options{}, &trace)
+		if r.Config.KernelVersion != tc.version {
+			t.Errorf("%s: ran as kernel %q, want %s", tc.uname, r.Config.KernelVersion, tc.version)
+		}
+		if got := regexp.MustCompile(`(?m)hrtimer_start: .* mode=[A-Z|]+ was_armed=[01]$`).Match(trace.Bytes()); got != tc.wasArmed {
+			t.Errorf("%s: trace prints was_armed %v, want %v", tc.uname, got, tc.wasArmed)
 		}
 	}
 }

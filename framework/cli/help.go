@@ -49,6 +49,9 @@ type eraJSON struct {
 	Commit string `json:"commit,omitempty"`
 	Title  string `json:"title,omitempty"`
 	Note   string `json:"note,omitempty"`
+	// Backports: the stable point releases that carry the change
+	// (sdk.Era.Backports).
+	Backports string `json:"backports,omitempty"`
 }
 
 func attrsJSON(s sdk.Schema) []attrJSON {

@@ -200,7 +200,8 @@ func KernelSchema() sdk.Schema {
 			Eras: []sdk.Era{
 				{Since: "3.10", Value: TickRestartCancel},
 				{Since: "7.1", Value: TickRestartStart, Commit: "adcec6a7f566", Title: "tick/sched: Avoid hrtimer_cancel/start() sequence",
-					Note: "tip sched/hrtick (27 Feb 2026), the series of f2e388a019e4 (hrtimer_start's was_armed), queued for the 7.1 merge window; Linux 6.18.44 has both (a capture on it traces no cancel at idle exit and was_armed=1)"},
+					Backports: "6.18.44",
+					Note:      "tip sched/hrtick (27 Feb 2026), the series of f2e388a019e4 (hrtimer_start's was_armed), queued for the 7.1 merge window; 6.18.44 is the first stable release seen to have both (a capture on it traces no cancel at idle exit and was_armed=1: framework/trace/testdata/formats/linux-6.18.44), not necessarily the first that does"},
 			}},
 		{Name: "clockevents_min_delta", Type: sdk.TypeString, Default: MinDeltaAdjust, OneOf: []string{MinDeltaAdjust, MinDeltaRetry10, MinDeltaOnce},
 			Doc: "clockevents_program_min_delta() variant: min_adjust (CONFIG_GENERIC_CLOCKEVENTS_MIN_ADJUST, x86: raise min_delta_ns after 3 failures), " +

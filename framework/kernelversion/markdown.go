@@ -3,6 +3,7 @@ package kernelversion
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tickemu/tickemu/framework/sdk/eras"
@@ -27,6 +28,9 @@ func WriteMarkdown(w io.Writer, t *Table) {
 	p("the first mainline release tag that contains the commit. `--good` and `--bad`\n")
 	p("also take a change's commit id: the state right after that change, for a change\n")
 	p("no release has on its own (a regression fixed before the release).\n\n")
+	p("A version may also be a stable point release, `6.18.44`: the state of its\n")
+	p("series plus every change backported to that series by then (below); `6.18`\n")
+	p("is the series' first release, mainline v6.18, and has no backport.\n\n")
 	p("## The changes, oldest first\n\n")
 	p("| release | commit | title | setting | value | note |\n")
 	p("|---|---|---|---|---|---|\n")
@@ -37,6 +41,7 @@ func WriteMarkdown(w io.Writer, t *Table) {
 		}
 		p("| %s | %s | %s | `%s` | `%s` → `%s` | %s |\n", c.Release, commit, cell(c.Era.Title), c.Key, c.From, c.Era.Value, cell(c.Era.Note))
 	}
+	writeBackports(p, t)
 	p("\n## Each setting at %s\n\n", eras.Oldest)
 	p("| setting | value | note |\n")
 	p("|---|---|---|\n")
@@ -51,6 +56,24 @@ func WriteMarkdown(w io.Writer, t *Table) {
 	p("|---|---|\n")
 	for _, u := range t.Unversioned {
 		p("| `%s` | %s |\n", u.Key, cell(u.Reason))
+	}
+}
+
+// writeBackports lists the changes a stable series took before their
+// mainline release (sdk.Era.Backports).
+func writeBackports(p func(string, ...any), t *Table) {
+	p("\n## Stable backports\n\n")
+	p("Changes a stable series took before their mainline release. A version\n")
+	p("naming that point release, or a later one of the series, has the change;\n")
+	p("the series' first release does not.\n\n")
+	p("| stable release | release | commit | setting | value |\n")
+	p("|---|---|---|---|---|\n")
+	for _, b := range t.Backports() {
+		for _, c := range t.Changes() {
+			if slices.Contains(c.Backports, b) {
+				p("| %s | %s | %s | `%s` | `%s` → `%s` |\n", b, c.Release, c.ID(), c.Key, c.From, c.Era.Value)
+			}
+		}
 	}
 }
 

@@ -45,9 +45,16 @@ type Change struct {
 	Key     Key
 	Era     sdk.Era
 	Release Release
+	// Backports are the stable point releases that carry the change
+	// before Release (Era.Backports, parsed).
+	Backports []Release
 	// From is the setting's value before the change.
 	From string
 }
+
+// In reports whether release r has the change: r is Release or later, or a
+// point release at or after the backport to its series (eras.In).
+func (c Change) In(r Release) bool { return eras.In(c.Era, r) }
 
 // ID names the change: its commit, or its title when the id is unknown.
 func (c Change) ID() string {
@@ -114,7 +121,8 @@ func (t *Table) Changes() []Change {
 	for _, s := range t.Settings {
 		for i, e := range s.Attr.Eras[1:] {
 			r, _ := Parse(e.Since)
-			cs = append(cs, Change{Key: s.Key, Era: e, Release: r, From: s.Attr.Eras[i].Value})
+			bps, _ := eras.Backports(e) // Add checked them
+			cs = append(cs, Change{Key: s.Key, Era: e, Release: r, Backports: bps, From: s.Attr.Eras[i].Value})
 		}
 	}
 	slices.SortStableFunc(cs, func(a, b Change) int { return a.Release.Compare(b.Release) })
@@ -134,11 +142,12 @@ func (t *Table) Baseline() State {
 	return st
 }
 
-// At is the state at release r: the baseline with every change up to r.
+// At is the state at release r: the baseline with every change up to r,
+// and, at a point release, every change backported to its series by then.
 func (t *Table) At(r Release) State {
 	st := t.Baseline()
 	for _, c := range t.Changes() {
-		if c.Release.Compare(r) <= 0 {
+		if c.In(r) {
 			st[c.Key] = c.Era.Value
 		}
 	}
@@ -157,22 +166,9 @@ func (st State) Apply(cs ...Change) State {
 	return out
 }
 
-// ValueAt is the value of eras at release r (the last era not after it);
-// false when there are no eras.
-func ValueAt(eras []sdk.Era, r Release) (string, bool) {
-	v, ok := "", false
-	for _, e := range eras {
-		er, err := Parse(e.Since)
-		if err != nil || er.Compare(r) > 0 {
-			break
-		}
-		v, ok = e.Value, true
-	}
-	if !ok && len(eras) > 0 {
-		return eras[0].Value, true
-	}
-	return v, ok
-}
+// ValueAt is the value of eras at release r (see eras.ValueAt); false when
+// there are no eras.
+func ValueAt(es []sdk.Era, r Release) (string, bool) { return eras.ValueAt(es, r) }
 
 // Point is a position in the ordered changes: a release, or the state right
 // after one change (its commit id, for a change no release has on its own,
@@ -185,7 +181,9 @@ type Point struct {
 }
 
 // ParsePoint reads a release ("6.13") or the commit id (or its 12-hex
-// prefix, at least 7 digits) of a modelled change.
+// prefix, at least 7 digits) of a modelled change. A point release is a
+// point only while no backport sets it apart from its series: a state with a
+// later release's change is not a prefix of the ordered changes.
 func (t *Table) ParsePoint(s string) (Point, error) {
 	cs := t.Changes()
 	if r, err := Parse(s); err == nil {
@@ -196,6 +194,8 @@ func (t *Table) ParsePoint(s string) (Point, error) {
 		for _, c := range cs {
 			if c.Release.Compare(r) <= 0 {
 				n++
+			} else if c.In(r) {
+				return Point{}, fmt.Errorf("%s carries %s's %s (%s) as a stable backport, so it is no point on the mainline order of changes: name %s or a later release, or set %s in the file", r, c.Release, c.ID(), c.Key, r.Series(), c.Key)
 			}
 		}
 		return Point{Name: r.String(), Applied: n}, nil
@@ -208,7 +208,7 @@ func (t *Table) ParsePoint(s string) (Point, error) {
 		}
 		return Point{}, fmt.Errorf("%s is no modelled change's commit (docs/kernel-changes.md lists them)", s)
 	}
-	return Point{}, fmt.Errorf("%q is neither a release (MAJOR.MINOR, %s) nor the commit id of a modelled change", s, Covered())
+	return Point{}, fmt.Errorf("%q is neither a release (MAJOR.MINOR[.PATCH], %s) nor the commit id of a modelled change", s, Covered())
 }
 
 // StateOf is the state at p.

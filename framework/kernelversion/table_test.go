@@ -1,6 +1,7 @@
 package kernelversion
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -15,7 +16,9 @@ func TestParse(t *testing.T) {
 		{"6.13", "6.13", ""},
 		{"v5.9", "5.9", ""},
 		{"3.10", "3.10", ""},
-		{"6.13.2", "", "not a release"},
+		{"6.13.2", "6.13.2", ""},
+		{"6.18.0", "6.18", ""},
+		{"6.13.2.1", "", "not a release"},
 		{"6", "", "not a release"},
 		{"6.x", "", "not a release"},
 		{"", "", "not a release"},
@@ -31,7 +34,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, %v; want %s", c.in, r, err, c.want)
 		}
 	}
-	for _, s := range []string{"2.6", "3.9", "7.2", "8.0"} {
+	for _, s := range []string{"2.6", "3.9", "3.9.11", "7.2", "7.2.1", "8.0"} {
 		if _, err := ParseCovered(s); err == nil || !strings.Contains(err.Error(), Covered()) {
 			t.Errorf("ParseCovered(%q) = %v; want an error naming the range %s", s, err, Covered())
 		}
@@ -149,6 +152,43 @@ func TestChangesAndPoints(t *testing.T) {
 	}
 	if cs, forward := tb.Between(b, a); len(cs) != 1 || forward {
 		t.Errorf("Between(288924384856, 7.0) = %v, %v", cs, forward)
+	}
+}
+
+// TestPointReleases: a stable point release is its series plus the
+// changes backported to it by then (sdk.Era.Backports); ParsePoint takes it
+// while no backport sets it apart from its series, and refuses it, naming
+// the change, once one does.
+func TestPointReleases(t *testing.T) {
+	var tb Table
+	if err := tb.Add("kernel", "", sdk.Schema{Attributes: []sdk.Attribute{
+		attr("restart", base("a"), sdk.Era{Since: "7.1", Value: "b", Commit: "adcec6a7f566", Title: "t", Backports: "6.18.44"}),
+		attr("other", base("a"), sdk.Era{Since: "6.19", Value: "b", Commit: "46eb1701c046", Title: "t"}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	restart, other := Key{Kind: "kernel", Attr: "restart"}, Key{Kind: "kernel", Attr: "other"}
+	for _, c := range []struct{ rel, restart, other string }{
+		{"6.18", "a", "a"}, {"6.18.43", "a", "a"}, {"6.18.44", "b", "a"}, {"6.18.50", "b", "a"},
+		{"6.19", "a", "b"}, {"6.19.3", "a", "b"}, {"7.1", "b", "b"}, {"7.1.1", "b", "b"},
+	} {
+		r, err := ParseCovered(c.rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := tb.At(r); st[restart] != c.restart || st[other] != c.other {
+			t.Errorf("At(%s) = %v; want restart=%s other=%s", c.rel, st, c.restart, c.other)
+		}
+	}
+	if got := fmt.Sprint(tb.Backports()); got != "[6.18.44]" {
+		t.Errorf("Backports() = %s", got)
+	}
+	p, err := tb.ParsePoint("6.18.43")
+	if s, _ := tb.ParsePoint("6.18"); err != nil || p.Applied != s.Applied || p.Name != "6.18.43" {
+		t.Errorf("ParsePoint(6.18.43) = %+v, %v; want 6.18's changes", p, err)
+	}
+	if _, err := tb.ParsePoint("6.18.44"); err == nil || !strings.Contains(err.Error(), "adcec6a7f566") || !strings.Contains(err.Error(), "stable backport") {
+		t.Errorf("ParsePoint(6.18.44): %v; want the backport named", err)
 	}
 }
 

@@ -10,25 +10,31 @@ package kernelversion
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tickemu/tickemu/framework/sdk/eras"
 )
 
-// Release is a mainline release, MAJOR.MINOR (framework/sdk/eras, which
-// also holds the covered range, eras.Oldest to eras.Newest, and the rules a
-// schema's eras follow).
+// Release is a kernel release, MAJOR.MINOR or a stable point release
+// MAJOR.MINOR.PATCH (framework/sdk/eras, which also holds the covered
+// range, eras.Oldest to eras.Newest, and the rules a schema's eras follow).
+// "6.18" is the series' first release, mainline v6.18: what the eras'
+// Since name. "6.18.44" is 6.18 with the changes whose eras name a stable
+// backport at or before 6.18.44 (sdk.Era.Backports).
 type Release = eras.Release
 
-// Parse reads "6.13" (or "v6.13"); see eras.Parse.
+// Parse reads "6.13", "6.18.44" (or "v6.13"); see eras.Parse.
 func Parse(s string) (Release, error) { return eras.Parse(s) }
 
-// ParseCovered is Parse plus the range check: a release the table covers.
+// ParseCovered is Parse plus the range check: a release of a series the
+// table covers (any point release of it: the table knows its backports,
+// and a point release without one behaves as its series).
 func ParseCovered(s string) (Release, error) {
 	r, err := Parse(s)
 	if err != nil {
 		return r, err
 	}
-	if r.Compare(eras.Oldest) < 0 || r.Compare(eras.Newest) > 0 {
+	if r.Series().Compare(eras.Oldest) < 0 || r.Series().Compare(eras.Newest) > 0 {
 		return r, fmt.Errorf("%s is outside the modelled releases: the table covers %s", r, Covered())
 	}
 	if last, ok := lastMinor[r.Major]; ok && r.Minor > last {
@@ -41,7 +47,8 @@ func ParseCovered(s string) (Release, error) {
 // Linus moves to the next major number after about 20 minors.
 var lastMinor = map[int]int{3: 19, 4: 20, 5: 19, 6: 19}
 
-// Releases lists every mainline release of the covered range, oldest first.
+// Releases lists every mainline release of the covered range, oldest first
+// (no point releases: Backports lists those the table names).
 func Releases() []Release {
 	var out []Release
 	for r := eras.Oldest; r.Compare(eras.Newest) <= 0; {
@@ -55,5 +62,21 @@ func Releases() []Release {
 	return out
 }
 
-// Covered names the covered range ("3.10 to 7.1").
+// Backports lists the stable point releases the eras of t name, oldest
+// first, each once: the releases whose state is not their series'.
+func (t *Table) Backports() []Release {
+	var out []Release
+	for _, c := range t.Changes() {
+		for _, b := range c.Backports {
+			if !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	slices.SortFunc(out, Release.Compare)
+	return out
+}
+
+// Covered names the covered range ("3.10 to 7.1"), point releases of its
+// series included.
 func Covered() string { return eras.Oldest.String() + " to " + eras.Newest.String() }

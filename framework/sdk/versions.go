@@ -15,7 +15,8 @@ package sdk
 // a linked-in one does.
 type Era struct {
 	// Since is the first mainline release with Value, "MAJOR.MINOR"
-	// ("6.13"): the first release tag that contains Commit.
+	// ("6.13"): the first release tag that contains Commit. A stable
+	// series that took the change earlier is named in Backports.
 	Since string
 	// Value is the attribute's value from Since on, in the attribute's
 	// source form (as Default is written).
@@ -27,9 +28,17 @@ type Era struct {
 	// Title is the commit's subject line ("posix-timers: Make signal
 	// delivery consistent").
 	Title string
-	// Note says what else a reader needs: the rest of a series, a stable
-	// backport, where an unknown id was looked for.
+	// Note says what else a reader needs: the rest of a series, where a
+	// stable backport was seen, where an unknown id was looked for.
 	Note string
+	// Backports names the stable point releases that carry the change
+	// before Since, one per stable series, comma-separated ("6.12.80,
+	// 6.18.44"): from each, that series' later point releases have Value
+	// too. A version such as `kernel { version = "6.18.44" }` takes the
+	// change; "6.18", the series' first release, does not. Each is the
+	// first point release known to carry it (its stable commit, or a
+	// kernel seen to behave so: Note says which).
+	Backports string
 }
 
 // Strategy reports whether the attribute is a strategy: a string with

@@ -1,6 +1,9 @@
 package trace
 
-import "github.com/tickemu/tickemu/framework/sdk/eras"
+import (
+	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/eras"
+)
 
 // ABI is what a kernel release's tracepoints name and print where releases
 // differ, for the events the model emits: the emitters (framework/kernel)
@@ -11,22 +14,11 @@ type ABI struct {
 	// Release is the release the ABI is that of.
 	Release eras.Release
 	// TickFunction is the tick's hrtimer callback as hrtimer_start and
-	// hrtimer_expire_entry print it (function=): tick_sched_timer up to 6.6,
-	// tick_nohz_highres_handler in 6.7 and 6.8 (dba428a678c7 "tick/nohz:
-	// Rename the tick handlers to more self-explanatory names"),
-	// tick_nohz_handler from 6.9 (37263ba0c44b "tick/nohz: Remove duplicate
-	// between lowres and highres handlers").
+	// hrtimer_expire_entry print it (function=), TickFunctionEras.
 	TickFunction string
-	// HRSetup is the name of hrtimer_setup()'s event: hrtimer_init, and
-	// hrtimer_setup from 6.15 (5c4da3a96bf4 "tracing/timers: Rename
-	// hrtimer_init event to hrtimer_setup"), with the same fields.
+	// HRSetup is the name of hrtimer_setup()'s event, HRSetupEras.
 	HRSetup string
-	// WasArmed: hrtimer_start prints was_armed= after mode= (7.1,
-	// f2e388a019e4 "hrtimer: Reduce trace noise in hrtimer_start()": the
-	// return value of remove_hrtimer() in __hrtimer_start_range_ns(), 1 when
-	// the timer was queued; 0 for the requeue of a callback that returned
-	// HRTIMER_RESTART, which __run_hrtimer() dequeued before the callback).
-	// Backported to the stable series (6.18.44 prints it).
+	// WasArmed: hrtimer_start prints was_armed= after mode=, WasArmedEras.
 	WasArmed bool
 }
 
@@ -36,22 +28,49 @@ const (
 	EventHRSetup = "hrtimer_setup"
 )
 
+// The ABI's history, as eras (sdk.Era) like the strategy settings': each
+// later era is the kernel change that made a release's tracepoints print
+// differently, with the stable point releases that carry it before its
+// release (Backports). ABIAt reads them as `kernel { version }` reads a
+// setting's (eras.ValueAt), so "6.18.44" traces what 6.18.44 prints.
+var (
+	// TickFunctionEras: tick_sched_timer up to 6.6; the tick handlers
+	// renamed in 6.7 and merged in 6.9.
+	TickFunctionEras = []sdk.Era{
+		{Since: "3.10", Value: "tick_sched_timer"},
+		{Since: "6.7", Value: "tick_nohz_highres_handler", Commit: "dba428a678c7",
+			Title: "tick/nohz: Rename the tick handlers to more self-explanatory names"},
+		{Since: "6.9", Value: "tick_nohz_handler", Commit: "37263ba0c44b",
+			Title: "tick/nohz: Remove duplicate between lowres and highres handlers"},
+	}
+	// HRSetupEras: hrtimer_init, renamed hrtimer_setup (same fields).
+	HRSetupEras = []sdk.Era{
+		{Since: "3.10", Value: EventHRInit},
+		{Since: "6.15", Value: EventHRSetup, Commit: "5c4da3a96bf4",
+			Title: "tracing/timers: Rename hrtimer_init event to hrtimer_setup"},
+	}
+	// WasArmedEras: hrtimer_start's was_armed, the return value of
+	// remove_hrtimer() in __hrtimer_start_range_ns(), 1 when the timer was
+	// queued; 0 for the requeue of a callback that returned
+	// HRTIMER_RESTART, which __run_hrtimer() dequeued before the callback.
+	WasArmedEras = []sdk.Era{
+		{Since: "3.10", Value: "false"},
+		{Since: "7.1", Value: "true", Commit: "f2e388a019e4", Title: "hrtimer: Reduce trace noise in hrtimer_start()",
+			Backports: "6.18.44",
+			Note: "posted for 6.1, 6.6, 6.12, 6.18 and 7.0 stable (\"[PATCH 6.18 037/957]\" of the 6.18.32-rc1 review, 20 May 2026, " +
+				"stable@vger.kernel.org); 6.18.44 is the first point release seen to print it (its tracefs format and " +
+				"testdata/formats/linux-6.18.44), not necessarily the first that does; the point releases of the other series are not known"},
+	}
+)
+
 // ABIAt is the ABI of release r; the zero release (a run that names no
 // kernel version) is the newest modelled release, eras.Newest.
 func ABIAt(r eras.Release) ABI {
 	if r.IsZero() {
 		r = eras.Newest
 	}
-	at := func(maj, min int) bool { return r.Compare(eras.Release{Major: maj, Minor: min}) >= 0 }
-	a := ABI{Release: r, TickFunction: "tick_sched_timer", HRSetup: EventHRInit, WasArmed: at(7, 1)}
-	switch {
-	case at(6, 9):
-		a.TickFunction = "tick_nohz_handler"
-	case at(6, 7):
-		a.TickFunction = "tick_nohz_highres_handler"
-	}
-	if at(6, 15) {
-		a.HRSetup = EventHRSetup
-	}
-	return a
+	tick, _ := eras.ValueAt(TickFunctionEras, r)
+	setup, _ := eras.ValueAt(HRSetupEras, r)
+	armed, _ := eras.ValueAt(WasArmedEras, r)
+	return ABI{Release: r, TickFunction: tick, HRSetup: setup, WasArmed: armed == "true"}
 }

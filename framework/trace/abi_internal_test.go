@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/eras"
 )
 
@@ -80,15 +81,23 @@ func modelFields(t *testing.T, e *datEvent) []string {
 
 // TestFormatsMatchRecordedKernel holds the event formats tickemu declares
 // (trace.dat's, whose fields the text trace prints) to those of a real
-// kernel: Linux 6.18.44, whose tracepoints are the newest modelled
-// release's (7.1: hrtimer_setup since 6.15, hrtimer_start's was_armed from
-// f2e388a019e4, which the stable series took). Every event the model emits
-// has a recorded format with the same fields, types, offsets, sizes and
-// signedness; the older releases differ from it by exactly the changes
-// ABIAt names. A field added or renamed on either side fails here.
+// kernel: Linux 6.18.44, modelled as release 6.18.44 (hrtimer_setup since
+// 6.15, and hrtimer_start's was_armed, f2e388a019e4, backported:
+// WasArmedEras), whose tracepoints are those of the newest modelled
+// release. Every event the model emits has a recorded format with the same
+// fields, types, offsets, sizes and signedness; the older releases differ
+// from it by exactly the changes ABIAt names. A field added or renamed on
+// either side fails here.
 func TestFormatsMatchRecordedKernel(t *testing.T) {
 	rec := recordedFormats(t)
-	newest := datFormats(ABIAt(eras.Newest))
+	recorded, err := eras.Parse("6.18.44")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := datFormats(ABIAt(recorded))
+	if a, b := ABIAt(recorded), ABIAt(eras.Newest); a.TickFunction != b.TickFunction || a.HRSetup != b.HRSetup || a.WasArmed != b.WasArmed {
+		t.Errorf("ABI at 6.18.44 %+v, at %s %+v: want the same tracepoints", a, eras.Newest, b)
+	}
 	for _, name := range Known {
 		if name == "function" || name == EventHRInit {
 			continue // function is the function tracer's, not a tracepoint; hrtimer_init: below
@@ -104,7 +113,7 @@ func TestFormatsMatchRecordedKernel(t *testing.T) {
 			continue
 		}
 		if got := modelFields(t, e); !slices.Equal(got, want) {
-			t.Errorf("%s at %s: fields\n got %q\nwant %q (the recorded kernel's)", name, eras.Newest, got, want)
+			t.Errorf("%s at %s: fields\n got %q\nwant %q (the recorded kernel's)", name, recorded, got, want)
 		}
 	}
 	for name := range rec {
@@ -130,8 +139,25 @@ func TestFormatsMatchRecordedKernel(t *testing.T) {
 	if len(noArmed) != len(rec["hrtimer_start"])-1 {
 		t.Fatalf("recorded hrtimer_start has no was_armed field: %q", rec["hrtimer_start"])
 	}
-	if got := modelFields(t, datFormats(ABIAt(eras.Release{Major: 7, Minor: 0}))["hrtimer_start"]); !slices.Equal(got, noArmed) {
-		t.Errorf("hrtimer_start at 7.0: fields %q, want %q", got, noArmed)
+	for _, r := range []eras.Release{{Major: 7, Minor: 0}, recorded.Series(), {Major: 6, Minor: 18, Patch: 43}} {
+		if got := modelFields(t, datFormats(ABIAt(r))["hrtimer_start"]); !slices.Equal(got, noArmed) {
+			t.Errorf("hrtimer_start at %s: fields %q, want %q", r, got, noArmed)
+		}
+	}
+}
+
+// TestABIEras holds the ABI's history to the rules of a strategy
+// attribute's eras (eras.Check): releases in order, commits and titles,
+// backports to older series.
+func TestABIEras(t *testing.T) {
+	for name, a := range map[string]sdk.Attribute{
+		"TickFunctionEras": {Name: "tick_function", Type: sdk.TypeString, OneOf: []string{"tick_sched_timer", "tick_nohz_highres_handler", "tick_nohz_handler"}, Eras: TickFunctionEras},
+		"HRSetupEras":      {Name: "hrtimer_setup_event", Type: sdk.TypeString, OneOf: []string{EventHRInit, EventHRSetup}, Eras: HRSetupEras},
+		"WasArmedEras":     {Name: "was_armed", Type: sdk.TypeBool, Eras: WasArmedEras},
+	} {
+		if err := eras.Check(a); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 
@@ -151,7 +177,16 @@ func TestABIAt(t *testing.T) {
 		{"6.15", "tick_nohz_handler", EventHRSetup, false},
 		{"7.0", "tick_nohz_handler", EventHRSetup, false},
 		{"7.1", "tick_nohz_handler", EventHRSetup, true},
+		{"7.1.3", "tick_nohz_handler", EventHRSetup, true},
 		{"", "tick_nohz_handler", EventHRSetup, true}, // no version: the newest
+		// f2e388a019e4 in the 6.18 stable series (WasArmedEras): 6.18 is
+		// the series' first release, without it; 6.18.44 prints it.
+		{"6.18", "tick_nohz_handler", EventHRSetup, false},
+		{"6.18.43", "tick_nohz_handler", EventHRSetup, false},
+		{"6.18.44", "tick_nohz_handler", EventHRSetup, true},
+		{"6.18.90", "tick_nohz_handler", EventHRSetup, true},
+		{"6.19", "tick_nohz_handler", EventHRSetup, false},
+		{"6.12.44", "tick_nohz_handler", EventHRInit, false},
 	} {
 		var r eras.Release
 		if c.rel != "" {

@@ -137,21 +137,49 @@ func runSleeper(t *testing.T, rel string) string {
 // TestTickStopRestartMatchesCapture compares how the model traces the tick
 // timer around tick stops and restarts with a real kernel's trace of a
 // task sleeping in a loop (testdata/formats/linux-6.18.44/
-// capture-tick-stop-restart.txt, whose kernel has the 7.1 changes): at
-// 7.1 every pair of consecutive tick-timer operations of the model's trace
+// capture-tick-stop-restart.txt, whose kernel has the 7.1 changes as
+// stable backports): at that kernel's release, 6.18.44, and at 7.1 every
+// pair of consecutive tick-timer operations of the model's trace
 // (but a stop's place) is one the real trace has, including the stop that cancels the tick
 // (nothing queued), the stop and the restart that start it while it is
 // still queued (was_armed=1, no cancel: adcec6a7f566), and the restart of a
-// cancelled tick (was_armed=0). Before 7.1 a restart of a queued tick is
+// cancelled tick (was_armed=0). Before 7.1, 6.18 (the series' first
+// release) and 6.18.43 included, a restart of a queued tick is
 // hrtimer_cancel() then hrtimer_start(), and no line prints was_armed.
 func TestTickStopRestartMatchesCapture(t *testing.T) {
+	for _, rel := range []string{"6.18.44", "7.1"} {
+		matchesCapture(t, rel)
+	}
+
+	// Before adcec6a7f566 (7.0 and earlier, and 6.18's point releases
+	// before the backport) tick_nohz_restart() cancels the queued tick
+	// first; hrtimer_start prints no was_armed.
+	for _, rel := range []string{"6.18", "6.18.43", "7.0"} {
+		old := ngrams(tickOps(t, runSleeper(t, rel), "tick_nohz_handler"), 3)
+		restart := "start ABS|PINNED|HARD was_armed=- | cancel | start ABS|PINNED|HARD was_armed=-"
+		if !old[restart] {
+			t.Errorf("%s: no restart traced as %q; sequences: %q", rel, restart, keys(old))
+		}
+		for g := range old {
+			if strings.Contains(g, "was_armed=0") || strings.Contains(g, "was_armed=1") {
+				t.Errorf("%s prints was_armed (%q), which 7.1 added", rel, g)
+				break
+			}
+		}
+	}
+}
+
+// matchesCapture: the model's tick-timer operations at release rel are
+// those of the capture (TestTickStopRestartMatchesCapture).
+func matchesCapture(t *testing.T, rel string) {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "formats", "linux-6.18.44", "capture-tick-stop-restart.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	real2 := ngrams(tickOps(t, string(raw), "tick_nohz_handler"), 2)
 
-	model := tickOps(t, runSleeper(t, "7.1"), "tick_nohz_handler")
+	model := tickOps(t, runSleeper(t, rel), "tick_nohz_handler")
 	got := ngrams(model, 2)
 	for _, g := range keys(got) {
 		// When a CPU stops its tick again is the workload's and the
@@ -161,7 +189,7 @@ func TestTickStopRestartMatchesCapture(t *testing.T) {
 			continue
 		}
 		if !real2[g] {
-			t.Errorf("7.1: the model traces %q, which the real kernel's trace never does (its pairs: %q)", g, keys(real2))
+			t.Errorf("%s: the model traces %q, which the real kernel's trace never does (its pairs: %q)", rel, g, keys(real2))
 		}
 	}
 	const (
@@ -179,23 +207,7 @@ func TestTickStopRestartMatchesCapture(t *testing.T) {
 			t.Fatalf("the capture lacks %q: it is not the recorded one", want)
 		}
 		if !got[want] {
-			t.Errorf("7.1: the model never traces %q, which the real kernel does", want)
-		}
-	}
-
-	// Before adcec6a7f566 (7.0 and earlier) tick_nohz_restart() cancels
-	// the queued tick first; hrtimer_start prints no was_armed.
-	for _, rel := range []string{"6.18", "7.0"} {
-		old := ngrams(tickOps(t, runSleeper(t, rel), "tick_nohz_handler"), 3)
-		restart := "start ABS|PINNED|HARD was_armed=- | cancel | start ABS|PINNED|HARD was_armed=-"
-		if !old[restart] {
-			t.Errorf("%s: no restart traced as %q; sequences: %q", rel, restart, keys(old))
-		}
-		for g := range old {
-			if strings.Contains(g, "was_armed=0") || strings.Contains(g, "was_armed=1") {
-				t.Errorf("%s prints was_armed (%q), which 7.1 added", rel, g)
-				break
-			}
+			t.Errorf("%s: the model never traces %q, which the real kernel does", rel, want)
 		}
 	}
 }

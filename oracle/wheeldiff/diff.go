@@ -15,6 +15,7 @@ import (
 	"github.com/tickemu/tickemu/framework/config"
 	"github.com/tickemu/tickemu/framework/kernelversion"
 	"github.com/tickemu/tickemu/framework/sdk"
+	"github.com/tickemu/tickemu/framework/sdk/eras"
 	"github.com/tickemu/tickemu/oracle/ktimer"
 	"github.com/tickemu/tickemu/plugins/wheel"
 )
@@ -94,13 +95,15 @@ func (r *Runner) Config() sdk.Config { return r.cfg }
 // reproduces what a patched kernel does.
 func (r *Runner) Set(name, value string) { r.cfg[name] = value }
 
-// releaseOf reads "6.12.118" as release 6.12.
+// releaseOf reads the library's UTS release ("6.12.118") as release
+// 6.12.118: the wheel's eras at its series, with the stable backports they
+// name up to that point release.
 func releaseOf(uts string) (kernelversion.Release, error) {
-	parts := strings.SplitN(uts, ".", 3)
-	if len(parts) < 2 {
-		return kernelversion.Release{}, fmt.Errorf("wheeldiff: kernel release %q is not MAJOR.MINOR[.PATCH]", uts)
+	r, err := eras.ParseUname(uts)
+	if err != nil {
+		return kernelversion.Release{}, fmt.Errorf("wheeldiff: %v", err)
 	}
-	return kernelversion.Parse(parts[0] + "." + strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	return r, nil
 }
 
 // seq is one sequence's state on both sides.

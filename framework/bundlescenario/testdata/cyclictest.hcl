@@ -2,7 +2,6 @@
 # on 6.18.44-fc-v1272 x86_64, 2 CPUs, HZ 250, NO_HZ idle (written by tickemu's bundle translation).
 # note: cpuidle driver haltpoll: its states' latencies and residencies are the model's; the driver's own behaviour is not modelled
 # note: a KVM guest: programming the clockevent traps to the hypervisor, which the default device costs do not include
-# note: kernel 6.18.44-fc-v1272 carries 7.1's adcec6a7f566 (stable backport, seen from 6.18.44): tick_restart = "start"
 # note: cyclictest thread i is pinned to CPU i mod 2 (cpu_for_thread_ua())
 # note: cyclictest's main thread (a 10 ms usleep() loop printing the statistics) is not modelled
 machine {
@@ -25,8 +24,7 @@ governor {
   guest_halt_poll_allow_shrink = false
 }
 kernel {
-  version             = "6.18"
-  tick_restart        = "start"
+  version             = "6.18.44"
   timer_migration     = true
   cputime_accounting  = "tick"
   irq_time_accounting = false

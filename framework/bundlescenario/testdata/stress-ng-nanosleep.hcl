@@ -3,7 +3,6 @@
 # note: run length: the capture's wall time, 1234ms (the command's flags set none)
 # note: cpuidle driver haltpoll: its states' latencies and residencies are the model's; the driver's own behaviour is not modelled
 # note: a KVM guest: programming the clockevent traps to the hypervisor, which the default device costs do not include
-# note: kernel 6.18.44-fc-v1272 carries 7.1's adcec6a7f566 (stable backport, seen from 6.18.44): tick_restart = "start"
 # note: stress-ng's instances are not pinned; the model places instance i on CPU i
 # note: stress-ng --nanosleep: the method is random, the only one before V0.17.00 (give --nanosleep-method all for later versions' default)
 # note: stress-ng's parent process (it forks the instances and waits for them) is not modelled
@@ -27,8 +26,7 @@ governor {
   guest_halt_poll_allow_shrink = false
 }
 kernel {
-  version             = "6.18"
-  tick_restart        = "start"
+  version             = "6.18.44"
   timer_migration     = true
   cputime_accounting  = "tick"
   irq_time_accounting = false

@@ -310,7 +310,7 @@ func TestPluginCallsRoundTrip(t *testing.T) {
 	}
 	schema := sdk.Schema{Attributes: []sdk.Attribute{
 		{Name: "mode", Type: sdk.TypeString, Required: true, Default: "oneshot", OneOf: []string{"oneshot", "periodic"}, Min: "a", Max: "z", Doc: "how",
-			Eras: []sdk.Era{{Since: "3.10", Value: "oneshot", Commit: "0123456789ab", Title: "t", Note: "n"}}, Unversioned: "why"},
+			Eras: []sdk.Era{{Since: "3.10", Value: "oneshot", Commit: "0123456789ab", Title: "t", Note: "n", Backports: "6.18.44"}}, Unversioned: "why"},
 		{Name: "cost", Type: sdk.TypeDuration, Default: "250ns", Min: "1ns", Max: "1ms", Doc: "write cost"},
 	}}
 	setup := sdk.Setup{CPUs: 64, HZ: 250, HighRes: true, Seed: 1<<64 - 1, Role: "broadcast",

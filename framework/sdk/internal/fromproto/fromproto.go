@@ -43,7 +43,7 @@ func Eras(es []*pb.Era) []sdk.Era {
 	}
 	out := make([]sdk.Era, len(es))
 	for i, e := range es {
-		out[i] = sdk.Era{Since: e.GetSince(), Value: e.GetValue(), Commit: e.GetCommit(), Title: e.GetTitle(), Note: e.GetNote()}
+		out[i] = sdk.Era{Since: e.GetSince(), Value: e.GetValue(), Commit: e.GetCommit(), Title: e.GetTitle(), Note: e.GetNote(), Backports: e.GetBackports()}
 	}
 	return out
 }

@@ -41,7 +41,7 @@ func Attribute(a sdk.Attribute) *pb.Attribute {
 func Eras(es []sdk.Era) []*pb.Era {
 	out := make([]*pb.Era, len(es))
 	for i, e := range es {
-		out[i] = &pb.Era{Since: e.Since, Value: e.Value, Commit: e.Commit, Title: e.Title, Note: e.Note}
+		out[i] = &pb.Era{Since: e.Since, Value: e.Value, Commit: e.Commit, Title: e.Title, Note: e.Note, Backports: e.Backports}
 	}
 	return out
 }

@@ -1000,12 +1000,15 @@ func (x *Attribute) GetUnversioned() string {
 
 // Era is sdk.Era: an attribute's value from one kernel release on.
 type Era struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Since         string                 `protobuf:"bytes,1,opt,name=since,proto3" json:"since,omitempty"`
-	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
-	Commit        string                 `protobuf:"bytes,3,opt,name=commit,proto3" json:"commit,omitempty"`
-	Title         string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
-	Note          string                 `protobuf:"bytes,5,opt,name=note,proto3" json:"note,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Since  string                 `protobuf:"bytes,1,opt,name=since,proto3" json:"since,omitempty"`
+	Value  string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	Commit string                 `protobuf:"bytes,3,opt,name=commit,proto3" json:"commit,omitempty"`
+	Title  string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	Note   string                 `protobuf:"bytes,5,opt,name=note,proto3" json:"note,omitempty"`
+	// backports: the stable point releases that carry the change before
+	// since, comma-separated ("6.12.80, 6.18.44").
+	Backports     string `protobuf:"bytes,6,opt,name=backports,proto3" json:"backports,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1071,6 +1074,13 @@ func (x *Era) GetTitle() string {
 func (x *Era) GetNote() string {
 	if x != nil {
 		return x.Note
+	}
+	return ""
+}
+
+func (x *Era) GetBackports() string {
+	if x != nil {
+		return x.Backports
 	}
 	return ""
 }
@@ -1544,13 +1554,14 @@ const file_tickemu_plugin_v2_plugin_proto_rawDesc = "" +
 	"\tmax_value\x18\b \x01(\tR\bmaxValue\x12*\n" +
 	"\x04eras\x18\t \x03(\v2\x16.tickemu.plugin.v2.EraR\x04eras\x12 \n" +
 	"\vunversioned\x18\n" +
-	" \x01(\tR\vunversioned\"s\n" +
+	" \x01(\tR\vunversioned\"\x91\x01\n" +
 	"\x03Era\x12\x14\n" +
 	"\x05since\x18\x01 \x01(\tR\x05since\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12\x16\n" +
 	"\x06commit\x18\x03 \x01(\tR\x06commit\x12\x14\n" +
 	"\x05title\x18\x04 \x01(\tR\x05title\x12\x12\n" +
-	"\x04note\x18\x05 \x01(\tR\x04note\"F\n" +
+	"\x04note\x18\x05 \x01(\tR\x04note\x12\x1c\n" +
+	"\tbackports\x18\x06 \x01(\tR\tbackports\"F\n" +
 	"\x06Schema\x12<\n" +
 	"\n" +
 	"attributes\x18\x01 \x03(\v2\x1c.tickemu.plugin.v2.AttributeR\n" +
