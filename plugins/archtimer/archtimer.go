@@ -58,6 +58,14 @@ func (p *Plugin) Info() sdk.Info {
 		Description: "Arm architected timer per CPU, CVAL or TVAL programming (drivers/clocksource/arm_arch_timer.c)"}
 }
 
+// maxCost bounds every cost and latency attribute (the schema's Max, refused
+// at decode with the file, line and attribute): a register access, EOI or
+// interrupt delivery of a millisecond is a typing mistake, and an answer
+// stays far within the plugin contract's 10 s (framework/contract's
+// MaxCost). The builtin runs in process without the contract checker, so its
+// config must not be able to break the contract.
+const maxCost = "1ms"
+
 // Schema declares the plugin's attributes.
 func (p *Plugin) Schema() sdk.Schema {
 	return sdk.Schema{Attributes: []sdk.Attribute{
@@ -73,11 +81,11 @@ func (p *Plugin) Schema() sdk.Schema {
 		{Name: "c3stop", Type: sdk.TypeBool, Default: "false",
 			Doc:         "the timer stops in deep idle (CLOCK_EVT_FEAT_C3STOP): the kernel sets it unless firmware marks the timer always-on",
 			Unversioned: "a property of the platform: the firmware's always-on marking (device tree or ACPI GTDT), on every release"},
-		{Name: "sysreg_cost", Type: sdk.TypeDuration, Default: "10ns",
+		{Name: "sysreg_cost", Type: sdk.TypeDuration, Default: "10ns", Max: maxCost,
 			Doc: "cost of one timer system register access (CTL, CVAL/TVAL, counter read); a programming makes 4 (cval) or 3 (tval)"},
-		{Name: "ack_cost", Type: sdk.TypeDuration, Default: "50ns",
+		{Name: "ack_cost", Type: sdk.TypeDuration, Default: "50ns", Max: maxCost,
 			Doc: "cost of the GIC acknowledge and EOI of the timer PPI (the handler's CTL read and masking write are charged as sysreg accesses)"},
-		{Name: "irq_latency", Type: sdk.TypeDuration, Default: "50ns",
+		{Name: "irq_latency", Type: sdk.TypeDuration, Default: "50ns", Max: maxCost,
 			Doc: "delay from the timer condition to interrupt entry"},
 	}}
 }

@@ -54,9 +54,16 @@ func factory(name, desc string, make func(base) sdk.Plugin) sdk.Factory {
 	return f
 }
 
+// maxCost bounds every governor's select_cost (the schema's Max, refused
+// at decode with the file, line and attribute): a ->select() of a millisecond is a typing mistake, and an answer
+// stays far within the plugin contract's 10 s (framework/contract's
+// MaxCost). The builtin runs in process without the contract checker, so its
+// config must not be able to break the contract.
+const maxCost = "1ms"
+
 func (b *base) Schema() sdk.Schema {
 	return sdk.Schema{Attributes: []sdk.Attribute{
-		{Name: "select_cost", Type: sdk.TypeDuration, Default: "0ns",
+		{Name: "select_cost", Type: sdk.TypeDuration, Default: "0ns", Max: maxCost,
 			Doc: "simulated cost of one ->select() on the idle CPU (not charged by default: the kernel's nohz_stop_cost covers the idle entry bookkeeping)"},
 	}}
 }

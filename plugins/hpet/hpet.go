@@ -81,6 +81,14 @@ func (p *Plugin) Info() sdk.Info {
 		Description: "x86 HPET comparators: legacy broadcast channel or per-CPU MSI channels, with the equal-match -ETIME race (arch/x86/kernel/hpet.c)"}
 }
 
+// maxCost bounds every cost and latency attribute (the schema's Max, refused
+// at decode with the file, line and attribute): a register access, EOI or
+// interrupt delivery of a millisecond is a typing mistake, and an answer
+// stays far within the plugin contract's 10 s (framework/contract's
+// MaxCost). The builtin runs in process without the contract checker, so its
+// config must not be able to break the contract.
+const maxCost = "1ms"
+
 // Schema declares the plugin's attributes.
 func (p *Plugin) Schema() sdk.Schema {
 	return sdk.Schema{Attributes: []sdk.Attribute{
@@ -88,19 +96,19 @@ func (p *Plugin) Schema() sdk.Schema {
 			Doc: "main counter frequency (10 MHz to 10 GHz); the hardware reports its period in fs and the kernel truncates 10^15/period to hpet_freq"},
 		{Name: "channels", Type: sdk.TypeNumber, Default: "0",
 			Doc: "comparators used as clockevent channels; 0 picks by role: 1 for broadcast (legacy channel 0), one per CPU for local (MSI channels); at most 32"},
-		{Name: "read_cost", Type: sdk.TypeDuration, Default: "1us",
+		{Name: "read_cost", Type: sdk.TypeDuration, Default: "1us", Max: maxCost,
 			Doc: "cost of one HPET MMIO read (counter, config); measured >= 1.4 us on large NUMA machines, ~0.5-1 us single socket"},
-		{Name: "write_cost", Type: sdk.TypeDuration, Default: "100ns",
+		{Name: "write_cost", Type: sdk.TypeDuration, Default: "100ns", Max: maxCost,
 			Doc: "cost of one posted HPET MMIO write (comparator, config)"},
 		{Name: "cmp_latch_cycles", Type: sdk.TypeNumber, Default: "2",
 			Doc: "HPET cycles before a comparator write takes effect (up to 2 on ATI and ICH9/10 chipsets, longer on some AMD)"},
-		{Name: "ack_cost", Type: sdk.TypeDuration, Default: "50ns",
+		{Name: "ack_cost", Type: sdk.TypeDuration, Default: "50ns", Max: maxCost,
 			Doc: "cost of acknowledging the HPET interrupt (the LAPIC EOI; the handler does not touch the HPET)"},
-		{Name: "irq_latency", Type: sdk.TypeDuration, Default: "1us",
+		{Name: "irq_latency", Type: sdk.TypeDuration, Default: "1us", Max: maxCost,
 			Doc: "delay from the comparator match to interrupt entry (IO-APIC or MSI delivery)"},
-		{Name: "smi_rate", Type: sdk.TypeNumber, Default: "0",
-			Doc: "System Management Interrupts per second (Poisson, machine-wide); one arriving between the counter read and the comparator write delays the write by smi_duration; 0 disables"},
-		{Name: "smi_duration", Type: sdk.TypeDuration, Default: "10us",
+		{Name: "smi_rate", Type: sdk.TypeNumber, Default: "0", Min: "0", Max: "100",
+			Doc: "System Management Interrupts per second (Poisson, machine-wide; at most 100, so SMIs of up to 1 ms keep the CPUs in SMM at most a tenth of the time and a write's chain of back-to-back SMIs stays short); one arriving between the counter read and the comparator write delays the write by smi_duration; 0 disables"},
+		{Name: "smi_duration", Type: sdk.TypeDuration, Default: "10us", Max: maxCost,
 			Doc: "how long each SMI keeps the CPUs in SMM"},
 	}}
 }

@@ -108,6 +108,14 @@ type costAttr struct {
 	set  func(*Costs, int64)
 }
 
+// maxCostNS bounds every cost attribute (the schema's Max, refused at decode
+// with the file, line and attribute): 100 us, far above any hrtimer
+// operation, and low enough that an interrupt expiring the most timers one
+// answer may list (framework/contract's MaxList, 65536) costs less than the
+// contract's 10 s (MaxCost). The builtin runs in process without the
+// contract checker, so its config must not be able to break the contract.
+const maxCostNS = 100_000
+
 var costAttrs = []costAttr{
 	{"start_ns", 200, "hrtimer_start_range_ns() cost; [EST] 0.1-0.3 us (docs/reference/calibration.md §2)",
 		func(c *Costs, v int64) { c.Start = v }},
@@ -181,7 +189,7 @@ func schema() sdk.Schema {
 	}
 	for _, a := range costAttrs {
 		attrs = append(attrs, sdk.Attribute{Name: a.name, Type: sdk.TypeNumber,
-			Default: strconv.FormatFloat(a.def, 'g', -1, 64), Doc: a.doc})
+			Default: strconv.FormatFloat(a.def, 'g', -1, 64), Min: "0", Max: strconv.Itoa(maxCostNS), Doc: a.doc})
 	}
 	return sdk.Schema{Attributes: attrs}
 }
@@ -199,8 +207,8 @@ func decodeConfig(c sdk.Config) (Config, sdk.Diagnostics) {
 	for _, a := range costAttrs {
 		// A value r cannot read is 0 here and an error in r.Diagnostics().
 		v := r.Float(a.name)
-		if math.IsInf(v, 0) || v < 0 || v > 1e15 {
-			diags = diags.Errorf(a.name, "%s must be a finite number of ns in [0, 1e15], got %q", a.name, strconv.FormatFloat(v, 'g', -1, 64))
+		if math.IsInf(v, 0) || v < 0 || v > maxCostNS {
+			diags = diags.Errorf(a.name, "%s must be a finite number of ns in [0, %d], got %q", a.name, maxCostNS, strconv.FormatFloat(v, 'g', -1, 64))
 			continue
 		}
 		// Sub-nanosecond fractions are rounded: simulated time is integer ns.

@@ -105,6 +105,17 @@ func (p *Plugin) Info() sdk.Info {
 		Description: "x86 local APIC timer per CPU: TSC-deadline or count-down one-shot (arch/x86/kernel/apic/apic.c)"}
 }
 
+// maxCost bounds every cost and latency attribute (the schema's Max, refused
+// at decode with the file, line and attribute): a register access, EOI or
+// interrupt delivery of a millisecond is a typing mistake, and an answer
+// stays far within the plugin contract's 10 s (framework/contract's
+// MaxCost). The builtin runs in process without the contract checker, so its
+// config must not be able to break the contract.
+const (
+	maxCost   = "1ms"
+	maxCostNS = 1_000_000
+)
+
 // Schema declares the plugin's attributes.
 func (p *Plugin) Schema() sdk.Schema {
 	return sdk.Schema{Attributes: []sdk.Attribute{
@@ -113,23 +124,23 @@ func (p *Plugin) Schema() sdk.Schema {
 			Unversioned: "a CPU feature: every modelled release (3.10 on) uses TSC-deadline mode when the CPU has it (X86_FEATURE_TSC_DEADLINE_TIMER) and the count-down otherwise"},
 		{Name: "tsc_freq", Type: sdk.TypeFrequency, Default: "3GHz",
 			Doc: "TSC frequency; the kernel registers the deadline device at tsc_khz*125 Hz (TSC/8)"},
-		{Name: "bus_freq", Type: sdk.TypeFrequency, Default: "100MHz",
+		{Name: "bus_freq", Type: sdk.TypeFrequency, Default: "100MHz", Max: "10GHz",
 			Doc: "APIC timer input clock for oneshot mode: the bus clock (100 MHz on Nehalem to Broadwell) or the core crystal of CPUID leaf 0x15 (24/25/38.4 MHz)"},
 		{Name: "divide", Type: sdk.TypeNumber, Default: "16",
 			Doc: "divide configuration (TDCR) for oneshot mode: 1, 2, 4, ..., 128; the kernel always uses 16 (APIC_DIVISOR)"},
 		{Name: "arat", Type: sdk.TypeBool, Default: "true",
 			Doc:         "Always Running APIC Timer (CPUID.06H:EAX[2]): true keeps the timer running in deep C-states (rating 150); false sets CLOCK_EVT_FEAT_C3STOP (rating 100) so deep idle needs the broadcast device",
 			Unversioned: "a CPU feature (CPUID.06H:EAX[2]), read the same way on every modelled release"},
-		{Name: "deadline_write_cost", Type: sdk.TypeDuration, Default: "60ns",
+		{Name: "deadline_write_cost", Type: sdk.TypeDuration, Default: "60ns", Max: maxCost,
 			Doc: "cost of lapic_next_deadline(): RDTSC and the IA32_TSC_DEADLINE WRMSR (estimate: 100-300 cycles bare metal; 1-3 us as a VM exit)"},
-		{Name: "oneshot_write_cost", Type: sdk.TypeDuration, Default: "100ns",
+		{Name: "oneshot_write_cost", Type: sdk.TypeDuration, Default: "100ns", Max: maxCost,
 			Doc: "cost of one APIC register access: the TMICT write of lapic_next_event(), and each LVTT/TDCR/TMICT access of a state change (estimate: 0.05-0.3 us bare metal)"},
-		{Name: "eoi_cost", Type: sdk.TypeDuration, Default: "50ns",
+		{Name: "eoi_cost", Type: sdk.TypeDuration, Default: "50ns", Max: maxCost,
 			Doc: "cost of the EOI at interrupt entry: apic_eoi() in sysvec_apic_timer_interrupt(), before trace_local_timer_entry() (a WRMSR of x2APIC MSR 0x80b: " +
 				"a few cycles on bare metal, an exit to the hypervisor in a guest without EOI acceleration, about as long as deadline_write_cost)"},
 		{Name: "eoi_cost_spread", Type: sdk.TypeString, Default: "",
 			Doc: "the spread of eoi_cost, as irq_latency_spread is irq_latency's (tickemu calibrate fits it from the past_deadline intervals, whose length is the EOI's). Empty: every EOI costs eoi_cost"},
-		{Name: "irq_latency", Type: sdk.TypeDuration, Default: "50ns",
+		{Name: "irq_latency", Type: sdk.TypeDuration, Default: "50ns", Max: maxCost,
 			Doc: "delay from the timer reaching its deadline (or zero) to interrupt entry"},
 		{Name: "past_deadline_latency", Type: sdk.TypeString, Default: "",
 			Doc: "delay from a write whose deadline has already passed to interrupt entry. In a KVM guest such a write never reaches a host timer: " +
@@ -162,6 +173,8 @@ func (p *Plugin) Configure(s sdk.Setup, c sdk.Config) sdk.Diagnostics {
 	p.eoiCost = r.Duration("eoi_cost")
 	if q, err := spread.Parse(r.String("eoi_cost_spread")); err != nil {
 		d = d.Errorf("eoi_cost_spread", "eoi_cost_spread: %v", err)
+	} else if top := float64(p.eoiCost) + q.At(1); top > maxCostNS {
+		d = d.Errorf("eoi_cost_spread", "eoi_cost_spread: eoi_cost plus the largest deviation is %s, more than %s, the most an EOI may cost", ktime.FormatDuration(int64(top)), maxCost)
 	} else {
 		p.eoiSpread = q
 	}

@@ -2,6 +2,7 @@ package wheel
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/framework/sdk/ktime"
@@ -80,9 +81,14 @@ const (
 	attrScan         = "scan_cost_ns"
 )
 
-// maxCostNS bounds every cost parameter: one simulated second per elementary
-// operation is already absurd; larger values are typing mistakes.
-const maxCostNS = 1e9
+// maxCostNS bounds every cost parameter (the schema's Max, refused at decode
+// with the file, line and attribute): 10 us per elementary operation is
+// already absurd, and it keeps an answer within the plugin contract's 10 s
+// (framework/contract's MaxCost) over the most expiries one answer may list
+// (MaxList, 65536) or a per-jiffy catch-up of a million jiffies (17 idle
+// minutes at HZ=1000). The builtin runs in process without the contract
+// checker, so its config must not be able to break the contract.
+const maxCostNS = 10_000
 
 var layoutNames = []string{"levels", "cascade"}
 var catchupNames = []string{"per_jiffy", "skip_empty", "next_expiry"}
@@ -177,7 +183,7 @@ func schema() sdk.Schema {
 		},
 	}
 	for _, c := range costAttrs {
-		attrs = append(attrs, sdk.Attribute{Name: c.name, Type: sdk.TypeNumber, Default: c.def, Doc: c.doc})
+		attrs = append(attrs, sdk.Attribute{Name: c.name, Type: sdk.TypeNumber, Default: c.def, Min: "0", Max: strconv.Itoa(maxCostNS), Doc: c.doc})
 	}
 	return sdk.Schema{Attributes: attrs}
 }
@@ -244,7 +250,7 @@ func parseOptions(s sdk.Setup, c sdk.Config) (options, sdk.Diagnostics) {
 	for _, ca := range costAttrs {
 		// A value r cannot read is 0 here and an error in r.Diagnostics().
 		if v := r.Float(ca.name); math.IsInf(v, 0) || v < 0 || v > maxCostNS {
-			diags = diags.Errorf(ca.name, "%s = %g is out of range (0 to %g ns)", ca.name, v, maxCostNS)
+			diags = diags.Errorf(ca.name, "%s = %g is out of range (0 to %d ns)", ca.name, v, maxCostNS)
 		} else {
 			*dst[ca.name] = int64(math.Round(v * 1000))
 		}
