@@ -49,6 +49,8 @@ type common struct {
 	callTimeout time.Duration
 	// pluginStats is --plugin-stats (run and compare: registerPluginStats).
 	pluginStats bool
+	// checkBuiltins is --check-builtins (experiment.Options.CheckBuiltins).
+	checkBuiltins bool
 	// diags prints the command's diagnostics, each once (set by setup).
 	diags *diagPrinter
 }
@@ -61,6 +63,7 @@ func (c *common) register(fs *flag.FlagSet, withVariant bool) {
 		fs.StringVar(&c.seed, "seed", "", "override run.seed")
 	}
 	fs.StringVar(&c.kernelVersion, "kernel-version", "", "kernel release (\"6.13\") whose strategy settings apply to every versioned attribute the file leaves unset; overrides kernel.version (docs/kernel-changes.md)")
+	fs.BoolVar(&c.checkBuiltins, "check-builtins", false, "check every answer of the builtin plugins against the plugin contract, as every other plugin's are checked (for whoever edits a builtin; --plugin-stats checks them too); the results are the same")
 	fs.StringVar(&c.isolation, "isolation", "", "override every plugin block's isolation: inprocess or process (default: each block's own; without one, linked-in plugins run in process and binaries in their own process)")
 	c.registerPluginFlags(fs)
 }
@@ -302,7 +305,7 @@ func (c *common) loader(file string, src []byte, opts config.Options) func(set f
 // plugins opened by op: a configuration's warnings are printed, each once.
 func (c *common) runOptions(op experiment.Opener, log zerolog.Logger) experiment.Options {
 	return experiment.Options{Opener: op, Isolation: c.isolation, CallTimeout: c.pluginCallTimeout(), Log: log, OnWarnings: c.diags.write,
-		PluginStats: c.pluginStats}
+		PluginStats: c.pluginStats, CheckBuiltins: c.checkBuiltins}
 }
 
 // reportError prints a run error; config diagnostics get their source snippets.

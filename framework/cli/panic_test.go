@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tickemu/tickemu/framework/experiment"
 	"github.com/tickemu/tickemu/framework/sdk"
 	"github.com/tickemu/tickemu/plugins/governor"
 	"github.com/tickemu/tickemu/plugins/hrtimer"
@@ -59,7 +60,34 @@ var testExtras = []sdk.Factory{{Kind: sdk.KindGovernor, Name: "panicky",
 	}},
 	{Kind: sdk.KindGovernor, Name: "hangy",
 		New: func() sdk.Plugin { return &hangy{AlwaysStop: governor.AlwaysStopFactory.New().(*governor.AlwaysStop)} }},
-	{Kind: sdk.KindHRTimer, Name: "liar", New: func() sdk.Plugin { return liar{hrtimer.New().(*hrtimer.Plugin)} }}}
+	// The liar claims to be vetted: New clears that on every extra (only
+	// the builtin list's plugins are), so it is checked linked in.
+	{Kind: sdk.KindHRTimer, Name: "liar", New: func() sdk.Plugin { return liar{hrtimer.New().(*hrtimer.Plugin)} }, Vetted: true}}
+
+// TestCheckBuiltins: a vetted plugin linked in process runs without the
+// contract checker, so a lie only its checker sees goes unseen; asked for
+// (Options.CheckBuiltins, --check-builtins) or metered (--plugin-stats),
+// the checker is there and the run ends naming the plugin and the call.
+func TestCheckBuiltins(t *testing.T) {
+	spec := loadInline(t, strings.ReplaceAll(processConfig, "%DUR%", "5ms")+"hrtimer {\n  plugin = \"liar\"\n}\n")
+	vettedLiar := testExtras[len(testExtras)-1] // Vetted, as a builtin would be
+	op := experiment.InProcess(append(New().factories, vettedLiar))
+	for _, tc := range []struct {
+		name string
+		o    experiment.Options
+		lie  bool
+	}{
+		{"trusted", experiment.Options{Opener: op}, false},
+		{"check-builtins", experiment.Options{Opener: op, CheckBuiltins: true}, true},
+		{"plugin-stats", experiment.Options{Opener: op, PluginStats: true}, true},
+	} {
+		_, err := experiment.Run(spec, tc.o)
+		caught := err != nil && strings.Contains(err.Error(), `hrtimer plugin "liar"`) && strings.Contains(err.Error(), "declared model")
+		if caught != tc.lie || !tc.lie && err != nil {
+			t.Errorf("%s: err %v; want the lie caught: %v", tc.name, err, tc.lie)
+		}
+	}
+}
 
 // TestModelLieSameBothWays: an hrtimer plugin whose declared answer model
 // differs from its answers ends the run with the same error linked in (the

@@ -221,7 +221,9 @@ func cpuTicks(pid int) int {
 // hrtimer interrupts overlap the other's starts, which the model answers)
 // and the timer placement ones (timer-migration.hcl push and pull), where the
 // hrtimer and wheel plugins' declared models answer most calls out of
-// process, give the same bytes of results and trace in and out of process.
+// process, give the same bytes of results and trace in and out of process
+// (in process the builtins run unchecked, as vetted; in their own processes
+// behind the contract checker).
 func TestShippedScenariosIdentical(t *testing.T) {
 	for _, tc := range []struct {
 		file, variant string
@@ -266,6 +268,57 @@ func TestShippedScenariosIdentical(t *testing.T) {
 				t.Errorf("traces differ between isolation=inprocess (%d bytes) and isolation=process (%d bytes)", traces[0].Len(), traces[1].Len())
 			}
 		})
+	}
+}
+
+// TestShippedConfigsChecked runs every shipped config (configs/*.hcl, each
+// variant, briefly) with the builtins checked on every call (--check-builtins), so a
+// builtin that breaks the plugin contract on a shipped scenario fails the
+// tests, and without (as tickemu runs them): the results and the trace are
+// the same bytes, the checker only watches.
+func TestShippedConfigsChecked(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "*.hcl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no configs: %v", err)
+	}
+	op := experiment.InProcess(builtins)
+	for _, f := range files {
+		spec, diags := config.Load(f, config.Options{})
+		if diags.HasErrors() {
+			t.Fatalf("%s: %v", f, diags)
+		}
+		for _, v := range append([]string{""}, spec.Variants()...) {
+			t.Run(filepath.Base(f)+"/"+v, func(t *testing.T) {
+				spec, diags := config.Load(f, config.Options{Variant: v})
+				if diags.HasErrors() {
+					t.Fatal(diags)
+				}
+				// 20 ms, or BenchmarkScenarios's shorter time (the 64-CPU
+				// lkp-timer-64's trace is long).
+				d, ok := scenarioBenchDuration[filepath.Base(f)]
+				if !ok {
+					t.Fatalf("%s has no entry in scenarioBenchDuration", f)
+				}
+				if d == 0 || d > 20*time.Millisecond {
+					d = 20 * time.Millisecond
+				}
+				spec.Run.Duration = min(spec.Run.Duration, d.Nanoseconds())
+				var out, traces [2]bytes.Buffer
+				for i, check := range []bool{true, false} {
+					res, err := experiment.Run(spec, experiment.Options{Opener: op, CheckBuiltins: check, Trace: &traces[i]})
+					if err != nil {
+						t.Fatalf("Run(CheckBuiltins=%v): %v", check, err)
+					}
+					if err := resultfmt.WriteJSON(&out[i], res); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) || !bytes.Equal(traces[0].Bytes(), traces[1].Bytes()) {
+					t.Errorf("results (%d, %d bytes) or traces (%d, %d bytes) differ with the builtins checked and not",
+						out[0].Len(), out[1].Len(), traces[0].Len(), traces[1].Len())
+				}
+			})
+		}
 	}
 }
 

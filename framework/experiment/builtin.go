@@ -9,17 +9,20 @@ import (
 
 // InProcess is an Opener over builtin factories only, linked in process. The
 // CLI uses framework/loader, which adds out-of-process isolation and external
-// binaries; tests and embedders can use this directly.
+// binaries; tests and embedders can use this directly. A Vetted factory's
+// plugin runs without the contract checker (see vetted).
 type InProcess []sdk.Factory
 
 type inproc struct {
-	p    sdk.Plugin
-	name string
+	p      sdk.Plugin
+	name   string
+	vetted bool
 }
 
 func (i inproc) Plugin() sdk.Plugin { return i.p }
 func (i inproc) Describe() string   { return i.name + " (in process)" }
 func (i inproc) Kill()              {}
+func (i inproc) Vetted() bool       { return i.vetted }
 
 func (f InProcess) find(kind sdk.Kind, name string) (sdk.Factory, error) {
 	var known []string
@@ -54,7 +57,7 @@ func (f InProcess) Open(kind sdk.Kind, name, isolation string) (Instance, error)
 	if err != nil {
 		return nil, err
 	}
-	return inproc{p: x.New(), name: name}, nil
+	return inproc{p: x.New(), name: name, vetted: x.Vetted}, nil
 }
 
 // Names implements Lister.

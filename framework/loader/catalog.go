@@ -501,5 +501,5 @@ func (c *Catalog) openInProcess(k key, f sdk.Factory) (*Instance, error) {
 	if ls, ok := p.(sdk.LoggerSetter); ok {
 		ls.SetLogger(c.log.With().Str("plugin", k.String()).Logger())
 	}
-	return &Instance{key: k, source: linkedSource(f), iso: InProcess, plugin: p}, nil
+	return &Instance{key: k, source: linkedSource(f), iso: InProcess, plugin: p, vetted: f.Vetted}, nil
 }

@@ -16,9 +16,14 @@ type Instance struct {
 	iso    Isolation
 	plugin sdk.Plugin
 	proc   *process // nil in process
+	vetted bool     // linked in process from a Vetted factory
 
 	killOnce sync.Once
 }
+
+// Vetted reports whether the instance is a vetted builtin (sdk.Factory.Vetted)
+// linked in process; in its own process no plugin is.
+func (i *Instance) Vetted() bool { return i.vetted }
 
 // Plugin returns the plugin; its kind's accessor returns the same value typed.
 func (i *Instance) Plugin() sdk.Plugin { return i.plugin }
