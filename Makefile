@@ -42,17 +42,23 @@ run: ## Build bin/tickemu (without PGO: quick) and run the default scenario (CON
 
 # test is the newcomer's test command: every package, shuffled, long
 # suites reduced (-short), no race detector. test-full, which `make ci`
-# runs, is every test in full with the race detector, the docs' figures and
-# the example modules.
+# runs, is every test twice: reduced (-short) with the race detector, which
+# checks the concurrent code (compare's parallel runs, the plugin transport,
+# signals and Ctrl-C) as well on a short run as on a long one, and in full
+# without it, where the long simulations (the docs' figures, every seed and
+# variant) take a tenth of the time; then the example modules. Both leave
+# out go test's own vet pass (-vet=off): make lint runs go vet with every
+# analyzer over the same packages and their tests (make ci runs it first),
+# and the pass cost a cold make test about 20 s of CPU.
 test: test-deps ## Run every test, shuffled, long suites reduced (-short), without the race detector; make test-full is everything.
-	@echo "==> go test -short -shuffle=on $(PKGS)"
-	$(GO) test -short -shuffle=on -timeout 10m $(PKGS)
+	@echo "==> go test -short -shuffle=on -vet=off $(PKGS)"
+	$(GO) test -short -shuffle=on -vet=off -timeout 10m $(PKGS)
 
-test-full: test-deps ## Run every test in full with the race detector, in shuffled order, the docs' figures and every example module's (part of make ci).
-	@echo "==> go test -race -shuffle=on $(PKGS)"
-	$(GO) test -race -shuffle=on -timeout 20m $(PKGS)
-	@echo "==> go test -run '^TestDocFigures$$' ./cmd/tickemu (README's and docs' figures, without -race)"
-	$(GO) test -count=1 -run '^TestDocFigures$$' ./cmd/tickemu
+test-full: test-deps ## Run every test reduced (-short) with the race detector, then in full without it, shuffled, and every example module's (part of make ci).
+	@echo "==> go test -race -short -shuffle=on -vet=off $(PKGS)"
+	$(GO) test -race -short -shuffle=on -vet=off -timeout 20m $(PKGS)
+	@echo "==> go test -shuffle=on -vet=off $(PKGS) (every test in full, README's and docs' figures too)"
+	$(GO) test -shuffle=on -vet=off -timeout 20m $(PKGS)
 	$(MAKE) test-modules
 
 test-deps: ## Install what the tests need beyond Go: headless Chromium for the HTML report tests (framework/report's drive it through chromedp, no chromedriver), Debian's python3-grpcio and python3-grpc-tools for the Python example plugins, node and npm for the TypeScript one.

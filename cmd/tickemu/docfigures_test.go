@@ -26,14 +26,14 @@ import (
 //
 //	go test ./cmd/tickemu -run TestDocFigures -update
 //
-// rewrites them (review the diff). Under -short, and under the race
-// detector (where the 45 runs take minutes), only the cheap rows are
-// regenerated and compared; `make test` runs the whole check once more
-// without the race detector.
+// rewrites them (review the diff). Under -short (make test, and make ci's
+// run under the race detector, where the 45 runs take minutes) only the
+// cheap rows are regenerated and compared; make ci runs the whole check
+// without -short and without the race detector.
 func TestDocFigures(t *testing.T) {
 	root := repoRoot()
 	readme := filepath.Join(root, "README.md")
-	cheap := testing.Short() || raceDetector
+	cheap := testing.Short()
 	rows := resultRows(t, cheap)
 	checkRegion(t, readme, "| scenario | variant | result | the report |\n|---|---|---|---|\n", "\n\n", func(old string) string {
 		return mergeRows(t, old, rows, !cheap)

@@ -24,10 +24,11 @@ func traceOf(t *testing.T, file string, format trace.Format) (*experiment.Result
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	if raceDetector {
+	if testing.Short() {
 		// default.hcl's 1 s, traced three times, took 150 s under the
-		// race detector: 100 ms still has every kind of slice on every
-		// CPU to count against the text trace and the kernel.
+		// race detector (make ci runs it -short there, and in full
+		// without): 100 ms still has every kind of slice on every CPU to
+		// count against the text trace and the kernel.
 		spec.Run.Duration = min(spec.Run.Duration, 100e6)
 	}
 	var buf bytes.Buffer
@@ -151,9 +152,10 @@ func TestPerfettoDefault(t *testing.T) {
 
 // TestKnownEvents: every event the shipped scenarios trace is in
 // trace.Known (which --trace-events checks names against), and every known
-// event shows up in one of them. Under -short only each file as written
-// (no variant) is traced, for 1 ms after at most 1 s of warmup; under the
-// race detector every variant, for that 1 ms.
+// event shows up in one of them. Under -short (make test, and make ci
+// under the race detector) only each file as written (no variant) is
+// traced, for 1 ms after at most 1 s of warmup; make ci traces every
+// variant for 10 ms without the race detector.
 func TestKnownEvents(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "configs", "*.hcl"))
 	known := map[string]bool{}
@@ -168,20 +170,18 @@ func TestKnownEvents(t *testing.T) {
 		}
 		variants := append([]string{""}, spec.Variants()...)
 		if testing.Short() {
-			// The inner loop traces each file as written; make test traces
+			// The inner loop traces each file as written; make ci traces
 			// every variant.
 			variants = variants[:1]
 		}
 		for _, v := range variants {
 			s, _ := config.Load(f, config.Options{Variant: v})
 			s.Run.Duration = 10e6 // the first 10 ms after the warmup
-			if testing.Short() || raceDetector {
+			if testing.Short() {
 				// 10 ms of lkp-timer-64's 64 CPUs take 12-18 s a
 				// variant (three quarters of the test; 5-10 times that
 				// under the race detector), and nohz-catchup's 295 s
-				// warmup one. Under the race detector every variant
-				// is still traced, for 1 ms: every event name is still
-				// checked against trace.Known.
+				// warmup one.
 				s.Run.Duration = 1e6
 				s.Run.Warmup = min(s.Run.Warmup, 1e9)
 			}
