@@ -121,6 +121,7 @@ func watched[T any](o Options, maxWall time.Duration, run func(w *watchdog) (T, 
 				continue
 			}
 			if te := w.stuck(why); te != nil {
+				sw.warnStarved()
 				// The answer may have come meanwhile.
 				select {
 				case r := <-done:
@@ -147,6 +148,9 @@ type stallWatch struct {
 	check            time.Duration  // when into a stall to ask the judge next
 	start, since     time.Time      // the run's start, the last beat's sample
 	last             uint64         // the last beat seen
+	// starved and stalled are the CPU wait and the stall of a deadline
+	// that expired at the last sample after extensions, for warnStarved.
+	starved, stalled time.Duration
 }
 
 // newStallWatch starts watching a run whose beat count is beat now.
@@ -166,6 +170,7 @@ func newStallWatch(o Options, timeout, maxWall time.Duration, beat uint64) *stal
 // to be stopped: "" while it is beating, or stalled within the deadline
 // (extended while it waited for a CPU) and within maxWall.
 func (sw *stallWatch) expired(now time.Time, beat uint64) string {
+	sw.starved = 0
 	if beat != sw.last {
 		sw.last, sw.since = beat, now
 		if sw.judge != nil {
@@ -177,12 +182,7 @@ func (sw *stallWatch) expired(now time.Time, beat uint64) string {
 	if sw.judge != nil && stalled >= sw.check {
 		v := sw.judge.Tick(sw.last, now, stalled)
 		if v.Failed() {
-			// The message is the plugin process's; how long the run
-			// waited for a CPU is the log's.
-			if v.Starved > 0 {
-				sw.log.Warn().Dur("stalled", stalled).Dur("cpu_wait", v.Starved).
-					Msg("linked-in plugin call deadline: extended while the run waited for a CPU, then expired")
-			}
+			sw.starved, sw.stalled = v.Starved, stalled
 			return fmt.Sprintf("no answer within %v", sw.timeout)
 		}
 		sw.check = stalled + v.Next
@@ -191,6 +191,19 @@ func (sw *stallWatch) expired(now time.Time, beat uint64) string {
 		return fmt.Sprintf("no answer within %v: max_wall %v reached", stalled.Round(time.Millisecond), sw.maxWall)
 	}
 	return ""
+}
+
+// warnStarved logs how long the run waited for a CPU while the deadline
+// that just expired was extended: the error's message is the plugin
+// process's, this is the log's. Called only once the stall is found to be
+// a linked-in plugin's: while the run waits on a plugin process (whose own
+// deadline ends the call) the deadline expires again at every sample, and
+// a warning about a linked-in plugin, ten a second, would be false.
+func (sw *stallWatch) warnStarved() {
+	if sw.starved > 0 {
+		sw.log.Warn().Dur("stalled", sw.stalled).Dur("cpu_wait", sw.starved).
+			Msg("linked-in plugin call deadline: extended while the run waited for a CPU, then expired")
+	}
 }
 
 // stuck attributes the run goroutine's current frames to a linked-in
