@@ -87,10 +87,12 @@ func (c *Catalog) env() []string {
 }
 
 // start starts cmd as a go-plugin process named desc in logs and errors,
-// within timeout (0: StartTimeout). If verify is a path, the lock file in
-// force (if any) must list that binary with its checksum. On error the
-// process is killed.
-func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verify string) (*process, plugin.ClientProtocol, error) {
+// within timeout (0: StartTimeout; startDeadline says how it is counted).
+// If verify is a path, the lock file in force (if any) must list that
+// binary with its checksum. On error the process is killed; on success the
+// deadline is still armed, for the caller to stop (describeBinary lets it
+// cover the Describe call too).
+func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verify string) (*process, plugin.ClientProtocol, *startDeadline, error) {
 	out := logging.NewPluginOutput(c.log, desc, c.opts.TailLines)
 	cmd.Env = c.env()
 	if timeout <= 0 {
@@ -101,6 +103,7 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verif
 		check = func() error { return c.opts.Lock.verify(verify) }
 	}
 	p := &process{cmd: cmd, out: out}
+	deadline := watchStart(timeout, hostAndGroup)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  shim.Handshake,
 		VersionedPlugins: shim.ClientPlugins(),
@@ -110,6 +113,7 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verif
 			r, err := newGroupRunner(cmd, spec)
 			if r != nil {
 				r.verify = check
+				deadline.runner <- r
 			}
 			p.runner = r
 			return r, err
@@ -118,26 +122,34 @@ func (c *Catalog) start(desc string, cmd *exec.Cmd, timeout time.Duration, verif
 		Managed:          true,
 		SkipHostEnv:      true,
 		AutoMTLS:         c.opts.AutoMTLS,
-		StartTimeout:     timeout,
-		Stderr:           out.Stderr(),
-		SyncStdout:       out.SyncStdout(),
-		SyncStderr:       out.SyncStderr(),
+		// The deadline is startDeadline's, which kills the process.
+		StartTimeout: noDeadline,
+		Stderr:       out.Stderr(),
+		SyncStdout:   out.SyncStdout(),
+		SyncStderr:   out.SyncStderr(),
 		Logger: quietAfterKill{Logger: pluginlog.HCLog(c.log.With().Str("plugin", desc).Logger(), "plugin"),
 			killed: func() bool { return p.runner != nil && p.runner.killedByHost() }},
 	})
 	p.client = client
 	rpc, err := client.Client()
 	if err != nil {
+		expired := deadline.stop()
 		p.kill() // reaps it: all it wrote on stderr is in the tail now
-		return nil, nil, p.failed(handshakeError(err, timeout, p.out.Tail()))
+		if expired {
+			err = handshakeTimeout(timeout)
+		} else {
+			err = handshakeError(err, p.out.Tail())
+		}
+		return nil, nil, nil, p.failed(err)
 	}
 	if cmd.Process != nil {
 		p.pid = cmd.Process.Pid
 	}
 	if v := client.NegotiatedVersion(); v != sdk.ProtocolVersion {
-		return nil, nil, p.failed(versionError(v))
+		deadline.stop()
+		return nil, nil, nil, p.failed(versionError(v))
 	}
-	return p, rpc, nil
+	return p, rpc, deadline, nil
 }
 
 // startTimeout is the deadline of a plugin process's start and handshake.
@@ -154,20 +166,20 @@ func (c *Catalog) startTimeout() time.Duration {
 	}
 }
 
+// handshakeTimeout is the error of a start that missed its deadline.
+func handshakeTimeout(timeout time.Duration) error {
+	return fmt.Errorf("%w: no go-plugin handshake on stdout within %v", sdk.ErrPluginTimeout, timeout)
+}
+
 // handshakeError words a failed go-plugin handshake for the plugin's
 // author, given what the process wrote on stderr: a plugin of another
 // protocol version, a go-plugin plugin that did not find tickemu's cookie
 // (built for another program, or with another cookie), or a binary that
 // printed something other than the handshake line on stdout (go-plugin's
 // several-paragraph explanation shortened to one line). Other errors pass
-// unchanged.
-//
-// A silent binary's timeout names the deadline it exceeded.
-func handshakeError(err error, timeout time.Duration, stderr []string) error {
+// unchanged. (A silent binary's timeout is start's: startDeadline.)
+func handshakeError(err error, stderr []string) error {
 	msg := err.Error()
-	if strings.Contains(msg, "timeout while waiting for plugin to start") {
-		return fmt.Errorf("%w: no go-plugin handshake on stdout within %v", sdk.ErrPluginTimeout, timeout)
-	}
 	var v int
 	if i := strings.Index(strings.ToLower(msg), "incompatible api version with plugin. plugin version: "); i >= 0 {
 		if _, serr := fmt.Sscanf(msg[i+len("incompatible api version with plugin. plugin version: "):], "%d", &v); serr == nil {
@@ -238,16 +250,16 @@ func (p *process) failed(err error) error {
 }
 
 // describeBinary starts b, asks its catalog and stops it, within the
-// describe timeout: a binary that hangs costs a run that much, once.
+// describe timeout (start and Describe together, counted as startDeadline
+// counts): a binary that hangs costs a run that much, once.
 func (c *Catalog) describeBinary(b binary) ([]shim.Description, error) {
 	timeout := c.describeTimeout()
-	deadline := time.Now().Add(timeout)
-	p, rpc, err := c.start(BinaryPrefix+b.name, exec.Command(b.path), timeout, b.path)
+	p, rpc, deadline, err := c.start(BinaryPrefix+b.name, exec.Command(b.path), timeout, b.path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStart, b.path, err)
 	}
 	defer p.stop()
-	return c.describeOver(rpc, p, b.path, time.Until(deadline))
+	return c.describeOver(rpc, p, b.path, timeout, deadline)
 }
 
 // describeTimeout is DescribeTimeout, else CallTimeout (--plugin-call-timeout,
@@ -272,16 +284,26 @@ func (c *Catalog) describeTimeout() time.Duration {
 }
 
 // describeOver asks the catalog of the plugin process at the other end of
-// rpc, within timeout.
-func (c *Catalog) describeOver(rpc plugin.ClientProtocol, p *process, what string, timeout time.Duration) ([]shim.Description, error) {
+// rpc within timeout: with the deadline of its start, still armed, that
+// deadline's (a binary being described); with none (a reattached process),
+// a Describe call's wall time, capped by CallTimeout.
+func (c *Catalog) describeOver(rpc plugin.ClientProtocol, p *process, what string, timeout time.Duration, start *startDeadline) ([]shim.Description, error) {
+	call := shim.NoTimeout
+	if start == nil {
+		call = timeout
+		if ct := c.opts.CallTimeout; ct > 0 && ct < call {
+			call = ct
+		}
+		call = max(call, time.Millisecond)
+	}
 	raw, err := rpc.Dispense(shim.CatalogName)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrStart, what, p.failed(err))
+	var descs []shim.Description
+	if err == nil {
+		descs, err = raw.(*shim.CatalogClient).Describe(call)
 	}
-	if ct := c.opts.CallTimeout; ct > 0 && ct < timeout {
-		timeout = ct
+	if start != nil && start.stop() {
+		err = fmt.Errorf("%w: no answer to Describe within %v", sdk.ErrPluginTimeout, timeout)
 	}
-	descs, err := raw.(*shim.CatalogClient).Describe(max(timeout, time.Millisecond))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: describe: %w", ErrStart, what, p.failed(err))
 	}
@@ -290,7 +312,11 @@ func (c *Catalog) describeOver(rpc plugin.ClientProtocol, p *process, what strin
 
 // openProcess starts cmd and opens a session with k in it.
 func (c *Catalog) openProcess(k key, source string, cmd *exec.Cmd, verify string) (*Instance, error) {
-	p, rpc, err := c.start(k.String(), cmd, 0, verify)
+	p, rpc, deadline, err := c.start(k.String(), cmd, 0, verify)
+	if err == nil && deadline.stop() {
+		// It expired as the handshake came: the process is killed.
+		err = p.failed(handshakeTimeout(c.startTimeout()))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s plugin %q (%s): %w", ErrStart, k.kind, k.name, source, err)
 	}

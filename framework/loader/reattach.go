@@ -79,7 +79,7 @@ func (c *Catalog) askReattached(k key, a shim.ReattachAddr) ([]shim.Description,
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s plugin %q: %w", ErrStart, k.kind, k.name, err)
 	}
-	return c.describeOver(rpc, p, fmt.Sprintf("reattached pid %d", a.Pid), c.describeTimeout())
+	return c.describeOver(rpc, p, fmt.Sprintf("reattached pid %d", a.Pid), c.describeTimeout(), nil)
 }
 
 // openReattached opens a session with k in the reattached process.
