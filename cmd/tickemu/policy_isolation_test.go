@@ -33,12 +33,12 @@ func TestPolicyIsolationMatrix(t *testing.T) {
 	base := string(src)
 	// 400 ms has 24 hangs (600 ms: 56) and keeps the runs with the base in
 	// its own process (about 370000 round trips each) short.
-	base = mustReplace(t, base, `duration = "600ms"`, `duration = "400ms"`)
+	base = mustReplace(t, base, `default     = "600ms"`, `default     = "400ms"`)
 	if testing.Short() {
 		// make test, and make ci under the race detector (where the five
 		// runs took 160 s): re-tuning the periods every 512 signals hangs
 		// sooner, 19 hangs in 100 ms, a quarter of the round trips.
-		base = mustReplace(t, base, `duration = "400ms"`, `duration = "100ms"`)
+		base = mustReplace(t, base, `default     = "400ms"`, `default     = "100ms"`)
 		base = mustReplace(t, base, `adjust_every = 8192`, `adjust_every = 512`)
 	}
 	dir := t.TempDir()
