@@ -55,6 +55,12 @@ func TestScripts(t *testing.T) {
 			for k, v := range goEnv(t) {
 				env.Setenv(k, v)
 			}
+			// The race pass's GORACE (make test-full: atexit_sleep_ms=0, or
+			// every exec of tickemu and of its plugin processes sleeps 1 s
+			// at exit; the plugins get it through the loader's passEnv).
+			if v, ok := os.LookupEnv("GORACE"); ok {
+				env.Setenv("GORACE", v)
+			}
 			env.Setenv("EXAMPLES", filepath.Join(root, "examples"))
 			// Capture bundles (binary) for calibrate.txtar.
 			env.Setenv("CALDATA", filepath.Join(root, "cmd", "tickemu", "testdata", "calibrate"))

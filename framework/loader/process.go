@@ -21,8 +21,10 @@ import (
 // passEnv lists the host environment variables a plugin process inherits.
 // Everything else is withheld (go-plugin SkipHostEnv): TMPDIR places the
 // plugin's socket, the Go runtime ones only affect diagnostics and
-// scheduling, and GOCOVERDIR lets `go test -cover` count plugin processes.
-var passEnv = []string{"TMPDIR", "GOTRACEBACK", "GODEBUG", "GOMAXPROCS", "GOCOVERDIR"}
+// scheduling (GORACE: a race-built plugin reports as its host was told to,
+// and make test-full's atexit_sleep_ms=0 spares each one a 1 s sleep at
+// exit), and GOCOVERDIR lets `go test -cover` count plugin processes.
+var passEnv = []string{"TMPDIR", "GOTRACEBACK", "GODEBUG", "GOMAXPROCS", "GORACE", "GOCOVERDIR"}
 
 // CleanupClients stops every plugin process still running (go-plugin's
 // Managed clients: gracefully, then by force after 2 s) and kills what is
