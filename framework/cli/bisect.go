@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -100,6 +101,19 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
+	if sweeps := spec.Sweeps(); len(sweeps) > 0 {
+		// Bisect compares states of one scenario: a sweep (the file's or
+		// --sweep) must name one point, which every state runs at, as run
+		// does with a single point.
+		if len(config.Points(sweeps)) > 1 {
+			fmt.Fprintf(stderr, "tickemu: bisect runs one point of %s's sweeps (%s): pick one value for each swept setting (--sweep NAME=VALUE)\n", file, sweepNames(sweeps))
+			return 2
+		}
+		opts.Point = config.PointIndex(sweeps, 0)
+		if spec, ok = c.loadSpecBytes(file, src, opts); !ok {
+			return 2
+		}
+	}
 	seedList, ok := f.seedList(spec.Run.Seed, stderr)
 	if !ok {
 		return 2
@@ -117,6 +131,15 @@ func (a *App) cmdBisect(args []string, stdout, stderr io.Writer) int {
 	}
 	bo := f.options(src, opts, op, log, table, seedList)
 	return f.run(bo, stdout, stderr)
+}
+
+// sweepNames lists the swept settings, as written.
+func sweepNames(sweeps []config.Sweep) string {
+	names := make([]string, len(sweeps))
+	for i, s := range sweeps {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // seedList is --seeds seeds from --seed (default the file's run.seed); ok
