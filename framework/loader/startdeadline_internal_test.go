@@ -40,14 +40,7 @@ func TestStartDeadline(t *testing.T) {
 				}
 			}
 			d := watchStart(timeout, read)
-			r, err := newGroupRunner(exec.Command("sleep", "30"), exec.Command("sleep"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			d.runner <- r
-			if err := r.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			r := startSleeper(t, d)
 			exited := make(chan struct{})
 			go func() { _ = r.Wait(t.Context()); close(exited) }()
 			defer func() { r.killGroup(); <-exited }()
@@ -72,17 +65,25 @@ func TestStartDeadline(t *testing.T) {
 			t.Error("the process was read before the deadline")
 			return func() (cpuwait.Sample, bool) { return cpuwait.Sample{}, false }
 		})
-		r, err := newGroupRunner(exec.Command("sleep", "30"), exec.Command("sleep"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.runner <- r
-		if err := r.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		r := startSleeper(t, d)
 		defer func() { r.killGroup(); _ = r.Wait(t.Context()) }()
 		if d.stop() || r.killedByHost() {
 			t.Error("a deadline stopped at once expired")
 		}
 	})
+}
+
+// startSleeper starts a 30 s sleep in its own process group under d, as
+// the loader starts a plugin process: the runner is handed to d first.
+func startSleeper(t *testing.T, d *startDeadline) *groupRunner {
+	t.Helper()
+	r, err := newGroupRunner(exec.Command("sleep", "30"), exec.Command("sleep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.runner <- r
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
