@@ -356,13 +356,25 @@ func pickMetric(c *experiment.Comparison, name string) (*experiment.MetricCompar
 		if len(c.Metrics) == 0 {
 			return nil, fmt.Errorf("%w %q: no run finished (see the failures)", ErrMetric, name)
 		}
+		if keys := keysOfUnit(c, name[strings.LastIndex(name, ".")+1:]); len(keys) > 0 {
+			// BENCH.UNIT with a known unit: the bench is misnamed (a
+			// sweep point is part of its name, as in run's output).
+			return nil, fmt.Errorf("%w %q: no run reports it; name one of the benches that report its unit: %s", ErrMetric, name, strings.Join(keys, ", "))
+		}
 		return nil, fmt.Errorf("%w %q: no run reports it; the runs report %s", ErrMetric, name, strings.Join(units, ", "))
 	}
+	return nil, fmt.Errorf("%w %q: several benches report it; name one: %s", ErrMetric, name, strings.Join(keysOfUnit(c, name), ", "))
+}
+
+// keysOfUnit lists the BENCH.UNIT keys of the metrics in unit.
+func keysOfUnit(c *experiment.Comparison, unit string) []string {
 	var keys []string
-	for _, m := range hits {
-		keys = append(keys, m.Key())
+	for _, m := range c.Metrics {
+		if m.Unit == unit {
+			keys = append(keys, m.Key())
+		}
 	}
-	return nil, fmt.Errorf("%w %q: several benches report it; name one: %s", ErrMetric, name, strings.Join(keys, ", "))
+	return keys
 }
 
 // each measures every change alone and left out.
