@@ -151,6 +151,11 @@ type stallWatch struct {
 	// starved and stalled are the CPU wait and the stall of a deadline
 	// that expired at the last sample after extensions, for warnStarved.
 	starved, stalled time.Duration
+	// wallJudge and wallCheck are judge and check for a stall past
+	// maxWall (nil: no maxWall): the stall must last a period, CPU wait
+	// not counted, as a call must last its deadline.
+	wallJudge *cpuwait.Judge
+	wallCheck time.Duration
 }
 
 // newStallWatch starts watching a run whose beat count is beat now.
@@ -160,6 +165,10 @@ func newStallWatch(o Options, timeout, maxWall time.Duration, beat uint64) *stal
 		sw.period = min(sw.period, max(timeout/10, time.Millisecond))
 		sw.judge = cpuwait.New(timeout, cpuwait.Procs(false, os.Getpid()))
 		sw.check = sw.judge.First()
+	}
+	if maxWall > 0 {
+		sw.wallJudge = cpuwait.New(sw.period, cpuwait.Procs(false, os.Getpid()))
+		sw.wallCheck = sw.wallJudge.First()
 	}
 	sw.start = time.Now()
 	sw.since = sw.start
@@ -176,6 +185,9 @@ func (sw *stallWatch) expired(now time.Time, beat uint64) string {
 		if sw.judge != nil {
 			sw.check = sw.judge.First()
 		}
+		if sw.wallJudge != nil {
+			sw.wallCheck = sw.wallJudge.First()
+		}
 		return ""
 	}
 	stalled := now.Sub(sw.since)
@@ -187,8 +199,16 @@ func (sw *stallWatch) expired(now time.Time, beat uint64) string {
 		}
 		sw.check = stalled + v.Next
 	}
-	if sw.maxWall > 0 && now.Sub(sw.start) >= sw.maxWall+sw.period {
-		return fmt.Sprintf("no answer within %v: max_wall %v reached", stalled.Round(time.Millisecond), sw.maxWall)
+	if sw.maxWall > 0 && now.Sub(sw.start) >= sw.maxWall+sw.period && stalled >= sw.wallCheck {
+		// Past max_wall the run's own check between events should have
+		// stopped it; a run that has not beaten for a period is stuck,
+		// unless it spent that period waiting for a CPU (a loaded machine:
+		// it then gets more periods, up to cpuwait.MaxStretch).
+		v := sw.wallJudge.Tick(sw.last, now, stalled)
+		if v.Failed() {
+			return fmt.Sprintf("no answer within %v: max_wall %v reached", stalled.Round(time.Millisecond), sw.maxWall)
+		}
+		sw.wallCheck = stalled + v.Next
 	}
 	return ""
 }
