@@ -30,31 +30,17 @@ var longFuncExceptions = map[string]string{
 // TestFunctionLength: no non-test, non-generated function in funcLenDirs is
 // over maxFuncLines lines, but for the listed exceptions.
 func TestFunctionLength(t *testing.T) {
-	for _, dir := range funcLenDirs {
-		files, err := filepath.Glob(filepath.Join("../..", dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("%s: no Go files (%v)", dir, err)
+	forSourceFiles(t, funcLenDirs, func(name string, src []byte) {
+		long, err := longFuncs(name, src, maxFuncLines)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := filepath.ToSlash(filepath.Join(dir, filepath.Base(path)))
-			long, err := longFuncs(name, src, maxFuncLines)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range long {
-				if _, ok := longFuncExceptions[f.id]; !ok {
-					t.Errorf("%s is %d lines, over %d: split it into functions that say what they do, or list it in longFuncExceptions with a reason", f.id, f.lines, maxFuncLines)
-				}
+		for _, f := range long {
+			if _, ok := longFuncExceptions[f.id]; !ok {
+				t.Errorf("%s is %d lines, over %d: split it into functions that say what they do, or list it in longFuncExceptions with a reason", f.id, f.lines, maxFuncLines)
 			}
 		}
-	}
+	})
 	for id, why := range longFuncExceptions {
 		if why == "" {
 			t.Errorf("longFuncExceptions[%q] has no reason", id)
@@ -138,6 +124,28 @@ func recvName(e ast.Expr) string {
 		return t.Name
 	}
 	return "?"
+}
+
+// forSourceFiles calls check with each non-test Go file of dirs (paths
+// from the repository's root), named as "dir/file.go", and its source.
+func forSourceFiles(t *testing.T, dirs []string, check func(name string, src []byte)) {
+	t.Helper()
+	for _, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join("../..", dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no Go files (%v)", dir, err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(filepath.ToSlash(filepath.Join(dir, filepath.Base(path))), src)
+		}
+	}
 }
 
 // parseHandWritten parses the Go source src (named name) with its comments;

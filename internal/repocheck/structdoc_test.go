@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -24,29 +22,15 @@ var wideStructDirs = []string{"framework/kernel", "framework/sim", "framework/ex
 // many, or why they are not split into named parts (CONTRIBUTING.md,
 // "Code shape").
 func TestWideStructsSayWhy(t *testing.T) {
-	for _, dir := range wideStructDirs {
-		files, err := filepath.Glob(filepath.Join("../..", dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("%s: no Go files (%v)", dir, err)
+	forSourceFiles(t, wideStructDirs, func(name string, src []byte) {
+		wide, err := wideStructs(name, src, maxStructFields)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := filepath.ToSlash(filepath.Join(dir, filepath.Base(path)))
-			wide, err := wideStructs(name, src, maxStructFields)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range wide {
-				t.Errorf("%s has %d fields, over %d, and its doc comment has no line starting \"Fields:\" saying why: split it into named parts or give the reason", w.id, w.fields, maxStructFields)
-			}
+		for _, w := range wide {
+			t.Errorf("%s has %d fields, over %d, and its doc comment has no line starting \"Fields:\" saying why: split it into named parts or give the reason", w.id, w.fields, maxStructFields)
 		}
-	}
+	})
 }
 
 // TestWideStructs: the measure counts each name of a field list and each
